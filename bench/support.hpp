@@ -1,0 +1,63 @@
+// Benchmark helpers: CUDA-event manual timing and the naming convention that
+// scripts/bench_table.py turns into bench/RESULTS.md rows.
+//
+// Each benchmark is named  <op>/<dtype>/<shape>/<impl>  where impl is "ours" or the reference
+// ("cublas", "cub", "thrust", "memcpy", "eigen-cpu"); its counter "value" is the throughput in
+// the unit given by the counter "unit" code (see kUnits). Pairs with the same op/dtype/shape
+// make one table row, ratio = ours / reference.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace devmat::bench {
+
+#define DEVMAT_BENCH_CUDA(call)                                                       \
+  do {                                                                                \
+    cudaError_t e_ = (call);                                                          \
+    if (e_ != cudaSuccess) {                                                          \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
+      std::exit(1);                                                                   \
+    }                                                                                 \
+  } while (0)
+
+enum Unit { kGBps = 1, kTflops = 2, kMpixps = 3 };
+
+/// Times `op` (which enqueues work on `stream`) with CUDA events, one warm-up first; sets the
+/// manual iteration time and the "value" counter = work_per_iter / time in `unit`.
+template <class Op>
+void time_on_stream(benchmark::State& state, cudaStream_t stream, double work_per_iter, Unit unit, Op&& op) {
+  op();
+  DEVMAT_BENCH_CUDA(cudaStreamSynchronize(stream));
+  cudaEvent_t start, stop;
+  DEVMAT_BENCH_CUDA(cudaEventCreate(&start));
+  DEVMAT_BENCH_CUDA(cudaEventCreate(&stop));
+  double total_s = 0;
+  for (auto _ : state) {
+    DEVMAT_BENCH_CUDA(cudaEventRecord(start, stream));
+    op();
+    DEVMAT_BENCH_CUDA(cudaEventRecord(stop, stream));
+    DEVMAT_BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    DEVMAT_BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    state.SetIterationTime(ms * 1e-3);
+    total_s += ms * 1e-3;
+  }
+  DEVMAT_BENCH_CUDA(cudaGetLastError());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  const double scale = unit == kTflops ? 1e12 : (unit == kMpixps ? 1e6 : 1e9);
+  state.counters["value"] = work_per_iter * static_cast<double>(state.iterations()) / total_s / scale;
+  state.counters["unit"] = unit;
+}
+
+inline std::string name(const std::string& op, const std::string& dtype, const std::string& shape,
+                        const std::string& impl) {
+  return op + "/" + dtype + "/" + shape + "/" + impl;
+}
+
+}  // namespace devmat::bench

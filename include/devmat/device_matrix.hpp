@@ -1,0 +1,198 @@
+// devmat::DeviceMatrix<T>: a dense, row-major matrix in GPU memory, used as a value type.
+// Plain C++: every kernel is compiled into libdevmat and instantiated there for the element
+// types below, so a host compiler alone reads this header.
+#pragma once
+
+#include <devmat/error.hpp>
+#include <devmat/stream.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+namespace devmat {
+
+namespace detail {
+struct Buffer;  // stream-ordered device allocation, defined in src/
+struct Access;  // the library's own access to a matrix's internals
+
+// The sum of T's: wide enough that integer sums never overflow for any matrix in memory.
+template <class T> struct sum_type { using type = T; };
+template <> struct sum_type<std::int32_t> { using type = std::int64_t; };
+template <> struct sum_type<std::uint8_t> { using type = std::uint64_t; };
+
+template <class T>
+inline constexpr bool is_element_v =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
+    std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int64_t> ||
+    std::is_same_v<T, std::uint64_t>;
+
+// Element-wise operations shared by one kernel family (src/elementwise.cu).
+enum class Binary { add, sub, mul, div, max, min };
+enum class Scalar { add, sub, rsub, mul, div, max, min };
+enum class Unary { neg, abs };
+}  // namespace detail
+
+/// Element type of sum(), row_sums() and col_sums(): float, double, int64_t for int32_t,
+/// uint64_t for uint8_t.
+template <class T> using sum_t = typename detail::sum_type<T>::type;
+
+/// A dense row-major matrix of T in device memory, owned by value.
+///
+/// T is float, double, int32_t or uint8_t (int64_t and uint64_t also exist as the element
+/// types of integer sums). Every matrix carries a Stream: its memory is allocated and freed
+/// stream-ordered on it, and operations whose left operand it is run on it. Operations never
+/// block the host unless they return a host value (copy_to_host, to_vector, sum, ...).
+///
+/// Copies are deep: `B = A` and `DeviceMatrix B(A)` queue a device-to-device copy on A's
+/// stream (as `A.clone()` does), so two matrices never share memory. Moves are free.
+template <class T>
+class DeviceMatrix {
+  static_assert(detail::is_element_v<T>,
+                "devmat::DeviceMatrix<T>: T must be float, double, int32_t or uint8_t");
+
+ public:
+  using value_type = T;
+
+  /// 0x0, holds no memory and touches no device.
+  DeviceMatrix() noexcept;
+  /// rows x cols, uninitialised, on the calling thread's Stream::per_thread().
+  DeviceMatrix(Index rows, Index cols);
+  /// rows x cols, uninitialised, on `stream`.
+  DeviceMatrix(Index rows, Index cols, const Stream& stream);
+
+  static DeviceMatrix zeros(Index rows, Index cols);
+  static DeviceMatrix zeros(Index rows, Index cols, const Stream& stream);
+  static DeviceMatrix constant(Index rows, Index cols, T value);
+  static DeviceMatrix constant(Index rows, Index cols, T value, const Stream& stream);
+  /// Copies rows*cols values in row-major order from host memory.
+  static DeviceMatrix from_host(const T* row_major, Index rows, Index cols);
+  static DeviceMatrix from_host(const T* row_major, Index rows, Index cols, const Stream& stream);
+  /// Like from_host; `values.size()` must be rows*cols (else shape_error).
+  static DeviceMatrix from_vector(const std::vector<T>& values, Index rows, Index cols);
+  static DeviceMatrix from_vector(const std::vector<T>& values, Index rows, Index cols,
+                                  const Stream& stream);
+
+  DeviceMatrix(const DeviceMatrix& other);             // deep copy on other's stream
+  DeviceMatrix& operator=(const DeviceMatrix& other);  // deep copy; keeps this matrix's stream
+  DeviceMatrix(DeviceMatrix&& other) noexcept;
+  DeviceMatrix& operator=(DeviceMatrix&& other) noexcept;
+  ~DeviceMatrix();
+
+  /// A deep copy on the same stream.
+  DeviceMatrix clone() const;
+
+  Index rows() const noexcept { return rows_; }
+  Index cols() const noexcept { return cols_; }
+  Index size() const noexcept { return rows_ * cols_; }
+  bool empty() const noexcept { return size() == 0; }
+  T* data() noexcept { return data_; }
+  const T* data() const noexcept { return data_; }
+
+  /// The stream this matrix lives on.
+  Stream stream() const;
+  /// Moves the matrix to `stream`: later work on `stream` waits for everything already queued
+  /// on the matrix, and its memory will be freed on `stream`.
+  void set_stream(const Stream& stream);
+  /// Blocks until all work queued so far that reads or writes this matrix has finished.
+  void synchronize() const;
+
+  /// Copies to rows()*cols() values in row-major order; blocks until they are on the host.
+  void copy_to_host(T* row_major) const;
+  std::vector<T> to_vector() const;
+  /// Sets every element to `value` (stream-ordered, does not block).
+  void fill(T value);
+
+  // ----------------------------------------------------------------- element-wise
+  DeviceMatrix& operator+=(const DeviceMatrix& b) { return zip_inplace(b, detail::Binary::add, "operator+="); }
+  DeviceMatrix& operator-=(const DeviceMatrix& b) { return zip_inplace(b, detail::Binary::sub, "operator-="); }
+  DeviceMatrix& operator+=(T s) { return map_inplace(detail::Scalar::add, s); }
+  DeviceMatrix& operator-=(T s) { return map_inplace(detail::Scalar::sub, s); }
+  DeviceMatrix& operator*=(T s) { return map_inplace(detail::Scalar::mul, s); }
+  /// Integer division by zero throws std::invalid_argument.
+  DeviceMatrix& operator/=(T s) { return map_inplace(detail::Scalar::div, s); }
+
+  friend DeviceMatrix operator+(const DeviceMatrix& a, const DeviceMatrix& b) { return a.zip(b, detail::Binary::add, "operator+"); }
+  friend DeviceMatrix operator-(const DeviceMatrix& a, const DeviceMatrix& b) { return a.zip(b, detail::Binary::sub, "operator-"); }
+  // A temporary left operand is reused in place, so `A + B - C` allocates one result.
+  friend DeviceMatrix operator+(DeviceMatrix&& a, const DeviceMatrix& b) { a += b; return std::move(a); }
+  friend DeviceMatrix operator-(DeviceMatrix&& a, const DeviceMatrix& b) { a -= b; return std::move(a); }
+  friend DeviceMatrix operator-(const DeviceMatrix& a) { return a.unary(detail::Unary::neg); }
+
+  friend DeviceMatrix operator+(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::add, s); }
+  friend DeviceMatrix operator-(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::sub, s); }
+  friend DeviceMatrix operator*(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::mul, s); }
+  friend DeviceMatrix operator/(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::div, s); }
+  friend DeviceMatrix operator+(T s, const DeviceMatrix& a) { return a.map(detail::Scalar::add, s); }
+  friend DeviceMatrix operator-(T s, const DeviceMatrix& a) { return a.map(detail::Scalar::rsub, s); }
+  friend DeviceMatrix operator*(T s, const DeviceMatrix& a) { return a.map(detail::Scalar::mul, s); }
+  friend DeviceMatrix operator+(DeviceMatrix&& a, T s) { a += s; return std::move(a); }
+  friend DeviceMatrix operator-(DeviceMatrix&& a, T s) { a -= s; return std::move(a); }
+  friend DeviceMatrix operator*(DeviceMatrix&& a, T s) { a *= s; return std::move(a); }
+  friend DeviceMatrix operator/(DeviceMatrix&& a, T s) { a /= s; return std::move(a); }
+
+  /// Element-wise |a| (identity for unsigned types).
+  DeviceMatrix abs() const { return unary(detail::Unary::abs); }
+  /// Element-wise min(max(a, lo), hi).
+  DeviceMatrix clamp(T lo, T hi) const;
+  /// Element-wise a*b, a/b, max(a,b), min(a,b) (Eigen's cwiseProduct, cwiseQuotient, ...).
+  DeviceMatrix cwise_product(const DeviceMatrix& b) const { return zip(b, detail::Binary::mul, "cwise_product"); }
+  DeviceMatrix cwise_quotient(const DeviceMatrix& b) const { return zip(b, detail::Binary::div, "cwise_quotient"); }
+  DeviceMatrix cwise_max(const DeviceMatrix& b) const { return zip(b, detail::Binary::max, "cwise_max"); }
+  DeviceMatrix cwise_min(const DeviceMatrix& b) const { return zip(b, detail::Binary::min, "cwise_min"); }
+  DeviceMatrix cwise_max(T s) const { return map(detail::Scalar::max, s); }
+  DeviceMatrix cwise_min(T s) const { return map(detail::Scalar::min, s); }
+  /// 255 where a > t, else 0 (OpenCV THRESH_BINARY with maxval 255).
+  DeviceMatrix<std::uint8_t> threshold(T t) const;
+  /// Converts the element type. Float to integer rounds to nearest (ties to even) and
+  /// saturates to the target's range, NaN gives 0 (OpenCV convertTo semantics).
+  template <class U> DeviceMatrix<U> cast() const;
+
+  // ----------------------------------------------------------------- transpose and reductions
+  /// A new cols() x rows() matrix.
+  DeviceMatrix transpose() const;
+
+  /// Sum of all elements (0 for an empty matrix); blocks. Deterministic: the same input gives
+  /// bitwise the same result on every run.
+  sum_t<T> sum() const;
+  /// Smallest / largest element; blocks. An empty matrix is a shape_error.
+  T min() const;
+  T max() const;
+  /// sum() / size() in double; blocks. An empty matrix is a shape_error.
+  double mean() const;
+  /// The same reductions left on the device as a 1x1 matrix on this matrix's stream; they
+  /// do not block, so a pipeline keeps going on the stream.
+  DeviceMatrix<sum_t<T>> sum_async() const;
+  DeviceMatrix min_async() const;
+  DeviceMatrix max_async() const;
+  DeviceMatrix<double> mean_async() const;
+  /// rows() x 1 and 1 x cols() sums, in sum_t<T>.
+  DeviceMatrix<sum_t<T>> row_sums() const;
+  DeviceMatrix<sum_t<T>> col_sums() const;
+
+ private:
+  template <class U> friend class DeviceMatrix;
+  friend struct detail::Access;
+
+  DeviceMatrix zip(const DeviceMatrix& b, detail::Binary op, const char* name) const;
+  DeviceMatrix& zip_inplace(const DeviceMatrix& b, detail::Binary op, const char* name);
+  DeviceMatrix map(detail::Scalar op, T s) const;
+  DeviceMatrix& map_inplace(detail::Scalar op, T s);
+  DeviceMatrix unary(detail::Unary op) const;
+
+  Index rows_ = 0, cols_ = 0;
+  T* data_ = nullptr;
+  std::shared_ptr<detail::Buffer> buf_;  // null when empty
+  Stream stream_;                        // unset until first needed (empty matrices)
+};
+
+// Instantiated once, in libdevmat.
+extern template class DeviceMatrix<float>;
+extern template class DeviceMatrix<double>;
+extern template class DeviceMatrix<std::int32_t>;
+extern template class DeviceMatrix<std::uint8_t>;
+extern template class DeviceMatrix<std::int64_t>;
+extern template class DeviceMatrix<std::uint64_t>;
+
+}  // namespace devmat

@@ -1,0 +1,33 @@
+// Conversions between Eigen and devmat. Needs Eigen only where it is included. Plain C++.
+#pragma once
+
+#include <devmat/device_matrix.hpp>
+
+#include <Eigen/Core>
+
+namespace devmat {
+
+/// The same matrix on the device, from any Eigen dense expression (row- or column-major).
+template <class Derived>
+DeviceMatrix<typename Derived::Scalar> to_device(const Eigen::DenseBase<Derived>& expr, const Stream& stream) {
+  using T = typename Derived::Scalar;
+  const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = expr;
+  return DeviceMatrix<T>::from_host(row_major.data(), row_major.rows(), row_major.cols(), stream);
+}
+
+template <class Derived>
+DeviceMatrix<typename Derived::Scalar> to_device(const Eigen::DenseBase<Derived>& expr) {
+  using T = typename Derived::Scalar;
+  const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = expr;
+  return DeviceMatrix<T>::from_host(row_major.data(), row_major.rows(), row_major.cols());
+}
+
+/// The matrix on the host, row-major; blocks until the data is there.
+template <class T>
+Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> to_eigen(const DeviceMatrix<T>& m) {
+  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> out(m.rows(), m.cols());
+  m.copy_to_host(out.data());
+  return out;
+}
+
+}  // namespace devmat

@@ -1,0 +1,49 @@
+// Matrix products. Plain C++.
+#pragma once
+
+#include <devmat/device_matrix.hpp>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace devmat {
+
+/// How gemm reads an operand: as it is, or transposed (no transposed copy is made).
+enum class Op { none, transpose };
+
+/// C = alpha * op(A) * op(B) + beta * C, on C's stream (after waiting for A's and B's).
+///
+/// T is float, double or int32_t (int32 accumulates in int32, as Eigen does). If C is empty
+/// and op(A)*op(B) is not, C is resized to the product's shape first (and beta*C is taken as
+/// zero); otherwise C of the wrong shape is a shape_error, thrown before anything runs.
+/// Any of A, B and C may be the same matrix: the product is computed into a fresh buffer
+/// when C aliases an operand, so `gemm(1, A, A, 0, A)` gives A*A.
+template <class T>
+void gemm(T alpha, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, T beta, DeviceMatrix<T>& C,
+          Op op_a = Op::none, Op op_b = Op::none);
+
+namespace detail {
+template <class T> DeviceMatrix<T> multiply(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b);
+}
+
+/// The matrix product A*B on A's stream. Not offered for uint8_t.
+template <class T>
+DeviceMatrix<T> operator*(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
+  static_assert(!std::is_same_v<T, std::uint8_t>,
+                "devmat: the matrix product is not offered for DeviceMatrix<uint8_t>; "
+                "convert first, e.g. A.cast<float>() * B.cast<float>()");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                    std::is_same_v<T, std::int32_t>,
+                "devmat: the matrix product is offered for float, double and int32_t");
+  return detail::multiply(a, b);
+}
+
+extern template void gemm<float>(float, const DeviceMatrix<float>&, const DeviceMatrix<float>&, float,
+                                 DeviceMatrix<float>&, Op, Op);
+extern template void gemm<double>(double, const DeviceMatrix<double>&, const DeviceMatrix<double>&,
+                                  double, DeviceMatrix<double>&, Op, Op);
+extern template void gemm<std::int32_t>(std::int32_t, const DeviceMatrix<std::int32_t>&,
+                                        const DeviceMatrix<std::int32_t>&, std::int32_t,
+                                        DeviceMatrix<std::int32_t>&, Op, Op);
+
+}  // namespace devmat

@@ -1,0 +1,38 @@
+// Images in and out, and image filters. Plain C++.
+#pragma once
+
+#include <devmat/device_matrix.hpp>
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+namespace devmat {
+
+using Image8 = DeviceMatrix<std::uint8_t>;
+using Rgb8 = std::array<DeviceMatrix<std::uint8_t>, 3>;  // planar R, G, B
+
+/// True when libdevmat was built with image I/O (stb); otherwise the functions below throw io_error.
+bool image_io_available() noexcept;
+
+/// Reads PNG, JPEG, BMP or PGM/PPM as 8-bit gray (colour is converted to luma,
+/// 0.299 R + 0.587 G + 0.114 B). Throws io_error naming the file and the reason.
+Image8 load_gray(const std::string& path);
+Image8 load_gray(const std::string& path, const Stream& stream);
+/// Reads an image as three planar 8-bit channels (gray images give three equal planes).
+Rgb8 load_rgb(const std::string& path);
+Rgb8 load_rgb(const std::string& path, const Stream& stream);
+/// Writes PNG (.png) or PGM/PPM (.pgm/.ppm) chosen by the extension; throws io_error for any
+/// other extension or a failed write, and writes nothing on failure.
+void save_image(const std::string& path, const Image8& gray);
+void save_image(const std::string& path, const Rgb8& rgb);
+
+/// 2D correlation of `img` with a small odd-sized `kernel` (up to 31x31), output of the same
+/// size, borders replicated (OpenCV filter2D with BORDER_REPLICATE). Runs on img's stream.
+DeviceMatrix<float> filter2d(const DeviceMatrix<float>& img, const DeviceMatrix<float>& kernel);
+/// Separable Gaussian blur with radius ceil(3 sigma), borders replicated.
+DeviceMatrix<float> gaussian_blur(const DeviceMatrix<float>& img, float sigma);
+/// Gradient magnitude sqrt(gx^2 + gy^2) of the 3x3 Sobel derivatives, borders replicated.
+DeviceMatrix<float> sobel(const DeviceMatrix<float>& img);
+
+}  // namespace devmat

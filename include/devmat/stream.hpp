@@ -1,0 +1,46 @@
+// devmat::Stream: shared ownership of a CUDA stream. Plain C++.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+
+namespace devmat {
+
+template <class T> class DeviceMatrix;
+namespace detail { struct Access; }
+
+/// A CUDA stream with shared ownership: copies refer to the same stream, and the stream is
+/// destroyed when the last copy (including every matrix that carries it) goes away.
+///
+/// - `Stream::create()`      a new non-blocking stream that devmat owns.
+/// - `Stream::per_thread()`  one non-blocking stream per host thread, created on first use;
+///                           the default stream of every matrix created on that thread.
+/// - `Stream::wrap(s)`       uses a stream the caller owns (and must keep alive).
+class Stream {
+ public:
+  static Stream create();
+  static Stream per_thread();
+  static Stream wrap(cudaStream_t native);
+
+  cudaStream_t native() const noexcept;
+  /// Blocks the host until all work queued on this stream so far has finished.
+  void synchronize() const;
+  /// True if this Stream owns its CUDA stream (create/per_thread), false for wrap().
+  bool owning() const noexcept;
+
+  friend bool operator==(const Stream& a, const Stream& b) noexcept { return a.native() == b.native(); }
+  friend bool operator!=(const Stream& a, const Stream& b) noexcept { return !(a == b); }
+
+  struct Impl;  // defined in src/
+
+ private:
+  template <class T> friend class DeviceMatrix;
+  friend struct detail::Access;
+  Stream() noexcept = default;  // unset: a matrix that never needed a stream (empty)
+  explicit Stream(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+  bool is_set() const noexcept { return impl_ != nullptr; }
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace devmat

@@ -1,0 +1,79 @@
+// Internals shared by every translation unit of libdevmat: streams, buffers, the pool and
+// the cross-stream bookkeeping. Plain C++ (used from .cpp and .cu files).
+#pragma once
+
+#include <devmat/device_matrix.hpp>
+#include <devmat/stream.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+namespace devmat {
+
+struct Stream::Impl {
+  cudaStream_t native = nullptr;
+  bool owning = false;
+  int device = 0;
+  ~Impl();
+};
+
+namespace detail {
+
+/// Throws cuda_error if no CUDA device can be used.
+void require_device();
+
+/// Stream-ordered allocation from devmat's pool; throws out_of_memory.
+void* pool_allocate(std::size_t bytes, cudaStream_t stream);
+
+/// Makes `waiter` wait (on the device, through an event) for all work queued on `on` so far.
+void stream_wait(cudaStream_t waiter, cudaStream_t on);
+
+/// A device allocation freed stream-ordered on its owner stream, after every other stream
+/// that used it has finished that use.
+struct Buffer {
+  Buffer(std::size_t bytes, Stream owner);
+  ~Buffer();
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  /// Orders stream `s` after all work queued so far on this buffer (its owner stream and
+  /// the foreign streams that used it), and records `s` as a user when it is foreign, so
+  /// the free (or the next use on the owner stream) waits for it.
+  void prepare_use(const Stream& s);
+  /// Moves ownership to `s`: `s` waits for all queued work, frees happen on `s`.
+  void set_owner(const Stream& s);
+
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  Stream owner;
+
+ private:
+  void wait_users_locked(cudaStream_t waiter);
+  std::mutex mu_;
+  std::vector<Stream> users_;  // foreign streams that used the buffer since the owner last did
+};
+
+/// The library's access to a matrix's internals.
+struct Access {
+  template <class T> static Buffer* buffer(const DeviceMatrix<T>& m) { return m.buf_.get(); }
+  static bool is_set(const Stream& s) { return s.is_set(); }
+  static Stream make(std::shared_ptr<Stream::Impl> impl) { return Stream(std::move(impl)); }
+  static Stream unset() { return Stream(); }
+};
+
+/// Orders `s` after every queued use of each matrix and records the use (see Buffer).
+template <class... M>
+void use_on(const Stream& s, const M&... m) {
+  (void)std::initializer_list<int>{
+      (Access::buffer(m) ? (Access::buffer(m)->prepare_use(s), 0) : 0)...};
+}
+
+inline unsigned long long ceil_div(unsigned long long a, unsigned long long b) {
+  return (a + b - 1) / b;
+}
+
+}  // namespace detail
+}  // namespace devmat

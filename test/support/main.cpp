@@ -1,0 +1,21 @@
+// Test entry point. A GPU test with no CUDA device exits 77, which ctest reports as skipped.
+#if DEVMAT_CATCH2_MAJOR < 3
+#define CATCH_CONFIG_RUNNER
+#endif
+#include "support/catch.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+
+int main(int argc, char** argv) {
+#if DEVMAT_TEST_NEEDS_GPU
+  int count = 0;
+  const cudaError_t st = cudaGetDeviceCount(&count);
+  if (st != cudaSuccess || count == 0) {
+    std::printf("SKIPPED: no CUDA device (%s)\n", st == cudaSuccess ? "0 devices" : cudaGetErrorString(st));
+    return 77;
+  }
+#endif
+  return Catch::Session().run(argc, argv);
+}

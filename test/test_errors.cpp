@@ -1,0 +1,66 @@
+// Host tests: error types and messages, and shape checks that throw before any device work.
+#include "support/util.hpp"
+
+#include <string>
+
+using namespace devmat;
+
+TEST_CASE("cuda_error keeps the code and names the call, the place and CUDA's message") {
+  try {
+    DEVMAT_CUDA_TRY(cudaErrorInvalidValue);
+    FAIL("no throw");
+  } catch (const cuda_error& e) {
+    CHECK(e.code() == cudaErrorInvalidValue);
+    const std::string w = e.what();
+    CHECK(w.find("cudaErrorInvalidValue") != std::string::npos);
+    CHECK(w.find("test_errors.cpp:") != std::string::npos);
+    CHECK(w.find(cudaGetErrorString(cudaErrorInvalidValue)) != std::string::npos);
+  }
+}
+
+TEST_CASE("the error hierarchy: devmat::error for ours, std::bad_alloc for out_of_memory") {
+  STATIC_REQUIRE(std::is_base_of_v<devmat::error, cuda_error>);
+  STATIC_REQUIRE(std::is_base_of_v<devmat::error, shape_error>);
+  STATIC_REQUIRE(std::is_base_of_v<devmat::error, io_error>);
+  STATIC_REQUIRE(std::is_base_of_v<std::bad_alloc, out_of_memory>);
+  out_of_memory oom(3u << 30, 1u << 30, 4u << 30);
+  const std::string w = oom.what();
+  CHECK(w.find("3221225472 bytes") != std::string::npos);
+  CHECK(w.find("1024 MiB") != std::string::npos);
+  CHECK(oom.requested() == (3u << 30));
+}
+
+TEST_CASE("shape errors name the operation and both shapes, before any device is touched") {
+  DeviceMatrix<float> a(0, 3), b(0, 4);  // empty: no device needed
+  try {
+    auto c = a + b;
+    FAIL("no throw");
+  } catch (const shape_error& e) {
+    const std::string w = e.what();
+    CHECK(w.find("operator+") != std::string::npos);
+    CHECK(w.find("0x3") != std::string::npos);
+    CHECK(w.find("0x4") != std::string::npos);
+  }
+  CHECK_THROWS_AS(a -= b, shape_error);
+  CHECK_THROWS_AS(a.cwise_product(b), shape_error);
+  CHECK_THROWS_AS(DeviceMatrix<float>(-1, 3), shape_error);
+  CHECK_THROWS_AS(DeviceMatrix<double>::from_vector({1.0, 2.0}, 0, 3), shape_error);
+  // operands stay intact
+  CHECK(a.rows() == 0);
+  CHECK(a.cols() == 3);
+  CHECK(b.cols() == 4);
+}
+
+TEST_CASE("empty matrices need no device") {
+  DeviceMatrix<std::uint8_t> e;
+  CHECK(e.empty());
+  CHECK(e.rows() == 0);
+  CHECK(e.data() == nullptr);
+  DeviceMatrix<std::int32_t> z(0, 7);
+  auto moved = std::move(z);
+  CHECK(moved.cols() == 7);
+  CHECK(z.cols() == 0);
+  auto copy = moved;  // deep copy of nothing
+  CHECK(copy.cols() == 7);
+  CHECK(moved.to_vector().empty());
+}
