@@ -25,7 +25,7 @@ namespace devmat::bench {
     }                                                                                 \
   } while (0)
 
-enum Unit { kGBps = 1, kTflops = 2, kMpixps = 3 };
+enum Unit { kGBps = 1, kTflops = 2, kMpixps = 3, kMops = 4 };
 
 /// Times `op` (which enqueues work on `stream`) with CUDA events, one warm-up first; sets the
 /// manual iteration time and the "value" counter = work_per_iter / time in `unit`.
@@ -50,7 +50,7 @@ void time_on_stream(benchmark::State& state, cudaStream_t stream, double work_pe
   DEVMAT_BENCH_CUDA(cudaGetLastError());
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  const double scale = unit == kTflops ? 1e12 : (unit == kMpixps ? 1e6 : 1e9);
+  const double scale = unit == kTflops ? 1e12 : (unit == kGBps ? 1e9 : 1e6);
   state.counters["value"] = work_per_iter * static_cast<double>(state.iterations()) / total_s / scale;
   state.counters["unit"] = unit;
 }

@@ -1,0 +1,62 @@
+#!/usr/bin/env python3
+"""Turns Google Benchmark JSON files from devmat's benchmarks into the RESULTS.md table.
+
+Benchmarks are named <op>/<dtype>/<shape>/<impl> (bench/support.hpp); "ours" is paired with
+the first other impl of the same op/dtype/shape as its reference; ratio = ours / reference
+(throughput). Other impls of ours ("ours-<config>") are listed under the table.
+"""
+import json
+import sys
+
+UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
+REF_ORDER = ["cublas", "cub", "thrust", "memcpy", "cudamalloc", "eigen-cpu"]
+
+
+def load(paths):
+    rows = {}
+    order = []
+    for path in paths:
+        with open(path) as f:
+            data = json.load(f)
+        for b in data.get("benchmarks", []):
+            if b.get("run_type") == "aggregate" or "value" not in b:
+                continue
+            name = b["name"].split("/manual_time")[0]
+            parts = name.split("/")
+            if len(parts) < 4:
+                continue
+            op, dtype, shape, impl = parts[0], parts[1], parts[2], "/".join(parts[3:])
+            key = (op, dtype, shape)
+            if key not in rows:
+                rows[key] = {}
+                order.append(key)
+            rows[key][impl] = (b["value"], UNITS.get(int(b.get("unit", 0)), "?"))
+    return rows, order
+
+
+def main(paths):
+    rows, order = load(paths)
+    out = ["| op | dtype | shape | ours | reference | ratio |", "|---|---|---|---|---|---|"]
+    extra = []
+    for key in order:
+        impls = rows[key]
+        refs = [i for i in impls if not i.startswith("ours")]
+        refs.sort(key=lambda i: REF_ORDER.index(i) if i in REF_ORDER else len(REF_ORDER))
+        if "ours" in impls and refs:
+            (v, unit), ref = impls["ours"], refs[0]
+            rv, _ = impls[ref]
+            out.append(f"| {key[0]} | {key[1]} | {key[2]} | {v:.4g} {unit} | {rv:.4g} {unit} ({ref}) | {v / rv:.3f} |")
+            for other in refs[1:]:
+                ov, _ = impls[other]
+                extra.append(f"- {'/'.join(key)}: {other} {ov:.4g} {unit} (ours/{other} = {v / ov:.3f})")
+        for impl, (v, unit) in impls.items():
+            if impl.startswith("ours") and impl != "ours":
+                extra.append(f"- {'/'.join(key)}: {impl} {v:.4g} {unit}")
+    print("\n".join(out))
+    if extra:
+        print("\nOther variants measured in the same run:\n")
+        print("\n".join(extra))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

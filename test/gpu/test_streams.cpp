@@ -1,0 +1,192 @@
+// Streams, lifetime and memory: cross-stream ordering, threads, leaks, out of memory.
+#include "support/device_helpers.hpp"
+#include "support/util.hpp"
+
+#include <devmat/memory.hpp>
+
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+using namespace devmat;
+using namespace devmat::test;
+
+namespace {
+// Under compute-sanitizer the suite runs with DEVMAT_TEST_QUICK=1: fewer iterations.
+bool quick() { return std::getenv("DEVMAT_TEST_QUICK") != nullptr; }
+}  // namespace
+
+TEST_CASE("an operation waits for work queued on an operand's other stream, which may die at once") {
+  Stream s1 = Stream::create(), s2 = Stream::create();
+  const Index r = 777, c = 1023;
+  const HostMatrix<float> ha = random_matrix<float>(r, c);
+  auto A = to_device(ha, s1);
+  DeviceMatrix<float> C;
+  {
+    DeviceMatrix<float> B(r, c, s2);
+    spin(s2.native(), 200);   // a long kernel still queued on B's stream ...
+    B.fill(2.5f);             // ... before B gets its values
+    C = A + B;                // runs on s1: must wait for s2's queue
+  }                           // B destroyed at once; its memory must outlive C's read
+  // Reuse of B's memory on s2 must not overwrite it before C's kernel has read it.
+  auto junk = DeviceMatrix<float>::constant(r, c, -1e30f, s2);
+  CHECK(C.stream() == s1);
+  const HostMatrix<float> want = (ha.array() + 2.5f).matrix();
+  CHECK(to_eigen(C) == want);
+}
+
+TEST_CASE("cross-stream chain synchronised only at the end") {
+  Stream s1 = Stream::create(), s2 = Stream::create(), s3 = Stream::create();
+  const Index r = 513, c = 257;
+  auto A = DeviceMatrix<double>::constant(r, c, 1.0, s1);
+  auto B = DeviceMatrix<double>::constant(r, c, 2.0, s2);
+  spin(s2.native(), 100);
+  B *= 3.0;  // 6 on s2, after the spin
+  auto D = B - A;               // on s2: waits for s1 (A)
+  auto E = DeviceMatrix<double>::constant(r, c, 10.0, s3);
+  spin(s3.native(), 50);
+  E += D;                        // on s3: waits for s2 (D), 15
+  A = DeviceMatrix<double>();    // drop operands early
+  B = DeviceMatrix<double>();
+  D = DeviceMatrix<double>();
+  E.stream().synchronize();      // the only synchronisation
+  std::vector<double> v(static_cast<std::size_t>(r * c));
+  CHECK(cudaMemcpy(v.data(), E.data(), v.size() * sizeof(double), cudaMemcpyDeviceToHost) == cudaSuccess);
+  CHECK(std::count(v.begin(), v.end(), 15.0) == r * c);
+}
+
+TEST_CASE("a foreign use delays writes on the owner stream and set_stream moves a matrix safely") {
+  Stream s1 = Stream::create(), s2 = Stream::create();
+  auto A = DeviceMatrix<float>::constant(300, 300, 1.0f, s1);
+  auto B = DeviceMatrix<float>::constant(300, 300, 0.0f, s2);
+  spin(s2.native(), 100);
+  B += A;         // on s2, reads A after a long spin
+  A.fill(100.f);  // on s1: must not overtake B's read of A
+  CHECK((to_eigen(B).array() == 1.0f).all());
+  CHECK((to_eigen(A).array() == 100.0f).all());
+
+  spin(s1.native(), 100);
+  A.fill(7.f);
+  A.set_stream(s2);
+  CHECK(A.stream() == s2);
+  auto C = A + A;  // on s2, after s1's fill
+  CHECK(C.stream() == s2);
+  CHECK((to_eigen(C).array() == 14.0f).all());
+}
+
+TEST_CASE("host reads wait only for the matrix's own stream") {
+  Stream s1 = Stream::create(), s2 = Stream::create();
+  auto A = DeviceMatrix<std::int32_t>::constant(64, 64, 5, s1);
+  spin(s2.native(), 1000);  // unrelated long work
+  CHECK(A.to_vector() == std::vector<std::int32_t>(64 * 64, 5));
+  CHECK(cudaStreamQuery(s2.native()) == cudaErrorNotReady);  // we did not wait for it
+  s2.synchronize();
+}
+
+TEST_CASE("matrices share ownership of their stream") {
+  DeviceMatrix<float> A;
+  {
+    Stream s = Stream::create();
+    A = DeviceMatrix<float>::constant(100, 100, 4.f, s);
+  }  // the last named Stream is gone; A keeps the stream alive
+  auto B = A * 0.5f;
+  CHECK((to_eigen(B).array() == 2.f).all());
+}
+
+TEST_CASE("each host thread gets its own default stream, and threads work at once") {
+  constexpr int kThreads = 8;
+  std::atomic<int> failures{0};
+  std::vector<cudaStream_t> defaults(kThreads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < kThreads; ++t) {
+    pool.emplace_back([&, t] {
+      try {
+        const Index n = 200 + 37 * t;
+        auto A = DeviceMatrix<float>::constant(n, n, float(t));   // per-thread stream
+        defaults[t] = A.stream().native();
+        Stream own = Stream::create();
+        auto B = DeviceMatrix<float>::constant(n, n, 1.f, own);
+        for (int i = 0; i < (quick() ? 5 : 50); ++i) {
+          auto C = (A + B) * 2.f - A;  // t + 2
+          auto D = C - B;              // t + 1
+          std::vector<float> v = D.to_vector();
+          if (std::count(v.begin(), v.end(), float(t + 1)) != n * n) ++failures;
+        }
+      } catch (...) {
+        ++failures;
+      }
+    });
+  }
+  for (auto& th : pool) th.join();
+  CHECK(failures == 0);
+  for (int i = 0; i < kThreads; ++i)
+    for (int j = i + 1; j < kThreads; ++j) CHECK(defaults[i] != defaults[j]);
+}
+
+TEST_CASE("create/operate/destroy cycles leak no device memory, temporaries reuse the pool") {
+  Stream s = Stream::create();
+  auto A = DeviceMatrix<float>::constant(64, 64, 1.f, s);
+  auto B = DeviceMatrix<float>::constant(64, 64, 2.f, s);
+  { auto warm = A + B - A; }
+  s.synchronize();
+  const PoolStats before = pool_stats();
+  const int cycles = quick() ? 2000 : 100000;
+  for (int i = 0; i < cycles; ++i) {
+    DeviceMatrix<float> C = A + B - A;  // one temporary, reused in place
+    DeviceMatrix<float> D(17, 33, s);
+    D.fill(1.f);
+  }
+  s.synchronize();
+  const PoolStats after = pool_stats();
+  CHECK(after.used == before.used);
+  CHECK(after.reserved <= before.reserved + (8u << 20));  // freed blocks were reused
+  CHECK((to_eigen(A + B - A).array() == 2.f).all());
+}
+
+TEST_CASE("running out of device memory throws out_of_memory, and the program keeps working") {
+  size_t free_b = 0, total_b = 0;
+  REQUIRE(cudaMemGetInfo(&free_b, &total_b) == cudaSuccess);
+  Stream s = Stream::create();
+  auto keep = DeviceMatrix<double>::constant(10, 10, 3.0, s);
+  s.synchronize();
+  const PoolStats before = pool_stats();
+  const Index rows = 1 << 16;
+  const Index cols = static_cast<Index>(total_b / sizeof(float) / rows) + 1024;  // more than the card
+  try {
+    DeviceMatrix<float> huge(rows, cols, s);
+    FAIL("no out_of_memory");
+  } catch (const out_of_memory& e) {
+    const std::string w = e.what();
+    CAPTURE(w);
+    CHECK(e.requested() == static_cast<std::size_t>(rows) * cols * sizeof(float));
+    CHECK(w.find("out of device memory") != std::string::npos);
+    CHECK(w.find("free") != std::string::npos);
+  }
+  CHECK_THROWS_AS(DeviceMatrix<std::uint8_t>(Index(1) << 40, Index(1) << 10), std::bad_alloc);
+  // Later allocations and kernels work, and nothing leaked.
+  auto x = keep + keep;
+  CHECK((to_eigen(x).array() == 6.0).all());
+  x = DeviceMatrix<double>();
+  s.synchronize();
+  CHECK(pool_stats().used == before.used);
+  CHECK(cudaGetLastError() == cudaSuccess);
+}
+
+TEST_CASE("trim_pool gives unused memory back") {
+  Stream s = Stream::create();
+  { auto big = DeviceMatrix<float>::constant(4096, 4096, 1.f, s); }
+  s.synchronize();
+  const PoolStats held = pool_stats();
+  CHECK(held.reserved >= held.used);
+  trim_pool(0);
+  CHECK(pool_stats().reserved <= held.reserved);
+}
+
+TEST_CASE("matrices alive at exit do not crash the program") {
+  // Destroyed after main returns, possibly after the CUDA runtime has shut down.
+  static DeviceMatrix<float> survivor = DeviceMatrix<float>::constant(1000, 1000, 1.f);
+  static Stream stream = Stream::create();
+  static DeviceMatrix<double> on_own_stream = DeviceMatrix<double>::zeros(10, 10, stream);
+  CHECK(survivor.rows() == 1000);
+  CHECK(on_own_stream.stream() == stream);
+}
