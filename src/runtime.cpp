@@ -96,27 +96,119 @@ cudaMemPool_t pool_for_current_device() {
 }
 }  // namespace
 
+// ------------------------------------------------------------------ block cache
+// Small blocks freed on a stream that devmat owns are kept for the next allocation of the
+// same size on the same stream: stream order makes the reuse safe, and a chain of small
+// operations then costs no allocator call at all. Blocks go back to the pool when their
+// stream dies, on trim_pool(), or when an allocation fails.
+namespace {
+constexpr std::size_t kCacheMaxBlock = 4u << 20;   // only blocks up to 4 MiB
+constexpr std::size_t kCacheMaxTotal = 64u << 20;  // at most 64 MiB held
+constexpr std::size_t kCacheGranule = 512;         // sizes rounded up to 512 bytes
+
+struct CachedBlock {
+  cudaStream_t stream;
+  std::size_t bytes;
+  void* ptr;
+};
+struct BlockCache {
+  std::mutex mu;
+  std::vector<CachedBlock> blocks;
+  std::size_t total = 0;
+};
+BlockCache& block_cache() {
+  static BlockCache* cache = new BlockCache;  // never destroyed: outlives every static matrix
+  return *cache;
+}
+
+std::size_t rounded(std::size_t bytes) {
+  return bytes <= kCacheMaxBlock ? (bytes + kCacheGranule - 1) / kCacheGranule * kCacheGranule : bytes;
+}
+
+void* take_cached(std::size_t bytes, cudaStream_t stream) {
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  for (std::size_t i = 0; i < c.blocks.size(); ++i) {
+    if (c.blocks[i].stream == stream && c.blocks[i].bytes == bytes) {
+      void* p = c.blocks[i].ptr;
+      c.total -= bytes;
+      c.blocks[i] = c.blocks.back();
+      c.blocks.pop_back();
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+// Frees (stream-ordered) every cached block of `stream`, or of all streams if it is null.
+void flush_cache(cudaStream_t stream, bool all) {
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  auto keep = c.blocks.begin();
+  for (auto it = c.blocks.begin(); it != c.blocks.end(); ++it) {
+    if (all || it->stream == stream) {
+      cudaFreeAsync(it->ptr, it->stream);
+      c.total -= it->bytes;
+    } else {
+      *keep++ = *it;
+    }
+  }
+  c.blocks.erase(keep, c.blocks.end());
+  cudaGetLastError();
+}
+}  // namespace
+
+std::size_t cached_bytes() {
+  BlockCache& c = block_cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.total;
+}
+
 void* pool_allocate(std::size_t bytes, cudaStream_t stream) {
+  bytes = rounded(bytes);
+  if (bytes <= kCacheMaxBlock)
+    if (void* p = take_cached(bytes, stream)) return p;
   cudaMemPool_t pool = pool_for_current_device();
+  std::size_t free_b = 0, total_b = 0;
+  if (bytes > (std::size_t(1) << 30) && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess &&
+      bytes > total_b)
+    throw out_of_memory(bytes, free_b, total_b);  // can never succeed: don't ask the driver
   void* p = nullptr;
   cudaError_t st = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
   if (st == cudaErrorMemoryAllocation) {
-    // Memory freed on other streams may still be pending: wait for it, give back what the
-    // pool holds unused, and try once more.
+    // Memory held in the cache or freed on other streams may still be pending: give it
+    // back, wait for it, and try once more.
     cudaGetLastError();
+    flush_cache(nullptr, true);
     cudaDeviceSynchronize();
     cudaMemPoolTrimTo(pool, 0);
     st = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
   }
   if (st == cudaErrorMemoryAllocation) {
     cudaGetLastError();
-    std::size_t free_b = 0, total_b = 0;
     cudaMemGetInfo(&free_b, &total_b);
     throw out_of_memory(bytes, free_b, total_b);
   }
   if (st != cudaSuccess) throw_cuda_error(st, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
   return p;
 }
+
+void pool_free(void* ptr, std::size_t bytes, const Stream& stream) {
+  bytes = rounded(bytes);
+  if (stream.owning() && bytes <= kCacheMaxBlock) {
+    BlockCache& c = block_cache();
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.total + bytes <= kCacheMaxTotal) {
+      c.blocks.push_back({stream.native(), bytes, ptr});
+      c.total += bytes;
+      return;
+    }
+  }
+  cudaFreeAsync(ptr, stream.native());
+  cudaGetLastError();
+}
+
+void release_cached(cudaStream_t stream) { flush_cache(stream, false); }
 
 // ------------------------------------------------------------------ buffers
 Buffer::Buffer(std::size_t n, Stream s) : bytes(n), owner(std::move(s)) {
@@ -130,8 +222,7 @@ Buffer::~Buffer() {
     wait_users_locked(owner.native());
   } catch (...) {
   }
-  cudaFreeAsync(ptr, owner.native());
-  cudaGetLastError();
+  pool_free(ptr, bytes, owner);
 }
 
 void Buffer::wait_users_locked(cudaStream_t waiter) {
@@ -172,17 +263,21 @@ PoolStats pool_stats() {
   std::uint64_t reserved = 0, used = 0;
   DEVMAT_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
   DEVMAT_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
-  return {static_cast<std::size_t>(reserved), static_cast<std::size_t>(used)};
+  return {static_cast<std::size_t>(reserved), static_cast<std::size_t>(used), detail::cached_bytes()};
 }
 
 void trim_pool(std::size_t keep_bytes) {
   detail::require_device();
+  detail::flush_cache(nullptr, true);
   DEVMAT_CUDA_TRY(cudaMemPoolTrimTo(detail::pool_for_current_device(), keep_bytes));
 }
 
 // ------------------------------------------------------------------ streams
 Stream::Impl::~Impl() {
-  if (owning && native) cudaStreamDestroy(native);  // errors at shutdown are not errors
+  if (owning && native) {
+    detail::release_cached(native);
+    cudaStreamDestroy(native);  // errors at shutdown are not errors
+  }
 }
 
 Stream Stream::create() {

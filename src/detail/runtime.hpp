@@ -25,8 +25,16 @@ namespace detail {
 /// Throws cuda_error if no CUDA device can be used.
 void require_device();
 
-/// Stream-ordered allocation from devmat's pool; throws out_of_memory.
+/// Stream-ordered allocation from devmat's pool (or its cache of small freed blocks);
+/// throws out_of_memory.
 void* pool_allocate(std::size_t bytes, cudaStream_t stream);
+/// Stream-ordered free of a block from pool_allocate: small blocks of streams devmat owns
+/// stay cached for the next allocation of the same size on the same stream.
+void pool_free(void* ptr, std::size_t bytes, const Stream& stream);
+/// Frees the cached blocks of `stream` (before it is destroyed).
+void release_cached(cudaStream_t stream);
+/// Bytes held in the cache.
+std::size_t cached_bytes();
 
 /// Makes `waiter` wait (on the device, through an event) for all work queued on `on` so far.
 void stream_wait(cudaStream_t waiter, cudaStream_t on);

@@ -29,15 +29,19 @@ __device__ __forceinline__ auto apply(const F& f, const A& a, const B& b) {
 }
 
 constexpr int kTransformThreads = 256;
-constexpr int kTransformUnroll = 4;  // vectors per thread, loaded before any is used
+// Vectors per thread, all loaded before any is used: 64 bytes in flight per input and thread,
+// halved for 1- and 2-byte types, whose 8 or 16 values per vector need registers to unpack.
+template <int V> constexpr int transform_unroll() { return V <= 4 ? 4 : 2; }
 
 /// Each thread handles kUnroll vectors of V elements, spaced a block apart so a warp's
 /// accesses stay contiguous; all loads are issued before the first store. Block 0 also
 /// handles the n % V scalar tail.
 template <int V, class F, class Out, class A, class B>
-__global__ void __launch_bounds__(kTransformThreads)
+// At least 3 blocks per SM: caps registers at 80, so one-byte types (16 values per vector,
+// unpacked for arithmetic) keep enough warps in flight to saturate memory.
+__global__ void __launch_bounds__(kTransformThreads, 3)
 transform_kernel(Index n, Out* out, const A* __restrict__ a, const B* __restrict__ b, F f) {
-  constexpr int U = kTransformUnroll;
+  constexpr int U = transform_unroll<V>();
   const Index n_vec = n / V;
   const Index first = static_cast<Index>(blockIdx.x) * (kTransformThreads * U) + threadIdx.x;
 
@@ -88,12 +92,13 @@ void launch_transform(cudaStream_t stream, Index n, Out* out, const A* a, const 
   constexpr std::size_t widest = std::max({sizeof(Out), size_or_1<A>(), size_or_1<B>()});
   constexpr int V = static_cast<int>(16 / widest);
   const bool vec = aligned16(out) && aligned16(a) && aligned16(b);
-  constexpr unsigned per_block = kTransformThreads * kTransformUnroll;
   if (vec) {
+    constexpr unsigned per_block = kTransformThreads * transform_unroll<V>();
     const auto blocks = ceil_div(static_cast<unsigned long long>(n / V), per_block);
     transform_kernel<V><<<static_cast<unsigned>(blocks ? blocks : 1), kTransformThreads, 0, stream>>>(
         n, out, a, b, f);
   } else {
+    constexpr unsigned per_block = kTransformThreads * transform_unroll<1>();
     const auto blocks = ceil_div(static_cast<unsigned long long>(n), per_block);
     transform_kernel<1><<<static_cast<unsigned>(blocks), kTransformThreads, 0, stream>>>(n, out, a, b, f);
   }
