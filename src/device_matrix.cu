@@ -27,15 +27,19 @@ struct FillFn {
   T value;
   __device__ T operator()() const { return value; }
 };
+
+// The calling thread's stream for a non-empty matrix; none (no device touched) for an empty one.
+template <class T>
+Stream default_stream(Index rows, Index cols) {
+  return checked_bytes<T>(rows, cols) ? Stream::per_thread() : detail::Access::unset();
+}
 }  // namespace
 
 template <class T>
 DeviceMatrix<T>::DeviceMatrix() noexcept = default;
 
 template <class T>
-DeviceMatrix<T>::DeviceMatrix(Index rows, Index cols)
-    : DeviceMatrix(rows, cols,
-                   checked_bytes<T>(rows, cols) ? Stream::per_thread() : detail::Access::unset()) {}
+DeviceMatrix<T>::DeviceMatrix(Index rows, Index cols) : DeviceMatrix(rows, cols, default_stream<T>(rows, cols)) {}
 
 template <class T>
 DeviceMatrix<T>::DeviceMatrix(Index rows, Index cols, const Stream& stream)
@@ -49,9 +53,7 @@ DeviceMatrix<T>::DeviceMatrix(Index rows, Index cols, const Stream& stream)
 
 template <class T>
 DeviceMatrix<T> DeviceMatrix<T>::zeros(Index rows, Index cols) {
-  DeviceMatrix m(rows, cols);
-  if (!m.empty()) DEVMAT_CUDA_TRY(cudaMemsetAsync(m.data_, 0, m.size() * sizeof(T), m.stream_.native()));
-  return m;
+  return zeros(rows, cols, default_stream<T>(rows, cols));
 }
 
 template <class T>
@@ -63,9 +65,7 @@ DeviceMatrix<T> DeviceMatrix<T>::zeros(Index rows, Index cols, const Stream& str
 
 template <class T>
 DeviceMatrix<T> DeviceMatrix<T>::constant(Index rows, Index cols, T value) {
-  DeviceMatrix m(rows, cols);
-  m.fill(value);
-  return m;
+  return constant(rows, cols, value, default_stream<T>(rows, cols));
 }
 
 template <class T>
@@ -77,9 +77,7 @@ DeviceMatrix<T> DeviceMatrix<T>::constant(Index rows, Index cols, T value, const
 
 template <class T>
 DeviceMatrix<T> DeviceMatrix<T>::from_host(const T* row_major, Index rows, Index cols) {
-  DeviceMatrix m(rows, cols);
-  if (!m.empty()) return from_host(row_major, rows, cols, m.stream_);
-  return m;
+  return from_host(row_major, rows, cols, default_stream<T>(rows, cols));
 }
 
 template <class T>
@@ -101,10 +99,9 @@ DeviceMatrix<T> DeviceMatrix<T>::from_host(const T* row_major, Index rows, Index
 
 template <class T>
 DeviceMatrix<T> DeviceMatrix<T>::from_vector(const std::vector<T>& values, Index rows, Index cols) {
-  if (rows < 0 || cols < 0 || values.size() != static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols))
-    detail::throw_shape_error("from_vector", static_cast<Index>(values.size()), 1, rows, cols,
-                              "(vector length vs requested shape) do not match");
-  return from_host(values.data(), rows, cols);
+  const bool fits = rows >= 0 && cols >= 0 &&
+                    values.size() == static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols);
+  return from_vector(values, rows, cols, fits ? default_stream<T>(rows, cols) : detail::Access::unset());
 }
 
 template <class T>
