@@ -1,0 +1,236 @@
+// GEMM: ours beside cuBLAS SGEMM / DGEMM (default math mode, so no TF32) on the same inputs,
+// row-major C = A*B handed to cuBLAS as the column-major C^T = B^T A^T.
+//
+// Names: gemm/<f32|f64>/<M>x<N>x<K>/ours | cublas, plus ours-<config> for every configuration
+// compiled in (forced, with the cost model's split count) at 4096^3 and on the odd shapes, so
+// one run shows which configuration wins where. The label of "ours" says what gemm chose.
+//
+// Timing measures the device: each timed batch of R products (R chosen so a batch takes a
+// few hundred microseconds) is queued behind a short spin kernel, so that host launch
+// overhead does not leave the GPU idle inside the timed interval; inputs rotate over up to 32
+// copies so that small problems do not all run from L2. Before timing, our result is checked
+// against cuBLAS's (normalised error), and the run aborts if it is wrong.
+#include "support.hpp"
+
+#include "kernels/gemm_tuning.cuh"
+
+#include <devmat/devmat.hpp>
+
+#include <cublas_v2.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+using devmat::DeviceMatrix;
+using devmat::Index;
+namespace b = devmat::bench;
+
+#define BENCH_CUBLAS(call)                                                                    \
+  do {                                                                                        \
+    const cublasStatus_t s_ = (call);                                                         \
+    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                        \
+      std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, int(s_)); \
+      std::exit(1);                                                                           \
+    }                                                                                         \
+  } while (0)
+
+template <class T> const char* dtype();
+template <> const char* dtype<float>() { return "f32"; }
+template <> const char* dtype<double>() { return "f64"; }
+
+cublasHandle_t cublas() {
+  static cublasHandle_t h = [] {
+    cublasHandle_t handle;
+    BENCH_CUBLAS(cublasCreate(&handle));
+    BENCH_CUBLAS(cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH));  // no TF32
+    return handle;
+  }();
+  return h;
+}
+
+/// Row-major C (m x n) = A (m x k) * B (k x n) through cuBLAS, on `stream`.
+void cublas_gemm(cudaStream_t stream, Index m, Index n, Index k, const float* a, const float* bm, float* c) {
+  const float one = 1, zero = 0;
+  BENCH_CUBLAS(cublasSetStream(cublas(), stream));
+  BENCH_CUBLAS(cublasSgemm(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &one, bm, int(n), a, int(k),
+                           &zero, c, int(n)));
+}
+void cublas_gemm(cudaStream_t stream, Index m, Index n, Index k, const double* a, const double* bm, double* c) {
+  const double one = 1, zero = 0;
+  BENCH_CUBLAS(cublasSetStream(cublas(), stream));
+  BENCH_CUBLAS(cublasDgemm(cublas(), CUBLAS_OP_N, CUBLAS_OP_N, int(n), int(m), int(k), &one, bm, int(n), a, int(k),
+                           &zero, c, int(n)));
+}
+
+/// Uniform values in [-1, 1) from a hash of the index (fresh per seed).
+template <class T>
+__global__ void fill_random_kernel(T* p, long long n, unsigned long long seed) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) {
+    unsigned long long z = (static_cast<unsigned long long>(i) + 1) * 0x9E3779B97F4A7C15ull + seed;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    p[i] = static_cast<T>(static_cast<double>(z >> 11) * (2.0 / 9007199254740992.0) - 1.0);
+  }
+}
+
+/// Holds the stream for `ns` nanoseconds, while the host queues the timed batch behind it.
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+
+template <class T>
+struct Problem {
+  Index m, n, k;
+  std::vector<DeviceMatrix<T>> a, bm;  // rotating input sets
+  DeviceMatrix<T> c;
+
+  Problem(Index m_, Index n_, Index k_) : m(m_), n(n_), k(k_), c(m_, n_) {
+    const double set_bytes = static_cast<double>(m * k + k * n) * sizeof(T);
+    const int sets = static_cast<int>(std::clamp(std::ceil(100e6 / set_bytes), 1.0, 32.0));
+    static unsigned long long seed = 12345;
+    for (int s = 0; s < sets; ++s) {
+      a.emplace_back(m, k);
+      bm.emplace_back(k, n);
+      fill(a.back(), ++seed);
+      fill(bm.back(), ++seed);
+    }
+  }
+  static void fill(DeviceMatrix<T>& x, unsigned long long seed) {
+    const int blocks = static_cast<int>(std::min<long long>((x.size() + 255) / 256, 4096));
+    fill_random_kernel<T><<<blocks, 256, 0, x.stream().native()>>>(x.data(), x.size(), seed * 0xD1B54A32D192ED03ull);
+    DEVMAT_BENCH_CUDA(cudaGetLastError());
+  }
+  int sets() const { return static_cast<int>(a.size()); }
+  cudaStream_t stream() const { return c.stream().native(); }
+};
+
+/// Aborts unless ||got - ref||_F <= 4 (k + 16) eps ||A||_F ||B||_F (both results carry up to
+/// about k eps of normwise rounding error).
+template <class T>
+void check_against_cublas(const Problem<T>& p, const DeviceMatrix<T>& got, const DeviceMatrix<T>& ref,
+                          const std::string& what) {
+  const std::vector<T> g = got.to_vector(), r = ref.to_vector(), a = p.a[0].to_vector(), bm = p.bm[0].to_vector();
+  double err = 0, na = 0, nb = 0;
+  for (std::size_t i = 0; i < g.size(); ++i) err += (double(g[i]) - double(r[i])) * (double(g[i]) - double(r[i]));
+  for (const T v : a) na += double(v) * double(v);
+  for (const T v : bm) nb += double(v) * double(v);
+  const double bound = 4.0 * (static_cast<double>(p.k) + 16) * std::numeric_limits<T>::epsilon() * std::sqrt(na * nb);
+  if (!(std::sqrt(err) <= bound)) {
+    std::fprintf(stderr, "bench_gemm: %s is WRONG: ||C - C_cublas||_F = %g > %g (||A||_F ||B||_F = %g)\n",
+                 what.c_str(), std::sqrt(err), bound, std::sqrt(na * nb));
+    std::exit(1);
+  }
+}
+
+/// Times batches of `op(i)` (one product on input set i) on `stream`; see the file comment.
+template <class Op>
+void time_batched(benchmark::State& state, cudaStream_t stream, double work_per_op, Op&& op) {
+  cudaEvent_t start, stop;
+  DEVMAT_BENCH_CUDA(cudaEventCreate(&start));
+  DEVMAT_BENCH_CUDA(cudaEventCreate(&stop));
+  constexpr double kHostSecondsPerOp = 20e-6;  // a generous bound on queueing one product
+  auto run_batch = [&](int reps, long long first) {
+    const double spin_s = std::min(reps * kHostSecondsPerOp + 20e-6, 20e-3);
+    spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(spin_s * 1e9));
+    DEVMAT_BENCH_CUDA(cudaEventRecord(start, stream));
+    for (int r = 0; r < reps; ++r) op(first + r);
+    DEVMAT_BENCH_CUDA(cudaEventRecord(stop, stream));
+    DEVMAT_BENCH_CUDA(cudaEventSynchronize(stop));
+    float ms = 0;
+    DEVMAT_BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
+    return ms * 1e-3;
+  };
+  run_batch(2, 0);  // warm-up
+  const double one = run_batch(4, 2) / 4;
+  const int reps = static_cast<int>(std::clamp(std::ceil(300e-6 / std::max(one, 1e-7)), 1.0, 256.0));
+  double total_s = 0;
+  long long next = 6, ops = 0;
+  for (auto _ : state) {
+    const double s = run_batch(reps, next);
+    next += reps, ops += reps;
+    state.SetIterationTime(s);
+    total_s += s;
+  }
+  DEVMAT_BENCH_CUDA(cudaGetLastError());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  state.counters["value"] = work_per_op * static_cast<double>(ops) / total_s / 1e12;
+  state.counters["unit"] = b::kTflops;
+  state.counters["reps"] = reps;
+}
+
+template <class T>
+void bench_ours(benchmark::State& state, Index m, Index n, Index k, int config, int splits) {
+  Problem<T> p(m, n, k);
+  DeviceMatrix<T> ref(m, n), got(m, n);
+  cublas_gemm(p.stream(), m, n, k, p.a[0].data(), p.bm[0].data(), ref.data());
+  devmat::detail::gemm_forced(config, splits, T(1), p.a[0], p.bm[0], T(0), got);
+  const std::string what = std::string("ours") + (config < 0 ? "" : "-" + devmat::detail::gemm_configs<T>()[config].name) +
+                           (splits > 0 ? "-s" + std::to_string(splits) : "");
+  check_against_cublas(p, got, ref, what + " " + std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k));
+  time_batched(state, p.stream(), 2.0 * m * n * k, [&](long long i) {
+    const int s = static_cast<int>(i % p.sets());
+    devmat::detail::gemm_forced(config, splits, T(1), p.a[s], p.bm[s], T(0), p.c);
+  });
+  state.SetLabel(config < 0 ? devmat::detail::gemm_plan<T>(m, n, k) : "forced");
+}
+
+template <class T>
+void bench_cublas(benchmark::State& state, Index m, Index n, Index k) {
+  Problem<T> p(m, n, k);
+  time_batched(state, p.stream(), 2.0 * m * n * k, [&](long long i) {
+    const int s = static_cast<int>(i % p.sets());
+    cublas_gemm(p.stream(), m, n, k, p.a[s].data(), p.bm[s].data(), p.c.data());
+  });
+}
+
+template <class T>
+void register_shape(Index m, Index n, Index k, bool every_config, std::vector<int> split_sweep = {}) {
+  const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+  auto add = [&](const std::string& impl, auto fn) {
+    benchmark::RegisterBenchmark(b::name("gemm", dtype<T>(), shape, impl).c_str(), fn)
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  };
+  add("ours", [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, -1, 0); });
+  add("cublas", [=](benchmark::State& st) { bench_cublas<T>(st, m, n, k); });
+  if (!every_config) return;
+  const auto configs = devmat::detail::gemm_configs<T>();
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
+    add("ours-" + configs[i].name, [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, 0); });
+    for (int s : split_sweep)  // fixed k-slice counts, to calibrate the cost model's choice
+      add("ours-" + configs[i].name + "-s" + std::to_string(s),
+          [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); });
+  }
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (Index s : {512, 1024, 2048, 4096, 8192}) register_shape<float>(s, s, s, s == 4096);
+  // The odd shapes, MxNxK.
+  register_shape<float>(47, 804, 53, true);
+  register_shape<float>(47, 53, 804, true);  // the residual-tile regression shape, A 47x804 * B 804x53
+  register_shape<float>(1000, 1000, 1000, true, {1, 2, 4});
+  register_shape<float>(4097, 4097, 4097, true);
+  register_shape<float>(8192, 8192, 64, true);
+  register_shape<float>(64, 8192, 8192, true, {1, 2, 4, 8, 16});
+  register_shape<float>(1, 4096, 4096, true);
+  for (Index s : {1024, 2048, 4096}) register_shape<double>(s, s, s, s == 4096);
+  register_shape<double>(1000, 1000, 1000, true);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

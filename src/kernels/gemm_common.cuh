@@ -1,0 +1,179 @@
+// Device helpers shared by the GEMM kernels: cp.async, the kernel arguments, the tile order,
+// and the epilogue / split-K reduction. Device code only.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace devmat::detail {
+
+// ------------------------------------------------------------------ arguments
+/// One operand as the kernels read it: element (x, k) of op(X), where x is the row of op(A)
+/// (m) or the column of op(B) (n), lives at ptr[x*ld + k] when `kcontig`, else at ptr[k*ld + x].
+/// `vec`: ptr and ld allow 16-byte copies along the contiguous direction.
+template <class T>
+struct GemmOperand {
+  const T* ptr;
+  long long ld;
+  bool kcontig;
+  bool vec;
+};
+
+/// C = alpha * op(A) op(B) + beta * C over the output tile of one CTA; with split-K, slice z
+/// writes its raw partial sum to c + z*split_stride (alpha = 1, read_c = false).
+template <class T>
+struct GemmArgs {
+  int m, n, k;
+  GemmOperand<T> a;  // x = m
+  GemmOperand<T> b;  // x = n
+  T* c;
+  long long ldc;
+  bool c_vec;    // c and ldc allow 16-byte stores of a thread's consecutive columns
+  bool read_c;   // beta != 0: C is read (never when beta == 0: C may hold NaN)
+  T alpha, beta;
+  int k_per_split;          // a multiple of the tile's BK; slice z covers [z*k_per_split, ...)
+  long long split_stride;   // elements between the partial outputs of two slices
+  int tiles_m, tiles_n;
+};
+
+// ------------------------------------------------------------------ cp.async
+__device__ __forceinline__ unsigned gemm_smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+/// Copies `src_bytes` (0..Bytes) from global `src` to shared `dst` and zero-fills the rest of
+/// the Bytes, asynchronously. `src` must be a valid address even when src_bytes == 0.
+template <int Bytes, class T>
+__device__ __forceinline__ void gemm_cp_async(T* dst, const T* src, int src_bytes) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gemm_smem_u32(dst)), "l"(src),
+                 "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(gemm_smem_u32(dst)), "l"(src),
+                 "n"(Bytes), "r"(src_bytes)
+                 : "memory");
+#else
+  // Pre-Ampere: a synchronous copy with the same zero fill.
+  constexpr int kN = Bytes / static_cast<int>(sizeof(T));
+  const int n = src_bytes / static_cast<int>(sizeof(T));
+#pragma unroll
+  for (int i = 0; i < kN; ++i) dst[i] = i < n ? src[i] : T(0);
+#endif
+}
+
+__device__ __forceinline__ void gemm_cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most N committed groups of this thread are still in flight.
+template <int N>
+__device__ __forceinline__ void gemm_cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
+// ------------------------------------------------------------------ tile order
+/// The (tile_m, tile_n) of this CTA: blockIdx.x walks groups of 8 tile rows column by column,
+/// so CTAs running at the same time share A panels and B panels in L2.
+__device__ __forceinline__ void gemm_tile_coords(int tiles_m, int tiles_n, int& tile_m, int& tile_n) {
+  constexpr int kGroup = 8;
+  const int bid = static_cast<int>(blockIdx.x);
+  const int per_group = kGroup * tiles_n;
+  const int group = bid / per_group;
+  const int first_m = group * kGroup;
+  const int rows = min(tiles_m - first_m, kGroup);
+  const int in_group = bid - group * per_group;
+  tile_m = first_m + in_group % rows;
+  tile_n = in_group / rows;
+}
+
+/// Copies one (OUTER, INNER) tile whose INNER direction is contiguous in global memory into
+/// shared memory laid out the same way (row stride `kStride`), zero-filling outside
+/// [.., o_lim) x [.., i_lim). Element (o, i) is at ptr[(o0 + o)*ld + i0 + i]. Each thread moves
+/// chunks of 16 bytes: one 16-byte copy when `vec` (ptr, ld and i0 allow it), else one copy per
+/// element of the chunk from the same addresses, so both paths share their address arithmetic.
+template <class T, int OUTER, int INNER, int kStride, int kThreads>
+__device__ __forceinline__ void gemm_copy_tile(T* s, const T* ptr, long long ld, int o0, int o_lim, int i0, int i_lim,
+                                               bool vec, int tid) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
+  constexpr int kChunksPerRow = INNER / kPer;
+  constexpr int kChunks = OUTER * kChunksPerRow;
+  static_assert(INNER % kPer == 0 && kChunks % kThreads == 0, "tile does not split into 16-byte chunks");
+#pragma unroll
+  for (int it = 0; it < kChunks / kThreads; ++it) {
+    const int c = tid + it * kThreads;
+    const int o = c / kChunksPerRow, i = (c % kChunksPerRow) * kPer;
+    const int go = o0 + o, gi = i0 + i;
+    const int n = go < o_lim ? max(0, min(kPer, i_lim - gi)) : 0;  // elements in range
+    const T* src = n > 0 ? ptr + go * ld + gi : ptr;
+    T* dst = s + o * kStride + i;
+    if (vec) {
+      gemm_cp_async<16>(dst, src, n * static_cast<int>(sizeof(T)));
+    } else {
+#pragma unroll
+      for (int e = 0; e < kPer; ++e)
+        gemm_cp_async<static_cast<int>(sizeof(T))>(dst + e, e < n ? src + e : ptr,
+                                                   e < n ? static_cast<int>(sizeof(T)) : 0);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ epilogue
+template <class T, int V>
+struct alignas(sizeof(T) * V) GemmPack {
+  T v[V];
+};
+
+/// Writes V consecutive results of row `r` starting at column `c`: out = alpha*acc + beta*out
+/// (out read only when read_c), or the raw acc for a split-K partial. `vec`: one V-wide store
+/// (c is a multiple of V, and ldc and the pointer allow it); else guarded scalar stores.
+template <class T, int V>
+__device__ __forceinline__ void gemm_store_results(const GemmArgs<T>& p, T* out, int r, int c, const T (&acc)[V]) {
+  if (r >= p.m) return;
+  T* row = out + static_cast<long long>(r) * p.ldc;
+  if (p.c_vec && c + V <= p.n) {
+    GemmPack<T, V> v;
+    if (p.read_c) {
+      const GemmPack<T, V> old = *reinterpret_cast<const GemmPack<T, V>*>(row + c);
+#pragma unroll
+      for (int j = 0; j < V; ++j) v.v[j] = p.alpha * acc[j] + p.beta * old.v[j];
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) v.v[j] = p.alpha * acc[j];
+    }
+    *reinterpret_cast<GemmPack<T, V>*>(row + c) = v;
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      if (c + j < p.n) row[c + j] = p.read_c ? p.alpha * acc[j] + p.beta * row[c + j] : p.alpha * acc[j];
+    }
+  }
+}
+
+/// Split-K reduction and the k == 0 / alpha == 0 case: c[i] = alpha * sum_z ws[z*len + i] + beta*c[i]
+/// (c read only when read_c; with splits == 0 the sum is absent, so C = beta*C or 0).
+/// Slices are summed in order, so the result is deterministic.
+template <class T>
+__global__ void __launch_bounds__(256)
+gemm_finalize_kernel(long long len, int splits, const T* __restrict__ ws, T* c, T alpha, T beta, bool read_c) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < len; i += stride) {
+    T v = T(0);
+    if (splits > 0) {
+      T sum = ws[i];
+      for (int z = 1; z < splits; ++z) sum += ws[z * len + i];
+      v = alpha * sum;
+    }
+    if (read_c) v += beta * c[i];
+    c[i] = v;
+  }
+}
+
+}  // namespace devmat::detail

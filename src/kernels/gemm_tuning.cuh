@@ -1,0 +1,36 @@
+// The GEMM's compiled-in kernel configurations, and a way to force one, for the tests and the
+// benchmark. Plain C++ declarations, defined in src/gemm.cu (no device code: a host compiler
+// reads this header too; it sits beside the kernels it describes).
+#pragma once
+
+#include <devmat/gemm.hpp>
+
+#include <string>
+#include <vector>
+
+namespace devmat::detail {
+
+/// One tiled kernel configuration compiled into libdevmat for element type T.
+struct GemmConfigInfo {
+  std::string name;  // e.g. "128x128x8" (BMxBNxBK) plus a suffix where two differ otherwise
+  int bm, bn, bk;    // block tile
+  int threads;       // threads per block (1-D)
+  int stages;        // cp.async pipeline depth
+};
+
+/// The tiled configurations for T (float, double, int32_t), in the order gemm_forced indexes them.
+template <class T> std::vector<GemmConfigInfo> gemm_configs();
+
+/// gemm(alpha, A, B, beta, C, op_a, op_b) with the tiled configuration `config` (an index into
+/// gemm_configs<T>(), which also bypasses the GEMV path for m == 1 or n == 1) and `splits`
+/// k-slices (0: the cost model's choice for that configuration). config == -1 is gemm itself.
+/// Throws std::invalid_argument for an unknown configuration, before anything runs.
+template <class T>
+void gemm_forced(int config, int splits, T alpha, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, T beta,
+                 DeviceMatrix<T>& C, Op op_a = Op::none, Op op_b = Op::none);
+
+/// What gemm would run for an m x n x k product of T on the current device, in words:
+/// "gemv rows/cols, s slices", "<config> s=<splits>", or "none" (empty or k == 0).
+template <class T> std::string gemm_plan(Index m, Index n, Index k, Op op_a = Op::none, Op op_b = Op::none);
+
+}  // namespace devmat::detail

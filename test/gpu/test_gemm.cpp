@@ -1,0 +1,415 @@
+// gemm and operator* against Eigen in double: every configuration compiled in, the known
+// failure modes of tiled kernels by name, random awkward shapes, all op combinations,
+// alpha/beta, aliasing, shape errors and streams. Outputs are poisoned before each product.
+#include "support/util.hpp"
+
+#include "../../src/kernels/gemm_tuning.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace devmat;
+using namespace devmat::test;
+
+namespace {
+
+using Ref = HostMatrix<double>;
+
+const char* op_name(Op op) { return op == Op::none ? "N" : "T"; }
+
+template <class T> constexpr bool kIsInt = std::is_integral_v<T>;
+// Integers stay small, so that int32 results are exact and far from overflow.
+template <class T> double lo() { return kIsInt<T> ? -8 : -1; }
+template <class T> double hi() { return kIsInt<T> ? 8 : 1; }
+
+/// (alpha, beta) pairs: the plain product, C += A*B, and general values.
+template <class T>
+std::pair<T, T> scalars(int i) {
+  static const double f[][2] = {{1, 0}, {1, 1}, {-1.5, 0.5}, {0.75, -2}, {2, 0}};
+  static const double n[][2] = {{1, 0}, {1, 1}, {-2, 3}, {3, 0}, {1, -1}};
+  const auto& s = kIsInt<T> ? n[i % 5] : f[i % 5];
+  return {static_cast<T>(s[0]), static_cast<T>(s[1])};
+}
+
+struct Case {
+  Index m, n, k;
+  Op op_a = Op::none, op_b = Op::none;
+  int scalars = 0;  // index into scalars<T>()
+};
+
+std::string describe(const Case& c, int config, int splits, const char* how) {
+  std::ostringstream os;
+  os << how << " m=" << c.m << " n=" << c.n << " k=" << c.k << " op_a=" << op_name(c.op_a)
+     << " op_b=" << op_name(c.op_b) << " scalars#" << c.scalars << " config=" << config << " splits=" << splits;
+  return os.str();
+}
+
+/// The stored matrix whose op() is rows x cols.
+template <class T>
+HostMatrix<T> stored(Index rows, Index cols, Op op) {
+  return op == Op::none ? random_matrix<T>(rows, cols, lo<T>(), hi<T>()) : random_matrix<T>(cols, rows, lo<T>(), hi<T>());
+}
+
+template <class T>
+Ref op_of(const HostMatrix<T>& s, Op op) {
+  return op == Op::none ? Ref(s.template cast<double>()) : Ref(s.transpose().template cast<double>());
+}
+
+/// Checks got == alpha op(A) op(B) + beta C0, computed in double. Integers: exactly. Floats:
+/// finite everywhere (an unwritten, poisoned element is NaN), each element within
+/// g*(|alpha| |op(A)_i.| |op(B)_.j| + |beta| |C0_ij|), which bounds the rounding error of any
+/// summation order, and the normalised error ||C - C_ref||_F within
+/// g*(|alpha| ||A||_F ||B||_F + |beta| ||C0||_F), with g = (2k + 32) eps.
+template <class T>
+void check_product(const HostMatrix<T>& got, const Ref& A, const Ref& B, double alpha, double beta, const Ref& C0) {
+  const Index m = A.rows(), n = B.cols(), k = A.cols();
+  REQUIRE(got.rows() == m);
+  REQUIRE(got.cols() == n);
+  Ref ref(m, n);
+  ref.noalias() = A * B;
+  ref *= alpha;
+  if (beta != 0) ref += beta * C0;
+  const Ref g = got.template cast<double>();
+  if constexpr (kIsInt<T>) {
+    const Index wrong = (g.array() != ref.array()).count();
+    CHECK(wrong == 0);
+  } else {
+    const double eps = std::numeric_limits<T>::epsilon();
+    const double gamma = (2.0 * static_cast<double>(k) + 32.0) * eps;
+    const Eigen::VectorXd a_norm = A.rowwise().norm();
+    const Eigen::RowVectorXd b_norm = B.colwise().norm();
+    Index bad = 0, bad_i = -1, bad_j = -1;
+    for (Index i = 0; i < m; ++i)
+      for (Index j = 0; j < n; ++j) {
+        const double c0 = beta != 0 ? std::abs(beta * C0(i, j)) : 0.0;
+        const double bound = gamma * (std::abs(alpha) * a_norm(i) * b_norm(j) + c0);
+        if (!(std::abs(g(i, j) - ref(i, j)) <= bound)) {  // NaN fails too
+          if (bad++ == 0) bad_i = i, bad_j = j;
+        }
+      }
+    INFO("first bad element (" << bad_i << ", " << bad_j << "): got "
+                               << (bad ? g(bad_i, bad_j) : 0.0) << ", want " << (bad ? ref(bad_i, bad_j) : 0.0));
+    CHECK(bad == 0);
+    const double err = (g - ref).norm();
+    const double scale = std::abs(alpha) * A.norm() * B.norm() + (beta != 0 ? std::abs(beta) * C0.norm() : 0.0);
+    CHECK(err <= gamma * scale);
+  }
+}
+
+/// One product through gemm (or gemm_forced when config >= 0), C poisoned when beta == 0.
+template <class T>
+void run_case(const Case& c, int config = -1, int splits = 0) {
+  INFO(describe(c, config, splits, "gemm"));
+  const auto [alpha, beta] = scalars<T>(c.scalars);
+  const HostMatrix<T> ha = stored<T>(c.m, c.k, c.op_a), hb = stored<T>(c.k, c.n, c.op_b);
+  const HostMatrix<T> hc = random_matrix<T>(c.m, c.n, lo<T>(), hi<T>());
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  DeviceMatrix<T> C = beta == T(0) ? DeviceMatrix<T>::constant(c.m, c.n, poison_value<T>()) : to_device(hc);
+  detail::gemm_forced(config, splits, alpha, A, B, beta, C, c.op_a, c.op_b);
+  check_product(to_eigen(C), op_of(ha, c.op_a), op_of(hb, c.op_b), alpha, beta, hc.template cast<double>());
+  CHECK(to_eigen(A) == ha);  // operands intact
+  CHECK(to_eigen(B) == hb);
+}
+
+/// One product through operator*, its result's memory poisoned first.
+template <class T>
+void run_operator(Index m, Index n, Index k) {
+  INFO(describe({m, n, k}, -1, 0, "operator*"));
+  const HostMatrix<T> ha = random_matrix<T>(m, k, lo<T>(), hi<T>()), hb = random_matrix<T>(k, n, lo<T>(), hi<T>());
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  poison_next<T>(m, n, A.stream());
+  const DeviceMatrix<T> C = A * B;
+  CHECK(C.stream() == A.stream());
+  check_product(to_eigen(C), op_of(ha, Op::none), op_of(hb, Op::none), 1.0, 0.0, Ref());
+}
+
+const Op kOps[2] = {Op::none, Op::transpose};
+
+/// A dimension drawn to break tilings: tile edges, odd sizes that break 16-byte rows, primes;
+/// mostly small so that the Eigen reference stays fast.
+Index awkward_dim() {
+  static const Index special[] = {0,  1,  2,  3,   4,   7,   8,   9,   15,  16,  17,  31,  32,  33, 63,
+                                  64, 65, 127, 128, 129, 255, 256, 257, 511, 513, 803, 804, 1023, 1025};
+  std::uniform_real_distribution<double> u(0, 1);
+  const double x = u(rng());
+  auto uniform = [](Index a, Index b) { return std::uniform_int_distribution<Index>(a, b)(rng()); };
+  if (x < 0.25) return special[uniform(0, static_cast<Index>(std::size(special)) - 1)];
+  if (x < 0.65) return uniform(1, 100);
+  if (x < 0.90) return uniform(101, 500);
+  return uniform(501, 1500);
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- the known failure modes
+TEMPLATE_TEST_CASE("regression 1: residual tiles are zero-filled (47x804 * 804x53)", "[gemm]", float, double,
+                   std::int32_t) {
+  using T = TestType;
+  const auto configs = detail::gemm_configs<T>();
+  for (int cfg = -1; cfg < static_cast<int>(configs.size()); ++cfg)
+    for (int splits : {1, 0, 3})
+      for (Op op_a : kOps)
+        for (Op op_b : kOps) run_case<T>({47, 53, 804, op_a, op_b, 2}, cfg, splits);
+  run_operator<T>(47, 53, 804);
+}
+
+TEMPLATE_TEST_CASE("regression 2: 32x32x32 is right with every thread-block shape compiled in", "[gemm]", float,
+                   double, std::int32_t) {
+  using T = TestType;
+  const auto configs = detail::gemm_configs<T>();
+  for (int cfg = -1; cfg < static_cast<int>(configs.size()); ++cfg) {
+    INFO("config " << (cfg < 0 ? std::string("auto") : configs[cfg].name) << ", "
+                   << (cfg < 0 ? 0 : configs[cfg].threads) << " threads");
+    for (Op op_a : kOps)
+      for (Op op_b : kOps)
+        for (int s : {0, 2}) run_case<T>({32, 32, 32, op_a, op_b, s}, cfg, 1);
+    run_case<T>({32, 32, 32, Op::none, Op::none, 1}, cfg, 2);  // split-K too
+  }
+  run_operator<T>(32, 32, 32);
+}
+
+TEMPLATE_TEST_CASE("regression 3: every dimension at tile-1, tile, tile+1 for every configuration", "[gemm]", float,
+                   double, std::int32_t) {
+  using T = TestType;
+  const auto configs = detail::gemm_configs<T>();
+  int rot = 0;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    const detail::GemmConfigInfo& c = configs[cfg];
+    INFO("config " << c.name);
+    const std::vector<Index> ks = {c.bk - 1, c.bk, c.bk + 1, c.bk * c.stages - 1, c.bk * c.stages + 1};
+    for (Index m : {c.bm - 1, c.bm, c.bm + 1})
+      for (Index n : {c.bn - 1, c.bn, c.bn + 1})
+        for (Index k : ks) {
+          const int r = rot++;
+          run_case<T>({m, n, k, kOps[r % 2], kOps[(r / 2) % 2], r % 5}, cfg, 1);
+        }
+    // Skinny: one row or column through the tiled kernel (gemm itself takes GEMV there).
+    for (Op op_a : kOps)
+      for (Op op_b : kOps) {
+        run_case<T>({1, c.bn + 1, 2 * c.bk + 3, op_a, op_b, 2}, cfg, 1);
+        run_case<T>({c.bm + 1, 1, 2 * c.bk + 3, op_a, op_b, 3}, cfg, 1);
+      }
+  }
+}
+
+// ---------------------------------------------------------------- more paths
+TEMPLATE_TEST_CASE("split-K: forced slice counts, and the same result on every run", "[gemm]", float, double,
+                   std::int32_t) {
+  using T = TestType;
+  const auto configs = detail::gemm_configs<T>();
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg)
+    for (int splits : {2, 3, 7, 64})
+      run_case<T>({65, 67, 803, kOps[splits % 2], kOps[(splits / 2) % 2], splits % 5}, cfg, splits);
+  run_case<T>({64, 64, 8192, Op::none, Op::none, 1});  // the model splits this
+  run_case<T>({3, 700, 2000, Op::transpose, Op::none, 2});
+
+  // Deterministic: slices are summed in a fixed order.
+  const HostMatrix<T> ha = random_matrix<T>(96, 3000, lo<T>(), hi<T>()), hb = random_matrix<T>(3000, 80, lo<T>(), hi<T>());
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  DeviceMatrix<T> c1, c2;
+  detail::gemm_forced(0, 8, T(1), A, B, T(0), c1);
+  detail::gemm_forced(0, 8, T(1), A, B, T(0), c2);
+  CHECK(to_eigen(c1) == to_eigen(c2));
+}
+
+TEMPLATE_TEST_CASE("GEMV: m == 1 and n == 1 with every op, aligned and not", "[gemm]", float, double, std::int32_t) {
+  using T = TestType;
+  int rot = 0;
+  for (Index len : {1, 3, 128, 1000, 4097})
+    for (Index k : {1, 5, 803, 4096})
+      for (Op op_a : kOps)
+        for (Op op_b : kOps) {
+          run_case<T>({1, len, k, op_a, op_b, rot++ % 5});
+          run_case<T>({len, 1, k, op_a, op_b, rot++ % 5});
+        }
+  run_case<T>({1, 1, 100000, Op::none, Op::none, 2});  // one dot product split over many blocks
+  run_operator<T>(1, 777, 513);
+  run_operator<T>(513, 1, 777);
+}
+
+TEMPLATE_TEST_CASE("unaligned rows: ld breaking 16-byte alignment takes the scalar path", "[gemm]", float, double,
+                   std::int32_t) {
+  using T = TestType;
+  for (Op op_a : kOps)
+    for (Op op_b : kOps) {
+      run_case<T>({130, 131, 803, op_a, op_b, 2});   // K odd: rows of A (or of B^T) unaligned
+      run_case<T>({257, 803, 129, op_a, op_b, 3});   // N odd: rows of B and of C unaligned
+      run_case<T>({803, 129, 257, op_a, op_b, 1});   // M odd: rows of A^T unaligned
+    }
+}
+
+TEMPLATE_TEST_CASE("200+ random awkward shapes, all op combinations, alpha and beta", "[gemm]", float, double,
+                   std::int32_t) {
+  using T = TestType;
+  constexpr double kMaxFma = 6e7;  // per product, so that the Eigen reference stays fast
+  const int shapes = under_sanitizer() ? 30 : 220;
+  for (int i = 0; i < shapes; ++i) {
+    Index m = awkward_dim(), n = awkward_dim(), k = awkward_dim();
+    while (static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > kMaxFma) {
+      Index& big = m >= n && m >= k ? m : (n >= k ? n : k);
+      big = std::uniform_int_distribution<Index>(1, big / 2)(rng());
+    }
+    if (i % 7 == 0) {
+      run_operator<T>(m, n, k);
+    } else {
+      std::uniform_int_distribution<int> d(0, 99);
+      run_case<T>({m, n, k, kOps[d(rng()) % 2], kOps[d(rng()) % 2], d(rng()) % 5});
+    }
+  }
+}
+
+// ---------------------------------------------------------------- API semantics
+TEMPLATE_TEST_CASE("aliasing: A = A*B, B = A*B, gemm(A, A, A), C aliasing B", "[gemm]", float, double,
+                   std::int32_t) {
+  using T = TestType;
+  for (Index n : {1, 33, 130}) {
+    INFO("n = " << n);
+    const Index m = n + 7;
+    const HostMatrix<T> ha = random_matrix<T>(m, n, lo<T>(), hi<T>());   // m x n
+    const HostMatrix<T> hs = random_matrix<T>(n, n, lo<T>(), hi<T>());   // square
+    const HostMatrix<T> hq = random_matrix<T>(m, m, lo<T>(), hi<T>());   // square
+    {  // A = A * B
+      auto A = to_device(ha);
+      const auto B = to_device(hs);
+      A = A * B;
+      check_product(to_eigen(A), op_of(ha, Op::none), op_of(hs, Op::none), 1, 0, Ref());
+    }
+    {  // B = A * B
+      const auto A = to_device(hq);
+      auto B = to_device(ha);
+      B = A * B;
+      check_product(to_eigen(B), op_of(hq, Op::none), op_of(ha, Op::none), 1, 0, Ref());
+    }
+    {  // A = alpha A A + beta A, and with A^T A
+      const auto [alpha, beta] = scalars<T>(2);
+      auto S = to_device(hs);
+      gemm(alpha, S, S, beta, S);
+      check_product(to_eigen(S), op_of(hs, Op::none), op_of(hs, Op::none), alpha, beta, hs.template cast<double>());
+      auto S2 = to_device(hs);
+      gemm(alpha, S2, S2, beta, S2, Op::transpose, Op::none);
+      check_product(to_eigen(S2), op_of(hs, Op::transpose), op_of(hs, Op::none), alpha, beta,
+                    hs.template cast<double>());
+      auto S3 = to_device(hs);
+      gemm(alpha, S3, S3, T(0), S3, Op::none, Op::transpose);
+      check_product(to_eigen(S3), op_of(hs, Op::none), op_of(hs, Op::transpose), alpha, 0, Ref());
+    }
+    {  // C aliasing B: B = A^T B + B (A square)
+      const auto [alpha, beta] = scalars<T>(1);
+      const auto A = to_device(hq);
+      auto B = to_device(ha);
+      gemm(alpha, A, B, beta, B, Op::transpose);
+      check_product(to_eigen(B), op_of(hq, Op::transpose), op_of(ha, Op::none), alpha, beta,
+                    ha.template cast<double>());
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("C += A*B, alpha == 0, k == 0, empty results", "[gemm]", float, double, std::int32_t) {
+  using T = TestType;
+  const HostMatrix<T> ha = random_matrix<T>(70, 90, lo<T>(), hi<T>()), hb = random_matrix<T>(90, 50, lo<T>(), hi<T>());
+  const HostMatrix<T> hc = random_matrix<T>(70, 50, lo<T>(), hi<T>());
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  {
+    auto C = to_device(hc);
+    gemm(T(1), A, B, T(1), C);  // C += A*B
+    check_product(to_eigen(C), op_of(ha, Op::none), op_of(hb, Op::none), 1, 1, hc.template cast<double>());
+  }
+  {  // alpha == 0: C = beta C, and A and B are not read (a NaN in A does not leak)
+    HostMatrix<T> hn = ha;
+    if constexpr (!kIsInt<T>) hn(3, 4) = std::numeric_limits<T>::quiet_NaN();
+    const auto N = to_device(hn);
+    auto C = to_device(hc);
+    gemm(T(0), N, B, T(3), C);
+    CHECK(to_eigen(C) == HostMatrix<T>(T(3) * hc));
+  }
+  for (int beta : {0, 2}) {  // k == 0: C = beta C (zeros over the poison when beta == 0)
+    INFO("k == 0, beta = " << beta);
+    const DeviceMatrix<T> A0(70, 0), B0(0, 50);
+    DeviceMatrix<T> C = beta ? to_device(hc) : DeviceMatrix<T>::constant(70, 50, poison_value<T>());
+    gemm(T(1), A0, B0, T(beta), C);
+    CHECK(to_eigen(C) == HostMatrix<T>(T(beta) * hc));
+    poison_next<T>(70, 50, A0.stream());
+    CHECK(to_eigen(A0 * B0) == HostMatrix<T>::Zero(70, 50));
+  }
+  {  // m == 0 or n == 0
+    const DeviceMatrix<T> E(0, 90);
+    const DeviceMatrix<T> R = E * B;
+    CHECK(R.rows() == 0);
+    CHECK(R.cols() == 50);
+    const DeviceMatrix<T> R2 = A * DeviceMatrix<T>(90, 0);
+    CHECK(R2.rows() == 70);
+    CHECK(R2.cols() == 0);
+  }
+  {  // an empty C is resized; its values (none) count as zero
+    DeviceMatrix<T> C;
+    gemm(T(2), A, B, T(5), C);
+    check_product(to_eigen(C), op_of(ha, Op::none), op_of(hb, Op::none), 2, 0, Ref());
+  }
+}
+
+TEMPLATE_TEST_CASE("shape errors are thrown before anything runs", "[gemm]", float, double, std::int32_t) {
+  using T = TestType;
+  const HostMatrix<T> hc = random_matrix<T>(4, 6, lo<T>(), hi<T>());
+  const auto A = to_device(random_matrix<T>(4, 5, lo<T>(), hi<T>()));
+  const auto B = to_device(random_matrix<T>(6, 6, lo<T>(), hi<T>()));
+  auto C = to_device(hc);
+  CHECK_THROWS_AS(A * B, shape_error);
+  CHECK_THROWS_AS(gemm(T(1), A, B, T(0), C), shape_error);                            // inner 5 vs 6
+  CHECK_THROWS_AS(gemm(T(1), A, B, T(0), C, Op::transpose, Op::none), shape_error);   // 5x4 * 6x6
+  CHECK_THROWS_AS(gemm(T(1), B, B, T(0), C), shape_error);                            // C is 4x6, not 6x6
+  CHECK(to_eigen(C) == hc);  // untouched
+  try {
+    (void)(A * B);
+  } catch (const shape_error& e) {
+    const std::string what = e.what();
+    CHECK(what.find("operator*") != std::string::npos);
+    CHECK(what.find("4x5") != std::string::npos);
+    CHECK(what.find("6x6") != std::string::npos);
+  }
+  DeviceMatrix<T> empty;
+  CHECK_THROWS_AS(detail::gemm_forced(99, 0, T(1), B, B, T(0), empty), std::invalid_argument);
+  CHECK(empty.empty());
+}
+
+TEST_CASE("float products keep every fp32 bit (no TF32 shortcut)") {
+  // (1 + 2^-15) has 16 significant bits: TF32 (10) would round it to 1; fp32 sums of 64 of
+  // them are exact.
+  const float v = 1.0f + std::ldexp(1.0f, -15);
+  const auto configs = detail::gemm_configs<float>();
+  for (int cfg = -1; cfg < static_cast<int>(configs.size()); ++cfg) {
+    INFO("config " << cfg);
+    const auto A = DeviceMatrix<float>::constant(40, 64, v);
+    const auto B = DeviceMatrix<float>::constant(64, 33, 1.0f);
+    DeviceMatrix<float> C;
+    detail::gemm_forced(cfg, 1, 1.0f, A, B, 0.0f, C);
+    CHECK((to_eigen(C).array() == 64.0f * v).all());
+  }
+}
+
+TEST_CASE("operands on three streams: gemm orders itself after all of them") {
+  const Stream sa = Stream::create(), sb = Stream::create(), sc = Stream::create();
+  const HostMatrix<float> ha = random_matrix<float>(300, 200), hb = random_matrix<float>(200, 100);
+  const HostMatrix<float> hc = random_matrix<float>(300, 100);
+  for (int rep = 0; rep < 3; ++rep) {
+    const auto A = to_device(ha, sa);
+    const auto B = to_device(hb, sb);
+    auto C = to_device(hc, sc);
+    gemm(0.5f, A, B, -1.0f, C);
+    CHECK(C.stream() == sc);
+    check_product(to_eigen(C), op_of(ha, Op::none), op_of(hb, Op::none), 0.5, -1.0, hc.cast<double>());
+    const auto P = A * B;
+    CHECK(P.stream() == sa);
+    check_product(to_eigen(P), op_of(ha, Op::none), op_of(hb, Op::none), 1, 0, Ref());
+  }
+}
