@@ -1,0 +1,279 @@
+// Reductions: sum() beside cub::DeviceReduce::Sum, row_sums() beside
+// cub::DeviceSegmentedReduce::Sum, col_sums() beside a cub::DeviceReduce::Sum over the same
+// bytes (a memory-speed bound: CUB has no column reduction; impl "cub-reduce-bound"). Other
+// configurations of kernels/reduce.cuh run as impl "ours-<config>" so one run picks the
+// fastest. GB/s count bytes read; sums are timed in their async forms (no host sync).
+#include "support.hpp"
+
+#include "kernels/reduce.cuh"
+
+#include <devmat/devmat.hpp>
+
+#include <cub/device/device_reduce.cuh>
+#include <cub/device/device_segmented_reduce.cuh>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace {
+using devmat::DeviceMatrix;
+using devmat::Index;
+using devmat::Stream;
+using devmat::sum_t;
+namespace b = devmat::bench;
+namespace d = devmat::detail;
+
+template <class T> const char* dtype();
+template <> const char* dtype<float>() { return "f32"; }
+template <> const char* dtype<double>() { return "f64"; }
+template <> const char* dtype<std::int32_t>() { return "i32"; }
+template <> const char* dtype<std::uint8_t>() { return "u8"; }
+
+__device__ std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+/// Random non-zero values from the element index: floats in [0.5, 1.5), integers in [1, 255].
+template <class T>
+__global__ void fill_random_kernel(T* p, Index n) {
+  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < n; i += Index(gridDim.x) * blockDim.x) {
+    const std::uint64_t h = mix(static_cast<std::uint64_t>(i) + 0x9e3779b97f4a7c15ull);
+    if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(1 + h % 255);
+    else p[i] = static_cast<T>(0.5 + static_cast<double>(h >> 11) * 0x1.0p-53);
+  }
+}
+
+/// A plain column-sum reference in double: block (x, y) sums columns [256 x, 256 x + 256)
+/// over row chunk y, then adds into out (which starts at zero).
+template <class T>
+__global__ void naive_col_sums_kernel(const T* in, Index rows, Index cols, double* out) {
+  const Index c = blockIdx.x * Index(blockDim.x) + threadIdx.x;
+  if (c >= cols) return;
+  const Index chunk = (rows + gridDim.y - 1) / gridDim.y;
+  const Index r0 = blockIdx.y * chunk, r1 = r0 + chunk < rows ? r0 + chunk : rows;
+  double s = 0;
+  for (Index r = r0; r < r1; ++r) s += static_cast<double>(in[r * cols + c]);
+  atomicAdd(out + c, s);
+}
+
+template <class T>
+DeviceMatrix<T> random_matrix(Index rows, Index cols) {
+  DeviceMatrix<T> m(rows, cols);
+  fill_random_kernel<<<1024, 256, 0, m.stream().native()>>>(m.data(), m.size());
+  DEVMAT_BENCH_CUDA(cudaGetLastError());
+  return m;
+}
+
+/// Agreement: exact for integers, relative 1e-4 otherwise (enough to catch a wrong result).
+template <class A, class B>
+bool agrees(const std::vector<A>& got, const std::vector<B>& want) {
+  if (got.size() != want.size()) return false;
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    const double g = static_cast<double>(got[i]), w = static_cast<double>(want[i]);
+    if constexpr (std::is_integral_v<A> && std::is_integral_v<B>) {
+      if (static_cast<long double>(got[i]) != static_cast<long double>(want[i])) return false;
+    } else if (!(std::fabs(g - w) <= 1e-4 * std::fabs(w))) {  // CUB sums floats in float
+      return false;
+    }
+  }
+  return true;
+}
+
+/// CUB's temporary storage for one call, sized by a first call.
+template <class Call>
+DeviceMatrix<std::uint8_t> cub_temp(Call call) {
+  std::size_t bytes = 0;
+  DEVMAT_BENCH_CUDA(call(nullptr, bytes));
+  return DeviceMatrix<std::uint8_t>(1, static_cast<Index>(bytes > 0 ? bytes : 1));
+}
+
+std::string shape_of(Index r, Index c) { return std::to_string(r) + "x" + std::to_string(c); }
+
+// ------------------------------------------------------------------ sum
+template <class T>
+void register_sum(Index n) {
+  using S = sum_t<T>;
+  const double bytes = static_cast<double>(n) * sizeof(T);
+  const Index rows = n >= 1024 ? 1024 : 1, cols = n / rows;
+  const std::string sz = std::to_string(n);
+  benchmark::RegisterBenchmark(b::name("sum", dtype<T>(), sz, "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    // Check once against CUB (exact for integers).
+    DeviceMatrix<S> ref(1, 1);
+    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), ref.data(), n, s); };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    DEVMAT_BENCH_CUDA(call(tmp.data(), tb));
+    if (!agrees(std::vector<S>{A.sum()}, ref.to_vector())) return st.SkipWithError("sum disagrees with CUB");
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.sum_async(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("sum", dtype<T>(), sz, "cub").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<S> out(1, 1);
+    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), out.data(), n, s); };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// One configuration of launch_reduce, beside the library's sum() on the same input.
+template <class T, int Threads, int Unroll, int Oversub>
+void register_sum_config(Index n) {
+  using S = sum_t<T>;
+  using Cfg = d::ReduceConfig<Threads, Unroll, Oversub>;
+  const double bytes = static_cast<double>(n) * sizeof(T);
+  const std::string impl = "ours-t" + std::to_string(Threads) + "u" + std::to_string(Unroll) + "x" + std::to_string(Oversub);
+  benchmark::RegisterBenchmark(b::name("sum", dtype<T>(), std::to_string(n), impl).c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(1024, n / 1024);
+    const Stream stream = A.stream();
+    DeviceMatrix<S> out(1, 1);
+    auto op = [&] {
+      d::launch_reduce<d::SumReducer<T>, Cfg>(stream, A.data(), n, out.data(), d::CastTo<d::sum_acc_t<T>, S>{});
+    };
+    op();
+    if (!agrees(out.to_vector(), std::vector<S>{A.sum()})) return st.SkipWithError("sum disagrees with sum()");
+    b::time_on_stream(st, stream.native(), bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// ------------------------------------------------------------------ row sums
+void register_row_sums(Index rows, Index cols) {
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  const std::string sh = shape_of(rows, cols);
+  benchmark::RegisterBenchmark(b::name("row_sums", "f32", sh, "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    // Check once against CUB's segmented sum.
+    std::vector<std::int64_t> h_off(static_cast<std::size_t>(rows + 1));
+    for (Index r = 0; r <= rows; ++r) h_off[static_cast<std::size_t>(r)] = r * cols;
+    const auto off = DeviceMatrix<std::int64_t>::from_vector(h_off, 1, rows + 1);
+    DeviceMatrix<float> ref(rows, 1);
+    const cudaStream_t s = A.stream().native();
+    auto call = [&](void* tmp, std::size_t& tb) {
+      return cub::DeviceSegmentedReduce::Sum(tmp, tb, A.data(), ref.data(), rows, off.data(), off.data() + 1, s);
+    };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    DEVMAT_BENCH_CUDA(call(tmp.data(), tb));
+    if (!agrees(A.row_sums().to_vector(), ref.to_vector())) return st.SkipWithError("row_sums disagrees with CUB");
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.row_sums(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("row_sums", "f32", sh, "cub").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    std::vector<std::int64_t> h_off(static_cast<std::size_t>(rows + 1));
+    for (Index r = 0; r <= rows; ++r) h_off[static_cast<std::size_t>(r)] = r * cols;
+    const auto off = DeviceMatrix<std::int64_t>::from_vector(h_off, 1, rows + 1);
+    DeviceMatrix<float> out(rows, 1);
+    const cudaStream_t s = A.stream().native();
+    auto call = [&](void* tmp, std::size_t& tb) {
+      return cub::DeviceSegmentedReduce::Sum(tmp, tb, A.data(), out.data(), rows, off.data(), off.data() + 1, s);
+    };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// One configuration of launch_row_sums (block_min_cols picks warp or block per row).
+template <int BlockThreads, int Unroll>
+void register_row_sums_config(Index rows, Index cols, Index block_min_cols, const std::string& impl) {
+  using Cfg = d::RowSumsConfig<BlockThreads, Unroll, 8192>;
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  benchmark::RegisterBenchmark(b::name("row_sums", "f32", shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const Stream stream = A.stream();
+    DeviceMatrix<float> out(rows, 1);
+    auto op = [&] { d::launch_row_sums<float, Cfg>(stream, A.data(), rows, cols, out.data(), block_min_cols); };
+    op();
+    if (!agrees(out.to_vector(), A.row_sums().to_vector())) return st.SkipWithError("row sums disagree with row_sums()");
+    b::time_on_stream(st, stream.native(), bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// ------------------------------------------------------------------ column sums
+void register_col_sums(Index rows, Index cols) {
+  const Index n = rows * cols;
+  const double bytes = static_cast<double>(n) * sizeof(float);
+  const std::string sh = shape_of(rows, cols);
+  benchmark::RegisterBenchmark(b::name("col_sums", "f32", sh, "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    auto ref = DeviceMatrix<double>::zeros(1, cols, A.stream());
+    const dim3 grid(static_cast<unsigned>((cols + 255) / 256), static_cast<unsigned>(rows < 1024 ? rows : 1024));
+    naive_col_sums_kernel<<<grid, 256, 0, s>>>(A.data(), rows, cols, ref.data());
+    DEVMAT_BENCH_CUDA(cudaGetLastError());
+    if (!agrees(A.col_sums().to_vector(), ref.to_vector())) return st.SkipWithError("col_sums disagrees with the naive reference");
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.col_sums(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("col_sums", "f32", sh, "cub-reduce-bound").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> out(1, 1);
+    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), out.data(), n, s); };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// One configuration of launch_col_sums.
+template <int WX, int WY, int Unroll>
+void register_col_sums_config(Index rows, Index cols) {
+  using Cfg = d::ColSumsConfig<WX, WY, Unroll>;
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  const std::string impl = "ours-x" + std::to_string(WX) + "y" + std::to_string(WY) + "u" + std::to_string(Unroll);
+  benchmark::RegisterBenchmark(b::name("col_sums", "f32", shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const Stream stream = A.stream();
+    DeviceMatrix<float> out(1, cols);
+    auto op = [&] { d::launch_col_sums<float, Cfg>(stream, A.data(), rows, cols, out.data()); };
+    op();
+    if (!agrees(out.to_vector(), A.col_sums().to_vector())) return st.SkipWithError("col sums disagree with col_sums()");
+    b::time_on_stream(st, stream.native(), bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  const Index n28 = Index(1) << 28;
+  register_sum<float>(n28);
+  register_sum_config<float, 256, 2, 1>(n28);
+  register_sum_config<float, 256, 4, 1>(n28);  // the default, launched directly
+  register_sum_config<float, 256, 8, 1>(n28);
+  register_sum_config<float, 512, 4, 1>(n28);
+  register_sum_config<float, 256, 4, 4>(n28);
+  register_sum<float>(Index(1) << 24);  // 64 MiB: partly served from L2
+  register_sum<double>(Index(1) << 27);
+  register_sum<std::int32_t>(n28);
+  register_sum<std::uint8_t>(Index(1) << 30);
+
+  const Index sq = 16384;
+  register_row_sums(sq, sq);
+  register_row_sums_config<256, 4>(sq, sq, Index(1) << 40, "ours-warp");
+  register_row_sums_config<512, 4>(sq, sq, 8192, "ours-block512");
+  register_row_sums_config<256, 8>(sq, sq, 8192, "ours-block256u8");
+  register_row_sums(16, Index(1) << 24);  // wide: rows split into chunks
+  register_row_sums(Index(1) << 24, 16);  // tall: a team of 4 lanes per row
+  register_row_sums(Index(1) << 20, 256);
+
+  register_col_sums(sq, sq);
+  register_col_sums_config<4, 2, 4>(sq, sq);
+  register_col_sums_config<2, 4, 4>(sq, sq);
+  register_col_sums_config<1, 8, 8>(sq, sq);
+  register_col_sums(Index(1) << 24, 16);  // tall: columns split over row chunks
+  register_col_sums(16, Index(1) << 24);  // wide
+  register_col_sums(Index(1) << 22, 3);   // three columns, unaligned rows
+
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
