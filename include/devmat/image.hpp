@@ -16,21 +16,27 @@ using Rgb8 = std::array<DeviceMatrix<std::uint8_t>, 3>;  // planar R, G, B
 bool image_io_available() noexcept;
 
 /// Reads PNG, JPEG, BMP or PGM/PPM as 8-bit gray (colour is converted to luma,
-/// 0.299 R + 0.587 G + 0.114 B). Throws io_error naming the file and the reason.
+/// 0.299 R + 0.587 G + 0.114 B). The format is recognised by the contents, not the name.
+/// Throws io_error naming the file and the reason (missing, empty, not an image, an unsupported
+/// format, truncated, corrupt).
 Image8 load_gray(const std::string& path);
 Image8 load_gray(const std::string& path, const Stream& stream);
 /// Reads an image as three planar 8-bit channels (gray images give three equal planes).
 Rgb8 load_rgb(const std::string& path);
 Rgb8 load_rgb(const std::string& path, const Stream& stream);
 /// Writes PNG (.png) or PGM/PPM (.pgm/.ppm) chosen by the extension; throws io_error for any
-/// other extension or a failed write, and writes nothing on failure.
+/// other extension or a failed write, and writes nothing on failure. Colour saved as .pgm is
+/// converted to luma (the weights above); gray saved as .ppm has three equal channels. RGB
+/// planes of different shapes are a shape_error.
 void save_image(const std::string& path, const Image8& gray);
 void save_image(const std::string& path, const Rgb8& rgb);
 
 /// 2D correlation of `img` with a small odd-sized `kernel` (up to 31x31), output of the same
 /// size, borders replicated (OpenCV filter2D with BORDER_REPLICATE). Runs on img's stream.
+/// A kernel with an even side, a side over 31, or no elements is a shape_error.
 DeviceMatrix<float> filter2d(const DeviceMatrix<float>& img, const DeviceMatrix<float>& kernel);
-/// Separable Gaussian blur with radius ceil(3 sigma), borders replicated.
+/// Separable Gaussian blur with radius ceil(3 sigma), borders replicated. sigma <= 0 (or not
+/// finite) is std::invalid_argument.
 DeviceMatrix<float> gaussian_blur(const DeviceMatrix<float>& img, float sigma);
 /// Gradient magnitude sqrt(gx^2 + gy^2) of the 3x3 Sobel derivatives, borders replicated.
 DeviceMatrix<float> sobel(const DeviceMatrix<float>& img);

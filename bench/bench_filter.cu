@@ -1,0 +1,198 @@
+// Image filters on a 4096x4096 float image, in megapixels per second: filter2d with a 5x5 and a
+// 15x15 kernel and gaussian_blur (sigma 2), ours beside the same filter on the CPU with Eigen
+// (one thread, float, replicated borders) in the same run. The CPU is timed with a host clock.
+#include "support.hpp"
+
+#include <devmat/devmat.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#if DEVMAT_BENCH_HAVE_EIGEN
+#include <Eigen/Core>
+#endif
+
+namespace {
+using devmat::DeviceMatrix;
+using devmat::Index;
+namespace b = devmat::bench;
+
+constexpr Index kSide = 4096;
+constexpr float kSigma = 2.f;
+
+/// Uniform [0, 1) values, the same on every call.
+std::vector<float> random_values(Index n, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(0.f, 1.f);
+  std::vector<float> v(static_cast<std::size_t>(n));
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+/// A k x k kernel of positive weights summing to 1.
+std::vector<float> box_like_kernel(int k) {
+  std::vector<float> w = random_values(k * k, 7u + k);
+  float sum = 0;
+  for (float x : w) sum += x;
+  for (float& x : w) x /= sum;
+  return w;
+}
+
+const std::vector<float>& image() {
+  static const std::vector<float> img = random_values(kSide * kSide, 1234);
+  return img;
+}
+
+#if DEVMAT_BENCH_HAVE_EIGEN
+// ------------------------------------------------------------------ the CPU side (Eigen)
+using HostF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+/// The image with ry rows and rx columns replicated on each side.
+HostF pad_replicate(const HostF& img, Index ry, Index rx) {
+  const Index r = img.rows(), c = img.cols();
+  HostF p(r + 2 * ry, c + 2 * rx);
+  for (Index i = 0; i < p.rows(); ++i) {
+    const auto src = img.row(std::clamp<Index>(i - ry, 0, r - 1));
+    p.row(i).segment(rx, c) = src;
+    p.row(i).head(rx).setConstant(src(0));
+    p.row(i).tail(rx).setConstant(src(c - 1));
+  }
+  return p;
+}
+
+/// 2D correlation, row by row so the working set stays in cache.
+HostF filter2d_cpu(const HostF& img, const HostF& k) {
+  const Index r = img.rows(), c = img.cols();
+  const HostF p = pad_replicate(img, k.rows() / 2, k.cols() / 2);
+  HostF out = HostF::Zero(r, c);
+  for (Index y = 0; y < r; ++y)
+    for (Index i = 0; i < k.rows(); ++i)
+      for (Index j = 0; j < k.cols(); ++j) out.row(y) += k(i, j) * p.row(y + i).segment(j, c);
+  return out;
+}
+
+std::vector<float> gaussian_weights(float sigma) {
+  const int radius = static_cast<int>(std::ceil(3.0 * sigma));
+  std::vector<double> w(2 * radius + 1);
+  double sum = 0;
+  for (int d = -radius; d <= radius; ++d) sum += w[d + radius] = std::exp(-0.5 * d * d / (double(sigma) * sigma));
+  std::vector<float> out;
+  for (double x : w) out.push_back(static_cast<float>(x / sum));
+  return out;
+}
+
+/// Separable Gaussian: the row pass on a padded copy, then the column pass with clamped rows.
+HostF gaussian_cpu(const HostF& img, float sigma) {
+  const std::vector<float> w = gaussian_weights(sigma);
+  const Index radius = static_cast<Index>(w.size() / 2), r = img.rows(), c = img.cols();
+  const HostF p = pad_replicate(img, 0, radius);
+  HostF tmp = HostF::Zero(r, c), out = HostF::Zero(r, c);
+  for (Index y = 0; y < r; ++y)
+    for (Index k = 0; k <= 2 * radius; ++k) tmp.row(y) += w[k] * p.row(y).segment(k, c);
+  for (Index y = 0; y < r; ++y)
+    for (Index k = 0; k <= 2 * radius; ++k) out.row(y) += w[k] * tmp.row(std::clamp<Index>(y + k - radius, 0, r - 1));
+  return out;
+}
+
+template <class Op>
+void time_on_host(benchmark::State& state, double work_per_iter, Op&& op) {
+  double total_s = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    op();
+    const auto t1 = std::chrono::steady_clock::now();
+    const double s = std::chrono::duration<double>(t1 - t0).count();
+    state.SetIterationTime(s);
+    total_s += s;
+  }
+  state.counters["value"] = work_per_iter * static_cast<double>(state.iterations()) / total_s / 1e6;
+  state.counters["unit"] = b::kMpixps;
+}
+
+/// Largest |ours - eigen| relative to the output's range, on a small odd-sized image.
+template <class Gpu, class Cpu>
+double check_small(Gpu&& gpu, Cpu&& cpu) {
+  const Index r = 257, c = 263;
+  const HostF h = Eigen::Map<const HostF>(image().data(), r, c);
+  const HostF want = cpu(h);
+  HostF got(r, c);
+  gpu(DeviceMatrix<float>::from_host(h.data(), r, c)).copy_to_host(got.data());
+  const double range = std::max(1e-30f, want.maxCoeff() - want.minCoeff());
+  return (got - want).cwiseAbs().maxCoeff() / range;
+}
+#endif
+
+const std::string kShape = std::to_string(kSide) + "x" + std::to_string(kSide);
+
+void register_filter2d(int k) {
+  const std::string op = "filter2d_" + std::to_string(k) + "x" + std::to_string(k);
+  const double pixels = static_cast<double>(kSide * kSide);
+  benchmark::RegisterBenchmark(b::name(op, "f32", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<float>::from_vector(image(), kSide, kSide);
+    const auto kernel = DeviceMatrix<float>::from_vector(box_like_kernel(k), k, k);
+#if DEVMAT_BENCH_HAVE_EIGEN
+    const HostF hk = Eigen::Map<const HostF>(box_like_kernel(k).data(), k, k);
+    const double err = check_small([&](const DeviceMatrix<float>& m) { return devmat::filter2d(m, kernel); },
+                                   [&](const HostF& m) { return filter2d_cpu(m, hk); });
+    if (!(err <= 1e-5 * k)) {
+      st.SkipWithError(("result differs from Eigen by " + std::to_string(err) + " of the range").c_str());
+      return;
+    }
+#endif
+    DeviceMatrix<float> out;
+    b::time_on_stream(st, img.stream().native(), pixels, b::kMpixps, [&] { out = devmat::filter2d(img, kernel); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_EIGEN
+  benchmark::RegisterBenchmark(b::name(op, "f32", kShape, "eigen-cpu").c_str(), [=](benchmark::State& st) {
+    const HostF img = Eigen::Map<const HostF>(image().data(), kSide, kSide);
+    const HostF hk = Eigen::Map<const HostF>(box_like_kernel(k).data(), k, k);
+    HostF out;
+    time_on_host(st, pixels, [&] {
+      out = filter2d_cpu(img, hk);
+      benchmark::DoNotOptimize(out.data());
+    });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+}
+
+void register_gaussian() {
+  const double pixels = static_cast<double>(kSide * kSide);
+  benchmark::RegisterBenchmark(b::name("gaussian_blur", "f32", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<float>::from_vector(image(), kSide, kSide);
+#if DEVMAT_BENCH_HAVE_EIGEN
+    const double err = check_small([](const DeviceMatrix<float>& m) { return devmat::gaussian_blur(m, kSigma); },
+                                   [](const HostF& m) { return gaussian_cpu(m, kSigma); });
+    if (!(err <= 1e-5 * 13)) {
+      st.SkipWithError(("result differs from Eigen by " + std::to_string(err) + " of the range").c_str());
+      return;
+    }
+#endif
+    DeviceMatrix<float> out;
+    b::time_on_stream(st, img.stream().native(), pixels, b::kMpixps, [&] { out = devmat::gaussian_blur(img, kSigma); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_EIGEN
+  benchmark::RegisterBenchmark(b::name("gaussian_blur", "f32", kShape, "eigen-cpu").c_str(), [=](benchmark::State& st) {
+    const HostF img = Eigen::Map<const HostF>(image().data(), kSide, kSide);
+    HostF out;
+    time_on_host(st, pixels, [&] {
+      out = gaussian_cpu(img, kSigma);
+      benchmark::DoNotOptimize(out.data());
+    });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  register_filter2d(5);
+  register_filter2d(15);
+  register_gaussian();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

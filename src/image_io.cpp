@@ -1,0 +1,596 @@
+// Image I/O (compiled only when stb_image.h was found; image_io_disabled.cpp otherwise).
+//
+// Reading: the whole file is read into memory, its format is recognised by its first bytes
+// (never by its name), and its structure is checked before any pixel is decoded, because
+// stb_image silently pads a truncated BMP or JPEG with zeros:
+//   PNG   every chunk must fit in the file (critical chunks with a correct CRC) up to IEND;
+//   JPEG  the marker segments and entropy-coded data must reach an end-of-image marker;
+//   BMP   the header must be whole and the pixel array must fit in the file;
+//   PGM/PPM are parsed here (P2, P3, P5, P6, maxval up to 65535): stb's reader neither checks
+//         truncation nor rescales maxval != 255.
+// PNG, JPEG and BMP pixels are then decoded by stb_image. Gray output is luma computed here
+// (0.299 R + 0.587 G + 0.114 B, rounded), not stb's own approximation.
+//
+// Writing: PNG through stb_image_write, PGM/PPM here; the file is encoded in memory, written to
+// a temporary file in the destination folder and renamed over the destination, so a failure
+// leaves the destination untouched and no temporary behind.
+//
+// stb is compiled into this file with static linkage, so libdevmat exports none of its
+// symbols and cannot clash with a user's own copy.
+#include "detail/image_codec.hpp"
+
+#include <devmat/device_matrix.hpp>
+#include <devmat/error.hpp>
+#include <devmat/image.hpp>
+
+#define STB_IMAGE_STATIC
+#define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
+#define STBI_ONLY_BMP
+#define STBI_NO_STDIO
+#define STBI_FAILURE_USERMSG
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+
+#define STB_IMAGE_WRITE_STATIC
+#define STBI_WRITE_NO_STDIO
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace devmat {
+namespace detail {
+namespace {
+
+// Largest side accepted on reading (as stb_image's own limit).
+constexpr Index kMaxSide = Index(1) << 24;
+
+[[noreturn]] void read_fail(const std::string& path, const std::string& why) {
+  throw io_error("devmat: cannot read image '" + path + "': " + why);
+}
+
+[[noreturn]] void write_fail(const std::string& path, const std::string& why) {
+  throw io_error("devmat: cannot write image '" + path + "': " + why);
+}
+
+std::string errno_text(int e) { return std::strerror(e); }
+
+// ------------------------------------------------------------------ reading the bytes
+std::vector<std::uint8_t> read_file(const std::string& path) {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) read_fail(path, "cannot open the file: " + errno_text(errno));
+  struct stat st {};
+  if (fstat(fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode)) read_fail(path, "it is a directory");
+  std::vector<std::uint8_t> bytes;
+  if (st.st_size > 0) bytes.reserve(static_cast<std::size_t>(st.st_size));
+  std::array<std::uint8_t, 1 << 16> chunk;
+  for (;;) {
+    const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f.get());
+    bytes.insert(bytes.end(), chunk.data(), chunk.data() + n);
+    if (n < chunk.size()) break;
+  }
+  if (std::ferror(f.get())) read_fail(path, "read error: " + errno_text(errno));
+  if (bytes.empty()) read_fail(path, "the file is empty");
+  return bytes;
+}
+
+// ------------------------------------------------------------------ recognising the format
+enum class Format { png, jpeg, bmp, pnm };
+
+const char* format_name(Format f) {
+  switch (f) {
+    case Format::png: return "PNG";
+    case Format::jpeg: return "JPEG";
+    case Format::bmp: return "BMP";
+    case Format::pnm: return "PGM/PPM";
+  }
+  return "?";
+}
+
+constexpr std::uint8_t kPngSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+
+bool starts_with(const std::vector<std::uint8_t>& b, const std::uint8_t* sig, std::size_t n) {
+  return b.size() >= n && std::memcmp(b.data(), sig, n) == 0;
+}
+
+Format recognise(const std::string& path, const std::vector<std::uint8_t>& b) {
+  static const std::uint8_t jpeg[3] = {0xFF, 0xD8, 0xFF};
+  if (starts_with(b, kPngSignature, 8)) return Format::png;
+  if (starts_with(b, jpeg, 3)) return Format::jpeg;
+  if (b.size() >= 2 && b[0] == 'B' && b[1] == 'M') return Format::bmp;
+  if (b.size() >= 2 && b[0] == 'P' && (b[1] == '2' || b[1] == '3' || b[1] == '5' || b[1] == '6')) return Format::pnm;
+  // A file shorter than a signature it begins with was cut off inside the signature.
+  const std::size_t n = b.size();
+  if ((n < 8 && std::memcmp(b.data(), kPngSignature, n) == 0) || (n < 3 && std::memcmp(b.data(), jpeg, n) == 0) ||
+      (n < 2 && (b[0] == 'B' || b[0] == 'P')))
+    read_fail(path, "the file is truncated (" + std::to_string(n) + " bytes, inside the format's signature)");
+  // Other images get a precise reason.
+  const auto is = [&](const char* s) { return starts_with(b, reinterpret_cast<const std::uint8_t*>(s), std::strlen(s)); };
+  static const std::uint8_t tiff_le[4] = {'I', 'I', 42, 0}, tiff_be[4] = {'M', 'M', 0, 42};
+  const char* other = nullptr;
+  if (is("P1") || is("P4")) other = "PBM bitmaps (P1/P4)";
+  else if (is("GIF8")) other = "GIF images";
+  else if (starts_with(b, tiff_le, 4) || starts_with(b, tiff_be, 4)) other = "TIFF images";
+  else if (is("RIFF") && b.size() >= 12 && std::memcmp(b.data() + 8, "WEBP", 4) == 0) other = "WebP images";
+  if (other) read_fail(path, std::string(other) + " are not supported (supported: PNG, JPEG, BMP, PGM/PPM)");
+  read_fail(path, "not an image: the contents are not PNG, JPEG, BMP or PGM/PPM");
+}
+
+std::uint32_t be32(const std::uint8_t* p) {
+  return (std::uint32_t(p[0]) << 24) | (std::uint32_t(p[1]) << 16) | (std::uint32_t(p[2]) << 8) | p[3];
+}
+std::uint32_t le32(const std::uint8_t* p) {
+  return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) | (std::uint32_t(p[3]) << 24);
+}
+std::uint16_t le16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
+
+// ------------------------------------------------------------------ structural checks
+std::uint32_t crc32(const std::uint8_t* p, std::size_t n) {
+  static const auto table = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i) c = table[(c ^ p[i]) & 0xFF] ^ (c >> 8);
+  return c ^ 0xFFFFFFFFu;
+}
+
+std::string chunk_name(const std::uint8_t* p) {
+  std::string s(reinterpret_cast<const char*>(p), 4);
+  for (char& c : s)
+    if (!std::isprint(static_cast<unsigned char>(c))) c = '?';
+  return s;
+}
+
+// Every chunk lies inside the file, up to IEND; critical chunks (upper-case first letter)
+// have a correct CRC.
+void check_png(const std::string& path, const std::vector<std::uint8_t>& b) {
+  std::size_t pos = 8;
+  bool first = true;
+  for (;;) {
+    if (b.size() - pos < 12)
+      read_fail(path, "the file is truncated (PNG ends at byte " + std::to_string(b.size()) +
+                          " without its IEND chunk)");
+    const std::uint32_t len = be32(&b[pos]);
+    const std::string name = chunk_name(&b[pos + 4]);
+    if (len > 0x7FFFFFFFu) read_fail(path, "corrupt PNG (chunk '" + name + "' has an invalid length)");
+    if (first && name != "IHDR") read_fail(path, "corrupt PNG (the first chunk is not IHDR)");
+    first = false;
+    if (b.size() - pos - 12 < len)
+      read_fail(path, "the file is truncated (PNG chunk '" + name + "' at byte " + std::to_string(pos) +
+                          " runs past the end of the file)");
+    if (std::isupper(b[pos + 4]) && crc32(&b[pos + 4], len + 4) != be32(&b[pos + 8 + len]))
+      read_fail(path, "corrupt PNG (CRC mismatch in chunk '" + name + "' at byte " + std::to_string(pos) + ")");
+    if (name == "IEND") return;
+    pos += 12 + std::size_t(len);
+  }
+}
+
+// A DHT segment's tables: at most 256 codes each, all inside the segment. (stb_image 2.27, the
+// version Debian ships, does not check the count and overflows its tables.)
+void check_jpeg_huffman_tables(const std::string& path, const std::uint8_t* p, std::size_t len) {
+  const auto bad = [&] { read_fail(path, "corrupt JPEG (bad Huffman table)"); };
+  std::size_t pos = 0;
+  while (pos < len) {
+    if (len - pos < 17 || (p[pos] >> 4) > 1 || (p[pos] & 15) > 3) bad();
+    std::size_t codes = 0;
+    for (int i = 1; i <= 16; ++i) codes += p[pos + i];
+    if (codes > 256 || len - pos - 17 < codes) bad();
+    pos += 17 + codes;
+  }
+}
+
+// Marker segments and entropy-coded data up to an end-of-image marker (EOI, FF D9).
+void check_jpeg(const std::string& path, const std::vector<std::uint8_t>& b) {
+  const std::size_t n = b.size();
+  const auto truncated = [&] { read_fail(path, "the file is truncated (JPEG without its end-of-image marker)"); };
+  std::size_t pos = 2;  // after SOI
+  for (;;) {
+    // Find the next marker: FF, any fill FFs, then a non-zero code (tolerating stray bytes).
+    while (pos < n && b[pos] != 0xFF) ++pos;
+    while (pos < n && b[pos] == 0xFF) ++pos;
+    if (pos >= n) truncated();
+    const std::uint8_t m = b[pos++];
+    if (m == 0xD9) return;                                          // EOI
+    if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) continue;  // no length
+    if (n - pos < 2) truncated();
+    const std::size_t len = (std::size_t(b[pos]) << 8) | b[pos + 1];
+    if (len < 2) read_fail(path, "corrupt JPEG (a marker segment has length " + std::to_string(len) + ")");
+    if (n - pos < len) truncated();
+    if (m == 0xC4) check_jpeg_huffman_tables(path, b.data() + pos + 2, len - 2);
+    pos += len;
+    if (m == 0xDA) {  // start of scan: entropy-coded data until a marker other than RSTn
+      for (;;) {
+        const void* ff = std::memchr(b.data() + pos, 0xFF, n - pos);
+        if (!ff) truncated();
+        pos = static_cast<std::size_t>(static_cast<const std::uint8_t*>(ff) - b.data());
+        if (pos + 1 >= n) truncated();
+        const std::uint8_t next = b[pos + 1];
+        if (next == 0x00 || (next >= 0xD0 && next <= 0xD7)) {
+          pos += 2;
+          continue;
+        }
+        break;  // a real marker: the outer loop reads it
+      }
+    }
+  }
+}
+
+// The headers are whole and the pixel array fits in the file.
+void check_bmp(const std::string& path, const std::vector<std::uint8_t>& b) {
+  const std::size_t n = b.size();
+  const auto truncated = [&](const char* what) {
+    read_fail(path, std::string("the file is truncated (BMP ") + what + " is cut off)");
+  };
+  if (n < 18) truncated("header");
+  const std::uint32_t offset = le32(&b[10]);
+  const std::uint32_t header = le32(&b[14]);
+  if (header < 12) read_fail(path, "corrupt BMP (header size " + std::to_string(header) + ")");
+  if (n < 14 + std::size_t(header)) truncated("header");
+  std::int64_t w = 0, h = 0;
+  std::uint32_t bpp = 0, compression = 0;
+  if (header == 12) {
+    w = le16(&b[18]);
+    h = le16(&b[20]);
+    bpp = le16(&b[24]);
+  } else {
+    if (header < 40) read_fail(path, "corrupt BMP (header size " + std::to_string(header) + ")");
+    w = static_cast<std::int32_t>(le32(&b[18]));
+    h = static_cast<std::int32_t>(le32(&b[22]));
+    bpp = le16(&b[28]);
+    compression = le32(&b[30]);
+  }
+  if (h < 0) h = -h;
+  if (w <= 0 || h <= 0 || w > kMaxSide || h > kMaxSide)
+    read_fail(path, "corrupt BMP (size " + std::to_string(w) + "x" + std::to_string(h) + ")");
+  if (offset < 14 + header || offset > n) truncated("pixel array");
+  // Uncompressed layouts (BI_RGB, BI_BITFIELDS, BI_ALPHABITFIELDS): rows padded to 4 bytes,
+  // the last row's padding optional. stb_image rejects the RLE ones itself.
+  if (compression == 0 || compression == 3 || compression == 6) {
+    const std::int64_t row_bytes = (w * bpp + 7) / 8;
+    const std::int64_t stride = (w * bpp + 31) / 32 * 4;
+    if (static_cast<std::int64_t>(n - offset) < stride * (h - 1) + row_bytes) truncated("pixel array");
+  }
+}
+
+// ------------------------------------------------------------------ PGM/PPM
+struct PnmReader {
+  const std::string& path;
+  const std::vector<std::uint8_t>& b;
+  std::size_t pos = 2;
+
+  [[noreturn]] void truncated() const {
+    read_fail(path, "the file is truncated (PGM/PPM ends before all its pixels)");
+  }
+  static bool space(std::uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; }
+  void skip_space_and_comments() {
+    while (pos < b.size()) {
+      if (space(b[pos])) ++pos;
+      else if (b[pos] == '#')
+        while (pos < b.size() && b[pos] != '\n' && b[pos] != '\r') ++pos;
+      else break;
+    }
+  }
+  // A decimal number no larger than `max`; `what` names it in errors.
+  long long number(const char* what, long long max) {
+    skip_space_and_comments();
+    if (pos >= b.size()) truncated();
+    if (!std::isdigit(b[pos]))
+      read_fail(path, std::string("corrupt PGM/PPM (expected the ") + what + ", found '" +
+                          static_cast<char>(b[pos]) + "')");
+    long long v = 0;
+    while (pos < b.size() && std::isdigit(b[pos])) {
+      v = v * 10 + (b[pos++] - '0');
+      if (v > max)
+        read_fail(path, std::string("corrupt PGM/PPM (") + what + " larger than " + std::to_string(max) + ")");
+    }
+    return v;
+  }
+};
+
+// Pixels of a P2/P3/P5/P6 file, scaled to 0..255 when maxval != 255.
+HostImage decode_pnm(const std::string& path, const std::vector<std::uint8_t>& b) {
+  PnmReader r{path, b};
+  const char kind = static_cast<char>(b[1]);
+  const int channels = (kind == '3' || kind == '6') ? 3 : 1;
+  const bool binary = kind == '5' || kind == '6';
+  HostImage img;
+  img.cols = r.number("width", kMaxSide);
+  img.rows = r.number("height", kMaxSide);
+  const long long maxval = r.number("maximum value", 65535);
+  if (img.rows == 0 || img.cols == 0 || maxval == 0)
+    read_fail(path, "corrupt PGM/PPM (size " + shape_string(img.rows, img.cols) + ", maximum value " +
+                        std::to_string(maxval) + ")");
+  img.channels = channels;
+  const std::size_t samples = std::size_t(img.rows) * std::size_t(img.cols) * std::size_t(channels);
+  const auto scale = [maxval](long long v) {
+    return static_cast<std::uint8_t>(maxval == 255 ? v : (v * 255 + maxval / 2) / maxval);
+  };
+  if (binary) {
+    // Exactly one whitespace byte separates the header from the raster.
+    if (r.pos >= b.size()) r.truncated();
+    if (!PnmReader::space(b[r.pos])) read_fail(path, "corrupt PGM/PPM (no whitespace after the header)");
+    ++r.pos;
+    const std::size_t bytes_per = maxval > 255 ? 2 : 1;
+    if ((b.size() - r.pos) / bytes_per < samples) r.truncated();
+    img.pixels.resize(samples);
+    const std::uint8_t* p = &b[r.pos];
+    for (std::size_t i = 0; i < samples; ++i) {
+      const long long v = bytes_per == 2 ? (static_cast<long long>(p[2 * i]) << 8) | p[2 * i + 1] : p[i];
+      if (v > maxval) read_fail(path, "corrupt PGM/PPM (a sample exceeds the maximum value)");
+      img.pixels[i] = scale(v);
+    }
+  } else {
+    // Each sample takes at least two bytes (a digit and a separator), bar the last.
+    if ((b.size() - r.pos + 1) / 2 < samples) r.truncated();
+    img.pixels.resize(samples);
+    for (std::size_t i = 0; i < samples; ++i) {
+      const long long v = r.number("sample", 65535);
+      if (v > maxval) read_fail(path, "corrupt PGM/PPM (a sample exceeds the maximum value)");
+      img.pixels[i] = scale(v);
+    }
+  }
+  return img;
+}
+
+// ------------------------------------------------------------------ decoding
+// Converts n_in interleaved channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) to 1 or 3.
+HostImage convert(HostImage in, int n_out) {
+  const int n_in = in.channels;
+  if (n_in == n_out) return in;
+  HostImage out;
+  out.rows = in.rows;
+  out.cols = in.cols;
+  out.channels = n_out;
+  const std::size_t n = std::size_t(in.rows) * std::size_t(in.cols);
+  out.pixels.resize(n * n_out);
+  const std::uint8_t* p = in.pixels.data();
+  std::uint8_t* q = out.pixels.data();
+  for (std::size_t i = 0; i < n; ++i, p += n_in) {
+    if (n_out == 1) {
+      q[i] = n_in >= 3 ? luma(p[0], p[1], p[2]) : p[0];
+    } else if (n_in >= 3) {
+      q[3 * i] = p[0], q[3 * i + 1] = p[1], q[3 * i + 2] = p[2];
+    } else {
+      q[3 * i] = q[3 * i + 1] = q[3 * i + 2] = p[0];
+    }
+  }
+  return out;
+}
+
+HostImage decode(const std::string& path, int channels) {
+  const std::vector<std::uint8_t> bytes = read_file(path);
+  const Format f = recognise(path, bytes);
+  if (f == Format::pnm) return convert(decode_pnm(path, bytes), channels);
+  switch (f) {
+    case Format::png: check_png(path, bytes); break;
+    case Format::jpeg: check_jpeg(path, bytes); break;
+    default: check_bmp(path, bytes); break;
+  }
+  if (bytes.size() > static_cast<std::size_t>(INT_MAX))
+    read_fail(path, "the file is too large for the decoder (over 2 GiB)");
+  int w = 0, h = 0, n = 0;
+  std::unique_ptr<stbi_uc, void (*)(void*)> px(
+      stbi_load_from_memory(bytes.data(), static_cast<int>(bytes.size()), &w, &h, &n, 0), &stbi_image_free);
+  if (!px) {
+    const char* why = stbi_failure_reason();
+    read_fail(path, std::string("corrupt or unsupported ") + format_name(f) + " data (" +
+                        (why ? why : "unknown reason") + ")");
+  }
+  if (w <= 0 || h <= 0 || n < 1 || n > 4)
+    read_fail(path, std::string("corrupt ") + format_name(f) + " data (size " + std::to_string(w) + "x" +
+                        std::to_string(h) + ")");
+  HostImage img;
+  img.rows = h;
+  img.cols = w;
+  img.channels = n;
+  img.pixels.assign(px.get(), px.get() + std::size_t(w) * std::size_t(h) * std::size_t(n));
+  return convert(std::move(img), channels);
+}
+
+// ------------------------------------------------------------------ encoding and writing
+void append_bytes(void* ctx, void* data, int size) {
+  auto* out = static_cast<std::vector<std::uint8_t>*>(ctx);
+  const auto* p = static_cast<const std::uint8_t*>(data);
+  out->insert(out->end(), p, p + size);
+}
+
+std::vector<std::uint8_t> encode_png(const std::string& path, const HostImage& img) {
+  // stb_image_write keeps sizes in int, including its (cols*channels + 1) * rows work buffer.
+  const long long row = static_cast<long long>(img.cols) * img.channels + 1;
+  if (img.rows > INT_MAX || img.cols > INT_MAX || row * img.rows > INT_MAX)
+    write_fail(path, "the image (" + shape_string(img.rows, img.cols) + ") is too large for the PNG encoder");
+  std::vector<std::uint8_t> out;
+  const int ok = stbi_write_png_to_func(&append_bytes, &out, static_cast<int>(img.cols), static_cast<int>(img.rows),
+                                        img.channels, img.pixels.data(), static_cast<int>(img.cols) * img.channels);
+  if (!ok || out.empty()) write_fail(path, "the PNG encoder failed (out of memory?)");
+  return out;
+}
+
+std::vector<std::uint8_t> encode_pnm(const HostImage& img, int channels) {
+  const std::string header = std::string(channels == 3 ? "P6" : "P5") + "\n" + std::to_string(img.cols) + " " +
+                             std::to_string(img.rows) + "\n255\n";
+  std::vector<std::uint8_t> out(header.begin(), header.end());
+  if (channels == img.channels) {
+    out.insert(out.end(), img.pixels.begin(), img.pixels.end());
+  } else {
+    const HostImage c = convert(img, channels);
+    out.insert(out.end(), c.pixels.begin(), c.pixels.end());
+  }
+  return out;
+}
+
+// Writes `bytes` to a new temporary file next to `path`, then renames it over `path`.
+void write_atomically(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  static std::atomic<unsigned> counter{0};
+  std::string tmp;
+  int fd = -1;
+  for (int attempt = 0; fd < 0; ++attempt) {
+    tmp = path + ".devmat-tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+    fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0 && (errno != EEXIST || attempt >= 100))
+      write_fail(path, "cannot create a file in its folder: " + errno_text(errno));
+  }
+  const auto fail_and_remove = [&](const std::string& why, int e) {
+    if (fd >= 0) ::close(fd);
+    ::unlink(tmp.c_str());
+    write_fail(path, why + ": " + errno_text(e));
+  };
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail_and_remove("write failed", n < 0 ? errno : ENOSPC);
+    done += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) fail_and_remove("write failed (fsync)", errno);
+  const int closed = ::close(fd);
+  fd = -1;
+  if (closed != 0) fail_and_remove("write failed (close)", errno);
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) fail_and_remove("cannot replace the file", errno);
+}
+
+std::string lower_extension(const std::string& path) {
+  const std::size_t slash = path.find_last_of('/');
+  const std::size_t dot = path.find_last_of('.');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) return "";
+  std::string ext = path.substr(dot);
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return ext;
+}
+
+}  // namespace
+
+ImageFormat image_format_for(const std::string& path) {
+  const std::string ext = lower_extension(path);
+  if (ext == ".png") return ImageFormat::png;
+  if (ext == ".pgm") return ImageFormat::pgm;
+  if (ext == ".ppm") return ImageFormat::ppm;
+  write_fail(path, (ext.empty() ? std::string("no file extension") : "unsupported extension '" + ext + "'") +
+                       " (supported: .png, .pgm, .ppm)");
+}
+
+std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) noexcept {
+  // Exact rounding (half up) of the real value 0.299 R + 0.587 G + 0.114 B.
+  return static_cast<std::uint8_t>((299u * r + 587u * g + 114u * b + 500u) / 1000u);
+}
+
+HostImage decode_gray(const std::string& path) { return decode(path, 1); }
+HostImage decode_rgb(const std::string& path) { return decode(path, 3); }
+
+void encode_image(const std::string& path, const HostImage& image) {
+  const ImageFormat format = image_format_for(path);
+  if (image.channels != 1 && image.channels != 3)
+    throw std::invalid_argument("devmat: encode_image: " + std::to_string(image.channels) +
+                                " channels (expected 1 or 3)");
+  if (image.rows <= 0 || image.cols <= 0)
+    write_fail(path, "the image is empty (" + shape_string(image.rows, image.cols) + ")");
+  if (image.pixels.size() != std::size_t(image.rows) * std::size_t(image.cols) * std::size_t(image.channels))
+    throw std::invalid_argument("devmat: encode_image: pixel buffer does not match " +
+                                shape_string(image.rows, image.cols) + "x" + std::to_string(image.channels));
+  std::vector<std::uint8_t> bytes;
+  switch (format) {
+    case ImageFormat::png: bytes = encode_png(path, image); break;
+    case ImageFormat::pgm: bytes = encode_pnm(image, 1); break;
+    case ImageFormat::ppm: bytes = encode_pnm(image, 3); break;
+  }
+  write_atomically(path, bytes);
+}
+
+}  // namespace detail
+
+// ------------------------------------------------------------------ the public API
+namespace {
+Rgb8 to_planes(const detail::HostImage& h, const Stream& stream) {
+  const std::size_t n = std::size_t(h.rows) * std::size_t(h.cols);
+  Rgb8 out;
+  std::vector<std::uint8_t> plane(n);
+  for (int c = 0; c < 3; ++c) {
+    for (std::size_t i = 0; i < n; ++i) plane[i] = h.pixels[3 * i + c];
+    out[c] = Image8::from_host(plane.data(), h.rows, h.cols, stream);  // plane is reusable on return
+  }
+  return out;
+}
+}  // namespace
+
+bool image_io_available() noexcept { return true; }
+
+// Each overload decodes before it touches a stream, so file errors need no device.
+Image8 load_gray(const std::string& path) {
+  const detail::HostImage h = detail::decode_gray(path);
+  return Image8::from_host(h.pixels.data(), h.rows, h.cols, Stream::per_thread());
+}
+
+Image8 load_gray(const std::string& path, const Stream& stream) {
+  const detail::HostImage h = detail::decode_gray(path);
+  return Image8::from_host(h.pixels.data(), h.rows, h.cols, stream);
+}
+
+Rgb8 load_rgb(const std::string& path) {
+  const detail::HostImage h = detail::decode_rgb(path);
+  return to_planes(h, Stream::per_thread());
+}
+
+Rgb8 load_rgb(const std::string& path, const Stream& stream) {
+  const detail::HostImage h = detail::decode_rgb(path);
+  return to_planes(h, stream);
+}
+
+void save_image(const std::string& path, const Image8& gray) {
+  detail::image_format_for(path);  // a bad extension fails before any device work
+  if (gray.empty())
+    throw io_error("devmat: cannot write image '" + path + "': the image is empty (" +
+                   detail::shape_string(gray.rows(), gray.cols()) + ")");
+  detail::HostImage h;
+  h.rows = gray.rows();
+  h.cols = gray.cols();
+  h.channels = 1;
+  h.pixels = gray.to_vector();
+  detail::encode_image(path, h);
+}
+
+void save_image(const std::string& path, const Rgb8& rgb) {
+  detail::image_format_for(path);
+  for (int c = 1; c < 3; ++c)
+    if (rgb[c].rows() != rgb[0].rows() || rgb[c].cols() != rgb[0].cols())
+      detail::throw_shape_error("save_image", rgb[0].rows(), rgb[0].cols(), rgb[c].rows(), rgb[c].cols(),
+                                "(R plane and G or B plane) differ");
+  if (rgb[0].empty())
+    throw io_error("devmat: cannot write image '" + path + "': the image is empty (" +
+                   detail::shape_string(rgb[0].rows(), rgb[0].cols()) + ")");
+  const std::size_t n = static_cast<std::size_t>(rgb[0].size());
+  detail::HostImage h;
+  h.rows = rgb[0].rows();
+  h.cols = rgb[0].cols();
+  h.channels = 3;
+  h.pixels.resize(3 * n);
+  std::vector<std::uint8_t> plane(n);
+  for (int c = 0; c < 3; ++c) {
+    rgb[c].copy_to_host(plane.data());
+    for (std::size_t i = 0; i < n; ++i) h.pixels[3 * i + c] = plane[i];
+  }
+  detail::encode_image(path, h);
+}
+
+}  // namespace devmat

@@ -1,0 +1,253 @@
+// Image filters: 2D correlation, the two passes of a separable Gaussian, and Sobel. Each block
+// loads its output tile plus the halo into shared memory with the border replicated (indices
+// clamped while loading), so the inner loops read shared memory only and have no branches.
+// Weights are copied into shared memory by each block (never __constant__ memory, which
+// concurrent launches on different streams would overwrite). Device code only.
+#pragma once
+
+#include "../detail/runtime.hpp"
+
+#include <cuda_runtime.h>
+
+namespace devmat::detail {
+
+// Every filter kernel runs 32 x 8 threads: a warp spans one row of the tile, so shared-memory
+// reads of a row are conflict-free and global loads and stores are coalesced.
+constexpr int kFilterThreadsX = 32;
+constexpr int kFilterThreadsY = 8;
+constexpr int kFilterThreads = kFilterThreadsX * kFilterThreadsY;
+constexpr unsigned kMaxGridY = 65535;  // tiles past it are covered by a grid-stride loop
+
+constexpr int kMaxFilterSide = 31;  // filter2d kernels: odd sides up to 31
+
+// filter2d: a 32 x 128 output tile, each thread 16 vertically adjacent outputs of one column, so
+// one shared-memory read feeds up to 16 multiply-adds (a register sliding window), and each
+// kernel column's weights are read once for 16 outputs.
+constexpr int kF2dRowsPerThread = 16;
+constexpr int kF2dTileW = kFilterThreadsX;                       // 32
+constexpr int kF2dTileH = kFilterThreadsY * kF2dRowsPerThread;   // 128
+
+// Gaussian passes in shared memory up to this radius (sigma <= 21.3); beyond, the global-memory
+// kernels below.
+constexpr int kMaxTiledGaussRadius = 64;
+constexpr int kMaxTiledGaussTaps = 2 * kMaxTiledGaussRadius + 1;
+// Row pass: an 8 x 128 tile, each thread 4 outputs 32 columns apart.
+constexpr int kRowPassPerThread = 4;
+constexpr int kRowTileW = kFilterThreadsX * kRowPassPerThread;  // 128
+constexpr int kRowTileH = kFilterThreadsY;                      // 8
+// Column pass: a 64 x 32 tile, each thread 8 outputs 8 rows apart.
+constexpr int kColPassPerThread = 8;
+constexpr int kColTileW = kFilterThreadsX;                      // 32
+constexpr int kColTileH = kFilterThreadsY * kColPassPerThread;  // 64
+
+// Sobel: a 32 x 32 tile, each thread 4 outputs 8 rows apart.
+constexpr int kSobelPerThread = 4;
+constexpr int kSobelTileW = kFilterThreadsX;                    // 32
+constexpr int kSobelTileH = kFilterThreadsY * kSobelPerThread;  // 32
+
+/// Gaussian weights passed by value: kernel parameters belong to one launch, so concurrent
+/// launches with different sigmas cannot see each other's weights. Kernels take it as
+/// `const __grid_constant__`, so reading it through a pointer makes no per-thread copy.
+struct GaussTaps {
+  float w[kMaxTiledGaussTaps];
+};
+
+__device__ __forceinline__ Index clamp_index(Index i, Index n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
+
+__device__ __forceinline__ int thread_rank() { return threadIdx.y * kFilterThreadsX + threadIdx.x; }
+
+/// Loads the h x w window of `src` (rows x cols, row-major) whose top-left element is (y0, x0)
+/// into `dst` (row pitch `pitch`), replicating the border: a position outside the image reads
+/// the nearest element inside it. The block's threads stride the window, a warp per row.
+__device__ __forceinline__ void load_tile_replicate(float* dst, int pitch, int h, int w,
+                                                    const float* __restrict__ src, Index rows, Index cols,
+                                                    Index y0, Index x0) {
+  for (int i = threadIdx.y; i < h; i += kFilterThreadsY) {
+    const float* src_row = src + clamp_index(y0 + i, rows) * cols;
+    for (int j = threadIdx.x; j < w; j += kFilterThreadsX) dst[i * pitch + j] = __ldg(src_row + clamp_index(x0 + j, cols));
+  }
+}
+
+/// Copies n weights into shared memory.
+__device__ __forceinline__ void load_weights(float* w_smem, const float* w, int n) {
+  for (int i = thread_rank(); i < n; i += kFilterThreads) w_smem[i] = w[i];
+}
+
+// ------------------------------------------------------------------ filter2d
+/// One thread's R vertically adjacent outputs: `in_smem` points at the thread's first input
+/// (its column, first row of its window), `w_smem` at the (KH, kw) weights. For each kernel
+/// column the KH weights sit in registers and each of the R + KH - 1 inputs is read once.
+template <int KH, int R>
+__device__ __forceinline__ void correlate_column(const float* in_smem, int pitch, const float* w_smem, int kw,
+                                                 float (&acc)[R]) {
+  for (int kx = 0; kx < kw; ++kx) {
+    float w[KH];
+#pragma unroll
+    for (int ky = 0; ky < KH; ++ky) w[ky] = w_smem[ky * kw + kx];
+#pragma unroll
+    for (int y = 0; y < R + KH - 1; ++y) {
+      const float p = in_smem[y * pitch + kx];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+        if (y - r >= 0 && y - r < KH) acc[r] = fmaf(p, w[y - r], acc[r]);  // resolved at compile time
+    }
+  }
+}
+
+/// out = img correlated with the (KH, kw) `weights`, borders replicated. Block (32, 8), grid
+/// (tiles along x, tiles along y up to kMaxGridY); dynamic shared memory holds the weights and
+/// the (kF2dTileH + KH - 1, kF2dTileW + kw - 1) input tile.
+template <int KH>
+__global__ void __launch_bounds__(kFilterThreads)
+filter2d_kernel(const float* __restrict__ img, float* __restrict__ out, Index rows, Index cols,
+                const float* __restrict__ weights, int kw, unsigned tiles_y) {
+  static_assert(KH % 2 == 1 && KH >= 1 && KH <= kMaxFilterSide, "filter2d_kernel: KH must be odd, 1..31");
+  extern __shared__ float smem[];
+  float* w_smem = smem;              // (KH, kw)
+  float* in_smem = smem + KH * kw;   // (kF2dTileH + KH - 1, pitch)
+  const int pitch = kF2dTileW + kw - 1;
+  load_weights(w_smem, weights, KH * kw);
+
+  const Index x0 = static_cast<Index>(blockIdx.x) * kF2dTileW;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kF2dTileH;
+    __syncthreads();  // weights are in; the previous tile is no longer read
+    load_tile_replicate(in_smem, pitch, kF2dTileH + KH - 1, pitch, img, rows, cols, y0 - KH / 2, x0 - kw / 2);
+    __syncthreads();
+
+    float acc[kF2dRowsPerThread] = {};
+    const int ty0 = threadIdx.y * kF2dRowsPerThread;
+    correlate_column<KH>(in_smem + ty0 * pitch + threadIdx.x, pitch, w_smem, kw, acc);
+
+    const Index x = x0 + threadIdx.x;
+#pragma unroll
+    for (int r = 0; r < kF2dRowsPerThread; ++r) {
+      const Index y = y0 + ty0 + r;
+      if (y < rows && x < cols) out[y * cols + x] = acc[r];
+    }
+  }
+}
+
+// ------------------------------------------------------------------ separable Gaussian
+/// Row pass: out(y, x) = sum_k w[k] in(y, clamp(x + k - radius)). Block (32, 8), grid (tiles
+/// along x, tiles along y); dynamic shared memory: 2 radius + 1 weights, then the
+/// (kRowTileH, kRowTileW + 2 radius) input tile.
+__global__ void __launch_bounds__(kFilterThreads)
+gauss_row_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
+                 const __grid_constant__ GaussTaps taps, int radius, unsigned tiles_y) {
+  extern __shared__ float smem[];
+  const int n_taps = 2 * radius + 1;
+  const int pitch = kRowTileW + 2 * radius;
+  float* w_smem = smem;            // (n_taps)
+  float* in_smem = smem + n_taps;  // (kRowTileH, pitch)
+  load_weights(w_smem, taps.w, n_taps);
+
+  const Index x0 = static_cast<Index>(blockIdx.x) * kRowTileW;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kRowTileH;
+    __syncthreads();
+    load_tile_replicate(in_smem, pitch, kRowTileH, pitch, in, rows, cols, y0, x0 - radius);
+    __syncthreads();
+
+    float acc[kRowPassPerThread] = {};
+    const float* row_smem = in_smem + threadIdx.y * pitch + threadIdx.x;
+    for (int k = 0; k < n_taps; ++k) {
+      const float w = w_smem[k];
+#pragma unroll
+      for (int j = 0; j < kRowPassPerThread; ++j) acc[j] = fmaf(row_smem[k + j * kFilterThreadsX], w, acc[j]);
+    }
+    const Index y = y0 + threadIdx.y;
+#pragma unroll
+    for (int j = 0; j < kRowPassPerThread; ++j) {
+      const Index x = x0 + threadIdx.x + j * kFilterThreadsX;
+      if (y < rows && x < cols) out[y * cols + x] = acc[j];
+    }
+  }
+}
+
+/// Column pass: out(y, x) = sum_k w[k] in(clamp(y + k - radius), x). Block (32, 8); dynamic
+/// shared memory: 2 radius + 1 weights, then the (kColTileH + 2 radius, kColTileW) input tile.
+__global__ void __launch_bounds__(kFilterThreads)
+gauss_col_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
+                 const __grid_constant__ GaussTaps taps, int radius, unsigned tiles_y) {
+  extern __shared__ float smem[];
+  const int n_taps = 2 * radius + 1;
+  float* w_smem = smem;            // (n_taps)
+  float* in_smem = smem + n_taps;  // (kColTileH + 2 radius, kColTileW)
+  load_weights(w_smem, taps.w, n_taps);
+
+  const Index x0 = static_cast<Index>(blockIdx.x) * kColTileW;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kColTileH;
+    __syncthreads();
+    load_tile_replicate(in_smem, kColTileW, kColTileH + 2 * radius, kColTileW, in, rows, cols, y0 - radius, x0);
+    __syncthreads();
+
+    float acc[kColPassPerThread] = {};
+    const float* col_smem = in_smem + threadIdx.y * kColTileW + threadIdx.x;
+    for (int k = 0; k < n_taps; ++k) {
+      const float w = w_smem[k];
+#pragma unroll
+      for (int j = 0; j < kColPassPerThread; ++j)
+        acc[j] = fmaf(col_smem[(k + j * kFilterThreadsY) * kColTileW], w, acc[j]);
+    }
+    const Index x = x0 + threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < kColPassPerThread; ++j) {
+      const Index y = y0 + threadIdx.y + j * kFilterThreadsY;
+      if (y < rows && x < cols) out[y * cols + x] = acc[j];
+    }
+  }
+}
+
+/// Either pass for radii past kMaxTiledGaussRadius (sigma > 21.3): one thread per output,
+/// grid-stride, inputs and weights read through the read-only cache. `along_rows` picks the
+/// row pass.
+__global__ void __launch_bounds__(kFilterThreads)
+gauss_pass_global_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
+                         const float* __restrict__ weights, int radius, bool along_rows) {
+  const Index n = rows * cols;
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const Index y = e / cols, x = e - y * cols;
+    float acc = 0.f;
+    if (along_rows) {
+      const float* row = in + y * cols;
+      for (int k = 0; k <= 2 * radius; ++k)
+        acc = fmaf(__ldg(row + clamp_index(x + k - radius, cols)), __ldg(weights + k), acc);
+    } else {
+      for (int k = 0; k <= 2 * radius; ++k)
+        acc = fmaf(__ldg(in + clamp_index(y + k - radius, rows) * cols + x), __ldg(weights + k), acc);
+    }
+    out[e] = acc;
+  }
+}
+
+// ------------------------------------------------------------------ Sobel
+/// out = sqrt(gx^2 + gy^2) with the 3x3 Sobel derivatives, borders replicated. Block (32, 8).
+__global__ void __launch_bounds__(kFilterThreads)
+sobel_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols, unsigned tiles_y) {
+  __shared__ float in_smem[kSobelTileH + 2][kSobelTileW + 2];  // (34, 34)
+  const Index x0 = static_cast<Index>(blockIdx.x) * kSobelTileW;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kSobelTileH;
+    __syncthreads();
+    load_tile_replicate(&in_smem[0][0], kSobelTileW + 2, kSobelTileH + 2, kSobelTileW + 2, in, rows, cols, y0 - 1,
+                        x0 - 1);
+    __syncthreads();
+    const int lx = threadIdx.x;
+#pragma unroll
+    for (int j = 0; j < kSobelPerThread; ++j) {
+      const int ly = threadIdx.y + j * kFilterThreadsY;
+      const float a = in_smem[ly][lx], b = in_smem[ly][lx + 1], c = in_smem[ly][lx + 2];
+      const float d = in_smem[ly + 1][lx], f = in_smem[ly + 1][lx + 2];
+      const float g = in_smem[ly + 2][lx], h = in_smem[ly + 2][lx + 1], i = in_smem[ly + 2][lx + 2];
+      const float gx = (c + 2.f * f + i) - (a + 2.f * d + g);
+      const float gy = (g + 2.f * h + i) - (a + 2.f * b + c);
+      const Index y = y0 + ly, x = x0 + lx;
+      if (y < rows && x < cols) out[y * cols + x] = sqrtf(gx * gx + gy * gy);
+    }
+  }
+}
+
+}  // namespace devmat::detail
