@@ -120,7 +120,7 @@ TEST_CASE("cast<U>() rounds to nearest even and saturates (OpenCV convertTo)") {
   }
 }
 
-TEST_CASE("element-wise add at sizes past 2^31 bytes") {
+TEST_CASE("element-wise add at sizes past 2^31 bytes", "[large]") {
   const Index r = 1 << 14, c = (1 << 15) + 3;  // 2.1 GB of float per matrix
   auto a = DeviceMatrix<float>::constant(r, c, 1.25f);
   auto b = DeviceMatrix<float>::constant(r, c, 2.5f);

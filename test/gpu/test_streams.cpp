@@ -12,9 +12,6 @@ using namespace devmat;
 using namespace devmat::test;
 
 namespace {
-// Under compute-sanitizer (scripts/gpu-check sets DEVMAT_TEST_SANITIZER=1) kernels are
-// serialised and slow: fewer iterations, and no checks that observe concurrency.
-bool under_sanitizer() { return std::getenv("DEVMAT_TEST_SANITIZER") != nullptr; }
 std::size_t live(const PoolStats& s) { return s.used - s.cached; }
 }  // namespace
 
@@ -81,6 +78,8 @@ TEST_CASE("host reads wait only for the matrix's own stream") {
   auto A = DeviceMatrix<std::int32_t>::constant(64, 64, 5, s1);
   spin(s2.native(), 1000);  // unrelated long work
   CHECK(A.to_vector() == std::vector<std::int32_t>(64 * 64, 5));
+  CHECK(A.sum() == 5 * 64 * 64);
+  CHECK(A.max() == 5);
   if (!under_sanitizer()) CHECK(cudaStreamQuery(s2.native()) == cudaErrorNotReady);  // not waited for
   s2.synchronize();
 }
@@ -113,6 +112,7 @@ TEST_CASE("each host thread gets its own default stream, and threads work at onc
           auto D = C - B;              // t + 1
           std::vector<float> v = D.to_vector();
           if (std::count(v.begin(), v.end(), float(t + 1)) != n * n) ++failures;
+          if (D.sum() != float(t + 1) * n * n) ++failures;
         }
       } catch (...) {
         ++failures;

@@ -40,6 +40,8 @@ std::vector<std::pair<Index, Index>> awkward_shapes(int n_random, Index max_dim)
   return s;
 }
 
+bool under_sanitizer() { return std::getenv("DEVMAT_TEST_SANITIZER") != nullptr; }
+
 std::string shape(Index r, Index c) { return std::to_string(r) + "x" + std::to_string(c); }
 
 }  // namespace devmat::test

@@ -68,4 +68,9 @@ double max_abs_diff(const A& a, const B& b) {
 
 std::string shape(Index r, Index c);
 
+/// True under compute-sanitizer (scripts/gpu-check sets DEVMAT_TEST_SANITIZER=1): kernels run
+/// serialised and many times slower, so tests trim repetitions and skip checks that observe
+/// concurrency. Tests tagged [large] (past 2^31 elements) are left out of those runs.
+bool under_sanitizer();
+
 }  // namespace devmat::test
