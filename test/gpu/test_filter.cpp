@@ -21,7 +21,8 @@ using HD = HostMatrix<double>;
 /// The image with `ry` rows and `rx` columns replicated on each side (BORDER_REPLICATE).
 HD pad_replicate(const HF& img, Index ry, Index rx) {
   const Index r = img.rows(), c = img.cols();
-  HD p(r + 2 * ry, c + 2 * rx);
+  HD p = HD::Zero(r + 2 * ry, c + 2 * rx);
+  if (r == 0 || c == 0) return p;  // nothing to replicate; the result is empty anyway
   for (Index i = 0; i < p.rows(); ++i)
     for (Index j = 0; j < p.cols(); ++j)
       p(i, j) = img(std::clamp<Index>(i - ry, 0, r - 1), std::clamp<Index>(j - rx, 0, c - 1));

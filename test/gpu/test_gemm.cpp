@@ -248,6 +248,18 @@ TEMPLATE_TEST_CASE("unaligned rows: ld breaking 16-byte alignment takes the scal
     }
 }
 
+TEMPLATE_TEST_CASE("large products with unaligned rows run on padded copies", "[gemm]", float, double) {
+  using T = TestType;
+  // m*n*k >= 2^30 takes the padded path; each of K, N, M odd in turn, and all of them.
+  const Case cases[] = {{1025, 1024, 1031, Op::none, Op::none, 2},     {1024, 1027, 1028, Op::none, Op::none, 3},
+                        {1029, 1031, 1033, Op::none, Op::none, 1},     {1029, 1031, 1033, Op::transpose, Op::none, 2},
+                        {1029, 1031, 1033, Op::none, Op::transpose, 3}, {1029, 1031, 1033, Op::transpose, Op::transpose, 0}};
+  for (const Case& c : cases) run_case<T>(c);
+  // The same with one k slice forced on each configuration (C padded too).
+  for (int cfg = 0; cfg < static_cast<int>(detail::gemm_configs<T>().size()); ++cfg)
+    run_case<T>({1029, 1031, 1033, Op::none, Op::none, 2}, cfg, 1);
+}
+
 TEMPLATE_TEST_CASE("200+ random awkward shapes, all op combinations, alpha and beta", "[gemm]", float, double,
                    std::int32_t) {
   using T = TestType;
