@@ -248,7 +248,7 @@ TEMPLATE_TEST_CASE("unaligned rows: ld breaking 16-byte alignment takes the scal
     }
 }
 
-TEMPLATE_TEST_CASE("large products with unaligned rows run on padded copies", "[gemm]", float, double) {
+TEMPLATE_TEST_CASE("large products with unaligned rows run on padded copies", "[gemm][large]", float, double) {
   using T = TestType;
   // m*n*k >= 2^30 takes the padded path; each of K, N, M odd in turn, and all of them.
   const Case cases[] = {{1025, 1024, 1031, Op::none, Op::none, 2},     {1024, 1027, 1028, Op::none, Op::none, 3},

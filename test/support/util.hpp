@@ -70,7 +70,8 @@ std::string shape(Index r, Index c);
 
 /// True under compute-sanitizer (scripts/gpu-check sets DEVMAT_TEST_SANITIZER=1): kernels run
 /// serialised and many times slower, so tests trim repetitions and skip checks that observe
-/// concurrency. Tests tagged [large] (past 2^31 elements) are left out of those runs.
+/// concurrency. Tests tagged [large] (past 2^31 elements, or 2^30-FMA products, which take
+/// many minutes under racecheck) are left out of those runs.
 bool under_sanitizer();
 
 }  // namespace devmat::test
