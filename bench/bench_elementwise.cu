@@ -14,12 +14,7 @@ namespace {
 using devmat::DeviceMatrix;
 using devmat::Index;
 namespace b = devmat::bench;
-
-template <class T> const char* dtype();
-template <> const char* dtype<float>() { return "f32"; }
-template <> const char* dtype<double>() { return "f64"; }
-template <> const char* dtype<std::int32_t>() { return "i32"; }
-template <> const char* dtype<std::uint8_t>() { return "u8"; }
+using b::dtype;
 
 template <class T>
 void register_add(Index n) {

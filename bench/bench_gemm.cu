@@ -31,6 +31,7 @@ namespace {
 using devmat::DeviceMatrix;
 using devmat::Index;
 namespace b = devmat::bench;
+using b::dtype;
 
 #define BENCH_CUBLAS(call)                                                                    \
   do {                                                                                        \
@@ -40,10 +41,6 @@ namespace b = devmat::bench;
       std::exit(1);                                                                           \
     }                                                                                         \
   } while (0)
-
-template <class T> const char* dtype();
-template <> const char* dtype<float>() { return "f32"; }
-template <> const char* dtype<double>() { return "f64"; }
 
 cublasHandle_t cublas() {
   static cublasHandle_t h = [] {

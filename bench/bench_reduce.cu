@@ -3,6 +3,7 @@
 // bytes (a memory-speed bound: CUB has no column reduction; impl "cub-reduce-bound"). Other
 // configurations of kernels/reduce.cuh run as impl "ours-<config>" so one run picks the
 // fastest. GB/s count bytes read; sums are timed in their async forms (no host sync).
+#include "random.cuh"
 #include "support.hpp"
 
 #include "kernels/reduce.cuh"
@@ -23,31 +24,9 @@ using devmat::Index;
 using devmat::Stream;
 using devmat::sum_t;
 namespace b = devmat::bench;
+using b::dtype;
+using b::random_matrix;
 namespace d = devmat::detail;
-
-template <class T> const char* dtype();
-template <> const char* dtype<float>() { return "f32"; }
-template <> const char* dtype<double>() { return "f64"; }
-template <> const char* dtype<std::int32_t>() { return "i32"; }
-template <> const char* dtype<std::uint8_t>() { return "u8"; }
-
-__device__ std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return x ^ (x >> 33);
-}
-
-/// Random non-zero values from the element index: floats in [0.5, 1.5), integers in [1, 255].
-template <class T>
-__global__ void fill_random_kernel(T* p, Index n) {
-  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < n; i += Index(gridDim.x) * blockDim.x) {
-    const std::uint64_t h = mix(static_cast<std::uint64_t>(i) + 0x9e3779b97f4a7c15ull);
-    if constexpr (std::is_integral_v<T>) p[i] = static_cast<T>(1 + h % 255);
-    else p[i] = static_cast<T>(0.5 + static_cast<double>(h >> 11) * 0x1.0p-53);
-  }
-}
 
 /// A plain column-sum reference in double: block (x, y) sums columns [256 x, 256 x + 256)
 /// over row chunk y, then adds into out (which starts at zero).
@@ -60,14 +39,6 @@ __global__ void naive_col_sums_kernel(const T* in, Index rows, Index cols, doubl
   double s = 0;
   for (Index r = r0; r < r1; ++r) s += static_cast<double>(in[r * cols + c]);
   atomicAdd(out + c, s);
-}
-
-template <class T>
-DeviceMatrix<T> random_matrix(Index rows, Index cols) {
-  DeviceMatrix<T> m(rows, cols);
-  fill_random_kernel<<<1024, 256, 0, m.stream().native()>>>(m.data(), m.size());
-  DEVMAT_BENCH_CUDA(cudaGetLastError());
-  return m;
 }
 
 /// Agreement: exact for integers, relative 1e-4 otherwise (enough to catch a wrong result).

@@ -1,6 +1,7 @@
 // transpose(): ours beside a device-to-device copy of the same bytes, plus the other tile
 // shapes of kernels/transpose.cuh (impl "ours-w<W>t<TW>b<BY>") so one run picks the fastest.
 // GB/s count bytes read plus bytes written.
+#include "random.cuh"
 #include "support.hpp"
 
 #include "kernels/transpose.cuh"
@@ -14,30 +15,9 @@ namespace {
 using devmat::DeviceMatrix;
 using devmat::Index;
 namespace b = devmat::bench;
+using b::dtype;
+using b::random_matrix;
 namespace d = devmat::detail;
-
-template <class T> const char* dtype();
-template <> const char* dtype<float>() { return "f32"; }
-template <> const char* dtype<double>() { return "f64"; }
-template <> const char* dtype<std::uint8_t>() { return "u8"; }
-
-__device__ std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  return x ^ (x >> 33);
-}
-
-/// Random non-zero values from the element index.
-template <class T>
-__global__ void fill_random_kernel(T* p, Index n) {
-  for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < n; i += Index(gridDim.x) * blockDim.x) {
-    const std::uint64_t h = mix(static_cast<std::uint64_t>(i) + 0x9e3779b97f4a7c15ull);
-    if constexpr (sizeof(T) == 1) p[i] = static_cast<T>(1 + h % 255);
-    else p[i] = static_cast<T>(0.5 + static_cast<double>(h >> 11) * 0x1.0p-53);
-  }
-}
 
 /// Counts positions where out (cols x rows) is not the transpose of in (rows x cols).
 template <class T>
@@ -49,14 +29,6 @@ __global__ void count_mismatches_kernel(const T* in, const T* out, Index rows, I
     local += in[i] != out[c * rows + r];
   }
   if (local) atomicAdd(bad, local);
-}
-
-template <class T>
-DeviceMatrix<T> random_matrix(Index rows, Index cols) {
-  DeviceMatrix<T> m(rows, cols);
-  fill_random_kernel<<<1024, 256, 0, m.stream().native()>>>(m.data(), m.size());
-  DEVMAT_BENCH_CUDA(cudaGetLastError());
-  return m;
 }
 
 template <class T>

@@ -10,9 +10,11 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <type_traits>
 
 namespace devmat::bench {
 
@@ -53,6 +55,18 @@ void time_on_stream(benchmark::State& state, cudaStream_t stream, double work_pe
   const double scale = unit == kTflops ? 1e12 : (unit == kGBps ? 1e9 : 1e6);
   state.counters["value"] = work_per_iter * static_cast<double>(state.iterations()) / total_s / scale;
   state.counters["unit"] = unit;
+}
+
+/// The dtype column of RESULTS.md.
+template <class T>
+const char* dtype() {
+  if constexpr (std::is_same_v<T, float>) return "f32";
+  else if constexpr (std::is_same_v<T, double>) return "f64";
+  else if constexpr (std::is_same_v<T, std::int32_t>) return "i32";
+  else {
+    static_assert(std::is_same_v<T, std::uint8_t>, "no dtype name");
+    return "u8";
+  }
 }
 
 inline std::string name(const std::string& op, const std::string& dtype, const std::string& shape,
