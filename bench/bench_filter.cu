@@ -13,7 +13,7 @@
 #include <vector>
 
 #if DEVMAT_BENCH_HAVE_EIGEN
-#include <Eigen/Core>
+#include "cpu_stages.hpp"
 #endif
 
 namespace {
@@ -49,54 +49,7 @@ const std::vector<float>& image() {
 
 #if DEVMAT_BENCH_HAVE_EIGEN
 // ------------------------------------------------------------------ the CPU side (Eigen)
-using HostF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-/// The image with ry rows and rx columns replicated on each side.
-HostF pad_replicate(const HostF& img, Index ry, Index rx) {
-  const Index r = img.rows(), c = img.cols();
-  HostF p(r + 2 * ry, c + 2 * rx);
-  for (Index i = 0; i < p.rows(); ++i) {
-    const auto src = img.row(std::clamp<Index>(i - ry, 0, r - 1));
-    p.row(i).segment(rx, c) = src;
-    p.row(i).head(rx).setConstant(src(0));
-    p.row(i).tail(rx).setConstant(src(c - 1));
-  }
-  return p;
-}
-
-/// 2D correlation, row by row so the working set stays in cache.
-HostF filter2d_cpu(const HostF& img, const HostF& k) {
-  const Index r = img.rows(), c = img.cols();
-  const HostF p = pad_replicate(img, k.rows() / 2, k.cols() / 2);
-  HostF out = HostF::Zero(r, c);
-  for (Index y = 0; y < r; ++y)
-    for (Index i = 0; i < k.rows(); ++i)
-      for (Index j = 0; j < k.cols(); ++j) out.row(y) += k(i, j) * p.row(y + i).segment(j, c);
-  return out;
-}
-
-std::vector<float> gaussian_weights(float sigma) {
-  const int radius = static_cast<int>(std::ceil(3.0 * sigma));
-  std::vector<double> w(2 * radius + 1);
-  double sum = 0;
-  for (int d = -radius; d <= radius; ++d) sum += w[d + radius] = std::exp(-0.5 * d * d / (double(sigma) * sigma));
-  std::vector<float> out;
-  for (double x : w) out.push_back(static_cast<float>(x / sum));
-  return out;
-}
-
-/// Separable Gaussian: the row pass on a padded copy, then the column pass with clamped rows.
-HostF gaussian_cpu(const HostF& img, float sigma) {
-  const std::vector<float> w = gaussian_weights(sigma);
-  const Index radius = static_cast<Index>(w.size() / 2), r = img.rows(), c = img.cols();
-  const HostF p = pad_replicate(img, 0, radius);
-  HostF tmp = HostF::Zero(r, c), out = HostF::Zero(r, c);
-  for (Index y = 0; y < r; ++y)
-    for (Index k = 0; k <= 2 * radius; ++k) tmp.row(y) += w[k] * p.row(y).segment(k, c);
-  for (Index y = 0; y < r; ++y)
-    for (Index k = 0; k <= 2 * radius; ++k) out.row(y) += w[k] * tmp.row(std::clamp<Index>(y + k - radius, 0, r - 1));
-  return out;
-}
+using HostF = cpu_stages::HostF;
 
 template <class Op>
 void time_on_host(benchmark::State& state, double work_per_iter, Op&& op) {
@@ -137,7 +90,7 @@ void register_filter2d(int k) {
 #if DEVMAT_BENCH_HAVE_EIGEN
     const HostF hk = Eigen::Map<const HostF>(box_like_kernel(k).data(), k, k);
     const double err = check_small([&](const DeviceMatrix<float>& m) { return devmat::filter2d(m, kernel); },
-                                   [&](const HostF& m) { return filter2d_cpu(m, hk); });
+                                   [&](const HostF& m) { return cpu_stages::filter2d(m, hk); });
     if (!(err <= 1e-5 * k)) {
       st.SkipWithError(("result differs from Eigen by " + std::to_string(err) + " of the range").c_str());
       return;
@@ -152,7 +105,7 @@ void register_filter2d(int k) {
     const HostF hk = Eigen::Map<const HostF>(box_like_kernel(k).data(), k, k);
     HostF out;
     time_on_host(st, pixels, [&] {
-      out = filter2d_cpu(img, hk);
+      out = cpu_stages::filter2d(img, hk);
       benchmark::DoNotOptimize(out.data());
     });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -165,7 +118,7 @@ void register_gaussian() {
     const auto img = DeviceMatrix<float>::from_vector(image(), kSide, kSide);
 #if DEVMAT_BENCH_HAVE_EIGEN
     const double err = check_small([](const DeviceMatrix<float>& m) { return devmat::gaussian_blur(m, kSigma); },
-                                   [](const HostF& m) { return gaussian_cpu(m, kSigma); });
+                                   [](const HostF& m) { return cpu_stages::gaussian_blur(m, kSigma); });
     if (!(err <= 1e-5 * 13)) {
       st.SkipWithError(("result differs from Eigen by " + std::to_string(err) + " of the range").c_str());
       return;
@@ -179,7 +132,7 @@ void register_gaussian() {
     const HostF img = Eigen::Map<const HostF>(image().data(), kSide, kSide);
     HostF out;
     time_on_host(st, pixels, [&] {
-      out = gaussian_cpu(img, kSigma);
+      out = cpu_stages::gaussian_blur(img, kSigma);
       benchmark::DoNotOptimize(out.data());
     });
   })->UseManualTime()->Unit(benchmark::kMillisecond);

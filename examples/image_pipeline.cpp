@@ -23,6 +23,8 @@
 //
 // Exit status: 0 when every stage agrees with the CPU within 1e-3 of its range; 1 when one does
 // not, or on a file error; 2 when no CUDA device can be used (or CUDA fails).
+#include "cpu_stages.hpp"
+
 #include <devmat/devmat.hpp>
 
 #include <cuda_runtime_api.h>
@@ -43,7 +45,7 @@
 namespace {
 using devmat::DeviceMatrix;
 using devmat::Index;
-using HostF = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using HostF = cpu_stages::HostF;
 using Host8 = Eigen::Matrix<std::uint8_t, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 constexpr Index kDefaultSide = 4096;
@@ -120,54 +122,9 @@ Host8 make_default_image(Index side) {
 }
 
 // ------------------------------------------------------------------ the CPU stages (Eigen)
-HostF pad_replicate(const HostF& img, Index ry, Index rx) {
-  const Index r = img.rows(), c = img.cols();
-  HostF p(r + 2 * ry, c + 2 * rx);
-  for (Index i = 0; i < p.rows(); ++i) {
-    const auto src = img.row(std::clamp<Index>(i - ry, 0, r - 1));
-    p.row(i).segment(rx, c) = src;
-    p.row(i).head(rx).setConstant(src(0));
-    p.row(i).tail(rx).setConstant(src(c - 1));
-  }
-  return p;
-}
-
 HostF normalise_cpu(const HostF& f) {
   const double mean = f.cast<double>().mean();
   return (f.array() / static_cast<float>(mean)).matrix();
-}
-
-HostF gaussian_cpu(const HostF& img, float sigma) {
-  const int radius = static_cast<int>(std::ceil(3.0 * sigma));
-  std::vector<double> wd(2 * radius + 1);
-  double sum = 0;
-  for (int d = -radius; d <= radius; ++d) sum += wd[d + radius] = std::exp(-0.5 * d * d / (double(sigma) * sigma));
-  std::vector<float> w;
-  for (double x : wd) w.push_back(static_cast<float>(x / sum));
-  const Index r = img.rows(), c = img.cols();
-  const HostF p = pad_replicate(img, 0, radius);
-  HostF tmp = HostF::Zero(r, c), out = HostF::Zero(r, c);
-  for (Index y = 0; y < r; ++y)
-    for (int k = 0; k <= 2 * radius; ++k) tmp.row(y) += w[k] * p.row(y).segment(k, c);
-  for (Index y = 0; y < r; ++y)
-    for (int k = 0; k <= 2 * radius; ++k) out.row(y) += w[k] * tmp.row(std::clamp<Index>(y + k - radius, 0, r - 1));
-  return out;
-}
-
-HostF sobel_cpu(const HostF& img) {
-  const Index r = img.rows(), c = img.cols();
-  const HostF p = pad_replicate(img, 0, 1);
-  HostF out(r, c);
-  for (Index y = 0; y < r; ++y) {
-    const auto up = p.row(std::max<Index>(y - 1, 0)).array(), mid = p.row(y).array(),
-               dn = p.row(std::min(y + 1, r - 1)).array();
-    const Eigen::ArrayXf gx = (up.segment(2, c) + 2 * mid.segment(2, c) + dn.segment(2, c)) -
-                              (up.segment(0, c) + 2 * mid.segment(0, c) + dn.segment(0, c));
-    const Eigen::ArrayXf gy = (dn.segment(0, c) + 2 * dn.segment(1, c) + dn.segment(2, c)) -
-                              (up.segment(0, c) + 2 * up.segment(1, c) + up.segment(2, c));
-    out.row(y) = (gx.square() + gy.square()).sqrt().matrix().transpose();
-  }
-  return out;
 }
 
 Host8 threshold_cpu(const HostF& img, float t) {
@@ -297,14 +254,14 @@ int run(int argc, char** argv) {
     const double g = time_gpu(stream, kGpuRuns, blur);
     const HostF in = host_f(gnorm);
     HostF c;
-    const double t = time_cpu([&] { c = gaussian_cpu(in, kSigma); });
+    const double t = time_cpu([&] { c = cpu_stages::gaussian_blur(in, kSigma); });
     table.push_back({"gaussian blur (sigma 2)", g, t, relative_diff(host_f(gblur), c)});
   }
   {
     const double g = time_gpu(stream, kGpuRuns, edges);
     const HostF in = host_f(gblur);
     HostF c;
-    const double t = time_cpu([&] { c = sobel_cpu(in); });
+    const double t = time_cpu([&] { c = cpu_stages::sobel(in); });
     table.push_back({"sobel magnitude", g, t, relative_diff(host_f(gsobel), c)});
   }
   {
