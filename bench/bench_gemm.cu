@@ -4,6 +4,8 @@
 // Names: gemm/<f32|f64>/<M>x<N>x<K>/ours | cublas, plus ours-<config> for every configuration
 // compiled in (forced, with the cost model's split count) at 4096^3 and on the odd shapes, so
 // one run shows which configuration wins where. The label of "ours" says what gemm chose.
+// For float, "ours" is the default FloatMath::tf32x3 (3xTF32 on the tensor cores, FP32
+// accuracy), and ours-simt is gemm under FloatMath::simt (FFMA on the CUDA cores only).
 //
 // Timing measures the device: each timed batch of R products (R chosen so a batch takes a
 // few hundred microseconds) is queued behind a short spin kernel, so that host launch
@@ -25,6 +27,7 @@
 #include <cstdlib>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -184,6 +187,22 @@ void bench_ours(benchmark::State& state, Index m, Index n, Index k, int config, 
   state.SetLabel(config < 0 ? devmat::detail::gemm_plan<T>(m, n, k) : "forced");
 }
 
+/// gemm with one GEMV kernel variant forced (the choice is restored after).
+template <class T>
+void bench_gemv(benchmark::State& state, Index m, Index n, Index k, devmat::detail::GemvCols how) {
+  devmat::detail::gemv_cols_force(how);
+  bench_ours<T>(state, m, n, k, -1, 0);
+  devmat::detail::gemv_cols_force(devmat::detail::GemvCols::automatic);
+}
+
+/// gemm with FloatMath::simt for the whole run (the setting is restored after).
+void bench_simt(benchmark::State& state, Index m, Index n, Index k) {
+  const devmat::FloatMath saved = devmat::float_math();
+  devmat::set_float_math(devmat::FloatMath::simt);
+  bench_ours<float>(state, m, n, k, -1, 0);
+  devmat::set_float_math(saved);
+}
+
 template <class T>
 void bench_cublas(benchmark::State& state, Index m, Index n, Index k) {
   Problem<T> p(m, n, k);
@@ -203,11 +222,23 @@ void register_shape(Index m, Index n, Index k, bool every_config, std::vector<in
   };
   add("ours", [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, -1, 0); });
   add("cublas", [=](benchmark::State& st) { bench_cublas<T>(st, m, n, k); });
+  if constexpr (std::is_same_v<T, float>) add("ours-simt", [=](benchmark::State& st) { bench_simt(st, m, n, k); });
+  if (m == 1) {
+    using G = devmat::detail::GemvCols;
+    const std::pair<const char*, G> variants[] = {{"split", G::split}, {"narrow", G::narrow}, {"cluster", G::cluster}};
+    for (const auto& v : variants) {
+      const G how = v.second;
+      add(std::string("ours-gemv-") + v.first, [=](benchmark::State& st) { bench_gemv<T>(st, m, n, k, how); });
+    }
+  }
   if (!every_config) return;
   const auto configs = devmat::detail::gemm_configs<T>();
   for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
     add("ours-" + configs[i].name, [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, 0); });
-    for (int s : split_sweep)  // fixed k-slice counts, to calibrate the cost model's choice
+    // Fixed k-slice counts, to calibrate the cost model's choice (float: the tensor-core
+    // configurations, which the default mode picks from).
+    if (std::is_same_v<T, float> && configs[i].name.rfind("tf32x3", 0) != 0) continue;
+    for (int s : split_sweep)
       add("ours-" + configs[i].name + "-s" + std::to_string(s),
           [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); });
   }

@@ -1,14 +1,15 @@
 // Matrix products: gemm (C = alpha op(A) op(B) + beta C) and operator*.
 //
-// Kernels: SIMT tiles for float and int32 (kernels/gemm_simt.cuh), FP64 tensor-core tiles for
-// double (kernels/gemm_dmma.cuh), GEMV for m == 1 or n == 1 (kernels/gemm_gemv.cuh). Several
-// tile configurations are compiled in per type; a small cost model (waves of CTAs over the
-// SMs, occupancy from the CUDA runtime, split-K traffic) picks the configuration and the
-// number of k slices from the shape.
+// Kernels: tensor-core tiles (kernels/gemm_mma.cuh) for double (FP64 DMMA) and float (3xTF32,
+// FP32-accurate), CUDA-core SIMT tiles for int32 and for float when FloatMath::simt is set
+// (kernels/gemm_simt.cuh), GEMV for m == 1 or n == 1 (kernels/gemm_gemv.cuh). Several tile
+// configurations are compiled in per type; a small cost model (waves of CTAs over the SMs,
+// occupancy from the CUDA runtime, split-K traffic) picks the configuration and the number of
+// k slices from the shape.
 #include "detail/runtime.hpp"
 #include "kernels/gemm_common.cuh"
-#include "kernels/gemm_dmma.cuh"
 #include "kernels/gemm_gemv.cuh"
+#include "kernels/gemm_mma.cuh"
 #include "kernels/gemm_simt.cuh"
 #include "kernels/gemm_tuning.cuh"
 
@@ -35,11 +36,19 @@ using SimtSmall = SimtTile<16, 2, 2, 2, 1, 3, 4>;  // 64x64x16, 128 threads, 8x4
 using SimtWide = SimtTile<16, 2, 4, 2, 2, 3, 1>;    // 64x256x16, 256 threads, 8x8 per thread (m ~ 64)
 static_assert(SimtMid::kBM == 128 && SimtMid::kBN == 128 && SimtBig::kBN == 256 && SimtSmall::kBM == 64);
 
-// DMMA (double): DmmaTile<BM, BN, BK, WARPS_M, WARPS_N, MMA_M, MMA_K, STAGES, MIN_BLOCKS>.
-using Dmma128x128 = DmmaTile<128, 128, 16, 2, 4, 16, 8, 3, 1>;  // 256 threads, warp tile 64x32
-using Dmma128x64 = DmmaTile<128, 64, 16, 4, 2, 16, 4, 3, 2>;    // 256 threads, warp tile 32x32
-using Dmma64x64 = DmmaTile<64, 64, 16, 2, 2, 16, 4, 3, 3>;      // 128 threads, warp tile 32x32
-using Dmma128x64m8 = DmmaTile<128, 64, 16, 4, 2, 8, 4, 3, 2>;   // as 128x64 with m8n8k4 (sm_80's DMMA)
+// Tensor cores: MmaTile<T, BM, BN, BK, WARPS_M, WARPS_N, MMA_M, MMA_K, STAGES, MIN_BLOCKS>.
+// double (DMMA):
+using Dmma128x128 = MmaTile<double, 128, 128, 16, 2, 4, 16, 8, 3, 1>;  // 256 threads, warp tile 64x32
+using Dmma128x64 = MmaTile<double, 128, 64, 16, 4, 2, 16, 4, 3, 2>;    // 256 threads, warp tile 32x32
+using Dmma64x64 = MmaTile<double, 64, 64, 16, 2, 2, 16, 4, 3, 3>;      // 128 threads, warp tile 32x32
+using Dmma128x64m8 = MmaTile<double, 128, 64, 16, 4, 2, 8, 4, 3, 2>;   // as 128x64 with m8n8k4 (sm_80's DMMA)
+// float (3xTF32, m16n8k8):
+// (Each thread holds its sums twice, the running sums and one k-step's, which rules out warp
+// tiles past 64x32.)
+using Tf32x128x128 = MmaTile<float, 128, 128, 32, 2, 4, 16, 8, 3, 1>;  // 256 threads, warp tile 64x32
+using Tf32x128x64 = MmaTile<float, 128, 64, 32, 4, 2, 16, 8, 3, 1>;    // 256 threads, warp tile 32x32
+using Tf32x64x128 = MmaTile<float, 64, 128, 32, 2, 4, 16, 8, 4, 1>;    // 256 threads, warp tile 32x32 (m ~ 64)
+using Tf32x64x64 = MmaTile<float, 64, 64, 32, 2, 2, 16, 8, 3, 2>;      // 128 threads, warp tile 32x32
 
 constexpr int kMaxDevices = 64;
 // Kernels index within a dimension in int; this leaves room for a tile past the last index.
@@ -99,7 +108,8 @@ int blocks_per_sm(KernelState& st, K* kernel, int threads, int smem) {
 template <class T>
 struct TiledKernel {
   GemmConfigInfo info;
-  double eff;  // modelled fraction of the SM's peak rate with the SM full of this kernel
+  double eff;  // modelled rate with the SM full of this kernel, as a fraction of kFmaPerSm<T>
+  bool tf32;   // a 3xTF32 kernel (float): skipped under FloatMath::simt
   void (*launch)(const GemmArgs<T>&, dim3, cudaStream_t);
   int (*occupancy)();
 };
@@ -124,51 +134,60 @@ int occupancy_simt() {
 
 template <class T, class Cfg>
 TiledKernel<T> simt_kernel(const char* name, double eff) {
-  return {{name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages}, eff, &launch_simt<T, Cfg>,
+  return {{name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages}, eff, false, &launch_simt<T, Cfg>,
           &occupancy_simt<T, Cfg>};
 }
 
 template <class Cfg, bool kAK, bool kBK>
-void launch_dmma_variant(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
+void launch_mma_variant(const GemmArgs<typename Cfg::Element>& p, dim3 grid, cudaStream_t s) {
   static KernelState st;
-  auto* kernel = &gemm_dmma_kernel<Cfg, kAK, kBK>;
+  auto* kernel = &gemm_mma_kernel<Cfg, kAK, kBK>;
   prepare_kernel(st, kernel, Cfg::kSmemBytes);
   kernel<<<grid, Cfg::kThreads, Cfg::kSmemBytes, s>>>(p);
 }
 
 template <class Cfg>
-void launch_dmma(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
+void launch_mma(const GemmArgs<typename Cfg::Element>& p, dim3 grid, cudaStream_t s) {
   if (p.a.kcontig) {
-    if (p.b.kcontig) launch_dmma_variant<Cfg, true, true>(p, grid, s);
-    else launch_dmma_variant<Cfg, true, false>(p, grid, s);
+    if (p.b.kcontig) launch_mma_variant<Cfg, true, true>(p, grid, s);
+    else launch_mma_variant<Cfg, true, false>(p, grid, s);
   } else {
-    if (p.b.kcontig) launch_dmma_variant<Cfg, false, true>(p, grid, s);
-    else launch_dmma_variant<Cfg, false, false>(p, grid, s);
+    if (p.b.kcontig) launch_mma_variant<Cfg, false, true>(p, grid, s);
+    else launch_mma_variant<Cfg, false, false>(p, grid, s);
   }
 }
 
 template <class Cfg>
-int occupancy_dmma() {
+int occupancy_mma() {
   static KernelState st;  // the four layouts share tile sizes; the A row-major one stands for all
-  return blocks_per_sm(st, &gemm_dmma_kernel<Cfg, true, false>, Cfg::kThreads, Cfg::kSmemBytes);
+  return blocks_per_sm(st, &gemm_mma_kernel<Cfg, true, false>, Cfg::kThreads, Cfg::kSmemBytes);
 }
 
 template <class Cfg>
-TiledKernel<double> dmma_kernel(const char* name, double eff) {
-  return {{name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages}, eff, &launch_dmma<Cfg>,
-          &occupancy_dmma<Cfg>};
+TiledKernel<typename Cfg::Element> mma_kernel(const char* name, double eff) {
+  return {{name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages},
+          eff,
+          std::is_same_v<typename Cfg::Element, float>,
+          &launch_mma<Cfg>,
+          &occupancy_mma<Cfg>};
 }
 
 // The efficiencies are the cost model's guesses of each configuration's rate with the GPU
 // full; bench_gemm prints every configuration at 4096^3 and on the odd shapes to retune them.
 template <class T> const std::vector<TiledKernel<T>>& tiled_kernels();
 
+// float: calibrated from bench_gemm's ours-<config> rows at 4096^3 on an H200 (proportional to
+// the measured TFLOP/s, 128x256x8 = 0.80); the 3xTF32 ones are in units of the FFMA peak too.
 template <>
 const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
-  static const std::vector<TiledKernel<float>> v = {simt_kernel<float, SimtMid>("128x128x8", 0.78),
+  static const std::vector<TiledKernel<float>> v = {simt_kernel<float, SimtMid>("128x128x8", 0.74),
                                                      simt_kernel<float, SimtBig>("128x256x8", 0.80),
-                                                     simt_kernel<float, SimtSmall>("64x64x16", 0.62),
-                                                     simt_kernel<float, SimtWide>("64x256x16", 0.74)};
+                                                     simt_kernel<float, SimtSmall>("64x64x16", 0.64),
+                                                     simt_kernel<float, SimtWide>("64x256x16", 0.70),
+                                                     mma_kernel<Tf32x128x128>("tf32x3-128x128x32", 0.90),
+                                                     mma_kernel<Tf32x128x64>("tf32x3-128x64x32", 0.755),
+                                                     mma_kernel<Tf32x64x128>("tf32x3-64x128x32", 0.76),
+                                                     mma_kernel<Tf32x64x64>("tf32x3-64x64x32", 0.74)};
   return v;
 }
 
@@ -181,10 +200,10 @@ const std::vector<TiledKernel<std::int32_t>>& tiled_kernels<std::int32_t>() {
 
 template <>
 const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
-  static const std::vector<TiledKernel<double>> v = {dmma_kernel<Dmma128x128>("128x128x16", 0.72),
-                                                      dmma_kernel<Dmma128x64>("128x64x16", 0.70),
-                                                      dmma_kernel<Dmma64x64>("64x64x16", 0.52),
-                                                      dmma_kernel<Dmma128x64m8>("128x64x16-m8n8k4", 0.40)};
+  static const std::vector<TiledKernel<double>> v = {mma_kernel<Dmma128x128>("128x128x16", 0.72),
+                                                      mma_kernel<Dmma128x64>("128x64x16", 0.70),
+                                                      mma_kernel<Dmma64x64>("64x64x16", 0.52),
+                                                      mma_kernel<Dmma128x64m8>("128x64x16-m8n8k4", 0.40)};
   return v;
 }
 
@@ -195,7 +214,11 @@ template <class T> constexpr double kFmaPerSm = 128 * 1.7e9;  // FP32 SIMT, FP64
 template <> constexpr double kFmaPerSm<std::int32_t> = 64 * 1.7e9;
 constexpr double kBytesPerSecond = 3.0e12;  // device memory, achieved
 constexpr double kLaunchSeconds = 2.5e-6;   // one more kernel in the stream
-constexpr double kWaveSeconds = 1.5e-6;     // pipeline fill and epilogue of one round of CTAs
+constexpr double kWaveSeconds = 4e-6;       // pipeline fill and epilogue of one round of CTAs (fit
+                                            // to 8192x8192x64, where 31 rounds of k = 64 dominate)
+/// Products below this many multiply-adds are latency-bound; there the CUDA-core tiles, whose
+/// k tiles are 8 or 16 deep against 32, start sooner (47x804x53: 0.61 against 0.58 TFLOP/s).
+constexpr double kTf32MinFma = 1 << 22;
 constexpr int kMaxSplits = 64;
 
 long long ceil_div_ll(long long a, long long b) { return (a + b - 1) / b; }
@@ -249,6 +272,31 @@ std::pair<int, double> best_splits(const TiledKernel<T>& kc, int m, int n, int k
   return {best, best_t};
 }
 
+std::atomic<FloatMath> g_float_math{FloatMath::tf32x3};
+std::atomic<GemvCols> g_gemv_cols{GemvCols::automatic};
+
+/// The current device's compute capability major number.
+int cc_major() {
+  static std::atomic<int> cache[kMaxDevices] = {};
+  const int dev = current_device();
+  std::atomic<int>& slot = cache[dev % kMaxDevices];
+  int major = slot.load(std::memory_order_relaxed);
+  if (major == 0) {
+    DEVMAT_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+    slot.store(major, std::memory_order_relaxed);
+  }
+  return major;
+}
+
+bool has_tf32_mma() { return cc_major() >= 8; }  // the TF32 MMA exists from sm_80 on
+bool has_clusters() { return cc_major() >= 9; }  // thread block clusters from sm_90 on
+
+/// Whether the cost model may pick this configuration.
+template <class T>
+bool allowed(const TiledKernel<T>& kc) {
+  return !kc.tf32 || (g_float_math.load(std::memory_order_relaxed) == FloatMath::tf32x3 && has_tf32_mma());
+}
+
 enum class PlanKind { scale, gemv_rows, gemv_cols, tiled };
 
 struct Plan {
@@ -278,9 +326,12 @@ Plan make_plan(int m, int n, int k, bool a_kcontig, bool b_kcontig, int forced_c
     return plan;
   }
   double best_t = 0;
+  bool found = false;
+  const bool tiny = static_cast<double>(m) * n * k < kTf32MinFma;
   for (int i = 0; i < static_cast<int>(kernels.size()); ++i) {
+    if (!allowed(kernels[i]) || (tiny && kernels[i].tf32)) continue;
     const auto [s, t] = best_splits(kernels[i], m, n, k, sms);
-    if (i == 0 || t < best_t) plan.config = i, plan.splits = s, best_t = t;
+    if (!found || t < best_t) plan.config = i, plan.splits = s, best_t = t, found = true;
   }
   return plan;
 }
@@ -315,6 +366,38 @@ void run_gemv(const Stream& stream, bool rows, const T* mat, long long ld, int l
     const long long want = ceil_div_ll(target_blocks, blocks_x);
     splits = static_cast<int>(std::clamp<long long>(want, 1, std::max(1, k / 64)));
     k_chunk = static_cast<int>(ceil_div_ll(k, splits));
+    // Where k slices are needed, two ways avoid their second kernel: clusters of 8 slices
+    // that add up through distributed shared memory, when the 16-byte column strips times 8
+    // cover the SMs; else 32-column blocks of 1024 threads, when those cover most SMs.
+    const long long narrow = ceil_div_ll(len, 32);
+    const bool cluster_ok = vec && has_clusters() && blocks_x * kGemvClusterSlices <= INT_MAX;
+    GemvCols how = g_gemv_cols.load(std::memory_order_relaxed);
+    if (how == GemvCols::automatic) {
+      how = GemvCols::split;
+      if (splits > 1 && cluster_ok && blocks_x * kGemvClusterSlices >= sm_count()) how = GemvCols::cluster;
+      else if (splits > 1 && 4 * narrow >= 3ll * sm_count()) how = GemvCols::narrow;
+    }
+    if (how == GemvCols::cluster && !cluster_ok) how = GemvCols::split;
+    const GemvOut<T> out{y, nullptr, len, alpha, beta, beta != T(0), false};
+    if (how == GemvCols::narrow && narrow <= INT_MAX) {
+      gemv_cols_kernel<T, false, 1024><<<static_cast<unsigned>(narrow), 1024, 0, s>>>(mat, ld, len, k, x, k, out);
+      DEVMAT_CUDA_TRY(cudaGetLastError());
+      return;
+    }
+    if (how == GemvCols::cluster) {
+      cudaLaunchAttribute attr{};
+      attr.id = cudaLaunchAttributeClusterDimension;
+      attr.val.clusterDim.x = 1, attr.val.clusterDim.y = kGemvClusterSlices, attr.val.clusterDim.z = 1;
+      cudaLaunchConfig_t cfg{};
+      cfg.gridDim = dim3(static_cast<unsigned>(blocks_x), kGemvClusterSlices);
+      cfg.blockDim = dim3(kGemvThreads);
+      cfg.stream = s;
+      cfg.attrs = &attr, cfg.numAttrs = 1;
+      const int chunk = static_cast<int>(ceil_div_ll(k, kGemvClusterSlices));
+      DEVMAT_CUDA_TRY(cudaLaunchKernelEx(&cfg, gemv_cols_kernel<T, true, kGemvThreads, true>, mat, ld, len, k, x,
+                                         chunk, out));
+      return;
+    }
   }
   splits = static_cast<int>(ceil_div_ll(k, k_chunk));
   if (blocks_x > INT_MAX) throw shape_error("devmat: gemm: vector length past the grid limit");
@@ -477,6 +560,9 @@ void gemm_impl(const char* name, int forced_config, int forced_splits, T alpha, 
   const Dims d = check_gemm(name, A, B, C, op_a, op_b);
   if (forced_config < -1 || forced_config >= static_cast<int>(tiled_kernels<T>().size()))
     throw std::invalid_argument("devmat: gemm_forced: no configuration " + std::to_string(forced_config));
+  if (forced_config >= 0 && tiled_kernels<T>()[forced_config].tf32 && !has_tf32_mma())
+    throw std::invalid_argument("devmat: gemm_forced: configuration " + std::to_string(forced_config) +
+                                " needs the TF32 tensor cores (sm_80 or later)");
   if (C.empty() && (C.rows() != d.m || C.cols() != d.n)) {
     C = DeviceMatrix<T>(d.m, d.n, C.stream());  // beta*C is taken as zero
     beta = T(0);
@@ -540,6 +626,12 @@ std::string gemm_plan(Index m, Index n, Index k, Op op_a, Op op_b) {
 }
 
 }  // namespace detail
+
+void set_float_math(FloatMath mode) noexcept { detail::g_float_math.store(mode, std::memory_order_relaxed); }
+
+void detail::gemv_cols_force(GemvCols variant) { detail::g_gemv_cols.store(variant, std::memory_order_relaxed); }
+
+FloatMath float_math() noexcept { return detail::g_float_math.load(std::memory_order_relaxed); }
 
 template <class T>
 void gemm(T alpha, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, T beta, DeviceMatrix<T>& C, Op op_a, Op op_b) {

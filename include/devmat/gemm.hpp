@@ -22,6 +22,21 @@ template <class T>
 void gemm(T alpha, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, T beta, DeviceMatrix<T>& C,
           Op op_a = Op::none, Op op_b = Op::none);
 
+/// How float products run. Both give FP32 accuracy.
+///  - tf32x3 (the default): on the tensor cores, each element split into a TF32 part and a TF32
+///    remainder, three TF32 products accumulated in FP32 (about 22 significant bits per product,
+///    FP32 rounding in the sums). A result tile that comes out infinite or NaN is recomputed with plain FP32 multiply-adds, so infinities and
+///    NaNs come out exactly as IEEE arithmetic gives them. Needs sm_80 or later; older devices
+///    use simt.
+///  - simt: on the CUDA cores, fused multiply-adds in FP32 (as cuBLAS's default SGEMM).
+/// Results of the two differ in the last bits; each is deterministic run to run.
+enum class FloatMath { tf32x3, simt };
+
+/// Sets how float products run from now on, in every thread (a process-wide setting).
+void set_float_math(FloatMath mode) noexcept;
+/// The current setting (FloatMath::tf32x3 unless set_float_math changed it).
+FloatMath float_math() noexcept;
+
 namespace detail {
 template <class T> DeviceMatrix<T> multiply(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b);
 }

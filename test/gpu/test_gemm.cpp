@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -225,7 +226,7 @@ TEMPLATE_TEST_CASE("split-K: forced slice counts, and the same result on every r
 TEMPLATE_TEST_CASE("GEMV: m == 1 and n == 1 with every op, aligned and not", "[gemm]", float, double, std::int32_t) {
   using T = TestType;
   int rot = 0;
-  for (Index len : {1, 3, 128, 1000, 4097})
+  for (Index len : {1, 3, 128, 1000, 4096, 4097})  // 4096, 4097: one pass of 1024-thread blocks
     for (Index k : {1, 5, 803, 4096})
       for (Op op_a : kOps)
         for (Op op_b : kOps) {
@@ -235,6 +236,24 @@ TEMPLATE_TEST_CASE("GEMV: m == 1 and n == 1 with every op, aligned and not", "[g
   run_case<T>({1, 1, 100000, Op::none, Op::none, 2});  // one dot product split over many blocks
   run_operator<T>(1, 777, 513);
   run_operator<T>(513, 1, 777);
+}
+
+TEMPLATE_TEST_CASE("GEMV along rows: every kernel variant (k slices, one pass, clusters)", "[gemm]", float, double,
+                   std::int32_t) {
+  using T = TestType;
+  struct Restore {
+    ~Restore() { detail::gemv_cols_force(detail::GemvCols::automatic); }
+  } restore;
+  int rot = 0;
+  for (auto how : {detail::GemvCols::split, detail::GemvCols::narrow, detail::GemvCols::cluster}) {
+    detail::gemv_cols_force(how);
+    for (Index len : {1, 5, 999, 1000, 4096, 4097})
+      for (Index k : {1, 7, 9, 803, 4096}) {
+        INFO("variant " << static_cast<int>(how));
+        run_case<T>({1, len, k, Op::none, Op::none, rot++ % 5});       // y = x B
+        run_case<T>({len, 1, k, Op::transpose, Op::none, rot++ % 5});  // y = A^T x
+      }
+  }
 }
 
 TEMPLATE_TEST_CASE("unaligned rows: ld breaking 16-byte alignment takes the scalar path", "[gemm]", float, double,
@@ -407,6 +426,98 @@ TEST_CASE("float products keep every fp32 bit (no TF32 shortcut)") {
     detail::gemm_forced(cfg, 1, 1.0f, A, B, 0.0f, C);
     CHECK((to_eigen(C).array() == 64.0f * v).all());
   }
+}
+
+namespace {
+/// Restores the process-wide float math setting at the end of a scope.
+struct FloatMathScope {
+  FloatMath saved = float_math();
+  explicit FloatMathScope(FloatMath mode) { set_float_math(mode); }
+  ~FloatMathScope() { set_float_math(saved); }
+};
+
+/// ||C - C_ref||_F / ||C_ref||_F of the float product computed with configuration `config`.
+double relative_error(const HostMatrix<float>& ha, const HostMatrix<float>& hb, const Ref& ref, int config) {
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  auto C = DeviceMatrix<float>::constant(ha.rows(), hb.cols(), poison_value<float>());
+  detail::gemm_forced(config, 0, 1.0f, A, B, 0.0f, C);
+  return (to_eigen(C).cast<double>() - ref).norm() / ref.norm();
+}
+
+bool is_tf32(const detail::GemmConfigInfo& c) { return c.name.rfind("tf32x3", 0) == 0; }
+}  // namespace
+
+TEST_CASE("float: the 3xTF32 tensor-core kernels are as accurate as FP32 on the CUDA cores") {
+  // Signed data, and positive data (images), where rounding errors do not cancel; k up to 16384.
+  const auto configs = detail::gemm_configs<float>();
+  struct Shape {
+    Index m, n, k;
+  };
+  const bool quick = under_sanitizer();
+  for (const Shape s : {Shape{200, 300, 250}, Shape{130, 129, 4096}, Shape{64, 70, 16384}})
+    for (const double low : {-1.0, 0.0}) {
+      if (quick && s.k > 4096) continue;
+      const HostMatrix<float> ha = random_matrix<float>(s.m, s.k, low, 1.0), hb = random_matrix<float>(s.k, s.n, low, 1.0);
+      const Ref ref = ha.cast<double>() * hb.cast<double>();
+      const double e_simt = relative_error(ha, hb, ref, 0);  // 128x128x8 on the CUDA cores
+      REQUIRE(!is_tf32(configs[0]));
+      for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+        if (!is_tf32(configs[cfg])) continue;
+        const double e = relative_error(ha, hb, ref, cfg);
+        std::printf("accuracy %ldx%ldx%ld data [%g, 1): %-18s %.3g  (simt %.3g)\n", long(s.m), long(s.n), long(s.k),
+                    low, configs[cfg].name.c_str(), e, e_simt);
+        INFO(configs[cfg].name << " k=" << s.k << " low=" << low << ": " << e << " against simt " << e_simt);
+        CHECK(e <= 4 * e_simt + 1e-7);
+      }
+    }
+}
+
+TEST_CASE("float: infinities and NaNs come out as IEEE arithmetic gives them, on every configuration") {
+  // inf * 1 must stay inf: with 3xTF32 the remainder of an infinity is NaN and inf * 0 = NaN,
+  // so such tiles must take the exact path.
+  const Index m = 70, n = 90, k = 100;
+  const auto configs = detail::gemm_configs<float>();
+  HostMatrix<float> ha = random_matrix<float>(m, k), hb = random_matrix<float>(k, n);
+  hb.row(5).setConstant(1.0f);                               // exactly representable in TF32
+  ha(3, 5) = std::numeric_limits<float>::infinity();         // row 3: +inf everywhere
+  ha(10, 7) = -std::numeric_limits<float>::infinity();       // row 10: +-inf by the sign of B(7, j)
+  hb(9, 2) = std::numeric_limits<float>::quiet_NaN();         // column 2: NaN everywhere
+  ha(40, 20) = std::numeric_limits<float>::infinity();        // row 40: +inf - inf = NaN
+  ha(40, 21) = -std::numeric_limits<float>::infinity();
+  hb.row(20).setConstant(2.0f);
+  hb.row(21).setConstant(0.5f);
+  const Ref ref = ha.cast<double>() * hb.cast<double>();
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  for (int cfg = -1; cfg < static_cast<int>(configs.size()); ++cfg)
+    for (int splits : {1, 3}) {
+      INFO("config " << cfg << " splits " << splits);
+      auto C = DeviceMatrix<float>::constant(m, n, 7.0f);
+      detail::gemm_forced(cfg, splits, 1.0f, A, B, 0.0f, C);
+      const HostMatrix<float> got = to_eigen(C);
+      Index wrong = 0;
+      for (Index i = 0; i < m; ++i)
+        for (Index j = 0; j < n; ++j) {
+          const double g = got(i, j), r = ref(i, j);
+          const bool ok = std::isnan(r) ? std::isnan(g) : std::isinf(r) ? g == r : std::abs(g - r) <= 1e-3;
+          wrong += !ok;
+        }
+      CHECK(wrong == 0);
+    }
+}
+
+TEST_CASE("set_float_math: simt keeps float products on the CUDA cores") {
+  CHECK(float_math() == FloatMath::tf32x3);  // the default
+  {
+    const FloatMathScope scope(FloatMath::simt);
+    CHECK(float_math() == FloatMath::simt);
+    for (Index s : {64, 1000, 4096}) CHECK(detail::gemm_plan<float>(s, s, s).find("tf32") == std::string::npos);
+    CHECK(detail::gemm_plan<float>(64, 8192, 8192).find("tf32") == std::string::npos);
+  }
+  CHECK(float_math() == FloatMath::tf32x3);
+  CHECK(detail::gemm_plan<float>(4096, 4096, 4096).rfind("tf32x3", 0) == 0);
+  CHECK(detail::gemm_plan<double>(4096, 4096, 4096).find("tf32") == std::string::npos);
 }
 
 TEST_CASE("operands on three streams: gemm orders itself after all of them") {

@@ -1,0 +1,372 @@
+// Tensor-core tiled GEMM through mma.sync, for two element types:
+//  - double on the FP64 tensor cores (DMMA; the m16n8k* shapes are sm_90's, m8n8k4 sm_80's);
+//  - float as 3xTF32: each operand element x is split into a TF32 part big = tf32(x) and a TF32
+//    remainder small = tf32(x - big), and a*b is accumulated in FP32 as
+//    a_small*b_big + a_big*b_small + a_big*b_big (the a_small*b_small term, below 2^-22 |ab|, is
+//    dropped). Each product keeps about 22 significant bits; every 16 k are summed in the MMA
+//    from zero and added to the running total with a rounded FP32 add (the MMA's own
+//    accumulation truncates), so the result has FP32 accuracy (test_gemm measures it against
+//    the CUDA-core kernel) at a third of the TF32 tensor cores' rate, which is above FFMA's. A tile whose result holds an
+//    infinity or a NaN (an operand holds one, or the sum overflowed) is recomputed with plain
+//    FP32 fused multiply-adds, so special values follow IEEE exactly as on the CUDA cores.
+// Each operand keeps its global layout in shared memory (16-byte cp.async along the contiguous
+// direction), padded so that fragment reads hit distinct banks in either layout. Device code only.
+#pragma once
+
+#include "gemm_common.cuh"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace devmat::detail {
+
+/// One MMA_M x 8 x MMA_K DMMA: c += a b, fragments as the PTX ISA lays them out, with
+/// g = lane/4 and t = lane%4: a[v0 + (MMA_M/8)*v1] = A(g + 8 v0, t + 4 v1),
+/// b[v1] = B(t + 4 v1, g), c[2h + j] = C(g + 8h, 2t + j).
+template <int MMA_M, int MMA_K>
+struct Dmma {
+  using Element = double;
+  static constexpr int kM = MMA_M, kK = MMA_K;
+  static constexpr int kA = (MMA_M / 8) * (MMA_K / 4), kB = MMA_K / 4, kC = (MMA_M / 8) * 2;
+  static constexpr int kPasses = 1;            // mma instructions per fragment pair
+  static constexpr bool kCheckFinite = false;  // FP64 arithmetic: IEEE as it stands
+  static constexpr int kStepsPerSum = 0;       // DMMA accumulates with IEEE rounding: no step sums
+  struct FragA {
+    double v[kA];
+  };
+  struct FragB {
+    double v[kB];
+  };
+  __device__ static __forceinline__ void prepare(FragA& f, const double (&raw)[kA]) {
+#pragma unroll
+    for (int i = 0; i < kA; ++i) f.v[i] = raw[i];
+  }
+  __device__ static __forceinline__ void prepare(FragB& f, const double (&raw)[kB]) {
+#pragma unroll
+    for (int i = 0; i < kB; ++i) f.v[i] = raw[i];
+  }
+
+  __device__ static __forceinline__ void m8n8k4(double& c0, double& c1, double a, double b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                 : "+d"(c0), "+d"(c1)
+                 : "d"(a), "d"(b));
+#else
+    // Pre-Ampere: the same product through shuffles (A(g, k) is in lane 4g+k, B(k, n) in 4n+k).
+    const int lane = static_cast<int>(threadIdx.x) % 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const double av = __shfl_sync(0xffffffffu, a, 4 * g + k);
+      c0 += av * __shfl_sync(0xffffffffu, b, 4 * (2 * t) + k);
+      c1 += av * __shfl_sync(0xffffffffu, b, 4 * (2 * t + 1) + k);
+    }
+#endif
+  }
+
+  __device__ static __forceinline__ void run(double (&c)[kC], const FragA& fa, const FragB& fb, int /*pass*/,
+                                             bool /*fresh*/) {
+    const double(&a)[kA] = fa.v;
+    const double(&b)[kB] = fb.v;
+    if constexpr (MMA_M == 8) {
+      static_assert(MMA_K == 4, "m8n8 exists as m8n8k4 only");
+      m8n8k4(c[0], c[1], a[0], b[0]);
+    } else {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+      if constexpr (MMA_K == 4) {
+        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+      } else if constexpr (MMA_K == 8) {
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                     "{%8,%9}, {%0,%1,%2,%3};\n"
+                     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+      } else {
+        static_assert(MMA_K == 16, "m16n8 exists with k = 4, 8, 16");
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                     "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+                     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+                       "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
+      }
+#else
+      // Before sm_90: two m8n8k4 per k-step of 4 (rows g and g+8).
+#pragma unroll
+      for (int v1 = 0; v1 < MMA_K / 4; ++v1) {
+        m8n8k4(c[0], c[1], a[2 * v1], b[v1]);
+        m8n8k4(c[2], c[3], a[2 * v1 + 1], b[v1]);
+      }
+#endif
+    }
+  }
+};
+
+
+/// 3xTF32 on the m16n8k8 TF32 MMA (sm_80+): the same fragment layout as Dmma<16, 8>, with each
+/// element held as two TF32 values (see the top of this file).
+struct Tf32x3 {
+  using Element = float;
+  static constexpr int kM = 16, kK = 8;
+  static constexpr int kA = 4, kB = 2, kC = 4;
+  static constexpr int kPasses = 3;
+  static constexpr bool kCheckFinite = true;  // big - x is NaN for an infinite x: redo such tiles
+  // The TF32 MMA adds into its FP32 accumulator with truncation, so a long sum in it drifts
+  // (measured on an H200, positive data, k = 4096: relative error 4e-5 against 8e-7 for FFMA).
+  // So every kStepsPerSum k-steps of 8 are summed in the MMA starting from zero, and the kernel
+  // adds that sum to the running sum with an ordinary, rounded FP32 add. Measured there on
+  // 16x8 outputs: relative error 6.7e-8 for one k-step (FFMA 5.2e-8), 1.8e-6 for 32.
+  static constexpr int kStepsPerSum = 2;
+  struct FragA {
+    std::uint32_t big[kA], small[kA];
+  };
+  struct FragB {
+    std::uint32_t big[kB], small[kB];
+  };
+
+  __device__ static __forceinline__ std::uint32_t to_tf32(float x) {
+    std::uint32_t r;
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+#else
+    r = __float_as_uint(x) & 0xffffe000u;  // unused before sm_80 (no TF32 MMA there)
+#endif
+    return r;
+  }
+  template <int N>
+  __device__ static __forceinline__ void split(std::uint32_t (&big)[N], std::uint32_t (&small)[N],
+                                               const float (&raw)[N]) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      big[i] = to_tf32(raw[i]);
+      small[i] = to_tf32(raw[i] - __uint_as_float(big[i]));  // exact difference, then rounded
+    }
+  }
+  __device__ static __forceinline__ void prepare(FragA& f, const float (&raw)[kA]) { split(f.big, f.small, raw); }
+  __device__ static __forceinline__ void prepare(FragB& f, const float (&raw)[kB]) { split(f.big, f.small, raw); }
+
+  /// c = a b + (kZero ? 0 : c).
+  template <bool kZero>
+  __device__ static __forceinline__ void mma(float (&c)[kC], const std::uint32_t (&a)[kA],
+                                             const std::uint32_t (&b)[kB]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    if constexpr (kZero)
+      asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                   "{%10,%10,%10,%10};\n"
+                   : "=f"(c[0]), "=f"(c[1]), "=f"(c[2]), "=f"(c[3])
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(0.0f));
+    else
+      asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                   "{%0,%1,%2,%3};\n"
+                   : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+                   : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+    // Pre-Ampere builds never launch this kernel (the host picks the CUDA-core one there).
+    (void)c, (void)a, (void)b;
+#endif
+  }
+  /// One k-step into the step sum c (`fresh`: pass 0 starts it from zero): pass 0 and 1 add
+  /// the two small cross terms, pass 2 the big product (the terms are added smallest first).
+  __device__ static __forceinline__ void run(float (&c)[kC], const FragA& a, const FragB& b, int pass, bool fresh) {
+    if (pass == 0) {
+      if (fresh) mma<true>(c, a.small, b.big);
+      else mma<false>(c, a.small, b.big);
+    } else if (pass == 1) mma<false>(c, a.big, b.small);
+    else mma<false>(c, a.big, b.big);
+  }
+};
+
+/// A tensor-core tile configuration for element type T (double or float): block tile
+/// (BM, BN, BK), WARPS_M x WARPS_N warps, each warp a (BM/WARPS_M, BN/WARPS_N) tile of
+/// MMA_M x 8 x MMA_K instructions. double: MMA_M 8 or 16, MMA_K 4, 8 or 16; float: 16 x 8 x 8.
+template <class T, int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int MMA_M_, int MMA_K_, int STAGES_,
+          int MIN_BLOCKS_>
+struct MmaTile {
+  using Element = T;
+  using Mma = std::conditional_t<std::is_same_v<T, double>, Dmma<MMA_M_, MMA_K_>, Tf32x3>;
+  static_assert(std::is_same_v<T, double> || (std::is_same_v<T, float> && MMA_M_ == 16 && MMA_K_ == 8),
+                "tensor-core tiles: double (DMMA) or float (3xTF32, m16n8k8)");
+  static constexpr int kBM = BM_, kBN = BN_, kBK = BK_;
+  static constexpr int kWarpsM = WARPS_M_, kWarpsN = WARPS_N_, kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN;
+  static constexpr int kMmaM = MMA_M_, kMmaK = MMA_K_;
+  static constexpr int kMI = kWarpTileM / kMmaM, kNI = kWarpTileN / 8;
+  static constexpr int kStages = STAGES_, kMinBlocks = MIN_BLOCKS_;
+  // Row strides of the two possible layouts, [x][k] and [k][x]. A fragment read has lane
+  // (g, t) at row offset g, column offset t ([x][k]) or the other way round ([k][x]).
+  // double: 8-byte reads, half a warp per pass: strides of 4 mod 16 doubles spread them over
+  // all 32 banks in either layout. float: 4-byte reads, a whole warp: g*S + t needs S = 4 mod 8,
+  // t*S + g needs S = 8 mod 32.
+  static constexpr int kPadXK = 4, kPadKX = sizeof(T) == 8 ? 4 : 8;
+  static constexpr int kStrideXK = kBK + kPadXK, kStrideAK = kBM + kPadKX, kStrideBK = kBN + kPadKX;
+  static constexpr int kStageA = (kBM * kStrideXK > kBK * kStrideAK) ? kBM * kStrideXK : kBK * kStrideAK;
+  static constexpr int kStageB = (kBN * kStrideXK > kBK * kStrideBK) ? kBN * kStrideXK : kBK * kStrideBK;
+  static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * static_cast<int>(sizeof(T));
+  static_assert(kBM % kWarpsM == 0 && kBN % kWarpsN == 0, "bad warp layout");
+  static_assert(kWarpTileM % kMmaM == 0 && kWarpTileN % 8 == 0 && kBK % kMmaK == 0, "bad mma tiling");
+  static_assert(sizeof(T) == 8 ? (kStrideXK % 16 == 4 && kStrideAK % 16 == 4 && kStrideBK % 16 == 4)
+                               : (kStrideXK % 8 == 4 && kStrideAK % 32 == 8 && kStrideBK % 32 == 8),
+                "bank-conflict padding");
+};
+
+/// The tile's results with plain fused multiply-adds, one output element per thread at a time:
+/// the exact-IEEE path for the rare tiles whose 3xTF32 result is not finite.
+template <class T, int BM, int BN, int kThreads>
+__device__ __forceinline__ void gemm_tile_fma(const GemmArgs<T>& p, T* out, int m0, int n0, int k_begin, int k_end) {
+  for (int e = static_cast<int>(threadIdx.x); e < BM * BN; e += kThreads) {
+    const int r = m0 + e / BN, c = n0 + e % BN;
+    if (r >= p.m || c >= p.n) continue;
+    T acc = T(0);
+    for (int kk = k_begin; kk < k_end; ++kk) {
+      const T a = p.a.kcontig ? p.a.ptr[r * p.a.ld + kk] : p.a.ptr[kk * p.a.ld + r];
+      const T b = p.b.kcontig ? p.b.ptr[c * p.b.ld + kk] : p.b.ptr[kk * p.b.ld + c];
+      acc = fma(a, b, acc);
+    }
+    const T v[1] = {acc};
+    gemm_store_results<T, 1>(p, out, r, c, v);
+  }
+}
+
+/// kAK / kBK: A / B is k-contiguous in global memory (op(A) = A, op(B) = B^T), and so is its
+/// shared tile ([x][k]); otherwise the shared tile is [k][x].
+template <class Cfg, bool kAK, bool kBK>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
+    gemm_mma_kernel(GemmArgs<typename Cfg::Element> p) {
+  using T = typename Cfg::Element;
+  using Mma = typename Cfg::Mma;
+  constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, kStages = Cfg::kStages;
+  constexpr int MI = Cfg::kMI, NI = Cfg::kNI, kThreads = Cfg::kThreads;
+
+  extern __shared__ __align__(16) unsigned char gemm_smem[];
+  T* a_smem = reinterpret_cast<T*>(gemm_smem);  // (STAGES, BM, BK+pad) or (STAGES, BK, BM+pad)
+  T* b_smem = a_smem + kStages * Cfg::kStageA;   // (STAGES, BN, BK+pad) or (STAGES, BK, BN+pad)
+  int tile_m, tile_n;
+  gemm_tile_coords(p.tiles_m, p.tiles_n, tile_m, tile_n);
+  const int m0 = tile_m * BM, n0 = tile_n * BN;
+  const int k_begin = static_cast<int>(blockIdx.z) * p.k_per_split;
+  const int k_end = static_cast<int>(min(static_cast<long long>(p.k), static_cast<long long>(k_begin) + p.k_per_split));
+  const int k_tiles = (k_end - k_begin + BK - 1) / BK;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int wm0 = (warp / Cfg::kWarpsN) * Cfg::kWarpTileM;
+  const int wn0 = (warp % Cfg::kWarpsN) * Cfg::kWarpTileN;
+
+  auto load_stage = [&](int stage, int k_tile) {
+    const int k0 = k_begin + k_tile * BK;
+    T* sa = a_smem + stage * Cfg::kStageA;
+    T* sb = b_smem + stage * Cfg::kStageB;
+    if constexpr (kAK)  // [m][k]
+      gemm_copy_tile<T, BM, BK, Cfg::kStrideXK, kThreads>(sa, p.a.ptr, p.a.ld, m0, p.m, k0, k_end, p.a.vec, tid);
+    else  // [k][m]
+      gemm_copy_tile<T, BK, BM, Cfg::kStrideAK, kThreads>(sa, p.a.ptr, p.a.ld, k0, k_end, m0, p.m, p.a.vec, tid);
+    if constexpr (kBK)  // [n][k]
+      gemm_copy_tile<T, BN, BK, Cfg::kStrideXK, kThreads>(sb, p.b.ptr, p.b.ld, n0, p.n, k0, k_end, p.b.vec, tid);
+    else  // [k][n]
+      gemm_copy_tile<T, BK, BN, Cfg::kStrideBK, kThreads>(sb, p.b.ptr, p.b.ld, k0, k_end, n0, p.n, p.b.vec, tid);
+  };
+  // Shared-memory offsets of op(A)(m, k) and op(B)(k, n) inside one stage.
+  auto a_at = [](int m, int k) { return kAK ? m * Cfg::kStrideXK + k : k * Cfg::kStrideAK + m; };
+  auto b_at = [](int k, int n) { return kBK ? n * Cfg::kStrideXK + k : k * Cfg::kStrideBK + n; };
+
+  // acc: the running sums; with Mma::kStepsPerSum, step holds the current k-steps' sums.
+  T acc[MI][NI][Mma::kC], step[MI][NI][Mma::kC];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int c = 0; c < Mma::kC; ++c) acc[i][j][c] = T(0);
+
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load_stage(s, s);
+    gemm_cp_async_commit();
+  }
+
+  int read_stage = 0, write_stage = kStages - 1;
+  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+    // Same pipeline invariant as the SIMT kernel: tile k_tile has landed for every thread
+    // after the wait and the barrier, and the stage read in the previous iteration is free.
+    gemm_cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (k_tile + kStages - 1 < k_tiles) load_stage(write_stage, k_tile + kStages - 1);
+    gemm_cp_async_commit();
+
+    const T* a_tile = a_smem + read_stage * Cfg::kStageA;
+    const T* b_tile = b_smem + read_stage * Cfg::kStageB;
+#pragma unroll
+    for (int kb = 0; kb < BK / Cfg::kMmaK; ++kb) {
+      typename Mma::FragA a_frag[MI];
+      typename Mma::FragB b_frag[NI];
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        T raw[Mma::kA];
+#pragma unroll
+        for (int v1 = 0; v1 < Cfg::kMmaK / 4; ++v1)
+#pragma unroll
+          for (int v0 = 0; v0 < Cfg::kMmaM / 8; ++v0)
+            raw[v0 + (Cfg::kMmaM / 8) * v1] = a_tile[a_at(wm0 + i * Cfg::kMmaM + g + 8 * v0, kb * Cfg::kMmaK + 4 * v1 + t)];
+        Mma::prepare(a_frag[i], raw);
+      }
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        T raw[Mma::kB];
+#pragma unroll
+        for (int v1 = 0; v1 < Cfg::kMmaK / 4; ++v1) raw[v1] = b_tile[b_at(kb * Cfg::kMmaK + 4 * v1 + t, wn0 + j * 8 + g)];
+        Mma::prepare(b_frag[j], raw);
+      }
+      constexpr int kSteps = Mma::kStepsPerSum, kGroup = kSteps > 0 ? kSteps : 1;
+      static_assert((BK / Cfg::kMmaK) % kGroup == 0, "k-step sums must end with the k tile");
+      T(&target)[MI][NI][Mma::kC] = kSteps > 0 ? step : acc;
+      const bool fresh = kSteps > 0 && kb % kGroup == 0;  // known at compile time (unrolled)
+#pragma unroll
+      for (int pass = 0; pass < Mma::kPasses; ++pass)
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j) Mma::run(target[i][j], a_frag[i], b_frag[j], pass, fresh);
+      if (kSteps > 0 && (kb + 1) % kGroup == 0) {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int c = 0; c < Mma::kC; ++c) acc[i][j][c] += step[i][j][c];
+      }
+    }
+    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+  }
+  gemm_cp_async_wait<0>();
+
+  T* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
+  if constexpr (Mma::kCheckFinite) {
+    bool finite = true;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int c = 0; c < Mma::kC; ++c) finite = finite && isfinite(acc[i][j][c]);
+    if (__syncthreads_or(!finite)) {  // uniform across the CTA
+      gemm_tile_fma<T, BM, BN, kThreads>(p, out, m0, n0, k_begin, k_end);
+      return;
+    }
+  }
+
+  // Epilogue: c[2h + j] = C(g + 8h, 2t + j): pairs of consecutive columns (8 or 16 bytes).
+
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int h = 0; h < Cfg::kMmaM / 8; ++h) {
+        const T v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
+        gemm_store_results<T, 2>(p, out, m0 + wm0 + i * Cfg::kMmaM + g + 8 * h, n0 + wn0 + j * 8 + 2 * t, v);
+      }
+}
+
+}  // namespace devmat::detail
