@@ -225,7 +225,7 @@ void register_shape(Index m, Index n, Index k, bool every_config, std::vector<in
   if constexpr (std::is_same_v<T, float>) add("ours-simt", [=](benchmark::State& st) { bench_simt(st, m, n, k); });
   if (m == 1) {
     using G = devmat::detail::GemvCols;
-    const std::pair<const char*, G> variants[] = {{"split", G::split}, {"narrow", G::narrow}, {"cluster", G::cluster}};
+    const std::pair<const char*, G> variants[] = {{"split", G::split}, {"narrow", G::narrow}};
     for (const auto& v : variants) {
       const G how = v.second;
       add(std::string("ours-gemv-") + v.first, [=](benchmark::State& st) { bench_gemv<T>(st, m, n, k, how); });

@@ -5,8 +5,6 @@
 
 #include "gemm_common.cuh"
 
-#include <cooperative_groups.h>
-
 namespace devmat::detail {
 
 constexpr int kGemvThreads = 256;
@@ -62,17 +60,12 @@ gemv_rows_kernel(const T* __restrict__ mat, long long ld, int rows, int k, const
   if (lane == 0) out.write(row, static_cast<int>(blockIdx.y), acc);
 }
 
-/// Number of k slices (CTAs) in a cluster of gemv_cols_kernel<..., true>.
-constexpr int kGemvClusterSlices = 8;
-
 /// y[j] = sum_k x[k] * mat[k*ld + j] for j < cols: a block covers 32*V columns (V per lane)
 /// and kThreads/32 rows at a time, then reduces its row groups through shared memory.
-/// kVec: mat and ld allow V-wide loads. Three ways to combine k slices (blockIdx.y):
-///  - through out.ws and gemm_finalize_kernel (out.split);
-///  - none: kThreads = 1024 and one slice, where 32-column blocks put enough loads in flight;
-///  - kCluster (sm_90, launched as clusters of (1, kGemvClusterSlices) CTAs, one per slice of
-///    a column strip): CTA 0 adds the others' sums from their shared memory, in slice order.
-template <class T, bool kVec, int kThreads = kGemvThreads, bool kCluster = false>
+/// kVec: mat and ld allow V-wide loads. k slices (blockIdx.y) are added through out.ws and
+/// gemm_finalize_kernel (out.split); with kThreads = 1024 and 32-column blocks one slice puts
+/// enough loads in flight.
+template <class T, bool kVec, int kThreads = kGemvThreads>
 __global__ void __launch_bounds__(kThreads)
 gemv_cols_kernel(const T* __restrict__ mat, long long ld, int cols, int k, const T* __restrict__ x, int k_chunk,
                  GemvOut<T> out) {
@@ -109,29 +102,12 @@ gemv_cols_kernel(const T* __restrict__ mat, long long ld, int cols, int k, const
 #pragma unroll
   for (int e = 0; e < V; ++e) partial[ky][lane * V + e] = acc[e];
   __syncthreads();
-  __shared__ T strip[kCluster ? 32 * V : 1];  // kCluster: this slice's sums
   for (int c = static_cast<int>(threadIdx.x); c < 32 * V; c += kThreads) {
     if (j0 + c >= cols) break;
     T sum = partial[0][c];
 #pragma unroll
     for (int r = 1; r < kRows; ++r) sum += partial[r][c];
-    if constexpr (kCluster) strip[c] = sum;
-    else out.write(j0 + c, static_cast<int>(blockIdx.y), sum);
-  }
-  if constexpr (kCluster) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();  // every slice's sums are in its shared memory
-    if (cluster.block_rank() == 0) {
-      for (int c = static_cast<int>(threadIdx.x); c < 32 * V && j0 + c < cols; c += kThreads) {
-        T sum = strip[c];
-        for (unsigned r = 1; r < cluster.num_blocks(); ++r) sum += cluster.map_shared_rank(strip, r)[c];
-        out.write(j0 + c, 0, sum);
-      }
-    }
-    cluster.sync();  // the other CTAs keep their shared memory until CTA 0 has read it
-#endif
+    out.write(j0 + c, static_cast<int>(blockIdx.y), sum);
   }
 }
 

@@ -31,11 +31,9 @@ void gemm_forced(int config, int splits, T alpha, const DeviceMatrix<T>& A, cons
 
 /// The kernel that the GEMVs y = x op(B) (m == 1) and y = op(A) x (n == 1) run when the matrix
 /// is read along its rows (op(B) = B, op(A) = A^T): gemm's choice (automatic); k slices and a
-/// kernel that adds them (split); 1024-thread, 32-column blocks in one pass (narrow); or
-/// clusters of 8 CTAs, one per k slice, that add their sums through distributed shared memory
-/// (cluster: sm_90 and rows of whole 16-byte vectors, else split). Process-wide; for the tests
-/// and the benchmark.
-enum class GemvCols { automatic, split, narrow, cluster };
+/// kernel that adds them (split); or 1024-thread, 32-column blocks in one pass (narrow).
+/// Process-wide; for the tests and the benchmark.
+enum class GemvCols { automatic, split, narrow };
 void gemv_cols_force(GemvCols variant);
 
 /// What gemm would run for an m x n x k product of T on the current device, in words:

@@ -238,14 +238,14 @@ TEMPLATE_TEST_CASE("GEMV: m == 1 and n == 1 with every op, aligned and not", "[g
   run_operator<T>(513, 1, 777);
 }
 
-TEMPLATE_TEST_CASE("GEMV along rows: every kernel variant (k slices, one pass, clusters)", "[gemm]", float, double,
+TEMPLATE_TEST_CASE("GEMV along rows: every kernel variant (k slices, one pass)", "[gemm]", float, double,
                    std::int32_t) {
   using T = TestType;
   struct Restore {
     ~Restore() { detail::gemv_cols_force(detail::GemvCols::automatic); }
   } restore;
   int rot = 0;
-  for (auto how : {detail::GemvCols::split, detail::GemvCols::narrow, detail::GemvCols::cluster}) {
+  for (auto how : {detail::GemvCols::split, detail::GemvCols::narrow}) {
     detail::gemv_cols_force(how);
     for (Index len : {1, 5, 999, 1000, 4096, 4097})
       for (Index k : {1, 7, 9, 803, 4096}) {
