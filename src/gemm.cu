@@ -63,18 +63,22 @@ int current_device() {
   return dev;
 }
 
-int sm_count() {
-  static std::atomic<int> cache[kMaxDevices] = {};
+/// An attribute of the current device (at least 1), read once per device.
+template <cudaDeviceAttr kAttr>
+int device_attribute() {
+  static std::atomic<int> cache[kMaxDevices] = {};  // 0: not read yet
   const int dev = current_device();
   std::atomic<int>& slot = cache[dev % kMaxDevices];
-  int n = slot.load(std::memory_order_relaxed);
-  if (n == 0) {
-    DEVMAT_CUDA_TRY(cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev));
-    n = std::max(n, 1);
-    slot.store(n, std::memory_order_relaxed);
+  int v = slot.load(std::memory_order_relaxed);
+  if (v == 0) {
+    DEVMAT_CUDA_TRY(cudaDeviceGetAttribute(&v, kAttr, dev));
+    v = std::max(v, 1);
+    slot.store(v, std::memory_order_relaxed);
   }
-  return n;
+  return v;
 }
+
+int sm_count() { return device_attribute<cudaDevAttrMultiProcessorCount>(); }
 
 /// Per-kernel, per-device state: dynamic shared memory allowed past 48 KiB, and the occupancy.
 struct KernelState {
@@ -280,20 +284,9 @@ std::pair<int, double> best_splits(const TiledKernel<T>& kc, int m, int n, int k
 std::atomic<FloatMath> g_float_math{FloatMath::tf32x3};
 std::atomic<GemvCols> g_gemv_cols{GemvCols::automatic};
 
-/// The current device's compute capability major number.
-int cc_major() {
-  static std::atomic<int> cache[kMaxDevices] = {};
-  const int dev = current_device();
-  std::atomic<int>& slot = cache[dev % kMaxDevices];
-  int major = slot.load(std::memory_order_relaxed);
-  if (major == 0) {
-    DEVMAT_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    slot.store(major, std::memory_order_relaxed);
-  }
-  return major;
+bool has_tf32_mma() {  // the TF32 MMA exists from sm_80 on
+  return device_attribute<cudaDevAttrComputeCapabilityMajor>() >= 8;
 }
-
-bool has_tf32_mma() { return cc_major() >= 8; }  // the TF32 MMA exists from sm_80 on
 
 /// Whether the cost model may pick this configuration.
 template <class T>
