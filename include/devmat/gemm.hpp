@@ -25,9 +25,9 @@ void gemm(T alpha, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, T beta, D
 /// How float products run. Both give FP32 accuracy.
 ///  - tf32x3 (the default): on the tensor cores, each element split into a TF32 part and a TF32
 ///    remainder, three TF32 products accumulated in FP32 (about 22 significant bits per product,
-///    FP32 rounding in the sums). A result tile that comes out infinite or NaN is recomputed with plain FP32 multiply-adds, so infinities and
-///    NaNs come out exactly as IEEE arithmetic gives them. Needs sm_80 or later; older devices
-///    use simt.
+///    FP32 rounding in the sums). A result tile that comes out infinite or NaN is recomputed
+///    with plain FP32 multiply-adds, so infinities and NaNs come out exactly as IEEE arithmetic
+///    gives them. Needs sm_80 or later; older devices use simt.
 ///  - simt: on the CUDA cores, fused multiply-adds in FP32 (as cuBLAS's default SGEMM).
 /// Results of the two differ in the last bits; each is deterministic run to run.
 enum class FloatMath { tf32x3, simt };

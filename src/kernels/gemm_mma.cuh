@@ -6,9 +6,10 @@
 //    dropped). Each product keeps about 22 significant bits; every 16 k are summed in the MMA
 //    from zero and added to the running total with a rounded FP32 add (the MMA's own
 //    accumulation truncates), so the result has FP32 accuracy (test_gemm measures it against
-//    the CUDA-core kernel) at a third of the TF32 tensor cores' rate, which is above FFMA's. A tile whose result holds an
-//    infinity or a NaN (an operand holds one, or the sum overflowed) is recomputed with plain
-//    FP32 fused multiply-adds, so special values follow IEEE exactly as on the CUDA cores.
+//    the CUDA-core kernel) at a third of the TF32 tensor cores' rate, which is above FFMA's.
+//    A tile whose result holds an infinity or a NaN (an operand holds one, or the sum
+//    overflowed) is recomputed with plain FP32 fused multiply-adds, so special values follow
+//    IEEE exactly as on the CUDA cores.
 // Each operand keeps its global layout in shared memory (16-byte cp.async along the contiguous
 // direction), padded so that fragment reads hit distinct banks in either layout. Device code only.
 #pragma once
@@ -25,8 +26,6 @@ namespace devmat::detail {
 /// b[v1] = B(t + 4 v1, g), c[2h + j] = C(g + 8h, 2t + j).
 template <int MMA_M, int MMA_K>
 struct Dmma {
-  using Element = double;
-  static constexpr int kM = MMA_M, kK = MMA_K;
   static constexpr int kA = (MMA_M / 8) * (MMA_K / 4), kB = MMA_K / 4, kC = (MMA_M / 8) * 2;
   static constexpr int kPasses = 1;            // mma instructions per fragment pair
   static constexpr bool kCheckFinite = false;  // FP64 arithmetic: IEEE as it stands
@@ -106,8 +105,6 @@ struct Dmma {
 /// 3xTF32 on the m16n8k8 TF32 MMA (sm_80+): the same fragment layout as Dmma<16, 8>, with each
 /// element held as two TF32 values (see the top of this file).
 struct Tf32x3 {
-  using Element = float;
-  static constexpr int kM = 16, kK = 8;
   static constexpr int kA = 4, kB = 2, kC = 4;
   static constexpr int kPasses = 3;
   static constexpr bool kCheckFinite = true;  // big - x is NaN for an infinite x: redo such tiles
