@@ -14,7 +14,7 @@
 // against cuBLAS's (normalised error), and the run aborts if it is wrong.
 #include "support.hpp"
 
-#include "kernels/gemm_tuning.cuh"
+#include "dispatch/gemm_tuning.hpp"
 
 #include <devmat/devmat.hpp>
 

@@ -1,12 +1,12 @@
 // Reductions: sum() beside cub::DeviceReduce::Sum, row_sums() beside
 // cub::DeviceSegmentedReduce::Sum, col_sums() beside a cub::DeviceReduce::Sum over the same
 // bytes (a memory-speed bound: CUB has no column reduction; impl "cub-reduce-bound"). Other
-// configurations of kernels/reduce.cuh run as impl "ours-<config>" so one run picks the
+// configurations of dispatch/reduce.cuh run as impl "ours-<config>" so one run picks the
 // fastest. GB/s count bytes read; sums are timed in their async forms (no host sync).
 #include "random.cuh"
 #include "support.hpp"
 
-#include "kernels/reduce.cuh"
+#include "dispatch/reduce.cuh"
 
 #include <devmat/devmat.hpp>
 

@@ -1,10 +1,10 @@
 // transpose(): ours beside a device-to-device copy of the same bytes, plus the other tile
-// shapes of kernels/transpose.cuh (impl "ours-w<W>t<TW>b<BY>") so one run picks the fastest.
+// shapes of dispatch/transpose.cuh (impl "ours-w<W>t<TW>b<BY>") so one run picks the fastest.
 // GB/s count bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"
 
-#include "kernels/transpose.cuh"
+#include "dispatch/transpose.cuh"
 
 #include <devmat/devmat.hpp>
 
@@ -62,7 +62,7 @@ void register_ours_and_memcpy(Index rows, Index cols) {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-/// One tile shape of kernels/transpose.cuh, launched directly.
+/// One tile shape of dispatch/transpose.cuh, launched directly.
 template <class T, int W, int TW, int BY>
 void register_tile(Index rows, Index cols) {
   using Tile = d::TransposeTile<W, TW, BY>;

@@ -1,7 +1,8 @@
 // DeviceMatrix<T>: construction, copies, host transfers and streams.
+#include "detail/error_scope.hpp"
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
-#include "kernels/transform.cuh"
+#include "dispatch/transform.cuh"
 
 #include <devmat/device_matrix.hpp>
 
@@ -91,9 +92,10 @@ DeviceMatrix<T> DeviceMatrix<T>::from_host(const T* row_major, Index rows, Index
   // From pageable memory the call returns once the data is staged; from pinned memory it
   // returns at once, so wait: the caller may reuse its buffer as soon as we return.
   cudaPointerAttributes attr{};
-  if (cudaPointerGetAttributes(&attr, row_major) == cudaSuccess && attr.type == cudaMemoryTypeHost)
-    DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
-  cudaGetLastError();
+  const detail::ErrorScope scope;
+  const cudaError_t st = cudaPointerGetAttributes(&attr, row_major);
+  if (st != cudaSuccess) scope.forget_ours();  // unknown to CUDA: pageable memory, already staged
+  else if (attr.type == cudaMemoryTypeHost) DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
   return m;
 }
 

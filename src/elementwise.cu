@@ -1,7 +1,7 @@
 // Element-wise operations: matrix-matrix, matrix-scalar, unary, clamp, threshold and cast.
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
-#include "kernels/transform.cuh"
+#include "dispatch/transform.cuh"
 
 #include <devmat/device_matrix.hpp>
 
@@ -33,19 +33,40 @@ struct BinaryFn {
   }
 };
 
-template <class T, Scalar Op>
+/// The binary operation with a scalar as its right operand, or its left one (s - a).
+template <class T, Binary Op, bool kScalarLeft>
 struct ScalarFn {
   T s;
-  __device__ T operator()(T a) const {
-    if constexpr (Op == Scalar::add) return static_cast<T>(a + s);
-    else if constexpr (Op == Scalar::sub) return static_cast<T>(a - s);
-    else if constexpr (Op == Scalar::rsub) return static_cast<T>(s - a);
-    else if constexpr (Op == Scalar::mul) return static_cast<T>(a * s);
-    else if constexpr (Op == Scalar::div) return safe_div(a, s);
-    else if constexpr (Op == Scalar::max) return a > s ? a : s;
-    else return a < s ? a : s;
-  }
+  __device__ T operator()(T a) const { return kScalarLeft ? BinaryFn<T, Op>{}(s, a) : BinaryFn<T, Op>{}(a, s); }
 };
+
+/// Calls f(std::integral_constant<Binary, op>) for the runtime-chosen op: the one switch over
+/// the operations that every launcher below shares.
+template <class F>
+void with_binary(Binary op, F&& f) {
+  switch (op) {
+    case Binary::add: return f(std::integral_constant<Binary, Binary::add>{});
+    case Binary::sub: return f(std::integral_constant<Binary, Binary::sub>{});
+    case Binary::mul: return f(std::integral_constant<Binary, Binary::mul>{});
+    case Binary::div: return f(std::integral_constant<Binary, Binary::div>{});
+    case Binary::max: return f(std::integral_constant<Binary, Binary::max>{});
+    case Binary::min: return f(std::integral_constant<Binary, Binary::min>{});
+  }
+}
+
+/// A scalar operation as a binary one: rsub is s - a, the others take the scalar on the right.
+constexpr Binary binary_of(Scalar op) {
+  switch (op) {
+    case Scalar::add: return Binary::add;
+    case Scalar::sub:
+    case Scalar::rsub: return Binary::sub;
+    case Scalar::mul: return Binary::mul;
+    case Scalar::div: return Binary::div;
+    case Scalar::max: return Binary::max;
+    case Scalar::min: return Binary::min;
+  }
+  return Binary::add;
+}
 
 template <class T, Unary Op>
 struct UnaryFn {
@@ -116,27 +137,17 @@ void check_scalar_div(Scalar op, T s) {
 // out = f(a, b) on `stream` for each of the runtime-chosen operations.
 template <class T>
 void run_binary(Binary op, cudaStream_t s, Index n, T* out, const T* a, const T* b) {
-  switch (op) {
-    case Binary::add: return launch_transform(s, n, out, a, b, BinaryFn<T, Binary::add>{});
-    case Binary::sub: return launch_transform(s, n, out, a, b, BinaryFn<T, Binary::sub>{});
-    case Binary::mul: return launch_transform(s, n, out, a, b, BinaryFn<T, Binary::mul>{});
-    case Binary::div: return launch_transform(s, n, out, a, b, BinaryFn<T, Binary::div>{});
-    case Binary::max: return launch_transform(s, n, out, a, b, BinaryFn<T, Binary::max>{});
-    case Binary::min: return launch_transform(s, n, out, a, b, BinaryFn<T, Binary::min>{});
-  }
+  with_binary(op, [&](auto k) { launch_transform(s, n, out, a, b, BinaryFn<T, decltype(k)::value>{}); });
 }
 
 template <class T>
 void run_scalar(Scalar op, T v, cudaStream_t s, Index n, T* out, const T* a) {
-  switch (op) {
-    case Scalar::add: return launch_transform(s, n, out, a, kNone, ScalarFn<T, Scalar::add>{v});
-    case Scalar::sub: return launch_transform(s, n, out, a, kNone, ScalarFn<T, Scalar::sub>{v});
-    case Scalar::rsub: return launch_transform(s, n, out, a, kNone, ScalarFn<T, Scalar::rsub>{v});
-    case Scalar::mul: return launch_transform(s, n, out, a, kNone, ScalarFn<T, Scalar::mul>{v});
-    case Scalar::div: return launch_transform(s, n, out, a, kNone, ScalarFn<T, Scalar::div>{v});
-    case Scalar::max: return launch_transform(s, n, out, a, kNone, ScalarFn<T, Scalar::max>{v});
-    case Scalar::min: return launch_transform(s, n, out, a, kNone, ScalarFn<T, Scalar::min>{v});
-  }
+  with_binary(binary_of(op), [&](auto k) {
+    constexpr Binary kOp = decltype(k)::value;
+    if constexpr (kOp == Binary::sub)
+      if (op == Scalar::rsub) return launch_transform(s, n, out, a, kNone, ScalarFn<T, kOp, true>{v});
+    launch_transform(s, n, out, a, kNone, ScalarFn<T, kOp, false>{v});
+  });
 }
 
 }  // namespace

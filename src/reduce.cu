@@ -1,7 +1,7 @@
 // Reductions: sum, min, max, mean (host values and 1x1 device results), row and column sums.
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
-#include "kernels/reduce.cuh"
+#include "dispatch/reduce.cuh"
 
 #include <devmat/device_matrix.hpp>
 

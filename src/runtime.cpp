@@ -1,6 +1,10 @@
 // Errors, streams, the memory pool and stream-ordered buffers.
 #include "detail/runtime.hpp"
 
+#include "detail/error_scope.hpp"
+#include "dispatch/device.hpp"
+#include "dispatch/workspace.hpp"
+
 #include <devmat/error.hpp>
 #include <devmat/memory.hpp>
 #include <devmat/stream.hpp>
@@ -49,9 +53,10 @@ void throw_shape_error(const char* op, Index ar, Index ac, Index br, Index bc, c
 
 void require_device() {
   int count = 0;
+  const ErrorScope scope;
   const cudaError_t st = cudaGetDeviceCount(&count);
   if (st != cudaSuccess || count == 0) {
-    cudaGetLastError();  // clear, so later calls do not report it again
+    scope.forget_ours();  // reported by the exception below
     const cudaError_t code = st == cudaSuccess ? cudaErrorNoDevice : st;
     throw cuda_error(code, std::string("devmat: no CUDA device was found (cudaGetDeviceCount: ") +
                                cudaGetErrorName(code) + ": " + cudaGetErrorString(code) +
@@ -74,9 +79,7 @@ namespace {
 std::mutex g_pool_mu;
 std::vector<cudaMemPool_t> g_pools;  // by device ordinal
 
-cudaMemPool_t pool_for_current_device() {
-  int dev = 0;
-  DEVMAT_CUDA_TRY(cudaGetDevice(&dev));
+cudaMemPool_t pool_for_device(int dev) {
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (static_cast<int>(g_pools.size()) <= dev) g_pools.resize(dev + 1, nullptr);
   if (!g_pools[dev]) {
@@ -140,21 +143,27 @@ void* take_cached(std::size_t bytes, cudaStream_t stream) {
   return nullptr;
 }
 
-// Frees (stream-ordered) every cached block of `stream`, or of all streams if it is null.
+// Frees a block stream-ordered. Never throws: a failure here (the driver shutting down at
+// process exit) leaves nothing to do, and is not left behind as the thread's last error.
+void free_async(void* ptr, cudaStream_t stream) noexcept {
+  const ErrorScope scope;
+  if (cudaFreeAsync(ptr, stream) != cudaSuccess) scope.forget_ours();
+}
+
+// Frees (stream-ordered) every cached block of `stream`, or of all streams with `all`.
 void flush_cache(cudaStream_t stream, bool all) {
   BlockCache& c = block_cache();
   std::lock_guard<std::mutex> lock(c.mu);
   auto keep = c.blocks.begin();
   for (auto it = c.blocks.begin(); it != c.blocks.end(); ++it) {
     if (all || it->stream == stream) {
-      cudaFreeAsync(it->ptr, it->stream);
+      free_async(it->ptr, it->stream);
       c.total -= it->bytes;
     } else {
       *keep++ = *it;
     }
   }
   c.blocks.erase(keep, c.blocks.end());
-  cudaGetLastError();
 }
 }  // namespace
 
@@ -164,29 +173,31 @@ std::size_t cached_bytes() {
   return c.total;
 }
 
-void* pool_allocate(std::size_t bytes, cudaStream_t stream) {
+void* pool_allocate(std::size_t bytes, const Stream& s) {
+  const cudaStream_t stream = s.native();
   bytes = rounded(bytes);
   if (bytes <= kCacheMaxBlock)
     if (void* p = take_cached(bytes, stream)) return p;
-  cudaMemPool_t pool = pool_for_current_device();
+  cudaMemPool_t pool = pool_for_device(Access::device(s));
   std::size_t free_b = 0, total_b = 0;
   if (bytes > (std::size_t(1) << 30) && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess &&
       bytes > total_b)
     throw out_of_memory(bytes, free_b, total_b);  // can never succeed: don't ask the driver
   void* p = nullptr;
+  const ErrorScope scope;
   cudaError_t st = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
   if (st == cudaErrorMemoryAllocation) {
     // Memory held in the cache or freed on other streams may still be pending: give it
     // back, wait for it, and try once more.
-    cudaGetLastError();
+    scope.forget_ours();
     flush_cache(nullptr, true);
-    cudaDeviceSynchronize();
-    cudaMemPoolTrimTo(pool, 0);
+    DEVMAT_CUDA_TRY(cudaDeviceSynchronize());
+    DEVMAT_CUDA_TRY(cudaMemPoolTrimTo(pool, 0));
     st = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
   }
   if (st == cudaErrorMemoryAllocation) {
-    cudaGetLastError();
-    cudaMemGetInfo(&free_b, &total_b);
+    scope.forget_ours();  // reported by the exception below
+    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) scope.forget_ours();
     throw out_of_memory(bytes, free_b, total_b);
   }
   if (st != cudaSuccess) throw_cuda_error(st, "cudaMallocFromPoolAsync", __FILE__, __LINE__);
@@ -204,15 +215,14 @@ void pool_free(void* ptr, std::size_t bytes, const Stream& stream) {
       return;
     }
   }
-  cudaFreeAsync(ptr, stream.native());
-  cudaGetLastError();
+  free_async(ptr, stream.native());
 }
 
 void release_cached(cudaStream_t stream) { flush_cache(stream, false); }
 
 // ------------------------------------------------------------------ buffers
 Buffer::Buffer(std::size_t n, Stream s) : bytes(n), owner(std::move(s)) {
-  ptr = pool_allocate(bytes, owner.native());
+  ptr = pool_allocate(bytes, owner);
 }
 
 Buffer::~Buffer() {
@@ -255,11 +265,42 @@ void Buffer::set_owner(const Stream& s) {
   owner = s;
 }
 
+// ------------------------------------------------------------------ workspaces
+Workspace::Workspace(std::size_t bytes, const Stream& stream) : bytes_(bytes), stream_(stream) {
+  if (bytes_) ptr_ = pool_allocate(bytes_, stream_);
+}
+
+Workspace::~Workspace() { release(); }
+
+void Workspace::release() noexcept {
+  if (ptr_) pool_free(ptr_, bytes_, stream_);
+  ptr_ = nullptr;
+  bytes_ = 0;
+}
+
+Workspace::Workspace(Workspace&& other) noexcept
+    : ptr_(other.ptr_), bytes_(other.bytes_), stream_(std::move(other.stream_)) {
+  other.ptr_ = nullptr;
+  other.bytes_ = 0;
+}
+
+Workspace& Workspace::operator=(Workspace&& other) noexcept {
+  if (this != &other) {
+    release();
+    ptr_ = other.ptr_;
+    bytes_ = other.bytes_;
+    stream_ = std::move(other.stream_);
+    other.ptr_ = nullptr;
+    other.bytes_ = 0;
+  }
+  return *this;
+}
+
 }  // namespace detail
 
 PoolStats pool_stats() {
   detail::require_device();
-  cudaMemPool_t pool = detail::pool_for_current_device();
+  cudaMemPool_t pool = detail::pool_for_device(detail::current_device());
   std::uint64_t reserved = 0, used = 0;
   DEVMAT_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrReservedMemCurrent, &reserved));
   DEVMAT_CUDA_TRY(cudaMemPoolGetAttribute(pool, cudaMemPoolAttrUsedMemCurrent, &used));
@@ -269,7 +310,7 @@ PoolStats pool_stats() {
 void trim_pool(std::size_t keep_bytes) {
   detail::require_device();
   detail::flush_cache(nullptr, true);
-  DEVMAT_CUDA_TRY(cudaMemPoolTrimTo(detail::pool_for_current_device(), keep_bytes));
+  DEVMAT_CUDA_TRY(cudaMemPoolTrimTo(detail::pool_for_device(detail::current_device()), keep_bytes));
 }
 
 // ------------------------------------------------------------------ streams
@@ -295,10 +336,12 @@ Stream Stream::per_thread() {
 }
 
 Stream Stream::wrap(cudaStream_t native) {
+  detail::require_device();
   auto impl = std::make_shared<Impl>();
   impl->native = native;
   impl->owning = false;
-  cudaGetDevice(&impl->device);
+  // The stream's own device (the current one for the legacy or per-thread default stream).
+  DEVMAT_CUDA_TRY(cudaStreamGetDevice(native, &impl->device));
   return Stream(std::move(impl));
 }
 

@@ -1,7 +1,7 @@
 // transpose(): a new cols() x rows() matrix, through a shared-memory tile (kernels/transpose.cuh).
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
-#include "kernels/transpose.cuh"
+#include "dispatch/transpose.cuh"
 
 #include <devmat/device_matrix.hpp>
 

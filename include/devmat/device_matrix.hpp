@@ -50,7 +50,8 @@ template <class T> using sum_t = typename detail::sum_type<T>::type;
 template <class T>
 class DeviceMatrix {
   static_assert(detail::is_element_v<T>,
-                "devmat::DeviceMatrix<T>: T must be float, double, int32_t or uint8_t");
+                "devmat::DeviceMatrix<T>: T must be float, double, int32_t or uint8_t (or int64_t and "
+                "uint64_t, the element types of integer sums)");
 
  public:
   using value_type = T;

@@ -16,7 +16,7 @@ namespace devmat {
 struct Stream::Impl {
   cudaStream_t native = nullptr;
   bool owning = false;
-  int device = 0;
+  int device = 0;  // the device the stream belongs to: its memory comes from that device's pool
   ~Impl();
 };
 
@@ -25,9 +25,9 @@ namespace detail {
 /// Throws cuda_error if no CUDA device can be used.
 void require_device();
 
-/// Stream-ordered allocation from devmat's pool (or its cache of small freed blocks);
-/// throws out_of_memory.
-void* pool_allocate(std::size_t bytes, cudaStream_t stream);
+/// Stream-ordered allocation on `stream` from the pool of the stream's device (or from the
+/// cache of small freed blocks); throws out_of_memory.
+void* pool_allocate(std::size_t bytes, const Stream& stream);
 /// Stream-ordered free of a block from pool_allocate: small blocks of streams devmat owns
 /// stay cached for the next allocation of the same size on the same stream.
 void pool_free(void* ptr, std::size_t bytes, const Stream& stream);
@@ -68,7 +68,7 @@ struct Buffer {
 struct Access {
   template <class T> static Buffer* buffer(const DeviceMatrix<T>& m) { return m.buf_.get(); }
   static bool is_set(const Stream& s) { return s.is_set(); }
-  static Stream make(std::shared_ptr<Stream::Impl> impl) { return Stream(std::move(impl)); }
+  static int device(const Stream& s) { return s.impl_->device; }
   static Stream unset() { return Stream(); }
 };
 
@@ -77,10 +77,6 @@ template <class... M>
 void use_on(const Stream& s, const M&... m) {
   (void)std::initializer_list<int>{
       (Access::buffer(m) ? (Access::buffer(m)->prepare_use(s), 0) : 0)...};
-}
-
-inline unsigned long long ceil_div(unsigned long long a, unsigned long long b) {
-  return (a + b - 1) / b;
 }
 
 }  // namespace detail

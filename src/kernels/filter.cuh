@@ -2,10 +2,11 @@
 // loads its output tile plus the halo into shared memory with the border replicated (indices
 // clamped while loading), so the inner loops read shared memory only and have no branches.
 // Weights are copied into shared memory by each block (never __constant__ memory, which
-// concurrent launches on different streams would overwrite). Device code only.
+// concurrent launches on different streams would overwrite). Device code only; dispatch/filter.cuh
+// sizes the grids and launches.
 #pragma once
 
-#include "../detail/runtime.hpp"
+#include "common.cuh"
 
 #include <cuda_runtime.h>
 
@@ -129,72 +130,54 @@ filter2d_kernel(const float* __restrict__ img, float* __restrict__ out, Index ro
 }
 
 // ------------------------------------------------------------------ separable Gaussian
-/// Row pass: out(y, x) = sum_k w[k] in(y, clamp(x + k - radius)). Block (32, 8), grid (tiles
-/// along x, tiles along y); dynamic shared memory: 2 radius + 1 weights, then the
-/// (kRowTileH, kRowTileW + 2 radius) input tile.
+/// The tile of one pass of the separable Gaussian. Row pass (kRows): an 8 x 128 tile, each
+/// thread 4 outputs 32 columns apart, taps along x. Column pass: a 64 x 32 tile, each thread 8
+/// outputs 8 rows apart, taps along y.
+template <bool kRows>
+struct GaussPass {
+  static constexpr int kTileW = kRows ? kRowTileW : kColTileW;
+  static constexpr int kTileH = kRows ? kRowTileH : kColTileH;
+  static constexpr int kPerThread = kRows ? kRowPassPerThread : kColPassPerThread;
+  static constexpr int kStepX = kRows ? kFilterThreadsX : 0;  // between a thread's outputs
+  static constexpr int kStepY = kRows ? 0 : kFilterThreadsY;
+};
+
+/// One pass: out(y, x) = sum_k w[k] in(y, clamp(x + k - radius)) along rows (kRows), or
+/// sum_k w[k] in(clamp(y + k - radius), x) along columns. Block (32, 8), grid (tiles along x,
+/// tiles along y up to kMaxGridY); dynamic shared memory: 2 radius + 1 weights, then the tile
+/// with its halo of `radius` on both sides along the pass.
+template <bool kRows>
 __global__ void __launch_bounds__(kFilterThreads)
-gauss_row_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
-                 const __grid_constant__ GaussTaps taps, int radius, unsigned tiles_y) {
+gauss_pass_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
+                  const __grid_constant__ GaussTaps taps, int radius, unsigned tiles_y) {
+  using P = GaussPass<kRows>;
   extern __shared__ float smem[];
   const int n_taps = 2 * radius + 1;
-  const int pitch = kRowTileW + 2 * radius;
+  const int halo_x = kRows ? 2 * radius : 0, halo_y = kRows ? 0 : 2 * radius;
+  const int pitch = P::kTileW + halo_x;
+  const int tap_step = kRows ? 1 : pitch;                              // shared-memory step of one tap
+  const int out_step = P::kStepY * pitch + P::kStepX;                  // and of one output
   float* w_smem = smem;            // (n_taps)
-  float* in_smem = smem + n_taps;  // (kRowTileH, pitch)
+  float* in_smem = smem + n_taps;  // (kTileH + halo_y, pitch)
   load_weights(w_smem, taps.w, n_taps);
 
-  const Index x0 = static_cast<Index>(blockIdx.x) * kRowTileW;
+  const Index x0 = static_cast<Index>(blockIdx.x) * P::kTileW;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
-    const Index y0 = static_cast<Index>(tile_y) * kRowTileH;
-    __syncthreads();
-    load_tile_replicate(in_smem, pitch, kRowTileH, pitch, in, rows, cols, y0, x0 - radius);
+    const Index y0 = static_cast<Index>(tile_y) * P::kTileH;
+    __syncthreads();  // weights are in; the previous tile is no longer read
+    load_tile_replicate(in_smem, pitch, P::kTileH + halo_y, pitch, in, rows, cols, y0 - halo_y / 2, x0 - halo_x / 2);
     __syncthreads();
 
-    float acc[kRowPassPerThread] = {};
-    const float* row_smem = in_smem + threadIdx.y * pitch + threadIdx.x;
+    float acc[P::kPerThread] = {};
+    const float* first_smem = in_smem + threadIdx.y * pitch + threadIdx.x;
     for (int k = 0; k < n_taps; ++k) {
       const float w = w_smem[k];
 #pragma unroll
-      for (int j = 0; j < kRowPassPerThread; ++j) acc[j] = fmaf(row_smem[k + j * kFilterThreadsX], w, acc[j]);
+      for (int j = 0; j < P::kPerThread; ++j) acc[j] = fmaf(first_smem[k * tap_step + j * out_step], w, acc[j]);
     }
-    const Index y = y0 + threadIdx.y;
 #pragma unroll
-    for (int j = 0; j < kRowPassPerThread; ++j) {
-      const Index x = x0 + threadIdx.x + j * kFilterThreadsX;
-      if (y < rows && x < cols) out[y * cols + x] = acc[j];
-    }
-  }
-}
-
-/// Column pass: out(y, x) = sum_k w[k] in(clamp(y + k - radius), x). Block (32, 8); dynamic
-/// shared memory: 2 radius + 1 weights, then the (kColTileH + 2 radius, kColTileW) input tile.
-__global__ void __launch_bounds__(kFilterThreads)
-gauss_col_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
-                 const __grid_constant__ GaussTaps taps, int radius, unsigned tiles_y) {
-  extern __shared__ float smem[];
-  const int n_taps = 2 * radius + 1;
-  float* w_smem = smem;            // (n_taps)
-  float* in_smem = smem + n_taps;  // (kColTileH + 2 radius, kColTileW)
-  load_weights(w_smem, taps.w, n_taps);
-
-  const Index x0 = static_cast<Index>(blockIdx.x) * kColTileW;
-  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
-    const Index y0 = static_cast<Index>(tile_y) * kColTileH;
-    __syncthreads();
-    load_tile_replicate(in_smem, kColTileW, kColTileH + 2 * radius, kColTileW, in, rows, cols, y0 - radius, x0);
-    __syncthreads();
-
-    float acc[kColPassPerThread] = {};
-    const float* col_smem = in_smem + threadIdx.y * kColTileW + threadIdx.x;
-    for (int k = 0; k < n_taps; ++k) {
-      const float w = w_smem[k];
-#pragma unroll
-      for (int j = 0; j < kColPassPerThread; ++j)
-        acc[j] = fmaf(col_smem[(k + j * kFilterThreadsY) * kColTileW], w, acc[j]);
-    }
-    const Index x = x0 + threadIdx.x;
-#pragma unroll
-    for (int j = 0; j < kColPassPerThread; ++j) {
-      const Index y = y0 + threadIdx.y + j * kFilterThreadsY;
+    for (int j = 0; j < P::kPerThread; ++j) {
+      const Index y = y0 + threadIdx.y + j * P::kStepY, x = x0 + threadIdx.x + j * P::kStepX;
       if (y < rows && x < cols) out[y * cols + x] = acc[j];
     }
   }

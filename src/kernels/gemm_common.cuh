@@ -1,12 +1,28 @@
-// Device helpers shared by the GEMM kernels: cp.async, the kernel arguments, the tile order,
-// and the epilogue / split-K reduction. Device code only.
+// Device helpers shared by the GEMM kernels: tile shapes, the kernel arguments, cp.async, the
+// multistage main loop, the tile order, and the epilogue / split-K reduction. Device code only.
 #pragma once
+
+#include "common.cuh"
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
 namespace devmat::detail {
+
+// ------------------------------------------------------------------ shapes
+/// A tile shape in elements, (M, N, K) as CUTLASS's GemmShape: the block tile of a kernel, or
+/// the m x n x k of one MMA instruction.
+template <int M, int N, int K>
+struct Shape {
+  static constexpr int kM = M, kN = N, kK = K;
+};
+
+/// How a block's warps tile its output: M warps down, N across.
+template <int M, int N>
+struct Warps {
+  static constexpr int kM = M, kN = N, kCount = M * N;
+};
 
 // ------------------------------------------------------------------ arguments
 /// One operand as the kernels read it: element (x, k) of op(X), where x is the row of op(A)
@@ -79,6 +95,44 @@ __device__ __forceinline__ void gemm_cp_async_wait() {
 #endif
 }
 
+// ------------------------------------------------------------------ main loop
+/// The multistage cp.async main loop that every tiled kernel runs: `load_stage(stage, k_tile)`
+/// issues the copies of k tile `k_tile` into shared-memory stage `stage`, and
+/// `compute_stage(stage)` consumes a stage whose copies have landed for every thread.
+/// STAGES - 1 tiles are in flight while one is computed; each tile is one commit group, empty
+/// groups included, so the group count stays uniform and the wait below is exact.
+template <int kStages, class LoadStage, class ComputeStage>
+__device__ __forceinline__ void gemm_mainloop(int k_tiles, LoadStage&& load_stage, ComputeStage&& compute_stage) {
+  static_assert(kStages >= 2, "a pipeline has at least two stages");
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load_stage(s, s);
+    gemm_cp_async_commit();
+  }
+  int read_stage = 0, write_stage = kStages - 1;
+  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+    // Groups committed so far: (STAGES-1) + k_tile; allowing STAGES-2 in flight means groups
+    // 0..k_tile have landed, i.e. tile k_tile, for this thread; the barrier makes every
+    // thread's copies visible, and tells that all threads are done with the stage computed in
+    // the previous iteration, which the next load overwrites.
+    gemm_cp_async_wait<kStages - 2>();
+    __syncthreads();
+    if (k_tile + kStages - 1 < k_tiles) load_stage(write_stage, k_tile + kStages - 1);
+    gemm_cp_async_commit();
+    compute_stage(read_stage);
+    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+  }
+  gemm_cp_async_wait<0>();
+}
+
+/// The part of the product one CTA computes: its output tile's origin and its k slice.
+struct GemmTileRange {
+  int m0, n0;          // first row and column of the output tile
+  int k_begin, k_end;  // this CTA's k slice (blockIdx.z)
+  int k_tiles;         // BK-deep tiles in the slice
+};
+
 // ------------------------------------------------------------------ tile order
 /// The (tile_m, tile_n) of this CTA: blockIdx.x walks groups of 8 tile rows column by column,
 /// so CTAs running at the same time share A panels and B panels in L2.
@@ -92,6 +146,20 @@ __device__ __forceinline__ void gemm_tile_coords(int tiles_m, int tiles_n, int& 
   const int in_group = bid - group * per_group;
   tile_m = first_m + in_group % rows;
   tile_n = in_group / rows;
+}
+
+/// This CTA's output tile (in the grouped order above) and k slice, for a BM x BN x BK tile.
+template <int BM, int BN, int BK, class T>
+__device__ __forceinline__ GemmTileRange gemm_tile_range(const GemmArgs<T>& p) {
+  int tile_m, tile_n;
+  gemm_tile_coords(p.tiles_m, p.tiles_n, tile_m, tile_n);
+  GemmTileRange r;
+  r.m0 = tile_m * BM;
+  r.n0 = tile_n * BN;
+  r.k_begin = static_cast<int>(blockIdx.z) * p.k_per_split;
+  r.k_end = static_cast<int>(min(static_cast<long long>(p.k), static_cast<long long>(r.k_begin) + p.k_per_split));
+  r.k_tiles = (r.k_end - r.k_begin + BK - 1) / BK;
+  return r;
 }
 
 /// Copies one (OUTER, INNER) tile whose INNER direction is contiguous in global memory into
@@ -126,11 +194,6 @@ __device__ __forceinline__ void gemm_copy_tile(T* s, const T* ptr, long long ld,
 }
 
 // ------------------------------------------------------------------ epilogue
-template <class T, int V>
-struct alignas(sizeof(T) * V) GemmPack {
-  T v[V];
-};
-
 /// Writes V consecutive results of row `r` starting at column `c`: out = alpha*acc + beta*out
 /// (out read only when read_c), or the raw acc for a split-K partial. `vec`: one V-wide store
 /// (c is a multiple of V, and ldc and the pointer allow it); else guarded scalar stores.
@@ -139,16 +202,16 @@ __device__ __forceinline__ void gemm_store_results(const GemmArgs<T>& p, T* out,
   if (r >= p.m) return;
   T* row = out + static_cast<long long>(r) * p.ldc;
   if (p.c_vec && c + V <= p.n) {
-    GemmPack<T, V> v;
+    Pack<T, V> v;
     if (p.read_c) {
-      const GemmPack<T, V> old = *reinterpret_cast<const GemmPack<T, V>*>(row + c);
+      const Pack<T, V> old = *reinterpret_cast<const Pack<T, V>*>(row + c);
 #pragma unroll
       for (int j = 0; j < V; ++j) v.v[j] = p.alpha * acc[j] + p.beta * old.v[j];
     } else {
 #pragma unroll
       for (int j = 0; j < V; ++j) v.v[j] = p.alpha * acc[j];
     }
-    *reinterpret_cast<GemmPack<T, V>*>(row + c) = v;
+    *reinterpret_cast<Pack<T, V>*>(row + c) = v;
   } else {
 #pragma unroll
     for (int j = 0; j < V; ++j) {

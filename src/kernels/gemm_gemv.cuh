@@ -43,7 +43,7 @@ gemv_rows_kernel(const T* __restrict__ mat, long long ld, int rows, int k, const
   T acc = T(0);
   int k_scalar = k_begin;
   if constexpr (kVec) {
-    using Vec = GemmPack<T, V>;
+    using Vec = Pack<T, V>;
     const int k_vec_end = k_begin + (k_end - k_begin) / V * V;
 #pragma unroll 4
     for (int kk = k_begin + lane * V; kk < k_vec_end; kk += 32 * V) {
@@ -71,7 +71,7 @@ gemv_cols_kernel(const T* __restrict__ mat, long long ld, int cols, int k, const
                  GemvOut<T> out) {
   constexpr int V = kVec ? 16 / static_cast<int>(sizeof(T)) : 1;
   constexpr int kRows = kThreads / 32;
-  using Vec = GemmPack<T, V>;
+  using Vec = Pack<T, V>;
   __shared__ T partial[kRows][32 * V];
 
   const int lane = static_cast<int>(threadIdx.x) % 32, ky = static_cast<int>(threadIdx.x) / 32;

@@ -174,19 +174,20 @@ struct Tf32x3 {
 };
 
 /// A tensor-core tile configuration for element type T (double or float): block tile
-/// (BM, BN, BK), WARPS_M x WARPS_N warps, each warp a (BM/WARPS_M, BN/WARPS_N) tile of
-/// MMA_M x 8 x MMA_K instructions. double: MMA_M 8 or 16, MMA_K 4, 8 or 16; float: 16 x 8 x 8.
-template <class T, int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int MMA_M_, int MMA_K_, int STAGES_,
-          int MIN_BLOCKS_>
+/// BlockShape (BM, BN, BK), WarpLayout warps, each warp a (BM/warps.M, BN/warps.N) tile of
+/// Instr-shaped MMA instructions (M x 8 x K: double M 8 or 16, K 4, 8 or 16; float 16 x 8 x 8),
+/// a STAGES-deep cp.async pipeline, at least MIN_BLOCKS blocks per SM.
+template <class T, class BlockShape, class WarpLayout, class Instr, int STAGES_, int MIN_BLOCKS_>
 struct MmaTile {
   using Element = T;
-  using Mma = std::conditional_t<std::is_same_v<T, double>, Dmma<MMA_M_, MMA_K_>, Tf32x3>;
-  static_assert(std::is_same_v<T, double> || (std::is_same_v<T, float> && MMA_M_ == 16 && MMA_K_ == 8),
+  using Mma = std::conditional_t<std::is_same_v<T, double>, Dmma<Instr::kM, Instr::kK>, Tf32x3>;
+  static_assert(Instr::kN == 8, "tensor-core tiles: the MMA instructions are 8 wide in n");
+  static_assert(std::is_same_v<T, double> || (std::is_same_v<T, float> && Instr::kM == 16 && Instr::kK == 8),
                 "tensor-core tiles: double (DMMA) or float (3xTF32, m16n8k8)");
-  static constexpr int kBM = BM_, kBN = BN_, kBK = BK_;
-  static constexpr int kWarpsM = WARPS_M_, kWarpsN = WARPS_N_, kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kBM = BlockShape::kM, kBN = BlockShape::kN, kBK = BlockShape::kK;
+  static constexpr int kWarpsM = WarpLayout::kM, kWarpsN = WarpLayout::kN, kThreads = WarpLayout::kCount * 32;
   static constexpr int kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN;
-  static constexpr int kMmaM = MMA_M_, kMmaK = MMA_K_;
+  static constexpr int kMmaM = Instr::kM, kMmaK = Instr::kK;
   static constexpr int kMI = kWarpTileM / kMmaM, kNI = kWarpTileN / 8;
   static constexpr int kStages = STAGES_, kMinBlocks = MIN_BLOCKS_;
   // Row strides of the two possible layouts, [x][k] and [k][x]. A fragment read has lane
@@ -237,12 +238,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   extern __shared__ __align__(16) unsigned char gemm_smem[];
   T* a_smem = reinterpret_cast<T*>(gemm_smem);  // (STAGES, BM, BK+pad) or (STAGES, BK, BM+pad)
   T* b_smem = a_smem + kStages * Cfg::kStageA;   // (STAGES, BN, BK+pad) or (STAGES, BK, BN+pad)
-  int tile_m, tile_n;
-  gemm_tile_coords(p.tiles_m, p.tiles_n, tile_m, tile_n);
-  const int m0 = tile_m * BM, n0 = tile_n * BN;
-  const int k_begin = static_cast<int>(blockIdx.z) * p.k_per_split;
-  const int k_end = static_cast<int>(min(static_cast<long long>(p.k), static_cast<long long>(k_begin) + p.k_per_split));
-  const int k_tiles = (k_end - k_begin + BK - 1) / BK;
+  const GemmTileRange tr = gemm_tile_range<BM, BN, BK>(p);
+  const int m0 = tr.m0, n0 = tr.n0, k_end = tr.k_end;
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
@@ -251,7 +248,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const int wn0 = (warp % Cfg::kWarpsN) * Cfg::kWarpTileN;
 
   auto load_stage = [&](int stage, int k_tile) {
-    const int k0 = k_begin + k_tile * BK;
+    const int k0 = tr.k_begin + k_tile * BK;
     T* sa = a_smem + stage * Cfg::kStageA;
     T* sb = b_smem + stage * Cfg::kStageB;
     if constexpr (kAK)  // [m][k]
@@ -276,23 +273,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
       for (int c = 0; c < Mma::kC; ++c) acc[i][j][c] = T(0);
 
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    gemm_cp_async_commit();
-  }
-
-  int read_stage = 0, write_stage = kStages - 1;
-  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
-    // Same pipeline invariant as the SIMT kernel: tile k_tile has landed for every thread
-    // after the wait and the barrier, and the stage read in the previous iteration is free.
-    gemm_cp_async_wait<kStages - 2>();
-    __syncthreads();
-    if (k_tile + kStages - 1 < k_tiles) load_stage(write_stage, k_tile + kStages - 1);
-    gemm_cp_async_commit();
-
-    const T* a_tile = a_smem + read_stage * Cfg::kStageA;
-    const T* b_tile = b_smem + read_stage * Cfg::kStageB;
+  auto compute_stage = [&](int stage) {
+    const T* a_tile = a_smem + stage * Cfg::kStageA;
+    const T* b_tile = b_smem + stage * Cfg::kStageB;
 #pragma unroll
     for (int kb = 0; kb < BK / Cfg::kMmaK; ++kb) {
       typename Mma::FragA a_frag[MI];
@@ -333,10 +316,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             for (int c = 0; c < Mma::kC; ++c) acc[i][j][c] += step[i][j][c];
       }
     }
-    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
-  }
-  gemm_cp_async_wait<0>();
+  };
+  gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage);
 
   T* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
   if constexpr (Mma::kCheckFinite) {
@@ -348,7 +329,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
         for (int c = 0; c < Mma::kC; ++c) finite = finite && isfinite(acc[i][j][c]);
     if (__syncthreads_or(!finite)) {  // uniform across the CTA
-      gemm_tile_fma<T, BM, BN, kThreads>(p, out, m0, n0, k_begin, k_end);
+      gemm_tile_fma<T, BM, BN, kThreads>(p, out, m0, n0, tr.k_begin, tr.k_end);
       return;
     }
   }

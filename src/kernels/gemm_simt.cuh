@@ -10,16 +10,17 @@
 
 namespace devmat::detail {
 
-/// A SIMT tile configuration. The warp is 4 x 8 threads; each thread owns SUB_M x SUB_N
-/// sub-tiles of 4x4, spaced 16 rows and 32 columns apart, so the warp tile is
-/// (16*SUB_M, 32*SUB_N) and the block tile (WARPS_M*16*SUB_M, WARPS_N*32*SUB_N).
-template <int BK_, int WARPS_M_, int WARPS_N_, int SUB_M_, int SUB_N_, int STAGES_, int MIN_BLOCKS_>
+/// A SIMT tile configuration: block tile BlockShape (BM, BN, BK), WarpLayout warps (M down, N
+/// across), a STAGES-deep cp.async pipeline, at least MIN_BLOCKS blocks per SM. The warp is
+/// 4 x 8 threads; each thread owns kSubM x kSubN sub-tiles of 4x4, spaced 16 rows and 32 columns
+/// apart, so the warp tile is (16*kSubM, 32*kSubN).
+template <class BlockShape, class WarpLayout, int STAGES_, int MIN_BLOCKS_>
 struct SimtTile {
-  static constexpr int kWarpsM = WARPS_M_, kWarpsN = WARPS_N_;
-  static constexpr int kSubM = SUB_M_, kSubN = SUB_N_;
-  static constexpr int kWarpTileM = 16 * kSubM, kWarpTileN = 32 * kSubN;
-  static constexpr int kBM = kWarpsM * kWarpTileM, kBN = kWarpsN * kWarpTileN, kBK = BK_;
-  static constexpr int kThreads = kWarpsM * kWarpsN * 32;
+  static constexpr int kBM = BlockShape::kM, kBN = BlockShape::kN, kBK = BlockShape::kK;
+  static constexpr int kWarpsM = WarpLayout::kM, kWarpsN = WarpLayout::kN;
+  static constexpr int kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN;
+  static constexpr int kSubM = kWarpTileM / 16, kSubN = kWarpTileN / 32;
+  static constexpr int kThreads = WarpLayout::kCount * 32;
   static constexpr int kStages = STAGES_, kMinBlocks = MIN_BLOCKS_;
   static constexpr int kTM = 4 * kSubM, kTN = 4 * kSubN;  // the per-thread register tile
   // Row strides of the k-major tiles: +4 keeps rows 16-byte aligned and makes the transposing
@@ -27,6 +28,8 @@ struct SimtTile {
   static constexpr int kStrideA = kBM + 4, kStrideB = kBN + 4;
   static constexpr int kStageA = kBK * kStrideA, kStageB = kBK * kStrideB;  // elements
   static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * 4;
+  static_assert(kBM % (kWarpsM * 16) == 0 && kBN % (kWarpsN * 32) == 0,
+                "SimtTile: a warp tile is a whole number of 16 x 32 sub-tile grids");
 };
 
 /// Copies the (BX, BK) tile of one operand starting at (x0, k0) into the k-major shared tile
@@ -63,18 +66,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
   static_assert(sizeof(T) == 4, "the SIMT kernel moves 4-byte elements (float, int32)");
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, kStages = Cfg::kStages;
   constexpr int TM = Cfg::kTM, TN = Cfg::kTN;
-  using Vec4 = GemmPack<T, 4>;
+  using Vec4 = Pack<T, 4>;
 
   extern __shared__ __align__(16) unsigned char gemm_smem[];
   T* a_smem = reinterpret_cast<T*>(gemm_smem);  // (STAGES, BK, BM+4)
   T* b_smem = a_smem + kStages * Cfg::kStageA;   // (STAGES, BK, BN+4)
 
-  int tile_m, tile_n;
-  gemm_tile_coords(p.tiles_m, p.tiles_n, tile_m, tile_n);
-  const int m0 = tile_m * BM, n0 = tile_n * BN;
-  const int k_begin = static_cast<int>(blockIdx.z) * p.k_per_split;
-  const int k_end = static_cast<int>(min(static_cast<long long>(p.k), static_cast<long long>(k_begin) + p.k_per_split));
-  const int k_tiles = (k_end - k_begin + BK - 1) / BK;
+  const GemmTileRange tr = gemm_tile_range<BM, BN, BK>(p);
+  const int m0 = tr.m0, n0 = tr.n0;
 
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
@@ -83,41 +82,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
   const int a_col = warp_m * Cfg::kWarpTileM + ty * 4;             // + i*16: this thread's rows
   const int b_col = warp_n * Cfg::kWarpTileN + tx * 4;             // + j*32: this thread's columns
 
-  auto load_stage = [&](int stage, int k_tile) {
-    const int k0 = k_begin + k_tile * BK;
-    simt_load_operand<T, BM, BK, Cfg::kStrideA, Cfg::kThreads>(a_smem + stage * Cfg::kStageA, p.a, m0, p.m,
-                                                               k0, k_end, tid);
-    simt_load_operand<T, BN, BK, Cfg::kStrideB, Cfg::kThreads>(b_smem + stage * Cfg::kStageB, p.b, n0, p.n,
-                                                               k0, k_end, tid);
-  };
-
   T acc[TM][TN];
 #pragma unroll
   for (int i = 0; i < TM; ++i)
 #pragma unroll
     for (int j = 0; j < TN; ++j) acc[i][j] = T(0);
 
-  // Prologue: tiles 0 .. STAGES-2 in flight, one commit group each (empty groups included, so
-  // the group count stays uniform).
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    gemm_cp_async_commit();
-  }
-
-  int read_stage = 0, write_stage = kStages - 1;
-  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
-    // Groups committed so far: (STAGES-1) + k_tile; allowing STAGES-2 in flight means groups
-    // 0..k_tile have landed, i.e. tile k_tile, for this thread; the barrier makes every
-    // thread's copies visible, and tells that all threads are done with the stage computed in
-    // the previous iteration, which the next load overwrites.
-    gemm_cp_async_wait<kStages - 2>();
-    __syncthreads();
-    if (k_tile + kStages - 1 < k_tiles) load_stage(write_stage, k_tile + kStages - 1);
-    gemm_cp_async_commit();
-
-    const T* a_tile = a_smem + read_stage * Cfg::kStageA;  // (BK, BM+4)
-    const T* b_tile = b_smem + read_stage * Cfg::kStageB;  // (BK, BN+4)
+  auto load_stage = [&](int stage, int k_tile) {
+    const int k0 = tr.k_begin + k_tile * BK;
+    simt_load_operand<T, BM, BK, Cfg::kStrideA, Cfg::kThreads>(a_smem + stage * Cfg::kStageA, p.a, m0, p.m,
+                                                               k0, tr.k_end, tid);
+    simt_load_operand<T, BN, BK, Cfg::kStrideB, Cfg::kThreads>(b_smem + stage * Cfg::kStageB, p.b, n0, p.n,
+                                                               k0, tr.k_end, tid);
+  };
+  auto compute_stage = [&](int stage) {
+    const T* a_tile = a_smem + stage * Cfg::kStageA;  // (BK, BM+4)
+    const T* b_tile = b_smem + stage * Cfg::kStageB;  // (BK, BN+4)
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
       T a_frag[TM], b_frag[TN];
@@ -138,10 +118,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = gemm_madd(a_frag[i], b_frag[j], acc[i][j]);
     }
-    read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
-  }
-  gemm_cp_async_wait<0>();
+  };
+  gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage);
 
   // Epilogue: each 4-wide row piece is 16 contiguous bytes; a warp stores 4 rows x 128 bytes.
   T* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;

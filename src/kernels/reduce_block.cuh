@@ -5,9 +5,7 @@
 // on timing: no atomics, so the same input gives bitwise the same result on every run.
 #pragma once
 
-#include "transform.cuh"  // Pack
-
-#include <devmat/device_matrix.hpp>
+#include "common.cuh"
 
 #include <cuda_runtime.h>
 
@@ -19,14 +17,12 @@
 namespace devmat::detail {
 
 // ------------------------------------------------------------------ types
-/// What a thread accumulates in: sum_t<T>, except float, which sums in double (FP64 is far
-/// faster than memory needs) and is rounded once, at the end.
-template <class T> struct sum_accumulator { using type = sum_t<T>; };
-template <> struct sum_accumulator<float> { using type = double; };
-template <class T> using sum_acc_t = typename sum_accumulator<T>::type;
-
-/// Elements of T in one 16-byte vector.
-template <class T> inline constexpr int kVec16 = static_cast<int>(16 / sizeof(T));
+/// What a thread accumulates a sum of T in: double for floating point (float sums in double,
+/// since FP64 is far faster than memory needs, and are rounded once, at the end), 64-bit
+/// integers of T's signedness otherwise, which no matrix in memory can overflow.
+template <class T>
+using sum_acc_t = std::conditional_t<std::is_floating_point_v<T>, double,
+                                     std::conditional_t<std::is_signed_v<T>, std::int64_t, std::uint64_t>>;
 
 // ------------------------------------------------------------------ loads
 /// Loads an aligned Pack of 1, 2, 4, 8 or 16 bytes through the read-only data path.
@@ -81,7 +77,9 @@ __device__ __forceinline__ A tree_combine(A (&v)[N], Op op) {
 // ------------------------------------------------------------------ reducers
 /// Sum: accumulates in sum_acc_t<T>. Doubles use Neumaier's compensated summation inside a
 /// thread (its error does not grow with the thousands of values a thread adds), floats are
-/// summed in double; both then combine pairwise across threads and blocks.
+/// summed in double; both then combine pairwise across threads and blocks. Infinities and NaN
+/// follow IEEE: once the running sum is not finite, the correction term (inf - inf = NaN) is
+/// meaningless and is left out.
 template <class T>
 struct SumReducer {
   using Value = T;
@@ -132,7 +130,10 @@ struct SumReducer {
     }
   }
 
-  __device__ static Acc finish(const State& s) { return s.sum + s.comp; }
+  __device__ static Acc finish(const State& s) {
+    if constexpr (kCompensated) return isfinite(s.sum) ? s.sum + s.comp : s.sum;
+    else return s.sum;
+  }
 };
 
 /// Min or max in T. NaN propagates: a NaN anywhere makes the result NaN (as numpy's min/max).

@@ -1,25 +1,15 @@
 // Element-wise transform: out[i] = f(a[i], b[i]) with 16-byte vector loads and stores.
-// Device code only.
+// Device code only; dispatch/transform.cuh picks the vector width and launches it.
 #pragma once
 
-#include "../detail/runtime.hpp"
+#include "common.cuh"
 
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <cstdint>
 #include <type_traits>
 
 namespace devmat::detail {
 
 /// Stands in for an absent input (fill has none, unary operations one).
 struct None {};
-
-/// V elements of T moved as one aligned vector (16 bytes for the widest type involved).
-template <class T, int V>
-struct alignas(sizeof(T) * V) Pack {
-  T v[V];
-};
 
 template <class F, class A, class B>
 __device__ __forceinline__ auto apply(const F& f, const A& a, const B& b) {
@@ -74,35 +64,6 @@ transform_kernel(Index n, Out* out, const A* __restrict__ a, const B* __restrict
       out[e] = static_cast<Out>(apply(f, ae, be));
     }
   }
-}
-
-template <class T>
-constexpr std::size_t size_or_1() {
-  if constexpr (std::is_same_v<T, None>) return 1;
-  else return sizeof(T);
-}
-
-inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
-/// Launches out[i] = f(a[i], b[i]) for i < n on `stream` (a, b may be `const None*` nullptr).
-/// out may alias a or b (each element is read and written by the same thread).
-template <class Out, class A, class B, class F>
-void launch_transform(cudaStream_t stream, Index n, Out* out, const A* a, const B* b, F f) {
-  if (n <= 0) return;
-  constexpr std::size_t widest = std::max({sizeof(Out), size_or_1<A>(), size_or_1<B>()});
-  constexpr int V = static_cast<int>(16 / widest);
-  const bool vec = aligned16(out) && aligned16(a) && aligned16(b);
-  if (vec) {
-    constexpr unsigned per_block = kTransformThreads * transform_unroll<V>();
-    const auto blocks = ceil_div(static_cast<unsigned long long>(n / V), per_block);
-    transform_kernel<V><<<static_cast<unsigned>(blocks ? blocks : 1), kTransformThreads, 0, stream>>>(
-        n, out, a, b, f);
-  } else {
-    constexpr unsigned per_block = kTransformThreads * transform_unroll<1>();
-    const auto blocks = ceil_div(static_cast<unsigned long long>(n), per_block);
-    transform_kernel<1><<<static_cast<unsigned>(blocks), kTransformThreads, 0, stream>>>(n, out, a, b, f);
-  }
-  DEVMAT_CUDA_TRY(cudaGetLastError());
 }
 
 }  // namespace devmat::detail

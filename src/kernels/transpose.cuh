@@ -1,11 +1,10 @@
 // Transpose through a swizzled shared-memory tile, moving whole words: a word is W adjacent
 // elements of a row (W * sizeof(T) = 4, 8 or 16 bytes), each thread loads W x W sub-blocks as
 // W words, transposes them in registers (__byte_perm for bytes) and stores them as W words of
-// the output. Device code and its launcher.
+// the output. Device code only; dispatch/transpose.cuh picks the tile and launches it.
 #pragma once
 
-#include "../detail/runtime.hpp"
-#include "transform.cuh"  // Pack
+#include "common.cuh"
 
 #include <cuda_runtime.h>
 
@@ -126,55 +125,6 @@ transpose_kernel(const T* __restrict__ in, T* __restrict__ out, Index rows, Inde
       const Index out_r = c0 + o, out_wc = r0 / W + oc;
       if (out_r < cols && out_wc < out_words) out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
     }
-}
-
-template <class T, class Tile>
-void launch_transpose_tile(const T* in, T* out, Index rows, Index cols, cudaStream_t stream) {
-  constexpr Index kTile = Tile::kTile;
-  constexpr int kSmemBytes = static_cast<int>(kTile * Tile::kTW * Tile::kW * sizeof(T));
-  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_tile: tile exceeds shared memory");
-  const auto kernel = &transpose_kernel<T, Tile::kW, Tile::kTW, Tile::kBY>;
-  if constexpr (kSmemBytes > 48 * 1024)  // opt in to more than 48 KiB (per device, cheap to repeat)
-    DEVMAT_CUDA_TRY(cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, kSmemBytes));
-  const auto tiles_c = static_cast<Index>(ceil_div(static_cast<unsigned long long>(cols), kTile));
-  const auto tiles = static_cast<Index>(ceil_div(static_cast<unsigned long long>(rows), kTile)) * tiles_c;
-  kernel<<<static_cast<unsigned>(tiles), dim3(32, Tile::kBY), kSmemBytes, stream>>>(in, out, rows, cols, tiles_c);
-  DEVMAT_CUDA_TRY(cudaGetLastError());
-}
-
-/// The tile that moves T fastest (the bench compares the others), and the one used when rows
-/// or cols is not a multiple of its word (words of one element, always aligned).
-template <class T> struct DefaultTranspose;
-template <> struct DefaultTranspose<std::uint8_t> {
-  using Tile = TransposeTile<4, 32, 8>;      // 128 x 128 bytes, 4-byte words
-  using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes
-};
-template <class T> struct DefaultTranspose {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
-  using Tile = TransposeTile<1, 64, 8>;      // 64 x 64 elements, one element a word
-  using Fallback = TransposeTile<1, 64, 8>;  // used if Tile's words do not fit the shape
-};
-
-/// out (cols x rows) = transpose of in (rows x cols), on `stream`. A single row or column is
-/// already its own transpose in memory: a copy.
-template <class T, class Tile = typename DefaultTranspose<T>::Tile,
-          class Fallback = typename DefaultTranspose<T>::Fallback>
-void launch_transpose(const T* in, T* out, Index rows, Index cols, cudaStream_t stream) {
-  if (rows == 0 || cols == 0) return;
-  if (rows == 1 || cols == 1) {
-    DEVMAT_CUDA_TRY(cudaMemcpyAsync(out, in, static_cast<std::size_t>(rows) * cols * sizeof(T),
-                                    cudaMemcpyDeviceToDevice, stream));
-    return;
-  }
-  static_assert(Fallback::kW == 1, "launch_transpose: the fallback tile moves single elements");
-  constexpr int W = Tile::kW;
-  constexpr std::uintptr_t kWordBytes = W * sizeof(T);
-  const bool whole_words = rows % W == 0 && cols % W == 0 &&
-                           reinterpret_cast<std::uintptr_t>(in) % kWordBytes == 0 &&
-                           reinterpret_cast<std::uintptr_t>(out) % kWordBytes == 0;
-  if (whole_words) launch_transpose_tile<T, Tile>(in, out, rows, cols, stream);
-  else launch_transpose_tile<T, Fallback>(in, out, rows, cols, stream);
 }
 
 }  // namespace devmat::detail

@@ -1,7 +1,8 @@
-// The GEMM's compiled-in kernel configurations, and a way to force one, for the tests and the
-// benchmark. Plain C++ declarations, defined in src/gemm.cu (no device code: a host compiler
-// reads this header too; it sits beside the kernels it describes).
+// The GEMM's compiled-in kernel configurations, and ways to force one, for the tests and the
+// benchmark. Plain C++ declarations, defined in src/gemm.cu.
 #pragma once
+
+#include "dispatch/gemm_cost_model.hpp"
 
 #include <devmat/gemm.hpp>
 
@@ -9,14 +10,6 @@
 #include <vector>
 
 namespace devmat::detail {
-
-/// One tiled kernel configuration compiled into libdevmat for element type T.
-struct GemmConfigInfo {
-  std::string name;  // e.g. "128x128x8" (BMxBNxBK) plus a suffix where two differ otherwise
-  int bm, bn, bk;    // block tile
-  int threads;       // threads per block (1-D)
-  int stages;        // cp.async pipeline depth
-};
 
 /// The tiled configurations for T (float, double, int32_t), in the order gemm_forced indexes them.
 template <class T> std::vector<GemmConfigInfo> gemm_configs();
@@ -37,7 +30,9 @@ enum class GemvCols { automatic, split, narrow };
 void gemv_cols_force(GemvCols variant);
 
 /// What gemm would run for an m x n x k product of T on the current device, in words:
-/// "gemv rows/cols, s slices", "<config> s=<splits>", or "none" (empty or k == 0).
+/// "gemv-rows" or "gemv-cols" (m == 1 or n == 1), "<config> s=<splits>" (a tiled
+/// configuration and its k slices), "none" (an empty product or k == 0), or "unsupported" (a
+/// dimension past gemm's limit).
 template <class T> std::string gemm_plan(Index m, Index n, Index k, Op op_a = Op::none, Op op_b = Op::none);
 
 }  // namespace devmat::detail

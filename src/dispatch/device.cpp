@@ -1,0 +1,90 @@
+// The device properties and occupancy caches (dispatch/device.hpp).
+#include "dispatch/device.hpp"
+
+#include <devmat/error.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+namespace devmat::detail {
+
+int current_device() {
+  int dev = 0;
+  DEVMAT_CUDA_TRY(cudaGetDevice(&dev));
+  return dev;
+}
+
+namespace {
+DeviceProps read_props(int dev) {
+  DeviceProps p;
+  p.device = dev;
+  const auto attr = [dev](cudaDeviceAttr a) {
+    int v = 0;
+    DEVMAT_CUDA_TRY(cudaDeviceGetAttribute(&v, a, dev));
+    return v;
+  };
+  p.sm_count = std::max(attr(cudaDevAttrMultiProcessorCount), 1);
+  p.cc_major = attr(cudaDevAttrComputeCapabilityMajor);
+  p.cc_minor = attr(cudaDevAttrComputeCapabilityMinor);
+  p.smem_per_block_optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
+  p.smem_per_sm = attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+  return p;
+}
+}  // namespace
+
+const DeviceProps& device_props(int device) {
+  static std::mutex mu;
+  static auto* cache = new std::vector<std::unique_ptr<DeviceProps>>;  // never destroyed
+  std::lock_guard<std::mutex> lock(mu);
+  if (device < 0) throw cuda_error(cudaErrorInvalidDevice, "devmat: invalid device ordinal");
+  if (static_cast<std::size_t>(device) >= cache->size()) cache->resize(static_cast<std::size_t>(device) + 1);
+  auto& slot = (*cache)[static_cast<std::size_t>(device)];
+  if (!slot) slot = std::make_unique<DeviceProps>(read_props(device));
+  return *slot;
+}
+
+namespace {
+struct KernelKey {
+  const void* kernel;
+  int device, threads, smem;
+  bool operator==(const KernelKey& o) const noexcept {
+    return kernel == o.kernel && device == o.device && threads == o.threads && smem == o.smem;
+  }
+};
+struct KernelKeyHash {
+  std::size_t operator()(const KernelKey& k) const noexcept {
+    std::size_t h = std::hash<const void*>()(k.kernel);
+    for (int v : {k.device, k.threads, k.smem}) h = h * 1000003u ^ std::hash<int>()(v);
+    return h;
+  }
+};
+}  // namespace
+
+int blocks_per_sm(const void* kernel, int threads, int dynamic_smem, bool prefer_shared) {
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<KernelKey, int, KernelKeyHash>;  // never destroyed
+  const KernelKey key{kernel, current_device(), threads, dynamic_smem};
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = cache->find(key); it != cache->end()) return it->second;
+  if (dynamic_smem > 48 * 1024)
+    DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_smem));
+  if (prefer_shared)
+    DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                         cudaSharedmemCarveoutMaxShared));
+  int n = 0;
+  DEVMAT_CUDA_TRY(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, dynamic_smem));
+  n = std::max(n, 1);
+  cache->emplace(key, n);
+  return n;
+}
+
+long long resident_blocks(const void* kernel, int threads, int dynamic_smem) {
+  return static_cast<long long>(current_device_props().sm_count) * blocks_per_sm(kernel, threads, dynamic_smem);
+}
+
+}  // namespace devmat::detail

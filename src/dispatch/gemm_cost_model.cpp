@@ -1,0 +1,157 @@
+// The GEMM cost model (dispatch/gemm_cost_model.hpp): waves of CTAs over the SMs, occupancy,
+// a partly filled last wave, and the traffic of split-K partial sums.
+#include "dispatch/gemm_cost_model.hpp"
+
+#include "dispatch/common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+
+namespace devmat::detail {
+
+namespace {
+// Architectures whose constants were calibrated, ascending. sm_90: an H200 (132 SMs, 1.98 GHz),
+// from bench_gemm's per-configuration rows; only ratios between the configurations of one
+// element type matter, and the split-K and wave terms (8192x8192x64 fits kWaveSeconds).
+const GemmArchModel kArchModels[] = {
+    {90, {128 * 1.7e9, 128 * 1.7e9, 64 * 1.7e9}, 3.0e12, 2.5e-6, 4e-6},
+};
+
+struct EfficiencyRow {
+  int arch;
+  GemmElement element;
+  const char* config;
+  double eff;
+};
+// The modelled rate of each configuration with the GPU full, as a fraction of fma_per_sm. sm_90:
+// proportional to the TFLOP/s measured at 4096^3 on an H200 (float: 128x256x8 = 0.80; the
+// 3xTF32 ones in units of the FFMA peak too).
+const EfficiencyRow kEfficiency[] = {
+    {90, GemmElement::f32, "128x128x8", 0.74},
+    {90, GemmElement::f32, "128x256x8", 0.80},
+    {90, GemmElement::f32, "64x64x16", 0.64},
+    {90, GemmElement::f32, "64x256x16", 0.70},
+    {90, GemmElement::f32, "tf32x3-128x128x32", 0.90},
+    {90, GemmElement::f32, "tf32x3-128x64x32", 0.755},
+    {90, GemmElement::f32, "tf32x3-64x128x32", 0.76},
+    {90, GemmElement::f32, "tf32x3-64x256x32", 0.88},
+    {90, GemmElement::f32, "tf32x3-64x64x32", 0.74},
+    {90, GemmElement::i32, "128x128x8", 0.78},
+    {90, GemmElement::i32, "64x64x16", 0.62},
+    {90, GemmElement::f64, "128x128x16", 0.72},
+    {90, GemmElement::f64, "128x64x16", 0.70},
+    {90, GemmElement::f64, "64x64x16", 0.52},
+    {90, GemmElement::f64, "128x64x16-m8n8k4", 0.40},
+};
+
+/// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.
+int calibrated_arch(int arch) {
+  int best = kArchModels[0].arch;
+  for (const GemmArchModel& m : kArchModels)
+    if (m.arch <= arch) best = m.arch;
+  return best;
+}
+}  // namespace
+
+const GemmArchModel& gemm_arch_model(int arch) {
+  const int a = calibrated_arch(arch);
+  for (const GemmArchModel& m : kArchModels)
+    if (m.arch == a) return m;
+  return kArchModels[0];
+}
+
+double gemm_efficiency(GemmElement element, const std::string& config, int arch) {
+  const int a = calibrated_arch(arch);
+  for (const EfficiencyRow& r : kEfficiency)
+    if (r.arch == a && r.element == element && config == r.config) return r.eff;
+  return kGemmUnknownEfficiency;
+}
+
+int gemm_min_split_k(int bk) { return std::max(4 * bk, 64); }
+
+int gemm_effective_splits(int k, int bk, int splits) {
+  const long long k_tiles = ceil_div(static_cast<long long>(k), bk);
+  const long long per = ceil_div(k_tiles, std::max(1, splits));
+  return static_cast<int>(ceil_div(k_tiles, per));
+}
+
+double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
+                          long long m, long long n, long long k, int splits, int sms, int occ) {
+  const std::size_t elem_bytes = element == GemmElement::f64 ? 8 : 4;
+  const long long tiles = ceil_div(m, c.bm) * ceil_div(n, c.bn);
+  const long long k_tiles = ceil_div(k, c.bk);
+  const long long per_split = ceil_div(k_tiles, splits);
+  const long long ctas = tiles * ceil_div(k_tiles, per_split);
+  const double work = static_cast<double>(c.bm) * c.bn * static_cast<double>(per_split * c.bk);
+  const double rate = model.fma_per_sm[static_cast<int>(element)] * eff;
+  const long long per_sm = ceil_div(ctas, sms);  // CTAs the busiest SM runs
+  const long long full = per_sm / occ, rem = per_sm % occ;
+  // A round of `occ` CTAs runs at the configuration's full rate, and each CTA's fill and
+  // epilogue overlap the others' work; a last round of rem < occ CTAs hides less latency:
+  // (rem/occ)^0.6 of that throughput, shared by rem CTAs, and a whole fill and epilogue.
+  double t = static_cast<double>(full) * (occ * work / rate + model.wave_seconds / occ);
+  if (rem)
+    t += static_cast<double>(rem) * work / (rate * std::pow(static_cast<double>(rem) / occ, 0.6)) +
+         model.wave_seconds;
+  // Split-K: the slices' partial sums are written while the kernel computes; the finalize
+  // kernel reads them and writes C.
+  if (splits > 1)
+    t += model.launch_seconds +
+         static_cast<double>(splits + 1) * static_cast<double>(m * n) * elem_bytes / model.bytes_per_second;
+  return t;
+}
+
+std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigInfo& c, int occ, const GemmDevice& dev) {
+  const GemmArchModel& model = gemm_arch_model(dev.arch);
+  const double eff = gemm_efficiency(p.element, c.name, dev.arch);
+  const long long elem_bytes = p.element == GemmElement::f64 ? 8 : 4;
+  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk));
+  // Partial sums in a workspace of at most 1 GiB.
+  const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
+  const int max_splits = static_cast<int>(std::min<long long>({kGemmMaxSplits, max_by_k, max_by_ws}));
+  const auto seconds = [&](int s) {
+    return gemm_model_seconds(model, p.element, c, eff, p.m, p.n, p.k, s, dev.sm_count, occ);
+  };
+  int best = 1;
+  double best_t = seconds(1);
+  for (int s = 2; s <= max_splits; ++s) {
+    if (gemm_effective_splits(p.k, c.bk, s) != s) continue;  // the same as a smaller count
+    const double t = seconds(s);
+    if (t < best_t * 0.98) best = s, best_t = t;  // a split must buy something
+  }
+  return {best, best_t};
+}
+
+GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& configs,
+                   const std::function<int(int)>& blocks_per_sm, const GemmDevice& dev, int forced_config,
+                   int forced_splits) {
+  GemmPlan plan;
+  if (p.k <= 0 || p.m <= 0 || p.n <= 0) return plan;
+  if (forced_config < 0 && (p.m == 1 || p.n == 1)) {
+    // m == 1: y = x op(B), the matrix is B; n == 1: y = op(A) x, the matrix is A.
+    const bool rows = p.m == 1 ? p.b_kcontig : p.a_kcontig;
+    plan.kind = rows ? GemmPlanKind::gemv_rows : GemmPlanKind::gemv_cols;
+    return plan;
+  }
+  plan.kind = GemmPlanKind::tiled;
+  if (forced_config >= 0) {
+    const GemmConfigInfo& c = configs.at(static_cast<std::size_t>(forced_config));
+    plan.config = forced_config;
+    plan.splits = forced_splits > 0 ? gemm_effective_splits(p.k, c.bk, std::min(forced_splits, 65535))
+                                    : gemm_best_splits(p, c, blocks_per_sm(forced_config), dev).first;
+    return plan;
+  }
+  const bool tf32 = p.tf32_allowed && dev.arch >= 80;  // the TF32 MMA exists from sm_80 on
+  const bool tiny = static_cast<double>(p.m) * p.n * p.k < kGemmTf32MinFma;
+  double best_t = 0;
+  bool found = false;
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
+    if (configs[i].math == GemmMath::tf32x3 && (!tf32 || tiny)) continue;
+    const auto [s, t] = gemm_best_splits(p, configs[i], blocks_per_sm(i), dev);
+    if (!found || t < best_t) plan.config = i, plan.splits = s, best_t = t, found = true;
+  }
+  return plan;
+}
+
+}  // namespace devmat::detail

@@ -1,0 +1,96 @@
+// The GEMM cost model: which compiled-in tile configuration, and how many k slices, an m x n x k
+// product runs with. Pure host code: the device's properties and each configuration's occupancy
+// are inputs, so the model is unit-tested on a machine without a GPU (test/test_gemm_model.cpp).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace devmat::detail {
+
+/// The element types that have GEMM kernels.
+enum class GemmElement { f32, f64, i32 };
+
+/// How a tiled configuration computes: CUDA-core FMA, 3xTF32 or FP64 tensor cores.
+enum class GemmMath { simt, tf32x3, dmma };
+
+/// One tiled kernel configuration compiled into libdevmat, as the host sees it.
+struct GemmConfigInfo {
+  std::string name;  // e.g. "128x128x8" (BMxBNxBK) plus a prefix or suffix where two differ otherwise
+  int bm, bn, bk;    // block tile
+  int threads;       // threads per block (1-D)
+  int stages;        // cp.async pipeline depth
+  GemmMath math;
+};
+
+/// What the model knows of the device.
+struct GemmDevice {
+  int sm_count;
+  int arch;  // compute capability as one number: 90 for sm_90
+};
+
+/// The product to plan. `a_kcontig`: op(A) is A (A's rows run along k); `b_kcontig`: op(B) is
+/// B^T. `tf32_allowed`: FloatMath::tf32x3 is selected (the model also needs sm_80 or later).
+struct GemmProblem {
+  GemmElement element;
+  int m, n, k;
+  bool a_kcontig, b_kcontig;
+  bool tf32_allowed = true;
+};
+
+enum class GemmPlanKind { none, gemv_rows, gemv_cols, tiled };
+
+struct GemmPlan {
+  GemmPlanKind kind = GemmPlanKind::none;
+  int config = 0;  // index into the configurations (tiled)
+  int splits = 1;  // k slices (tiled)
+};
+
+/// The model's constants for one architecture, calibrated on a GPU of it (see the .cpp).
+struct GemmArchModel {
+  int arch;
+  double fma_per_sm[3];     // multiply-adds per second per SM at peak, by GemmElement
+  double bytes_per_second;  // device memory, achieved
+  double launch_seconds;    // one more kernel in the stream
+  double wave_seconds;      // pipeline fill and epilogue of one round of CTAs
+};
+
+/// The model of `arch`: the calibrated architecture nearest below it (the lowest one for an
+/// older device). Today sm_90 (an H200) is the one calibrated; others use its constants.
+const GemmArchModel& gemm_arch_model(int arch);
+
+/// A configuration's modelled rate with every SM full of it, as a fraction of fma_per_sm, on
+/// `arch` (same fallback as gemm_arch_model; kGemmUnknownEfficiency for a name the table does
+/// not know, which the tests rule out for every registered configuration).
+double gemm_efficiency(GemmElement element, const std::string& config, int arch);
+constexpr double kGemmUnknownEfficiency = 0.5;
+
+/// k slices of at least this many k (a shorter slice is mostly pipeline fill).
+int gemm_min_split_k(int bk);
+/// `splits` rounded to what the k tiles allow: every slice has ceil(k_tiles / splits) tiles.
+int gemm_effective_splits(int k, int bk, int splits);
+
+/// Modelled seconds of one configuration with `splits` k slices, `blocks_per_sm` of its CTAs
+/// resident per SM.
+double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
+                          long long m, long long n, long long k, int splits, int sms, int blocks_per_sm);
+
+/// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
+constexpr double kGemmTf32MinFma = 1 << 22;
+constexpr int kGemmMaxSplits = 64;
+
+/// The plan for `p` among `configs` (all of p.element) on `dev`; `blocks_per_sm(i)` gives the
+/// occupancy of configuration i and is called only for candidates. m == 1 or n == 1 are GEMVs,
+/// k == 0 (or an empty output) is none. `forced_config` >= 0 picks that configuration (and no
+/// GEMV); `forced_splits` > 0 its split count (else the model's best for it).
+GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& configs,
+                   const std::function<int(int)>& blocks_per_sm, const GemmDevice& dev, int forced_config = -1,
+                   int forced_splits = 0);
+
+/// The best split count for one configuration and its modelled time.
+std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigInfo& c, int blocks_per_sm,
+                                        const GemmDevice& dev);
+
+}  // namespace devmat::detail

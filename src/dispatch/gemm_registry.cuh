@@ -1,0 +1,158 @@
+// The GEMM kernel registry: every tiled configuration compiled into libdevmat, named by its
+// tile shapes, with the host's description of it (for the cost model) and its launcher.
+#pragma once
+
+#include "dispatch/device.hpp"
+#include "dispatch/gemm_cost_model.hpp"
+#include "dispatch/launch.cuh"
+#include "kernels/gemm_mma.cuh"
+#include "kernels/gemm_simt.cuh"
+
+#include <cstdint>
+#include <type_traits>
+#include <vector>
+
+namespace devmat::detail {
+
+// ------------------------------------------------------------------ configurations
+// SIMT (float, int32): SimtTile<block tile, warps, stages, min blocks per SM>; a thread owns
+// (warp tile / (16, 32)) 4x4 sub-tiles.
+using SimtMid = SimtTile<Shape<128, 128, 8>, Warps<4, 2>, 4, 2>;   // 256 threads, 8x8 per thread
+using SimtBig = SimtTile<Shape<128, 256, 8>, Warps<2, 4>, 4, 1>;   // 256 threads, 16x8 per thread
+using SimtSmall = SimtTile<Shape<64, 64, 16>, Warps<2, 2>, 3, 4>;  // 128 threads, 8x4 per thread
+using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 threads, 8x8 per thread (m ~ 64)
+
+// Tensor cores: MmaTile<T, block tile, warps, instruction, stages, min blocks per SM>.
+// double (DMMA):
+using Dmma128x128 = MmaTile<double, Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // warp tile 64x32
+using Dmma128x64 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;    // warp tile 32x32
+using Dmma64x64 = MmaTile<double, Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 3>;      // warp tile 32x32
+using Dmma128x64m8 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<8, 8, 4>, 3, 2>;   // sm_80's m8n8k4
+// float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
+// which rules out warp tiles past 64x32.
+using Tf32Instr = Shape<16, 8, 8>;
+using Tf32x128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1>;  // warp tile 64x32
+using Tf32x128x64 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 1>;    // warp tile 32x32
+using Tf32x64x128 = MmaTile<float, Shape<64, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1>;    // warp tile 32x32 (m ~ 64)
+using Tf32x64x256 = MmaTile<float, Shape<64, 256, 32>, Warps<2, 4>, Tf32Instr, 3, 1>;    // warp tile 32x64 (m ~ 64)
+using Tf32x64x64 = MmaTile<float, Shape<64, 64, 32>, Warps<2, 2>, Tf32Instr, 3, 2>;      // warp tile 32x32
+
+template <class T>
+constexpr GemmElement gemm_element() {
+  if constexpr (std::is_same_v<T, float>) return GemmElement::f32;
+  else if constexpr (std::is_same_v<T, double>) return GemmElement::f64;
+  else {
+    static_assert(std::is_same_v<T, std::int32_t>, "GEMM kernels exist for float, double and int32");
+    return GemmElement::i32;
+  }
+}
+
+// ------------------------------------------------------------------ launchers
+/// One compiled-in tiled configuration: its description and how to launch and size it.
+template <class T>
+struct TiledKernel {
+  GemmConfigInfo info;
+  void (*launch)(const GemmArgs<T>&, dim3, cudaStream_t);
+  int (*occupancy)();  // blocks per SM on the current device (prepares the kernel there)
+};
+
+/// Blocks per SM of one GEMM kernel instantiation on the current device. The first call there
+/// also prepares the kernel (shared memory past 48 KiB, the largest carveout), so every launch
+/// goes through it (a cache hit after the first).
+template <class Cfg, class T>
+int gemm_kernel_occupancy(void (*kernel)(GemmArgs<T>)) {
+  return blocks_per_sm(reinterpret_cast<const void*>(kernel), Cfg::kThreads, Cfg::kSmemBytes, true);
+}
+
+template <class Cfg, class T>
+void launch_gemm(void (*kernel)(GemmArgs<T>), const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
+  gemm_kernel_occupancy<Cfg>(kernel);
+  launch(kernel, grid, Cfg::kThreads, Cfg::kSmemBytes, s, p);
+}
+
+template <class T, class Cfg>
+void launch_simt(const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
+  launch_gemm<Cfg>(&gemm_simt_kernel<T, Cfg>, p, grid, s);
+}
+
+template <class T, class Cfg>
+int occupancy_simt() {
+  return gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
+}
+
+/// The four layouts of A and B (k-contiguous or not) are four instantiations.
+template <class Cfg>
+void launch_mma(const GemmArgs<typename Cfg::Element>& p, dim3 grid, cudaStream_t s) {
+  if (p.a.kcontig) {
+    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_mma_kernel<Cfg, true, true>, p, grid, s);
+    else launch_gemm<Cfg>(&gemm_mma_kernel<Cfg, true, false>, p, grid, s);
+  } else {
+    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_mma_kernel<Cfg, false, true>, p, grid, s);
+    else launch_gemm<Cfg>(&gemm_mma_kernel<Cfg, false, false>, p, grid, s);
+  }
+}
+
+template <class Cfg>
+int occupancy_mma() {  // the four layouts share tile sizes; the A row-major one stands for all
+  return gemm_kernel_occupancy<Cfg>(&gemm_mma_kernel<Cfg, true, false>);
+}
+
+template <class Cfg>
+GemmConfigInfo gemm_info(const char* name, GemmMath math) {
+  return {name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages, math};
+}
+
+template <class T, class Cfg>
+TiledKernel<T> simt_kernel(const char* name) {
+  return {gemm_info<Cfg>(name, GemmMath::simt), &launch_simt<T, Cfg>, &occupancy_simt<T, Cfg>};
+}
+
+template <class Cfg>
+TiledKernel<typename Cfg::Element> mma_kernel(const char* name) {
+  constexpr GemmMath math = std::is_same_v<typename Cfg::Element, float> ? GemmMath::tf32x3 : GemmMath::dmma;
+  return {gemm_info<Cfg>(name, math), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
+}
+
+// ------------------------------------------------------------------ the registry
+/// The tiled configurations of T, in a fixed order (gemm_forced indexes them); the cost model's
+/// efficiency table (dispatch/gemm_cost_model.cpp) knows them by name.
+template <class T> const std::vector<TiledKernel<T>>& tiled_kernels();
+
+template <>
+inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
+  static const std::vector<TiledKernel<float>> v = {
+      simt_kernel<float, SimtMid>("128x128x8"),       simt_kernel<float, SimtBig>("128x256x8"),
+      simt_kernel<float, SimtSmall>("64x64x16"),      simt_kernel<float, SimtWide>("64x256x16"),
+      mma_kernel<Tf32x128x128>("tf32x3-128x128x32"), mma_kernel<Tf32x128x64>("tf32x3-128x64x32"),
+      mma_kernel<Tf32x64x128>("tf32x3-64x128x32"),   mma_kernel<Tf32x64x256>("tf32x3-64x256x32"),
+      mma_kernel<Tf32x64x64>("tf32x3-64x64x32")};
+  return v;
+}
+
+template <>
+inline const std::vector<TiledKernel<std::int32_t>>& tiled_kernels<std::int32_t>() {
+  static const std::vector<TiledKernel<std::int32_t>> v = {simt_kernel<std::int32_t, SimtMid>("128x128x8"),
+                                                            simt_kernel<std::int32_t, SimtSmall>("64x64x16")};
+  return v;
+}
+
+template <>
+inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
+  static const std::vector<TiledKernel<double>> v = {
+      mma_kernel<Dmma128x128>("128x128x16"), mma_kernel<Dmma128x64>("128x64x16"),
+      mma_kernel<Dmma64x64>("64x64x16"), mma_kernel<Dmma128x64m8>("128x64x16-m8n8k4")};
+  return v;
+}
+
+/// The descriptions of T's configurations, for the cost model.
+template <class T>
+const std::vector<GemmConfigInfo>& tiled_infos() {
+  static const std::vector<GemmConfigInfo> v = [] {
+    std::vector<GemmConfigInfo> infos;
+    for (const auto& k : tiled_kernels<T>()) infos.push_back(k.info);
+    return infos;
+  }();
+  return v;
+}
+
+}  // namespace devmat::detail

@@ -1,0 +1,199 @@
+// Launchers of the reductions (kernels/reduce.cuh): each picks a configuration and a grid from
+// the shape and the device (its SM count and the kernel's occupancy there, both cached, so a
+// grid never depends on timing and results are bitwise reproducible), sizes the workspace for
+// partial results, and launches. The bench instantiates other configurations.
+#pragma once
+
+#include "dispatch/common.hpp"
+#include "dispatch/device.hpp"
+#include "dispatch/launch.cuh"
+#include "dispatch/workspace.hpp"
+#include "kernels/reduce.cuh"
+
+#include <devmat/device_matrix.hpp>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace devmat::detail {
+
+static_assert(std::is_same_v<sum_acc_t<std::int32_t>, sum_t<std::int32_t>> &&
+                  std::is_same_v<sum_acc_t<std::uint8_t>, sum_t<std::uint8_t>>,
+              "integer sums accumulate in their result type");
+
+// ================================================================== whole matrix
+/// Threads per block, 16-byte vectors in flight per thread, blocks per resident slot.
+template <int Threads, int Unroll, int Oversub = 1>
+struct ReduceConfig {
+  static constexpr int kThreads = Threads;
+  static constexpr int kUnroll = Unroll;
+  static constexpr int kOversub = Oversub;
+};
+using DefaultReduceConfig = ReduceConfig<256, 4, 1>;
+
+constexpr int kFinalThreads = 256;  // the one block of a second pass
+
+/// out[0] = fin(reduction of in[0, n)) on `stream`; n may be 0 (then fin(identity)). One pass
+/// when one block is enough, else a fixed grid of resident blocks and a one-block second pass.
+template <class R, class Cfg = DefaultReduceConfig, class Final>
+void launch_reduce(const Stream& stream, const typename R::Value* in, Index n, typename Final::Out* out,
+                   Final fin) {
+  using T = typename R::Value;
+  using Acc = typename R::Acc;
+  using ToAcc = CastTo<Acc, Acc>;
+  constexpr int kThreads = Cfg::kThreads;
+  constexpr Index kPerBlock = Index(kThreads) * Cfg::kUnroll * kVec16<T>;
+  const cudaStream_t s = stream.native();
+  const Index cap =
+      resident_blocks(reinterpret_cast<const void*>(&reduce_kernel<R, kThreads, Cfg::kUnroll, ToAcc>), kThreads) *
+      Cfg::kOversub;
+  const Index grid = std::min(std::max<Index>(ceil_div(n, kPerBlock), 1), cap);
+  if (grid == 1) {
+    launch(&reduce_kernel<R, kThreads, Cfg::kUnroll, Final>, 1, kThreads, 0, s, in, n, out, fin);
+    return;
+  }
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(grid), stream);
+  launch(&reduce_kernel<R, kThreads, Cfg::kUnroll, ToAcc>, static_cast<unsigned>(grid), kThreads, 0, s, in, n,
+         partials.template as<Acc>(), ToAcc{});
+  launch(&reduce_partials_kernel<R, kFinalThreads, Final>, 1, kFinalThreads, 0, s, partials.template as<const Acc>(), grid,
+         out, fin);
+}
+
+// ================================================================== row sums
+/// Rows of at least kBlockMinCols elements get a block each (split into chunks when there are
+/// too few rows to fill the GPU); shorter rows a warp, very short rows a team of 1..16 lanes.
+template <int BlockThreads, int Unroll, Index BlockMinCols>
+struct RowSumsConfig {
+  static constexpr int kBlockThreads = BlockThreads;
+  static constexpr int kUnroll = Unroll;
+  static constexpr Index kBlockMinCols = BlockMinCols;
+};
+using DefaultRowSumsConfig = RowSumsConfig<256, 4, 8192>;
+
+constexpr Index kMinRowChunk = 8192;  // elements: a block's share of a split row
+
+template <class T, int L, int U>
+void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
+  const Index blocks = ceil_div(rows * L, kTeamThreads);
+  launch(&row_sums_team_kernel<T, sum_t<T>, L, U>, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows,
+         cols, out);
+}
+
+/// out[r] = sum of row r of the rows x cols row-major `in` on `stream`. `block_min_cols`
+/// overrides the configuration's switch from a warp to a block per row (for the bench).
+template <class T, class Cfg = DefaultRowSumsConfig>
+void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, sum_t<T>* out,
+                     Index block_min_cols = Cfg::kBlockMinCols) {
+  using Acc = sum_acc_t<T>;
+  using Out = sum_t<T>;
+  const cudaStream_t s = stream.native();
+  if (rows == 0) return;
+  if (cols == 0) {
+    DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(rows) * sizeof(Out), s));
+    return;
+  }
+  // About two 16-byte vectors per lane for short rows, a warp up to block_min_cols.
+  constexpr int U = Cfg::kUnroll;
+  const Index row_bytes = cols * static_cast<Index>(sizeof(T));
+  if (row_bytes < 32) return launch_row_team<T, 1, U>(s, in, rows, cols, out);
+  if (row_bytes < 64) return launch_row_team<T, 2, U>(s, in, rows, cols, out);
+  if (row_bytes < 128) return launch_row_team<T, 4, U>(s, in, rows, cols, out);
+  if (row_bytes < 256) return launch_row_team<T, 8, U>(s, in, rows, cols, out);
+  if (row_bytes < 512) return launch_row_team<T, 16, U>(s, in, rows, cols, out);
+  if (cols < block_min_cols) return launch_row_team<T, 32, U>(s, in, rows, cols, out);
+
+  constexpr int kThreads = Cfg::kBlockThreads;
+  using ToAcc = CastTo<Acc, Acc>;
+  using ToOut = CastTo<Acc, Out>;
+  const Index resident = resident_blocks(reinterpret_cast<const void*>(&row_sums_block_kernel<T, kThreads, U, ToAcc>),
+                                         kThreads);
+  // Split rows only when there are too few of them to give every resident slot a block.
+  Index chunks = rows < resident ? std::min(resident / rows, ceil_div(cols, kMinRowChunk)) : 1;
+  chunks = std::max<Index>(chunks, 1);
+  // Chunk starts stay 16-byte aligned relative to the row start.
+  const Index chunk_len = round_up(ceil_div(cols, chunks), kVec16<T>);
+  chunks = ceil_div(cols, chunk_len);
+  if (chunks == 1) {
+    launch(&row_sums_block_kernel<T, kThreads, U, ToOut>, static_cast<unsigned>(rows), kThreads, 0, s, in, cols,
+           Index(1), cols, out, ToOut{});
+    return;
+  }
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(rows * chunks), stream);
+  launch(&row_sums_block_kernel<T, kThreads, U, ToAcc>, static_cast<unsigned>(rows * chunks), kThreads, 0, s, in,
+         cols, chunks, chunk_len, partials.template as<Acc>(), ToAcc{});
+  launch(&segment_sums_kernel<SumReducer<T>, Out>, static_cast<unsigned>(ceil_div(rows * 32, kTeamThreads)),
+         kTeamThreads, 0, s, partials.template as<const Acc>(), rows, chunks, out);
+}
+
+// ================================================================== column sums
+/// A block is WY warps down by WX warps across: TX = 32 * WX threads read V-element vectors
+/// side by side along a row, the WY warp rows step down the rows.
+template <int WX, int WY, int Unroll>
+struct ColSumsConfig {
+  static constexpr int kWX = WX;
+  static constexpr int kWY = WY;
+  static constexpr int kUnroll = Unroll;
+};
+using DefaultColSumsConfig = ColSumsConfig<1, 8, 4>;
+
+template <class T, int V, class Cfg>
+void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols, sum_t<T>* out) {
+  using Acc = sum_acc_t<T>;
+  using Out = sum_t<T>;
+  using ToAcc = CastTo<Acc, Acc>;
+  using ToOut = CastTo<Acc, Out>;
+  constexpr int WX = Cfg::kWX, WY = Cfg::kWY;
+  constexpr int TX = 32 * WX, kThreads = TX * WY;
+  // Enough rows in flight per thread for 64 bytes, whatever the vector width.
+  constexpr int U = std::min(16, std::max(Cfg::kUnroll, static_cast<int>(64 / (V * sizeof(T)))));
+  const cudaStream_t s = stream.native();
+
+  const Index units = cols / V;
+  const int W = static_cast<int>(std::min<Index>(units, TX));
+  const int rows_side = TX / W;
+  const Index strips = ceil_div(units, W);
+  const Index resident =
+      resident_blocks(reinterpret_cast<const void*>(&col_sums_kernel<T, V, WX, WY, U, ToAcc>), kThreads);
+  // One wave: as many row chunks as there are free resident slots per strip, each chunk at
+  // least 4 row steps of every warp, and short enough for 32-bit byte sums.
+  Index chunks = std::max<Index>(resident / strips, 1);
+  chunks = std::min(chunks, std::max<Index>(rows / (Index(4) * WY * rows_side), 1));
+  chunks = std::max(chunks, ceil_div(rows, kMaxColChunkRows));
+  const Index chunk_rows = ceil_div(rows, chunks);
+  chunks = ceil_div(rows, chunk_rows);
+  const auto grid = static_cast<unsigned>(strips * chunks);
+  if (chunks == 1) {
+    launch(&col_sums_kernel<T, V, WX, WY, U, ToOut>, grid, kThreads, 0, s, in, rows, cols, strips, chunk_rows, W,
+           out, ToOut{});
+    return;
+  }
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
+  launch(&col_sums_kernel<T, V, WX, WY, U, ToAcc>, grid, kThreads, 0, s, in, rows, cols, strips, chunk_rows, W,
+         partials.template as<Acc>(), ToAcc{});
+  launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
+         partials.template as<const Acc>(), cols, chunks, out);
+}
+
+/// out[c] = sum of column c of the rows x cols row-major `in` on `stream`. Reads V-element
+/// vectors, V the widest power of two up to 16 bytes that divides cols (so every row start is
+/// aligned to it).
+template <class T, class Cfg = DefaultColSumsConfig>
+void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, sum_t<T>* out) {
+  using Out = sum_t<T>;
+  if (cols == 0) return;
+  if (rows == 0) {
+    DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(cols) * sizeof(Out), stream.native()));
+    return;
+  }
+  const auto fits = [&](int v) {
+    return cols % v == 0 && reinterpret_cast<std::uintptr_t>(in) % (v * sizeof(T)) == 0;
+  };
+  constexpr int VMax = kVec16<T>;
+  if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, out);
+  if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, out);
+  if constexpr (VMax >= 4) if (fits(4)) return launch_col_sums_v<T, 4, Cfg>(stream, in, rows, cols, out);
+  if constexpr (VMax >= 2) if (fits(2)) return launch_col_sums_v<T, 2, Cfg>(stream, in, rows, cols, out);
+  launch_col_sums_v<T, 1, Cfg>(stream, in, rows, cols, out);
+}
+
+}  // namespace devmat::detail

@@ -1,0 +1,163 @@
+// Host test: the GEMM cost model (src/dispatch/gemm_cost_model.hpp) is plain host code whose
+// inputs are the device's properties and each configuration's occupancy, so its rules are
+// checked here, on synthetic devices, with no GPU. What it picks on a real card is measured by
+// bench_gemm, not asserted.
+#include "support/catch.hpp"
+
+#include "dispatch/gemm_cost_model.hpp"
+#include "dispatch/gemm_tuning.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+using namespace devmat::detail;
+
+namespace {
+
+const GemmDevice kH200{132, 90};
+
+/// The float configurations as the library registers them (no device is touched).
+const std::vector<GemmConfigInfo>& f32_configs() {
+  static const std::vector<GemmConfigInfo> v = gemm_configs<float>();
+  return v;
+}
+
+/// Occupancy as on an H200: two CTAs per SM for the small tiles, one for the others.
+int h200_occupancy(const std::vector<GemmConfigInfo>& configs, int i) {
+  const GemmConfigInfo& c = configs[static_cast<std::size_t>(i)];
+  return c.bm * c.bn <= 64 * 64 ? 2 : 1;
+}
+
+GemmPlan plan_f32(int m, int n, int k, bool tf32 = true, GemmDevice dev = kH200) {
+  const auto& configs = f32_configs();
+  const GemmProblem p{GemmElement::f32, m, n, k, true, false, tf32};
+  return plan_gemm(p, configs, [&](int i) { return h200_occupancy(configs, i); }, dev);
+}
+
+const GemmConfigInfo& config_of(const GemmPlan& p) { return f32_configs()[static_cast<std::size_t>(p.config)]; }
+
+}  // namespace
+
+TEST_CASE("gemm model: every registered configuration has a calibrated efficiency") {
+  const auto check = [](GemmElement e, const std::vector<GemmConfigInfo>& configs) {
+    REQUIRE(!configs.empty());
+    for (const GemmConfigInfo& c : configs) {
+      CAPTURE(c.name);
+      const double eff = gemm_efficiency(e, c.name, 90);
+      CHECK(eff != kGemmUnknownEfficiency);
+      CHECK(eff > 0.0);
+      CHECK(eff <= 1.0);
+      CHECK(c.threads % 32 == 0);
+      CHECK(c.stages >= 2);
+    }
+  };
+  check(GemmElement::f32, gemm_configs<float>());
+  check(GemmElement::f64, gemm_configs<double>());
+  check(GemmElement::i32, gemm_configs<std::int32_t>());
+  CHECK(gemm_efficiency(GemmElement::f32, "no-such-config", 90) == kGemmUnknownEfficiency);
+}
+
+TEST_CASE("gemm model: architectures without their own calibration use the nearest one") {
+  CHECK(gemm_arch_model(90).arch == 90);
+  CHECK(gemm_arch_model(100).arch == 90);  // newer: the newest calibrated below it
+  CHECK(gemm_arch_model(80).arch == 90);   // older than any: the oldest calibrated
+  CHECK(gemm_efficiency(GemmElement::f64, "128x128x16", 120) == gemm_efficiency(GemmElement::f64, "128x128x16", 90));
+}
+
+TEST_CASE("gemm model: empty products, k == 0 and vectors") {
+  CHECK(plan_f32(0, 10, 10).kind == GemmPlanKind::none);
+  CHECK(plan_f32(10, 0, 10).kind == GemmPlanKind::none);
+  CHECK(plan_f32(10, 10, 0).kind == GemmPlanKind::none);
+  const auto& configs = f32_configs();
+  const auto occ = [&](int i) { return h200_occupancy(configs, i); };
+  // m == 1: y = x op(B); B^T read along its rows is the row GEMV, B itself the column one.
+  CHECK(plan_gemm({GemmElement::f32, 1, 500, 300, true, false}, configs, occ, kH200).kind == GemmPlanKind::gemv_cols);
+  CHECK(plan_gemm({GemmElement::f32, 1, 500, 300, true, true}, configs, occ, kH200).kind == GemmPlanKind::gemv_rows);
+  // n == 1: y = op(A) x; A read along its rows is the row GEMV.
+  CHECK(plan_gemm({GemmElement::f32, 500, 1, 300, true, false}, configs, occ, kH200).kind == GemmPlanKind::gemv_rows);
+  CHECK(plan_gemm({GemmElement::f32, 500, 1, 300, false, false}, configs, occ, kH200).kind == GemmPlanKind::gemv_cols);
+  // A forced configuration is tiled even for a vector.
+  const GemmPlan forced = plan_gemm({GemmElement::f32, 1, 500, 300, true, false}, configs, occ, kH200, 2, 0);
+  CHECK(forced.kind == GemmPlanKind::tiled);
+  CHECK(forced.config == 2);
+}
+
+TEST_CASE("gemm model: 3xTF32 only where allowed, available and worth it") {
+  const auto is_tf32 = [](const GemmPlan& p) { return config_of(p).math == GemmMath::tf32x3; };
+  // A large product on sm_80+ with tf32x3 selected runs on the tensor cores ...
+  CHECK(is_tf32(plan_f32(4096, 4096, 4096)));
+  CHECK(is_tf32(plan_f32(4096, 4096, 4096, true, GemmDevice{108, 80})));
+  // ... never under FloatMath::simt, never before sm_80, never for a latency-bound product.
+  CHECK_FALSE(is_tf32(plan_f32(4096, 4096, 4096, false)));
+  CHECK_FALSE(is_tf32(plan_f32(4096, 4096, 4096, true, GemmDevice{80, 75})));
+  CHECK(static_cast<double>(100) * 100 * 100 < kGemmTf32MinFma);
+  CHECK_FALSE(is_tf32(plan_f32(100, 100, 100)));
+}
+
+TEST_CASE("gemm model: full waves of the fastest tile for a large square product") {
+  const GemmPlan p = plan_f32(4096, 4096, 4096);
+  REQUIRE(p.kind == GemmPlanKind::tiled);
+  CHECK(p.splits == 1);  // 1024 output tiles fill 132 SMs without splitting k
+  // With equal occupancy, no other configuration is modelled faster than the one chosen.
+  const auto& configs = f32_configs();
+  const GemmProblem prob{GemmElement::f32, 4096, 4096, 4096, true, false, true};
+  const double chosen = gemm_best_splits(prob, config_of(p), h200_occupancy(configs, p.config), kH200).second;
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
+    CAPTURE(configs[static_cast<std::size_t>(i)].name);
+    CHECK(gemm_best_splits(prob, configs[static_cast<std::size_t>(i)], h200_occupancy(configs, i), kH200).second >=
+          chosen);
+  }
+}
+
+TEST_CASE("gemm model: few output tiles and a long k split k, within the workspace bound") {
+  const GemmPlan p = plan_f32(64, 64, 1 << 20);
+  REQUIRE(p.kind == GemmPlanKind::tiled);
+  CHECK(p.splits > 1);
+  CHECK(p.splits <= kGemmMaxSplits);
+  CHECK(p.splits == gemm_effective_splits(1 << 20, config_of(p).bk, p.splits));
+  // Many output tiles: splitting buys nothing.
+  CHECK(plan_f32(8192, 8192, 256).splits == 1);
+  // The partial sums of a split never take more than 1 GiB.
+  const GemmPlan big = plan_f32(16384, 16384, 1 << 22, true, GemmDevice{4, 90});
+  CHECK(static_cast<double>(big.splits) * 16384 * 16384 * 4 <= double(1 << 30));
+  // A slice is never shorter than the minimum split depth.
+  const GemmPlan shallow = plan_f32(32, 32, 300);
+  CHECK(shallow.splits <= std::max(1, 300 / gemm_min_split_k(config_of(shallow).bk)));
+}
+
+TEST_CASE("gemm model: effective splits give every slice the same whole number of k tiles") {
+  for (int k : {1, 7, 32, 33, 1000, 4096, 100003})
+    for (int bk : {8, 16, 32})
+      for (int s = 1; s <= 70; ++s) {
+        CAPTURE(k, bk, s);
+        const int e = gemm_effective_splits(k, bk, s);
+        const int k_tiles = (k + bk - 1) / bk;
+        const int per = (k_tiles + s - 1) / s;
+        CHECK(e >= 1);
+        CHECK(e <= s);
+        CHECK(e == (k_tiles + per - 1) / per);       // slices of `per` tiles cover k ...
+        CHECK((e - 1) * per < k_tiles);               // ... and none is empty
+        CHECK(gemm_effective_splits(k, bk, e) == e);  // a fixed point
+      }
+}
+
+TEST_CASE("gemm model: the modelled time grows with the work and shrinks with the SMs") {
+  const GemmArchModel& model = gemm_arch_model(90);
+  const GemmConfigInfo& c = f32_configs()[0];
+  const double eff = gemm_efficiency(GemmElement::f32, c.name, 90);
+  double last = 0;
+  for (long long k : {64, 256, 1024, 4096, 16384}) {
+    const double t = gemm_model_seconds(model, GemmElement::f32, c, eff, 2048, 2048, k, 1, 132, 1);
+    CHECK(t > last);
+    last = t;
+  }
+  const double few = gemm_model_seconds(model, GemmElement::f32, c, eff, 4096, 4096, 4096, 1, 16, 1);
+  const double many = gemm_model_seconds(model, GemmElement::f32, c, eff, 4096, 4096, 4096, 1, 132, 1);
+  CHECK(many < few);
+  // A split pays for its partial sums' traffic.
+  const double one = gemm_model_seconds(model, GemmElement::f32, c, eff, 128, 128, 4096, 1, 132, 1);
+  const double two = gemm_model_seconds(model, GemmElement::f32, c, eff, 128, 128, 4096, 2, 132, 1);
+  CHECK(two < one);  // one tile: two slices run on two SMs at once
+}
