@@ -20,4 +20,9 @@ void spin(cudaStream_t stream, double ms) {
   spin_kernel<<<1, 1, 0, stream>>>(static_cast<long long>(ms * khz));
 }
 
+cudaError_t make_pending_launch_error() {
+  spin_kernel<<<1, 4096>>>(0);  // 4096 threads a block: more than any GPU allows
+  return cudaPeekAtLastError();
+}
+
 }  // namespace devmat::test
