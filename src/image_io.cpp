@@ -1,8 +1,10 @@
 // Image I/O (compiled only when stb_image.h was found; image_io_disabled.cpp otherwise).
 //
-// Reading: the whole file is read into memory, its format is recognised by its first bytes
-// (never by its name), and its structure is checked before any pixel is decoded, because
-// stb_image silently pads a truncated BMP or JPEG with zeros:
+// Reading: only a regular file is read (never a device or a FIFO), its header first and never
+// past the largest size a valid image of the declared size could have (see "reading the
+// bytes"); its format is recognised by its first bytes (never by its name), and its structure
+// is checked before any pixel is decoded, because stb_image silently pads a truncated BMP or
+// JPEG with zeros:
 //   PNG   every chunk must fit in the file (critical chunks with a correct CRC) up to IEND;
 //   JPEG  the marker segments and entropy-coded data must reach an end-of-image marker;
 //   BMP   the header must be whole and the pixel array must fit in the file;
@@ -71,25 +73,6 @@ constexpr Index kMaxSide = Index(1) << 24;
 
 std::string errno_text(int e) { return std::strerror(e); }
 
-// ------------------------------------------------------------------ reading the bytes
-std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!f) read_fail(path, "cannot open the file: " + errno_text(errno));
-  struct stat st {};
-  if (fstat(fileno(f.get()), &st) == 0 && S_ISDIR(st.st_mode)) read_fail(path, "it is a directory");
-  std::vector<std::uint8_t> bytes;
-  if (st.st_size > 0) bytes.reserve(static_cast<std::size_t>(st.st_size));
-  std::array<std::uint8_t, 1 << 16> chunk;
-  for (;;) {
-    const std::size_t n = std::fread(chunk.data(), 1, chunk.size(), f.get());
-    bytes.insert(bytes.end(), chunk.data(), chunk.data() + n);
-    if (n < chunk.size()) break;
-  }
-  if (std::ferror(f.get())) read_fail(path, "read error: " + errno_text(errno));
-  if (bytes.empty()) read_fail(path, "the file is empty");
-  return bytes;
-}
-
 // ------------------------------------------------------------------ recognising the format
 enum class Format { png, jpeg, bmp, pnm };
 
@@ -139,6 +122,247 @@ std::uint32_t le32(const std::uint8_t* p) {
   return std::uint32_t(p[0]) | (std::uint32_t(p[1]) << 8) | (std::uint32_t(p[2]) << 16) | (std::uint32_t(p[3]) << 24);
 }
 std::uint16_t le16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[0] | (p[1] << 8)); }
+
+// ------------------------------------------------------------------ reading the bytes
+// A file is read in chunks, its header first, and never past the size that the header allows:
+// a device, a FIFO, an endless or growing file, or a small image followed by gigabytes of
+// anything, is refused after reading at most that bound plus one byte. The file's st_size is
+// only a hint for the first allocation (a file can grow while it is read).
+//
+// The bounds, from the declared width w, height h and samples per pixel:
+//   PGM/PPM  binary: the header, then exactly w * h * channels samples of 1 or 2 bytes; plain
+//            text: kMaxPlainSampleChars per sample (five digits of a 16-bit sample, leading
+//            zeros and the spaces and line ends that align columns). Comments are allowed in
+//            the header only (as the Netpbm specification says).
+//   BMP      the pixel array's offset plus rows of ceil(w * bpp / 32) * 4 bytes (RLE: at most
+//            4 bytes a pixel, every escape included), or the end of a V5 header's embedded
+//            colour profile if that lies further.
+//   PNG      the unfiltered data, h rows of ceil(w * bits per pixel / 8) bytes plus a filter
+//            byte, with 14 bytes a row of room for the Adam7 passes' extra filter bytes and
+//            rounding; deflated it grows by at most 1/8 (stb_image_write's fixed Huffman
+//            codes spend 9 bits on a byte; stored blocks add 5 bytes per 64 KiB, IDAT chunk
+//            headers 12 bytes each), so the bound allows 1/4.
+//   JPEG     16 bytes per sample on the frame rounded up to 32 pixels each way: a baseline
+//            block costs at most about 209 bytes (63 AC codes of 16 + 10 bits and a DC of
+//            16 + 11), doubled when every byte is an FF that needs stuffing, about 6.5 bytes a
+//            sample, and progressive refinement scans add at most about 3.3 more.
+//   PNG and JPEG then get kMetadataRoom for metadata (ICC profiles, EXIF, text chunks, APPn
+//   segments, a trailer some cameras append), and the four formats kTrailerRoom for a short
+//   trailer (a final newline, a BMP writer's padding). A header that does not give the size
+//   within kMetadataRoom bytes allows kMetadataRoom in all. stb_image takes the file's size as
+//   an int, so a PNG, JPEG or BMP is also capped at INT_MAX bytes. Frames of an animated PNG
+//   beyond the default image count against the metadata room.
+constexpr std::size_t kReadChunk = std::size_t(1) << 16;
+constexpr std::size_t kSniffBytes = 16;  // enough to recognise every format (WebP: 12)
+constexpr std::size_t kMetadataRoom = std::size_t(16) << 20;
+constexpr std::size_t kTrailerRoom = 4096;
+constexpr std::uint64_t kMaxPlainSampleChars = 32;
+constexpr std::uint64_t kMaxStbFileBytes = INT_MAX;
+
+std::uint64_t add_sat(std::uint64_t a, std::uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
+std::uint64_t mul_sat(std::uint64_t a, std::uint64_t b) { return b != 0 && a > UINT64_MAX / b ? UINT64_MAX : a * b; }
+
+// What the bytes read so far say about the file's largest valid size.
+struct SizeBound {
+  enum State { need_more, known, not_image } state = need_more;
+  std::uint64_t bytes = 0;     // when known: no valid file is longer
+  std::string declared;        // the declared size and format, for the error message
+};
+
+SizeBound bound_of(std::uint64_t bytes, std::string declared) {
+  return {SizeBound::known, bytes, std::move(declared)};
+}
+// The header is malformed or does not give the size: the validators will say what is wrong,
+// as long as the file is no longer than kMetadataRoom.
+SizeBound unsized(const char* format) {
+  return bound_of(kMetadataRoom, std::string(format) + " whose header gives no valid size");
+}
+std::string dims(std::uint64_t w, std::uint64_t h) { return std::to_string(w) + "x" + std::to_string(h) + " pixels"; }
+
+SizeBound png_bound(const std::vector<std::uint8_t>& b) {
+  if (b.size() < 26) return {};  // signature, IHDR length and name, width, height, depth, colour
+  if (be32(&b[8]) != 13 || std::memcmp(&b[12], "IHDR", 4) != 0) return unsized("PNG");
+  const std::uint64_t w = std::min<std::uint64_t>(be32(&b[16]), kMaxSide);
+  const std::uint64_t h = std::min<std::uint64_t>(be32(&b[20]), kMaxSide);
+  const int depth = std::clamp<int>(b[24], 1, 16);
+  const int channels = b[25] == 0 || b[25] == 3 ? 1 : b[25] == 2 ? 3 : b[25] == 4 ? 2 : 4;
+  const std::uint64_t row = (w * static_cast<std::uint64_t>(channels * depth) + 7) / 8 + 14;
+  const std::uint64_t raw = mul_sat(h, row);
+  std::uint64_t n = add_sat(add_sat(raw, raw / 4), add_sat(kMetadataRoom, kTrailerRoom));
+  return bound_of(std::min(n, kMaxStbFileBytes), "PNG of " + dims(w, h));
+}
+
+SizeBound jpeg_bound(const std::vector<std::uint8_t>& b) {
+  // Marker segments up to the frame header (SOFn); the file is the SOI marker's bytes on.
+  std::size_t pos = 2;
+  const std::size_t n = b.size();
+  for (;;) {
+    while (pos < n && b[pos] != 0xFF) ++pos;
+    while (pos < n && b[pos] == 0xFF) ++pos;
+    if (pos >= n) return {};
+    const std::uint8_t m = b[pos++];
+    if (m == 0xD9 || m == 0xDA) return unsized("JPEG");  // end of image or a scan before any frame
+    if (m == 0x00 || m == 0x01 || (m >= 0xD0 && m <= 0xD7)) continue;
+    if (n - pos < 2) return {};
+    const std::size_t len = (std::size_t(b[pos]) << 8) | b[pos + 1];
+    const bool frame = m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC;
+    if (!frame) {
+      if (len < 2) return unsized("JPEG");
+      pos += len;
+      continue;
+    }
+    if (n - pos < 8) return {};  // length, precision, height, width, components
+    const std::uint64_t h = (std::uint64_t(b[pos + 3]) << 8) | b[pos + 4];
+    const std::uint64_t w = (std::uint64_t(b[pos + 5]) << 8) | b[pos + 6];
+    const std::uint64_t c = std::clamp<int>(b[pos + 7], 1, 4);
+    if (w == 0 || h == 0) return unsized("JPEG");
+    const std::uint64_t samples = (w + 32) * (h + 32) * c;
+    const std::uint64_t bound = 16 * samples + kMetadataRoom + kTrailerRoom;
+    return bound_of(std::min(bound, kMaxStbFileBytes), "JPEG of " + dims(w, h));
+  }
+}
+
+SizeBound bmp_bound(const std::vector<std::uint8_t>& b) {
+  if (b.size() < 18) return {};
+  const std::uint64_t offset = le32(&b[10]);
+  const std::uint32_t header = le32(&b[14]);
+  std::uint64_t w = 0, h = 0, bpp = 0, compression = 0, profile_end = 0;
+  if (header == 12) {
+    if (b.size() < 26) return {};
+    w = le16(&b[18]), h = le16(&b[20]), bpp = le16(&b[24]);
+  } else if (header >= 40) {
+    if (b.size() < 14 + std::min<std::size_t>(header, 124)) return {};
+    const std::int64_t sw = static_cast<std::int32_t>(le32(&b[18]));
+    const std::int64_t sh = static_cast<std::int32_t>(le32(&b[22]));
+    if (sw <= 0 || sh == 0) return unsized("BMP");
+    w = static_cast<std::uint64_t>(std::min<std::int64_t>(sw, kMaxSide));
+    h = static_cast<std::uint64_t>(std::min<std::int64_t>(sh < 0 ? -sh : sh, kMaxSide));
+    bpp = le16(&b[28]);
+    compression = le32(&b[30]);
+    if (header >= 124)  // BITMAPV5HEADER: profile offset (from the header's start) and size
+      profile_end = add_sat(14 + std::uint64_t(le32(&b[14 + 112])), le32(&b[14 + 116]));
+  } else {
+    return unsized("BMP");
+  }
+  const bool rle = compression == 1 || compression == 2;
+  const std::uint64_t pixels =
+      rle ? mul_sat(4, mul_sat(w + 1, h + 1)) : mul_sat(h, mul_sat(add_sat(mul_sat(w, bpp), 31) / 32, 4));
+  const std::uint64_t bound = add_sat(std::max(add_sat(offset, pixels), profile_end), kTrailerRoom);
+  return bound_of(std::min(bound, kMaxStbFileBytes), "BMP of " + dims(w, h));
+}
+
+// The header of a PGM/PPM: magic, width, height, maximum value (comments allowed between
+// them), and for the binary kinds the single whitespace byte before the raster.
+SizeBound pnm_bound(const std::vector<std::uint8_t>& b, bool eof) {
+  std::size_t pos = 2;
+  std::uint64_t v[3] = {};
+  const auto space = [](std::uint8_t c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'; };
+  for (std::uint64_t& x : v) {
+    for (;;) {  // whitespace and comments
+      if (pos >= b.size()) return {};
+      if (space(b[pos])) ++pos;
+      else if (b[pos] == '#') {
+        while (pos < b.size() && b[pos] != '\n' && b[pos] != '\r') ++pos;
+      } else break;
+    }
+    if (!std::isdigit(b[pos])) return unsized("PGM/PPM");
+    while (pos < b.size() && std::isdigit(b[pos])) {
+      x = x * 10 + (b[pos++] - '0');
+      if (x > std::uint64_t(kMaxSide)) return unsized("PGM/PPM");
+    }
+    if (pos >= b.size() && !eof) return {};  // more digits may follow
+  }
+  const std::uint64_t w = v[0], h = v[1], maxval = v[2];
+  if (w == 0 || h == 0 || maxval == 0 || maxval > 65535) return unsized("PGM/PPM");
+  const std::uint64_t samples = w * h * (b[1] == '3' || b[1] == '6' ? 3 : 1);
+  const bool binary = b[1] == '5' || b[1] == '6';
+  const std::uint64_t body = binary ? samples * (maxval > 255 ? 2 : 1) : mul_sat(samples, kMaxPlainSampleChars);
+  return bound_of(add_sat(add_sat(pos + 1, body), kTrailerRoom), "PGM/PPM of " + dims(w, h));
+}
+
+// `eof`: `b` is the whole file.
+SizeBound size_bound(const std::vector<std::uint8_t>& b, bool eof) {
+  if (b.size() < kSniffBytes && !eof) return {};
+  static const std::uint8_t jpeg[3] = {0xFF, 0xD8, 0xFF};
+  SizeBound s;
+  if (starts_with(b, kPngSignature, 8)) s = png_bound(b);
+  else if (starts_with(b, jpeg, 3)) s = jpeg_bound(b);
+  else if (b.size() >= 2 && b[0] == 'B' && b[1] == 'M') s = bmp_bound(b);
+  else if (b.size() >= 2 && b[0] == 'P' && (b[1] == '2' || b[1] == '3' || b[1] == '5' || b[1] == '6'))
+    s = pnm_bound(b, eof);
+  else return {SizeBound::not_image, 0, {}};  // recognise() says what it is from these bytes
+  return s;
+}
+
+const char* file_kind(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+std::vector<std::uint8_t> read_file(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO must not wait for a writer (it is refused below).
+  const Fd f{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)};
+  if (f.fd < 0) {
+    const int e = errno;
+    struct stat st {};
+    if (e == ENXIO && ::stat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode))
+      read_fail(path, "not a regular file (it is a socket)");
+    read_fail(path, "cannot open the file: " + errno_text(e));
+  }
+  struct stat st {};
+  if (::fstat(f.fd, &st) != 0) read_fail(path, "cannot examine the file: " + errno_text(errno));
+  if (!S_ISREG(st.st_mode)) read_fail(path, std::string("not a regular file (it is ") + file_kind(st.st_mode) + ")");
+  const int flags = ::fcntl(f.fd, F_GETFL);
+  if (flags < 0 || ::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    read_fail(path, "cannot read the file: " + errno_text(errno));
+
+  std::vector<std::uint8_t> bytes;
+  SizeBound bound;
+  std::uint64_t limit = kMetadataRoom;  // until the header gives the bound
+  bool eof = false;
+  const std::uint64_t size_hint = st.st_size > 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  bytes.reserve(static_cast<std::size_t>(std::min(size_hint, limit) + 1));
+  while (!eof) {
+    // Read at most one byte past the limit: enough to know that the file exceeds it.
+    const std::size_t old = bytes.size();
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(kReadChunk, limit + 1 - old));
+    bytes.resize(old + want);
+    ssize_t n;
+    do n = ::read(f.fd, bytes.data() + old, want);
+    while (n < 0 && errno == EINTR);
+    if (n < 0) read_fail(path, "read error: " + errno_text(errno));
+    bytes.resize(old + static_cast<std::size_t>(n));
+    eof = n == 0;
+    if (bound.state == SizeBound::need_more) {
+      bound = size_bound(bytes, eof);
+      if (bound.state == SizeBound::not_image) break;
+      if (bound.state == SizeBound::known) {
+        limit = bound.bytes;
+        bytes.reserve(static_cast<std::size_t>(std::min(size_hint, limit) + 1));
+      }
+    }
+    if (bytes.size() > limit) {
+      if (bound.state == SizeBound::known)
+        read_fail(path, "the file is larger than any valid " + bound.declared + " can be (more than " +
+                            std::to_string(limit) + " bytes)");
+      read_fail(path, "the file is larger than any valid image whose header gives no size within its first " +
+                          std::to_string(limit) + " bytes");
+    }
+  }
+  if (bytes.empty()) read_fail(path, "the file is empty");
+  return bytes;
+}
 
 // ------------------------------------------------------------------ structural checks
 std::uint32_t crc32(const std::uint8_t* p, std::size_t n) {

@@ -9,12 +9,14 @@ TEMPLATE_TEST_CASE("from_host / to_vector / to_eigen round-trip every shape", "[
   for (auto [r, c] : awkward_shapes()) {
     CAPTURE(shape(r, c));
     const HostMatrix<TestType> h = random_matrix<TestType>(r, c, 0, 100);
+    poison_next<TestType>(r, c, Stream::per_thread());
     auto d = to_device(h);
     REQUIRE(d.rows() == r);
     REQUIRE(d.cols() == c);
     REQUIRE(d.size() == r * c);
     CHECK(to_eigen(d) == h);
     std::vector<TestType> v(h.data(), h.data() + h.size());
+    poison_next<TestType>(r, c, Stream::per_thread());
     CHECK(DeviceMatrix<TestType>::from_vector(v, r, c).to_vector() == v);
   }
 }
@@ -34,6 +36,7 @@ TEMPLATE_TEST_CASE("zeros, constant and fill", "[matrix]", float, double, std::i
     CHECK(to_eigen(DeviceMatrix<TestType>::zeros(r, c)) == HostMatrix<TestType>::Zero(r, c));
     poison_next<TestType>(r, c, Stream::per_thread());
     CHECK(to_eigen(DeviceMatrix<TestType>::constant(r, c, TestType(7))) == HostMatrix<TestType>::Constant(r, c, TestType(7)));
+    poison_next<TestType>(r, c, Stream::per_thread());
     DeviceMatrix<TestType> m(r, c);
     m.fill(TestType(3));
     CHECK(to_eigen(m) == HostMatrix<TestType>::Constant(r, c, TestType(3)));
@@ -51,9 +54,11 @@ TEST_CASE("copies are deep, moves transfer, clone keeps the stream") {
   c = a;
   CHECK(c.data() != a.data());
   CHECK(to_eigen(c) == h);
+  poison_next<float>(129, 67, a.stream());
   auto d = a.clone();
   CHECK(d.stream() == a.stream());
   CHECK(d.data() != a.data());
+  CHECK(to_eigen(d) == h);
   const float* p = a.data();
   DeviceMatrix<float> e = std::move(a);
   CHECK(e.data() == p);

@@ -93,8 +93,9 @@ TEMPLATE_TEST_CASE("image building blocks: abs, clamp, cwise ops, threshold", "[
   for (auto [r, c] : awkward_shapes(2)) {
     CAPTURE(shape(r, c));
     const H ha = random_matrix<T>(r, c, lo<T>(), hi<T>());
-    poison_next<std::uint8_t>(r, c, Stream::per_thread());
-    const HostMatrix<std::uint8_t> got = to_eigen(to_device(ha).threshold(T(20)));
+    const auto a = to_device(ha);  // before the poison, which the result must take (same size for uint8)
+    poison_next<std::uint8_t>(r, c, a.stream());
+    const HostMatrix<std::uint8_t> got = to_eigen(a.threshold(T(20)));
     const HostMatrix<std::uint8_t> want = (ha.array() > T(20)).select(255, HostMatrix<std::uint8_t>::Zero(r, c)).template cast<std::uint8_t>();
     CHECK(got == want);
   }
@@ -114,8 +115,13 @@ TEST_CASE("cast<U>() rounds to nearest even and saturates (OpenCV convertTo)") {
     CAPTURE(shape(r, c));
     const HostMatrix<std::uint8_t> h = random_matrix<std::uint8_t>(r, c, 0, 255);
     auto g = to_device(h);
+    poison_next<float>(r, c, g.stream());
     CHECK(to_eigen(g.cast<float>()) == HostMatrix<float>(h.cast<float>()));
+    poison_next<float>(r, c, g.stream());
+    poison_next<std::uint8_t>(r, c, g.stream());
     CHECK(to_eigen(g.cast<float>().cast<std::uint8_t>()) == h);
+    poison_next<std::int32_t>(r, c, g.stream());
+    poison_next<double>(r, c, g.stream());
     CHECK(to_eigen(g.cast<std::int32_t>().cast<double>()) == HostMatrix<double>(h.cast<double>()));
   }
 }

@@ -1,11 +1,14 @@
 // Reductions: sum, min, max, mean (host and async forms), row and column sums, against a
-// reference computed in long double (floats) or exactly (integers), every type, awkward shapes.
+// reference computed in long double (floats) or exactly (integers), every type, awkward shapes;
+// infinities and NaN in float and double sums by IEEE rules, on every code path.
 #include "support/util.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -39,13 +42,14 @@ sum_t<T> ref_int_sum(const T* v, Index n, Index stride = 1) {
 
 /// A float sum of n values is right if it is within the pairwise-summation bound
 /// max(1, log2 n) * eps * sum|x| of the exact sum, and, since devmat accumulates floats in
-/// double and rounds once, within about one rounding of the result itself.
+/// double and rounds once, within about one rounding of the result itself. (A NaN result is
+/// never close: every comparison with NaN is false, so the test is written to fail on it.)
 template <class S>
 bool sum_close(S got, long double want, long double abs_sum, Index n) {
   const long double eps = std::numeric_limits<S>::epsilon();
   const long double err = std::fabs(static_cast<long double>(got) - want);
   const long double pairwise = std::max(1.0L, std::log2(static_cast<long double>(std::max<Index>(n, 1)))) * eps * abs_sum;
-  if (err > pairwise) return false;
+  if (!(err <= pairwise)) return false;
   if constexpr (std::is_same_v<S, float>) return err <= eps * std::fabs(want) + 1e-12L * abs_sum;
   return true;
 }
@@ -60,6 +64,71 @@ void check_sum_value(sum_t<T> got, const T* v, Index n, Index stride = 1) {
     CAPTURE(got, want, abs_sum, n);
     CHECK(sum_close(got, s, m, n));
   }
+}
+
+// ------------------------------------------------------------------ IEEE infinities and NaN
+/// Whether `got` is what IEEE arithmetic makes of the sum of v[0], v[stride], ... (n values)
+/// in any order: NaN if a value is NaN or both infinities occur; else the infinity that
+/// occurs; else the finite sum, which rounds to an infinity when it passes the largest finite
+/// value (so two maxima give +inf). Inputs that hold two maxima and an infinity of the other
+/// sign depend on the order (an overflow first gives NaN) and are not used.
+template <class S, class T>
+bool ieee_sum_ok(S got, const T* v, Index n, Index stride = 1) {
+  bool nan = false, pos = false, neg = false;
+  for (Index i = 0; i < n; ++i) {
+    const T x = v[i * stride];
+    nan |= std::isnan(x);
+    pos |= x == std::numeric_limits<T>::infinity();
+    neg |= x == -std::numeric_limits<T>::infinity();
+  }
+  if (nan || (pos && neg)) return std::isnan(got);
+  if (pos) return got == std::numeric_limits<S>::infinity();
+  if (neg) return got == -std::numeric_limits<S>::infinity();
+  const auto [s, m] = ref_sum(v, n, stride);
+  const S rounded = static_cast<S>(s);  // an exact sum past the largest S rounds to an infinity
+  if (std::isinf(rounded)) return got == rounded;
+  return sum_close(got, s, m, n);
+}
+
+/// What is put into a line (a row or a column) of random values in [-1, 1].
+enum Plant { kPosInf, kNegInf, kBothInf, kNaN, kTwoMax, kPlants };
+const char* plant_name(int p) {
+  static const char* const names[kPlants] = {"+inf", "-inf", "+inf and -inf", "NaN", "two maxima"};
+  return names[p];
+}
+
+/// Puts `p` into the n values v[0], v[stride], ...: +inf at a random place, -inf as the last
+/// value (the tail that vector loads leave), +inf first and -inf at a random place, NaN at a
+/// random place, or the largest finite value at two random places. Needs n >= 2 for the
+/// last two-value plants.
+template <class T>
+void plant(T* v, Index n, Index stride, int p) {
+  std::uniform_int_distribution<Index> d(0, n - 1);
+  const Index i = d(rng());
+  const Index j = n > 1 ? (i + 1 + std::uniform_int_distribution<Index>(0, n - 2)(rng())) % n : i;  // j != i
+  const T inf = std::numeric_limits<T>::infinity(), big = std::numeric_limits<T>::max();
+  switch (p) {
+    case kPosInf: v[i * stride] = inf; break;
+    case kNegInf: v[(n - 1) * stride] = -inf; break;
+    case kBothInf: v[0] = inf, v[(i == 0 ? j : i) * stride] = -inf; break;
+    case kNaN: v[i * stride] = std::numeric_limits<T>::quiet_NaN(); break;
+    case kTwoMax: v[i * stride] = big, v[j * stride] = big; break;
+  }
+}
+
+/// Checks every entry of `got` (one sum per line) against ieee_sum_ok; reports the first bad one.
+template <class S, class T>
+void check_line_sums(const char* what, const std::vector<S>& got, const T* data, Index lines, Index line_step, Index len,
+                     Index stride) {
+  Index bad = 0, first = -1;
+  for (Index l = 0; l < lines; ++l) {
+    if (!ieee_sum_ok(got[static_cast<std::size_t>(l)], data + l * line_step, len, stride)) {
+      if (bad++ == 0) first = l;
+    }
+  }
+  INFO(what << ": " << bad << " wrong, the first at " << first << " = "
+            << (first >= 0 ? got[static_cast<std::size_t>(first)] : S(0)));
+  CHECK(bad == 0);
 }
 
 template <class T>
@@ -167,6 +236,110 @@ TEMPLATE_TEST_CASE("row_sums and col_sums match the reference", "[reduce]", floa
       }
     }
     CHECK(bad_cols == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("sums with infinities and NaN follow IEEE", "[reduce]", float, double) {
+  using T = TestType;
+  const T inf = std::numeric_limits<T>::infinity(), big = std::numeric_limits<T>::max();
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  struct Case {
+    std::vector<T> v;
+    T want;         // NaN: any NaN
+    bool overflow;  // the infinity comes from rounding a finite sum: the mean is then finite
+  };
+  const std::vector<Case> cases = {
+      {{1, inf, 2}, inf, false},         {{-inf, 5}, -inf, false},       {{big, big}, inf, true},
+      {{-big, -big}, -inf, true},        {{inf, -inf}, nan, false},      {{1, nan, 2}, nan, false},
+      {{nan, inf}, nan, false},          {{inf, inf, inf}, inf, false},  {{inf}, inf, false},
+      {{2, 3, -inf, -inf, 7}, -inf, false}, {{-inf, 1, inf}, nan, false}, {{big, 1, big, -1}, inf, true}};
+  const auto same = [](auto got, T want) { return std::isnan(want) ? std::isnan(got) : got == want; };
+  for (const Case& c : cases) {
+    const Index n = static_cast<Index>(c.v.size());
+    CAPTURE(c.v, c.want);
+    const auto row = DeviceMatrix<T>::from_vector(c.v, 1, n);
+    const auto col = DeviceMatrix<T>::from_vector(c.v, n, 1);
+    CHECK(same(row.sum(), c.want));
+    CHECK(same(col.sum(), c.want));
+    CHECK(same(row.sum_async().to_vector()[0], c.want));
+    CHECK(same(row.row_sums().to_vector()[0], c.want));
+    CHECK(same(col.col_sums().to_vector()[0], c.want));
+    if (!c.overflow) {
+      CHECK(same(row.mean(), c.want));
+      CHECK(same(col.mean_async().to_vector()[0], c.want));
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("one infinity or NaN anywhere in a large matrix decides its sum and mean", "[reduce]", float,
+                   double) {
+  using T = TestType;
+  const T inf = std::numeric_limits<T>::infinity();
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{
+           {1000, 1000}, {1, (1 << 20) + 3}, {(1 << 20) + 3, 1}, {3, 200000}, {4099, 9}, {17, 15}}) {
+    const HostMatrix<T> h = random_matrix<T>(r, c, -1, 1);
+    for (int p = 0; p < kPlants; ++p) {
+      CAPTURE(shape(r, c), plant_name(p));
+      HostMatrix<T> m = h;
+      plant(m.data(), m.size(), 1, p);
+      const T want = p == kPosInf || p == kTwoMax ? inf : p == kNegInf ? -inf : std::numeric_limits<T>::quiet_NaN();
+      const auto same = [&](auto got) { return std::isnan(want) ? std::isnan(got) : got == want; };
+      const auto a = to_device(m);
+      const T sum = a.sum();
+      CAPTURE(sum);
+      CHECK(same(sum));
+      CHECK(same(a.sum_async().to_vector()[0]));
+      if (p != kTwoMax) {  // the mean of two maxima and small values is finite
+        const double mean = a.mean();
+        CAPTURE(mean);
+        CHECK(same(mean));
+        CHECK(same(a.mean_async().to_vector()[0]));
+      }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("row and column sums with infinities and NaN follow IEEE on every code path", "[reduce]", float,
+                   double) {
+  using T = TestType;
+  using S = sum_t<T>;
+  // Row sums: teams of 1..16 lanes (rows under 512 bytes), a warp per row, a block per row
+  // (8192 columns or more), rows split into chunks (few long rows). Column sums: narrow and
+  // wide strips, tall matrices whose columns are split into row chunks.
+  const std::vector<std::pair<Index, Index>> shapes = {
+      {3, 200000}, {200000, 3}, {64, 9000}, {300, 8200}, {1, 100003}, {100003, 1}, {1000, 3},  {500, 12},
+      {400, 30},   {300, 60},   {200, 100}, {100, 1000}, {5000, 40},  {123457, 17}, {16, 16384}, {17, 15},
+      {2, 2},      {20000, 96}};
+  for (auto [r, c] : shapes) {
+    const HostMatrix<T> h = random_matrix<T>(r, c, -1, 1);
+    // Plants along rows, then along columns; with fewer lines than plants, several rounds.
+    for (bool along_rows : {true, false}) {
+      const Index lines = along_rows ? r : c, len = along_rows ? c : r;
+      const Index line_step = along_rows ? c : 1, stride = along_rows ? 1 : c;
+      for (int first = 0; first < kPlants; first += static_cast<int>(std::min<Index>(lines, kPlants))) {
+        HostMatrix<T> m = h;
+        std::vector<Index> order(static_cast<std::size_t>(lines));
+        for (Index l = 0; l < lines; ++l) order[static_cast<std::size_t>(l)] = l;
+        std::shuffle(order.begin(), order.end(), rng());
+        std::string planted;  // "line: what; ..."
+        for (int p = first; p < kPlants && p - first < lines; ++p) {
+          if (len < 2 && (p == kBothInf || p == kTwoMax)) continue;
+          const Index l = order[static_cast<std::size_t>(p - first)];
+          plant(m.data() + l * line_step, len, stride, p);
+          planted += std::to_string(l) + ": " + plant_name(p) + "; ";
+        }
+        CAPTURE(shape(r, c), along_rows, planted);
+        const auto a = to_device(m);
+        poison_next<S>(r, 1, a.stream());
+        const std::vector<S> rs = a.row_sums().to_vector();
+        REQUIRE(rs.size() == static_cast<std::size_t>(r));
+        check_line_sums("row_sums", rs, m.data(), r, c, c, 1);
+        poison_next<S>(1, c, a.stream());
+        const std::vector<S> cs = a.col_sums().to_vector();
+        REQUIRE(cs.size() == static_cast<std::size_t>(c));
+        check_line_sums("col_sums", cs, m.data(), c, 1, r, c);
+      }
+    }
   }
 }
 

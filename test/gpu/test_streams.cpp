@@ -6,7 +6,9 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <string>
 #include <thread>
+#include <vector>
 
 using namespace devmat;
 using namespace devmat::test;
@@ -159,16 +161,18 @@ TEST_CASE("running out of device memory throws out_of_memory, and the program ke
   const PoolStats before = pool_stats();
   const Index rows = 1 << 16;
   const Index cols = static_cast<Index>(total_b / sizeof(float) / rows) + 1024;  // more than the card
+  bool threw = false;
   try {
     DeviceMatrix<float> huge(rows, cols, s);
-    FAIL("no out_of_memory");
   } catch (const out_of_memory& e) {
+    threw = true;
     const std::string w = e.what();
     CAPTURE(w);
     CHECK(e.requested() == static_cast<std::size_t>(rows) * cols * sizeof(float));
-    CHECK(w.find("out of device memory") != std::string::npos);
-    CHECK(w.find("free") != std::string::npos);
+    CHECK_THAT(w, contains("out of device memory"));
+    CHECK_THAT(w, contains("free"));
   }
+  CHECK(threw);
   CHECK_THROWS_AS(DeviceMatrix<std::uint8_t>(Index(1) << 40, Index(1) << 10), std::bad_alloc);
   // Later allocations and kernels work, and nothing leaked.
   auto x = keep + keep;
@@ -180,14 +184,42 @@ TEST_CASE("running out of device memory throws out_of_memory, and the program ke
 }
 
 TEST_CASE("trim_pool gives unused memory back") {
+  // Memory the pool holds and nothing uses: a 1 GiB block freed to the pool (which keeps freed
+  // memory: it has no release threshold), and small blocks kept in the per-stream cache (blocks
+  // up to 4 MiB freed on a stream devmat owns). trim_pool must give back both, so every check
+  // below fails if it does nothing.
+  constexpr std::size_t kBig = std::size_t(1) << 30;
+  constexpr int kSmall = 16;
+  constexpr std::size_t kSmallBytes = 256 * 256 * sizeof(float);
   Stream s = Stream::create();
-  { auto big = DeviceMatrix<float>::constant(4096, 4096, 1.f, s); }
-  s.synchronize();
+  {
+    // The small blocks first, so that none can share the big block's allocation from the driver.
+    std::vector<DeviceMatrix<float>> small;
+    for (int i = 0; i < kSmall; ++i) small.emplace_back(256, 256, s);
+    DeviceMatrix<float> big(Index(1) << 15, Index(1) << 13, s);  // 2^28 floats
+  }
+  s.synchronize();  // the big block's free has completed
   const PoolStats held = pool_stats();
-  CHECK(held.reserved >= held.used);
+  CAPTURE(held.reserved, held.used, held.cached);
+  REQUIRE(held.cached >= kSmall * kSmallBytes);
+  REQUIRE(held.reserved >= held.used + kBig);
+
   trim_pool(0);
-  CHECK(pool_stats().reserved <= held.reserved);
-  CHECK(pool_stats().cached == 0);
+  const PoolStats trimmed = pool_stats();
+  CAPTURE(trimmed.reserved, trimmed.used, trimmed.cached);
+  CHECK(trimmed.cached == 0);
+  CHECK(trimmed.reserved + kBig <= held.reserved);  // the unused 1 GiB went back to the driver
+
+  // The cached blocks were freed stream-ordered on s: once s has run, they are unused, and a
+  // second trim leaves the pool holding little more than what live matrices use (up to the
+  // driver's allocation granularity).
+  s.synchronize();
+  trim_pool(0);
+  const PoolStats after = pool_stats();
+  CAPTURE(after.reserved, after.used, after.cached);
+  CHECK(after.cached == 0);
+  CHECK(after.used + kSmall * kSmallBytes <= held.used);
+  CHECK(after.reserved <= after.used + (std::size_t(64) << 20));
 }
 
 TEST_CASE("matrices alive at exit do not crash the program") {
@@ -200,7 +232,7 @@ TEST_CASE("matrices alive at exit do not crash the program") {
 }
 
 TEST_CASE("filling the card until an allocation fails: out_of_memory, then all is usable again") {
-  if (under_sanitizer()) return;  // the sanitizer reports each refused allocation as an API error
+  if (under_sanitizer()) DEVMAT_SKIP("under compute-sanitizer, which reports each refused allocation as an API error");
   Stream s = Stream::create();
   const PoolStats before = pool_stats();
   std::vector<DeviceMatrix<std::uint8_t>> hog;
