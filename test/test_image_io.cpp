@@ -5,7 +5,7 @@
 // extension, a failed write. Failed writes must leave nothing behind.
 #include "support/util.hpp"
 
-#include "../src/detail/image_codec.hpp"
+#include "detail/image_codec.hpp"
 
 #include <fcntl.h>
 #include <sys/socket.h>
