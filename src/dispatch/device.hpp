@@ -31,6 +31,8 @@ inline const DeviceProps& current_device_props() { return device_props(current_d
 /// to that much, and `prefer_shared` asks for the largest shared-memory carveout. So call it
 /// before launching such a kernel. Cached per (kernel, device, threads, dynamic_smem): grids
 /// sized from it are the same on every call, which keeps the reductions deterministic.
+/// Note: CUDA's cudaFuncSetAttribute, used by that first preparation, clears the calling
+/// thread's pending CUDA error (seen on CUDA 13.0); devmat's own code never does.
 int blocks_per_sm(const void* kernel, int threads, int dynamic_smem = 0, bool prefer_shared = false);
 
 /// SM count x blocks_per_sm: how many blocks of `kernel` the current device runs at once.
