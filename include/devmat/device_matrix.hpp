@@ -1,6 +1,8 @@
 // devmat::DeviceMatrix<T>: a dense, row-major matrix in GPU memory, used as a value type.
 // Plain C++: every kernel is compiled into libdevmat and instantiated there for the element
 // types below, so a host compiler alone reads this header.
+/// @file
+/// devmat::DeviceMatrix<T>, its element-wise operations, transpose and reductions.
 #pragma once
 
 #include <devmat/error.hpp>
@@ -54,6 +56,7 @@ class DeviceMatrix {
                 "uint64_t, the element types of integer sums)");
 
  public:
+  /// The element type T.
   using value_type = T;
 
   /// 0x0, holds no memory and touches no device.
@@ -63,33 +66,60 @@ class DeviceMatrix {
   /// rows x cols, uninitialised, on `stream`.
   DeviceMatrix(Index rows, Index cols, const Stream& stream);
 
+  ///@{
+  /// rows x cols of zeros, on the calling thread's Stream::per_thread() or on `stream`
+  /// (stream-ordered: does not block).
   static DeviceMatrix zeros(Index rows, Index cols);
   static DeviceMatrix zeros(Index rows, Index cols, const Stream& stream);
+  ///@}
+  ///@{
+  /// rows x cols, every element `value`, on the calling thread's Stream::per_thread() or on
+  /// `stream` (stream-ordered: does not block).
   static DeviceMatrix constant(Index rows, Index cols, T value);
   static DeviceMatrix constant(Index rows, Index cols, T value, const Stream& stream);
+  ///@}
+  ///@{
   /// Copies rows*cols values in row-major order from host memory.
+  /// On the calling thread's Stream::per_thread() or on `stream`; the host buffer may be
+  /// reused as soon as the call returns.
   static DeviceMatrix from_host(const T* row_major, Index rows, Index cols);
   static DeviceMatrix from_host(const T* row_major, Index rows, Index cols, const Stream& stream);
+  ///@}
+  ///@{
   /// Like from_host; `values.size()` must be rows*cols (else shape_error).
   static DeviceMatrix from_vector(const std::vector<T>& values, Index rows, Index cols);
   static DeviceMatrix from_vector(const std::vector<T>& values, Index rows, Index cols,
                                   const Stream& stream);
+  ///@}
 
+  /// A deep copy of `other`, queued on other's stream, which the copy then carries.
   DeviceMatrix(const DeviceMatrix& other);             // deep copy on other's stream
+  /// A deep copy of `other`, queued on this matrix's stream, which it keeps.
   DeviceMatrix& operator=(const DeviceMatrix& other);  // deep copy; keeps this matrix's stream
+  /// Takes other's memory and stream (no copy); `other` is left 0x0.
   DeviceMatrix(DeviceMatrix&& other) noexcept;
+  /// Takes other's memory and stream (no copy); `other` is left 0x0.
   DeviceMatrix& operator=(DeviceMatrix&& other) noexcept;
+  /// Frees the memory stream-ordered, after every use already queued; never throws.
   ~DeviceMatrix();
 
   /// A deep copy on the same stream.
   DeviceMatrix clone() const;
 
+  /// Number of rows.
   Index rows() const noexcept { return rows_; }
+  /// Number of columns.
   Index cols() const noexcept { return cols_; }
+  /// rows() * cols().
   Index size() const noexcept { return rows_ * cols_; }
+  /// True when size() is 0.
   bool empty() const noexcept { return size() == 0; }
+  ///@{
+  /// The device pointer to element (0, 0), row-major with rows of cols() elements; null when
+  /// empty. For the caller's own kernels: queue them on stream().native().
   T* data() noexcept { return data_; }
   const T* data() const noexcept { return data_; }
+  ///@}
 
   /// The stream this matrix lives on.
   Stream stream() const;
@@ -101,11 +131,15 @@ class DeviceMatrix {
 
   /// Copies to rows()*cols() values in row-major order; blocks until they are on the host.
   void copy_to_host(T* row_major) const;
+  /// The rows()*cols() values in row-major order; blocks until they are on the host.
   std::vector<T> to_vector() const;
   /// Sets every element to `value` (stream-ordered, does not block).
   void fill(T value);
 
   // ----------------------------------------------------------------- element-wise
+  ///@{
+  /// In place, on this matrix's stream: `a += b`, `a -= b` element-wise (shapes must match,
+  /// else shape_error), and `a += s`, `a -= s`, `a *= s`, `a /= s` with a scalar.
   DeviceMatrix& operator+=(const DeviceMatrix& b) { return zip_inplace(b, detail::Binary::add, "operator+="); }
   DeviceMatrix& operator-=(const DeviceMatrix& b) { return zip_inplace(b, detail::Binary::sub, "operator-="); }
   DeviceMatrix& operator+=(T s) { return map_inplace(detail::Scalar::add, s); }
@@ -113,7 +147,12 @@ class DeviceMatrix {
   DeviceMatrix& operator*=(T s) { return map_inplace(detail::Scalar::mul, s); }
   /// Integer division by zero throws std::invalid_argument.
   DeviceMatrix& operator/=(T s) { return map_inplace(detail::Scalar::div, s); }
+  ///@}
 
+  ///@{
+  /// Element-wise `a + b`, `a - b` (shapes must match, else shape_error), `-a`, and with a
+  /// scalar `a + s`, `a - s`, `s - a`, `a * s`, `s * a`, `a / s` (`s + a` is `a + s`). The
+  /// result is on the matrix operand's stream (the left one's for two matrices).
   friend DeviceMatrix operator+(const DeviceMatrix& a, const DeviceMatrix& b) { return a.zip(b, detail::Binary::add, "operator+"); }
   friend DeviceMatrix operator-(const DeviceMatrix& a, const DeviceMatrix& b) { return a.zip(b, detail::Binary::sub, "operator-"); }
   // A temporary left operand is reused in place, so `A + B - C` allocates one result.
@@ -132,18 +171,22 @@ class DeviceMatrix {
   friend DeviceMatrix operator-(DeviceMatrix&& a, T s) { a -= s; return std::move(a); }
   friend DeviceMatrix operator*(DeviceMatrix&& a, T s) { a *= s; return std::move(a); }
   friend DeviceMatrix operator/(DeviceMatrix&& a, T s) { a /= s; return std::move(a); }
+  ///@}
 
   /// Element-wise |a| (identity for unsigned types).
   DeviceMatrix abs() const { return unary(detail::Unary::abs); }
   /// Element-wise min(max(a, lo), hi).
   DeviceMatrix clamp(T lo, T hi) const;
+  ///@{
   /// Element-wise a*b, a/b, max(a,b), min(a,b) (Eigen's cwiseProduct, cwiseQuotient, ...).
+  /// With a scalar: max(a, s), min(a, s). Shapes must match, else shape_error.
   DeviceMatrix cwise_product(const DeviceMatrix& b) const { return zip(b, detail::Binary::mul, "cwise_product"); }
   DeviceMatrix cwise_quotient(const DeviceMatrix& b) const { return zip(b, detail::Binary::div, "cwise_quotient"); }
   DeviceMatrix cwise_max(const DeviceMatrix& b) const { return zip(b, detail::Binary::max, "cwise_max"); }
   DeviceMatrix cwise_min(const DeviceMatrix& b) const { return zip(b, detail::Binary::min, "cwise_min"); }
   DeviceMatrix cwise_max(T s) const { return map(detail::Scalar::max, s); }
   DeviceMatrix cwise_min(T s) const { return map(detail::Scalar::min, s); }
+  ///@}
   /// 255 where a > t, else 0 (OpenCV THRESH_BINARY with maxval 255).
   DeviceMatrix<std::uint8_t> threshold(T t) const;
   /// Converts the element type. Float to integer rounds to nearest (ties to even) and
@@ -157,20 +200,26 @@ class DeviceMatrix {
   /// Sum of all elements (0 for an empty matrix); blocks. Deterministic: the same input gives
   /// bitwise the same result on every run.
   sum_t<T> sum() const;
+  ///@{
   /// Smallest / largest element; blocks. An empty matrix is a shape_error.
   T min() const;
   T max() const;
+  ///@}
   /// sum() / size() in double; blocks. An empty matrix is a shape_error.
   double mean() const;
+  ///@{
   /// The same reductions left on the device as a 1x1 matrix on this matrix's stream; they
   /// do not block, so a pipeline keeps going on the stream.
   DeviceMatrix<sum_t<T>> sum_async() const;
   DeviceMatrix min_async() const;
   DeviceMatrix max_async() const;
   DeviceMatrix<double> mean_async() const;
+  ///@}
+  ///@{
   /// rows() x 1 and 1 x cols() sums, in sum_t<T>.
   DeviceMatrix<sum_t<T>> row_sums() const;
   DeviceMatrix<sum_t<T>> col_sums() const;
+  ///@}
 
  private:
   template <class U> friend class DeviceMatrix;

@@ -1,4 +1,7 @@
 // Conversions between Eigen and devmat. Needs Eigen only where it is included. Plain C++.
+/// @file
+/// Conversions between Eigen and devmat: to_device and to_eigen. Including this header needs
+/// Eigen's headers (CMake: find_package(Eigen3) and link Eigen3::Eigen); libdevmat does not.
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -7,7 +10,9 @@
 
 namespace devmat {
 
-/// The same matrix on the device, from any Eigen dense expression (row- or column-major).
+///@{
+/// The same matrix on the device, from any Eigen dense expression (row- or column-major),
+/// on `stream` or on the calling thread's Stream::per_thread().
 template <class Derived>
 DeviceMatrix<typename Derived::Scalar> to_device(const Eigen::DenseBase<Derived>& expr, const Stream& stream) {
   using T = typename Derived::Scalar;
@@ -21,6 +26,7 @@ DeviceMatrix<typename Derived::Scalar> to_device(const Eigen::DenseBase<Derived>
   const Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> row_major = expr;
   return DeviceMatrix<T>::from_host(row_major.data(), row_major.rows(), row_major.cols());
 }
+///@}
 
 /// The matrix on the host, row-major; blocks until the data is there.
 template <class T>

@@ -1,4 +1,7 @@
 // devmat error types. Plain C++: a host compiler alone reads this header.
+/// @file
+/// devmat's exceptions (error, cuda_error, shape_error, io_error, out_of_memory), the Index
+/// type and DEVMAT_CUDA_TRY.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -8,8 +11,10 @@
 #include <stdexcept>
 #include <string>
 
+/// devmat: a GPU matrix as a C++ value type (DeviceMatrix) and the operations on it.
 namespace devmat {
 
+/// Rows, columns and element counts: signed, as Eigen's Index.
 using Index = std::ptrdiff_t;  // rows and columns, signed as in Eigen
 
 /// Base of devmat's own errors (out_of_memory derives from std::bad_alloc instead).
@@ -21,7 +26,9 @@ class error : public std::runtime_error {
 /// A CUDA call failed: keeps the cudaError_t; what() names the call, where, and CUDA's message.
 class cuda_error : public error {
  public:
+  /// A failure with CUDA's `code`; `what` is the whole message.
   cuda_error(cudaError_t code, const std::string& what) : error(what), code_(code) {}
+  /// The CUDA error, e.g. cudaErrorNoDevice on a machine without a usable GPU.
   cudaError_t code() const noexcept { return code_; }
 
  private:
@@ -43,9 +50,14 @@ class io_error : public error {
 /// The device (or devmat's memory pool) could not provide an allocation.
 class out_of_memory : public std::bad_alloc {
  public:
+  /// An allocation of `requested` bytes failed while the device had `free_bytes` of
+  /// `total_bytes` free.
   out_of_memory(std::size_t requested, std::size_t free_bytes, std::size_t total_bytes);
+  /// Says how many bytes were asked for and how many were free, of how many.
   const char* what() const noexcept override { return what_.c_str(); }
+  /// The bytes asked for.
   std::size_t requested() const noexcept { return requested_; }
+  /// The device's free bytes when the allocation failed.
   std::size_t free_bytes() const noexcept { return free_; }
 
  private:

@@ -1,4 +1,6 @@
 // Matrix products. Plain C++.
+/// @file
+/// Matrix products: operator*, gemm, and how float products run (FloatMath).
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -53,6 +55,8 @@ DeviceMatrix<T> operator*(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
   return detail::multiply(a, b);
 }
 
+/// @cond DEVMAT_INSTANTIATIONS
+// Instantiated once, in libdevmat (not part of the reference).
 extern template void gemm<float>(float, const DeviceMatrix<float>&, const DeviceMatrix<float>&, float,
                                  DeviceMatrix<float>&, Op, Op);
 extern template void gemm<double>(double, const DeviceMatrix<double>&, const DeviceMatrix<double>&,
@@ -60,5 +64,6 @@ extern template void gemm<double>(double, const DeviceMatrix<double>&, const Dev
 extern template void gemm<std::int32_t>(std::int32_t, const DeviceMatrix<std::int32_t>&,
                                         const DeviceMatrix<std::int32_t>&, std::int32_t,
                                         DeviceMatrix<std::int32_t>&, Op, Op);
+/// @endcond
 
 }  // namespace devmat

@@ -1,4 +1,7 @@
 // Images in and out, and image filters. Plain C++.
+/// @file
+/// Images in and out (load_gray, load_rgb, save_image) and image filters (filter2d,
+/// gaussian_blur, sobel).
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -9,27 +12,37 @@
 
 namespace devmat {
 
+/// An 8-bit gray image: one byte per pixel, row-major, rows() high and cols() wide.
 using Image8 = DeviceMatrix<std::uint8_t>;
+/// An 8-bit colour image as three planes: R, G, B, each an Image8 of the same shape.
 using Rgb8 = std::array<DeviceMatrix<std::uint8_t>, 3>;  // planar R, G, B
 
 /// True when libdevmat was built with image I/O (stb); otherwise the functions below throw io_error.
 bool image_io_available() noexcept;
 
+///@{
 /// Reads PNG, JPEG, BMP or PGM/PPM as 8-bit gray (colour is converted to luma,
 /// 0.299 R + 0.587 G + 0.114 B). The format is recognised by the contents, not the name.
 /// Throws io_error naming the file and the reason (missing, empty, not an image, an unsupported
 /// format, truncated, corrupt).
+/// The image lands on the calling thread's Stream::per_thread(), or on `stream`.
 Image8 load_gray(const std::string& path);
 Image8 load_gray(const std::string& path, const Stream& stream);
-/// Reads an image as three planar 8-bit channels (gray images give three equal planes).
+///@}
+///@{
+/// Reads an image as three planar 8-bit channels (gray images give three equal planes), on
+/// the calling thread's Stream::per_thread() or on `stream`; errors as load_gray.
 Rgb8 load_rgb(const std::string& path);
 Rgb8 load_rgb(const std::string& path, const Stream& stream);
+///@}
+///@{
 /// Writes PNG (.png) or PGM/PPM (.pgm/.ppm) chosen by the extension; throws io_error for any
 /// other extension or a failed write, and writes nothing on failure. Colour saved as .pgm is
 /// converted to luma (the weights above); gray saved as .ppm has three equal channels. RGB
-/// planes of different shapes are a shape_error.
+/// planes of different shapes are a shape_error. Blocks until the file is written.
 void save_image(const std::string& path, const Image8& gray);
 void save_image(const std::string& path, const Rgb8& rgb);
+///@}
 
 /// 2D correlation of `img` with a small odd-sized `kernel` (up to 31x31), output of the same
 /// size, borders replicated (OpenCV filter2D with BORDER_REPLICATE). Runs on img's stream.

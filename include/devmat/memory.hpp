@@ -1,4 +1,6 @@
 // devmat's device memory pool. Plain C++.
+/// @file
+/// devmat's device memory pool: pool_stats() and trim_pool().
 #pragma once
 
 #include <cstddef>

@@ -1,4 +1,6 @@
 // devmat::Stream: shared ownership of a CUDA stream. Plain C++.
+/// @file
+/// devmat::Stream, the CUDA stream every matrix carries.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -19,18 +21,26 @@ namespace detail { struct Access; }
 /// - `Stream::wrap(s)`       uses a stream the caller owns (and must keep alive).
 class Stream {
  public:
+  /// A new non-blocking CUDA stream that devmat owns (destroyed with its last handle).
   static Stream create();
+  /// The calling host thread's own non-blocking stream, created on first use; the default
+  /// stream of every matrix created on that thread.
   static Stream per_thread();
+  /// Uses `native`, a stream the caller owns and keeps alive while devmat uses it.
   static Stream wrap(cudaStream_t native);
 
+  /// The CUDA stream, for the caller's own kernels and library calls.
   cudaStream_t native() const noexcept;
   /// Blocks the host until all work queued on this stream so far has finished.
   void synchronize() const;
   /// True if this Stream owns its CUDA stream (create/per_thread), false for wrap().
   bool owning() const noexcept;
 
+  ///@{
+  /// Two Streams are equal when they refer to the same CUDA stream.
   friend bool operator==(const Stream& a, const Stream& b) noexcept { return a.native() == b.native(); }
   friend bool operator!=(const Stream& a, const Stream& b) noexcept { return !(a == b); }
+  ///@}
 
   struct Impl;  // defined in src/
 
