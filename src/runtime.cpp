@@ -1,6 +1,7 @@
 // Errors, streams, the memory pool and stream-ordered buffers.
 #include "detail/runtime.hpp"
 
+#include "detail/arch_check.hpp"
 #include "detail/error_scope.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/workspace.hpp"
@@ -83,6 +84,7 @@ cudaMemPool_t pool_for_device(int dev) {
   std::lock_guard<std::mutex> lock(g_pool_mu);
   if (static_cast<int>(g_pools.size()) <= dev) g_pools.resize(dev + 1, nullptr);
   if (!g_pools[dev]) {
+    check_device_arch(dev);  // the first allocation on a device: is there code for it?
     cudaMemPoolProps props{};
     props.allocType = cudaMemAllocationTypePinned;
     props.handleTypes = cudaMemHandleTypeNone;

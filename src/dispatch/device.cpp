@@ -1,6 +1,8 @@
 // The device properties and occupancy caches (dispatch/device.hpp).
 #include "dispatch/device.hpp"
 
+#include "detail/arch_check.hpp"
+
 #include <devmat/error.hpp>
 
 #include <algorithm>
@@ -21,6 +23,7 @@ int current_device() {
 
 namespace {
 DeviceProps read_props(int dev) {
+  check_device_arch(dev);  // no dispatch for a device that libdevmat has no code for
   DeviceProps p;
   p.device = dev;
   const auto attr = [dev](cudaDeviceAttr a) {
