@@ -4,6 +4,7 @@
 // and float (3xTF32, FP32-accurate), CUDA-core SIMT tiles (kernels/gemm_simt.cuh) for int32 and
 // for float under FloatMath::simt, GEMVs (kernels/gemm_gemv.cuh) for m == 1 or n == 1.
 #include "detail/runtime.hpp"
+#include "detail/view_overlap.hpp"
 #include "dispatch/gemm.cuh"
 #include "dispatch/gemm_tuning.hpp"
 
@@ -35,9 +36,8 @@ struct Dims {
 };
 
 /// Shape checks, before anything is allocated or launched.
-template <class T>
-Dims check_gemm(const char* name, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, const DeviceMatrix<T>& C,
-                Op op_a, Op op_b) {
+template <class M, class N, class P>
+Dims check_gemm(const char* name, const M& A, const N& B, const P& C, Op op_a, Op op_b) {
   const Index m = op_a == Op::none ? A.rows() : A.cols();
   const Index ka = op_a == Op::none ? A.cols() : A.rows();
   const Index kb = op_b == Op::none ? B.rows() : B.cols();
@@ -84,7 +84,48 @@ void gemm_impl(const char* name, int forced_config, int forced_splits, T alpha, 
            alpha, gemm_matrix(A), op_a, gemm_matrix(B), op_b, beta, C.data());
 }
 
+/// gemm on views: C already has the product's shape.
+template <class T>
+void gemm_views(const char* name, T alpha, const MatrixView<const T>& A, const MatrixView<const T>& B, T beta,
+                const MatrixView<T>& C, Op op_a, Op op_b) {
+  const Dims d = check_gemm(name, A, B, C, op_a, op_b);
+  if (C.rows() != d.m || C.cols() != d.n)  // an empty C is not resized either
+    throw_shape_error(name, C.rows(), C.cols(), d.m, d.n, "(C and op(A)*op(B)) do not match");
+  if (d.m == 0 || d.n == 0) return;
+  const Stream stream = C.stream();
+  if (!C.contiguous() || windows_overlap<T>(C, A) || windows_overlap<T>(C, B)) {
+    // Compute into a dense temporary (starting from C's values when beta needs them), then
+    // copy it into the window.
+    DeviceMatrix<T> tmp = beta != T(0) ? DeviceMatrix<T>(C) : DeviceMatrix<T>(d.m, d.n, stream);
+    tmp.set_stream(stream);
+    gemm_views(name, alpha, A, B, beta, tmp.view(), op_a, op_b);
+    MatrixView<T> window = C;  // (not `MatrixView<T>(C) = ...`, which declares a new C)
+    window = tmp.view();       // copies the elements in
+    return;
+  }
+  // A GEMV reads its vector operand as contiguous: a column of a strided view is copied first.
+  const bool a_vector = d.m == 1 && op_a == Op::transpose && A.stride() != 1 && d.k > 1;
+  const bool b_vector = d.n == 1 && op_b == Op::none && B.stride() != 1 && d.k > 1;
+  if (a_vector || b_vector) {
+    const DeviceMatrix<T> x(a_vector ? A : B);
+    return a_vector ? gemm_views(name, alpha, x.view(), B, beta, C, op_a, op_b)
+                    : gemm_views(name, alpha, A, x.view(), beta, C, op_a, op_b);
+  }
+  use_on(stream, A, B, C);
+  run_gemm(stream, -1, 0, static_cast<int>(d.m), static_cast<int>(d.n), static_cast<int>(d.k), alpha,
+           GemmMatrix<T>{A.data(), A.rows(), A.cols(), A.stride()}, op_a,
+           GemmMatrix<T>{B.data(), B.rows(), B.cols(), B.stride()}, op_b, beta, C.data());
+}
+
 }  // namespace
+
+template <class T>
+DeviceMatrix<T> multiply_views(const MatrixView<const T>& a, const MatrixView<const T>& b) {
+  if (a.cols() != b.rows()) throw_shape_error("operator*", a.rows(), a.cols(), b.rows(), b.cols());
+  DeviceMatrix<T> c(a.rows(), b.cols(), a.stream());  // the result carries A's stream
+  gemm_views("operator*", T(1), a, b, T(0), c.view(), Op::none, Op::none);
+  return c;
+}
 
 template <class T>
 DeviceMatrix<T> multiply(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
@@ -133,9 +174,17 @@ void gemm(T alpha, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, T beta, D
   detail::gemm_impl("gemm", -1, 0, alpha, A, B, beta, C, op_a, op_b);
 }
 
+template <class T>
+void gemm(T alpha, const MatrixView<const T>& A, const MatrixView<const T>& B, T beta, const MatrixView<T>& C, Op op_a,
+          Op op_b) {
+  detail::gemm_views("gemm", alpha, A, B, beta, C, op_a, op_b);
+}
+
 #define DEVMAT_INSTANTIATE(T)                                                                              \
   template void gemm<T>(T, const DeviceMatrix<T>&, const DeviceMatrix<T>&, T, DeviceMatrix<T>&, Op, Op); \
   template DeviceMatrix<T> detail::multiply<T>(const DeviceMatrix<T>&, const DeviceMatrix<T>&);          \
+  template DeviceMatrix<T> detail::multiply_views<T>(const MatrixView<const T>&, const MatrixView<const T>&); \
+  template void gemm<T>(T, const MatrixView<const T>&, const MatrixView<const T>&, T, const MatrixView<T>&, Op, Op); \
   template std::vector<detail::GemmConfigInfo> detail::gemm_configs<T>();                                \
   template void detail::gemm_forced<T>(int, int, T, const DeviceMatrix<T>&, const DeviceMatrix<T>&, T,  \
                                        DeviceMatrix<T>&, Op, Op);                                        \

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <devmat/error.hpp>
+#include <devmat/matrix_view.hpp>
 #include <devmat/stream.hpp>
 
 #include <cstdint>
@@ -136,6 +137,36 @@ class DeviceMatrix {
   /// Sets every element to `value` (stream-ordered, does not block).
   void fill(T value);
 
+  // ----------------------------------------------------------------- views
+  /// A dense copy of the window `v`, queued on v's stream, which the copy then carries.
+  DeviceMatrix(const MatrixView<const T>& v);
+  ///@{
+  /// The whole matrix as a view (no copy); it keeps this matrix's memory alive.
+  MatrixView<const T> view() const;
+  MatrixView<T> view();
+  ///@}
+  /// The whole matrix as a read-only view, so that a matrix goes wherever a view does.
+  operator MatrixView<const T>() const { return view(); }
+  ///@{
+  /// The rows x cols window whose top-left element is (r0, c0); shape_error if it does not fit.
+  MatrixView<const T> block(Index r0, Index c0, Index rows, Index cols) const { return view().block(r0, c0, rows, cols); }
+  MatrixView<T> block(Index r0, Index c0, Index rows, Index cols) { return view().block(r0, c0, rows, cols); }
+  ///@}
+  ///@{
+  /// Row i as a 1 x cols() view.
+  MatrixView<const T> row(Index i) const { return view().row(i); }
+  MatrixView<T> row(Index i) { return view().row(i); }
+  ///@}
+  ///@{
+  /// Column j as a rows() x 1 view.
+  MatrixView<const T> col(Index j) const { return view().col(j); }
+  MatrixView<T> col(Index j) { return view().col(j); }
+  ///@}
+  /// Element (i, j), copied to the host; blocks. Out of range: shape_error.
+  T at(Index i, Index j) const { return view().at(i, j); }
+  /// Sets element (i, j) from the host; blocks until it is written. Out of range: shape_error.
+  void set(Index i, Index j, T value) { view().set(i, j, value); }
+
   // ----------------------------------------------------------------- element-wise
   ///@{
   /// In place, on this matrix's stream: `a += b`, `a -= b` element-wise (shapes must match,
@@ -236,6 +267,94 @@ class DeviceMatrix {
   std::shared_ptr<detail::Buffer> buf_;  // null when empty
   Stream stream_;                        // unset until first needed (empty matrices)
 };
+
+// ----------------------------------------------------------------- element-wise on views
+namespace detail {
+template <class T> struct identity { using type = T; };
+/// T in a non-deduced context: `view + 1` takes the scalar as the view's element type.
+template <class T> using identity_t = typename identity<T>::type;
+
+template <class T>
+DeviceMatrix<T> view_binary(const MatrixView<const T>& a, const MatrixView<const T>& b, Binary op, const char* name);
+template <class T> DeviceMatrix<T> view_scalar(const MatrixView<const T>& a, Scalar op, T s);
+template <class T> DeviceMatrix<T> view_unary(const MatrixView<const T>& a, Unary op);
+}  // namespace detail
+
+///@{
+/// Element-wise sums and differences of views and matrices (any mix, same shape, else
+/// shape_error), on the first operand's stream; the result is a new dense matrix.
+template <class T>
+DeviceMatrix<T> operator+(const MatrixView<const T>& a, const MatrixView<const T>& b) {
+  return detail::view_binary(a, b, detail::Binary::add, "operator+");
+}
+template <class T>
+DeviceMatrix<T> operator+(const DeviceMatrix<T>& a, const MatrixView<const T>& b) {
+  return detail::view_binary(a.view(), b, detail::Binary::add, "operator+");
+}
+template <class T>
+DeviceMatrix<T> operator+(DeviceMatrix<T>&& a, const MatrixView<const T>& b) {
+  return detail::view_binary(a.view(), b, detail::Binary::add, "operator+");
+}
+template <class T>
+DeviceMatrix<T> operator+(const MatrixView<const T>& a, const DeviceMatrix<T>& b) {
+  return detail::view_binary(a, b.view(), detail::Binary::add, "operator+");
+}
+template <class T>
+DeviceMatrix<T> operator-(const MatrixView<const T>& a, const MatrixView<const T>& b) {
+  return detail::view_binary(a, b, detail::Binary::sub, "operator-");
+}
+template <class T>
+DeviceMatrix<T> operator-(const DeviceMatrix<T>& a, const MatrixView<const T>& b) {
+  return detail::view_binary(a.view(), b, detail::Binary::sub, "operator-");
+}
+template <class T>
+DeviceMatrix<T> operator-(DeviceMatrix<T>&& a, const MatrixView<const T>& b) {
+  return detail::view_binary(a.view(), b, detail::Binary::sub, "operator-");
+}
+template <class T>
+DeviceMatrix<T> operator-(const MatrixView<const T>& a, const DeviceMatrix<T>& b) {
+  return detail::view_binary(a, b.view(), detail::Binary::sub, "operator-");
+}
+///@}
+
+/// Element-wise negation of a view, as a new dense matrix.
+template <class T>
+DeviceMatrix<T> operator-(const MatrixView<const T>& a) {
+  return detail::view_unary(a, detail::Unary::neg);
+}
+
+///@{
+/// A view and a scalar, element by element, as a new dense matrix (the matrix forms' rules:
+/// integer division by the scalar 0 throws std::invalid_argument).
+template <class T>
+DeviceMatrix<T> operator+(const MatrixView<const T>& a, detail::identity_t<T> s) {
+  return detail::view_scalar(a, detail::Scalar::add, s);
+}
+template <class T>
+DeviceMatrix<T> operator-(const MatrixView<const T>& a, detail::identity_t<T> s) {
+  return detail::view_scalar(a, detail::Scalar::sub, s);
+}
+template <class T>
+DeviceMatrix<T> operator*(const MatrixView<const T>& a, detail::identity_t<T> s) {
+  return detail::view_scalar(a, detail::Scalar::mul, s);
+}
+template <class T>
+DeviceMatrix<T> operator/(const MatrixView<const T>& a, detail::identity_t<T> s) {
+  return detail::view_scalar(a, detail::Scalar::div, s);
+}
+template <class T>
+DeviceMatrix<T> operator+(detail::identity_t<T> s, const MatrixView<const T>& a) {
+  return detail::view_scalar(a, detail::Scalar::add, s);
+}
+template <class T>
+DeviceMatrix<T> operator-(detail::identity_t<T> s, const MatrixView<const T>& a) {
+  return detail::view_scalar(a, detail::Scalar::rsub, s);
+}
+template <class T>
+DeviceMatrix<T> operator*(detail::identity_t<T> s, const MatrixView<const T>& a) {
+  return detail::view_scalar(a, detail::Scalar::mul, s);
+}
+///@}
 
 // Instantiated once, in libdevmat.
 extern template class DeviceMatrix<float>;

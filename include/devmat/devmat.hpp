@@ -10,6 +10,8 @@
 ///
 /// - devmat::DeviceMatrix: the matrix, its factories, copies, element-wise operations,
 ///   transpose and reductions (`<devmat/device_matrix.hpp>`).
+/// - devmat::MatrixView and devmat::wrap: windows of matrices and of foreign device memory
+///   (`<devmat/matrix_view.hpp>`).
 /// - devmat::gemm, `operator*` and devmat::FloatMath: matrix products (`<devmat/gemm.hpp>`).
 /// - devmat::Stream: the CUDA stream each matrix carries (`<devmat/stream.hpp>`).
 /// - devmat::load_gray, devmat::save_image, devmat::gaussian_blur, ...: images
@@ -29,5 +31,6 @@
 #include <devmat/error.hpp>
 #include <devmat/gemm.hpp>
 #include <devmat/image.hpp>
+#include <devmat/matrix_view.hpp>
 #include <devmat/memory.hpp>
 #include <devmat/stream.hpp>

@@ -36,4 +36,12 @@ Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> to_eigen(const
   return out;
 }
 
+/// A view's elements on the host, row-major (the window only, no gaps); blocks.
+template <class T>
+Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> to_eigen(const MatrixView<const T>& v) {
+  Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> out(v.rows(), v.cols());
+  v.copy_to_host(out.data());
+  return out;
+}
+
 }  // namespace devmat

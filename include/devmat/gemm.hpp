@@ -24,6 +24,14 @@ template <class T>
 void gemm(T alpha, const DeviceMatrix<T>& A, const DeviceMatrix<T>& B, T beta, DeviceMatrix<T>& C,
           Op op_a = Op::none, Op op_b = Op::none);
 
+/// The same on views (windows of matrices or of foreign memory, through their row strides, with
+/// no copy): C = alpha * op(A) * op(B) + beta * C, on C's stream. C must already have the
+/// product's shape (a view is never resized). A C that shares memory with A or B, or whose
+/// rows are not contiguous, is computed through a dense temporary and copied in.
+template <class T>
+void gemm(T alpha, const MatrixView<const T>& A, const MatrixView<const T>& B, T beta, const MatrixView<T>& C,
+          Op op_a = Op::none, Op op_b = Op::none);
+
 /// How float products run. Both give FP32 accuracy.
 ///  - tf32x3 (the default): on the tensor cores, each element split into a TF32 part and a TF32
 ///    remainder, three TF32 products accumulated in FP32 (about 22 significant bits per product,
@@ -41,6 +49,7 @@ FloatMath float_math() noexcept;
 
 namespace detail {
 template <class T> DeviceMatrix<T> multiply(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b);
+template <class T> DeviceMatrix<T> multiply_views(const MatrixView<const T>& a, const MatrixView<const T>& b);
 }
 
 /// The matrix product A*B on A's stream. Not offered for uint8_t.
@@ -57,6 +66,25 @@ DeviceMatrix<T> operator*(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
 
 /// @cond DEVMAT_INSTANTIATIONS
 // Instantiated once, in libdevmat (not part of the reference).
+///@{
+/// The matrix product of views and matrices (any mix), on the first operand's stream.
+template <class T>
+DeviceMatrix<T> operator*(const MatrixView<const T>& a, const MatrixView<const T>& b) {
+  static_assert(std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t>,
+                "devmat: the matrix product is offered for float, double and int32_t; "
+                "convert first, e.g. DeviceMatrix<std::uint8_t>(view).cast<float>()");
+  return detail::multiply_views(a, b);
+}
+template <class T>
+DeviceMatrix<T> operator*(const DeviceMatrix<T>& a, const MatrixView<const T>& b) {
+  return a.view() * b;
+}
+template <class T>
+DeviceMatrix<T> operator*(const MatrixView<const T>& a, const DeviceMatrix<T>& b) {
+  return a * b.view();
+}
+///@}
+
 extern template void gemm<float>(float, const DeviceMatrix<float>&, const DeviceMatrix<float>&, float,
                                  DeviceMatrix<float>&, Op, Op);
 extern template void gemm<double>(double, const DeviceMatrix<double>&, const DeviceMatrix<double>&,

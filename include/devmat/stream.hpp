@@ -10,6 +10,7 @@
 namespace devmat {
 
 template <class T> class DeviceMatrix;
+template <class T> class MatrixView;
 namespace detail { struct Access; }
 
 /// A CUDA stream with shared ownership: copies refer to the same stream, and the stream is
@@ -46,6 +47,7 @@ class Stream {
 
  private:
   template <class T> friend class DeviceMatrix;
+  template <class T> friend class MatrixView;
   friend struct detail::Access;
   Stream() noexcept = default;  // unset: a matrix that never needed a stream (empty)
   explicit Stream(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}

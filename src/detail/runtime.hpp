@@ -67,6 +67,14 @@ struct Buffer {
 /// The library's access to a matrix's internals.
 struct Access {
   template <class T> static Buffer* buffer(const DeviceMatrix<T>& m) { return m.buf_.get(); }
+  template <class T> static Buffer* buffer(const MatrixView<const T>& v) { return v.keep_.get(); }
+  template <class T> static const std::shared_ptr<Buffer>& keep(const DeviceMatrix<T>& m) { return m.buf_; }
+  template <class T> static const std::shared_ptr<Buffer>& keep(const MatrixView<const T>& v) { return v.keep_; }
+  /// A view of `data` (T may be const), kept alive by `keep` (null for foreign memory).
+  template <class T>
+  static MatrixView<T> view(T* data, Index rows, Index cols, Index stride, std::shared_ptr<Buffer> keep, Stream s) {
+    return MatrixView<T>(data, rows, cols, stride, std::move(keep), std::move(s));
+  }
   static bool is_set(const Stream& s) { return s.is_set(); }
   static int device(const Stream& s) { return s.impl_->device; }
   static Stream unset() { return Stream(); }

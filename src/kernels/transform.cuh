@@ -66,4 +66,39 @@ transform_kernel(Index n, Out* out, const A* __restrict__ a, const B* __restrict
   }
 }
 
+/// The same transform over a rows x cols window of strided operands (row strides ld_*, in
+/// elements): each row is cut into cols / V vectors and cols % V single elements, and the grid
+/// strides over all rows' units, so any shape (a single column, a single row) keeps every
+/// thread busy. V > 1 only where every operand's row starts are 16-byte aligned.
+template <int V, class F, class Out, class A, class B>
+__global__ void __launch_bounds__(kTransformThreads)
+transform2d_kernel(Index rows, Index cols, Out* out, Index ld_out, const A* __restrict__ a, Index ld_a,
+                   const B* __restrict__ b, Index ld_b, F f) {
+  const Index n_vec = cols / V;
+  const Index units = n_vec + (cols - n_vec * V);  // per row: vectors, then the tail elements
+  const Index total = rows * units;
+  const Index step = static_cast<Index>(gridDim.x) * kTransformThreads;
+  for (Index idx = static_cast<Index>(blockIdx.x) * kTransformThreads + threadIdx.x; idx < total; idx += step) {
+    const Index r = idx / units, u = idx - r * units;
+    Out* o_row = out + r * ld_out;
+    if (u < n_vec) {
+      Pack<A, V> a_reg;
+      Pack<B, V> b_reg;
+      if constexpr (!std::is_same_v<A, None>) a_reg = reinterpret_cast<const Pack<A, V>*>(a + r * ld_a)[u];
+      if constexpr (!std::is_same_v<B, None>) b_reg = reinterpret_cast<const Pack<B, V>*>(b + r * ld_b)[u];
+      Pack<Out, V> res;
+#pragma unroll
+      for (int k = 0; k < V; ++k) res.v[k] = static_cast<Out>(apply(f, a_reg.v[k], b_reg.v[k]));
+      reinterpret_cast<Pack<Out, V>*>(o_row)[u] = res;
+    } else {
+      const Index c = n_vec * V + (u - n_vec);
+      A ae{};
+      B be{};
+      if constexpr (!std::is_same_v<A, None>) ae = a[r * ld_a + c];
+      if constexpr (!std::is_same_v<B, None>) be = b[r * ld_b + c];
+      o_row[c] = static_cast<Out>(apply(f, ae, be));
+    }
+  }
+}
+
 }  // namespace devmat::detail
