@@ -1,31 +1,49 @@
-// Whether two windows of device memory share an element. Plain C++ (host code).
+// Whether two windows of device memory share an element. Plain C++ (host code, unit-tested
+// without a GPU in test/test_view_overlap.cpp).
 #pragma once
 
 #include <devmat/matrix_view.hpp>
 
+#include <cstddef>
 #include <cstdint>
 
 namespace devmat::detail {
 
-/// True when windows `a` and `b` share at least one element: exact for two windows with one row
-/// stride (the case of two views of one matrix), conservative (address ranges) otherwise.
+/// A window of memory as the overlap test sees it: the address of its first element, its
+/// shape and row stride in elements, and the element size in bytes.
+struct Window {
+  std::uintptr_t first;
+  Index rows, cols, stride;
+  std::size_t elem;
+};
+
 template <class T>
-bool windows_overlap(const MatrixView<const T>& a, const MatrixView<const T>& b) {
-  if (a.empty() || b.empty()) return false;
-  const auto first = [](const MatrixView<const T>& v) { return reinterpret_cast<std::uintptr_t>(v.data()); };
-  const auto end = [&](const MatrixView<const T>& v) {
-    return first(v) + static_cast<std::uintptr_t>(((v.rows() - 1) * v.stride() + v.cols()) * sizeof(T));
+Window window_of(const MatrixView<const T>& v) {
+  return {reinterpret_cast<std::uintptr_t>(v.data()), v.rows(), v.cols(), v.stride(), sizeof(T)};
+}
+
+/// True when windows `a` and `b` share at least one byte: exact for two windows with one row
+/// stride and element size (two views of one matrix), conservative (address ranges) otherwise.
+inline bool windows_overlap(const Window& a, const Window& b) {
+  if (a.rows <= 0 || a.cols <= 0 || b.rows <= 0 || b.cols <= 0) return false;
+  const auto end = [](const Window& w) {
+    return w.first + static_cast<std::uintptr_t>(((w.rows - 1) * w.stride + w.cols) * static_cast<Index>(w.elem));
   };
-  if (end(a) <= first(b) || end(b) <= first(a)) return false;  // disjoint address ranges
-  if (a.stride() != b.stride()) return true;
-  const std::intptr_t bytes = static_cast<std::intptr_t>(first(b)) - static_cast<std::intptr_t>(first(a));
-  if (bytes % static_cast<std::intptr_t>(sizeof(T)) != 0) return true;
+  if (end(a) <= b.first || end(b) <= a.first) return false;  // disjoint address ranges
+  if (a.stride != b.stride || a.elem != b.elem) return true;
+  const std::intptr_t bytes = static_cast<std::intptr_t>(b.first) - static_cast<std::intptr_t>(a.first);
+  if (bytes % static_cast<std::intptr_t>(a.elem) != 0) return true;
   // One row stride: b's window starts at (dr, dc) from a's first element.
-  const Index ld = a.stride(), off = static_cast<Index>(bytes / static_cast<std::intptr_t>(sizeof(T)));
+  const Index ld = a.stride, off = static_cast<Index>(bytes / static_cast<std::intptr_t>(a.elem));
   Index dr = off / ld, dc = off % ld;
   if (dc < 0) dc += ld, dr -= 1;
-  if (dc + b.cols() > ld) return true;  // b's rows wrap around a's: be safe
-  return dr < a.rows() && dr + b.rows() > 0 && dc < a.cols() && dc + b.cols() > 0;
+  if (dc + b.cols > ld) return true;  // b's rows wrap around a's: be safe
+  return dr < a.rows && dr + b.rows > 0 && dc < a.cols && dc + b.cols > 0;
+}
+
+template <class T>
+bool windows_overlap(const MatrixView<const T>& a, const MatrixView<const T>& b) {
+  return windows_overlap(window_of(a), window_of(b));
 }
 
 /// True when `a` and `b` are the very same window (element-wise work reads and writes it in place).
