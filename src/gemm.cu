@@ -96,8 +96,7 @@ void gemm_views(const char* name, T alpha, const MatrixView<const T>& A, const M
   if (!C.contiguous() || windows_overlap<T>(C, A) || windows_overlap<T>(C, B)) {
     // Compute into a dense temporary (starting from C's values when beta needs them), then
     // copy it into the window.
-    DeviceMatrix<T> tmp = beta != T(0) ? DeviceMatrix<T>(C) : DeviceMatrix<T>(d.m, d.n, stream);
-    tmp.set_stream(stream);
+    DeviceMatrix<T> tmp = beta != T(0) ? DeviceMatrix<T>(C) : DeviceMatrix<T>(d.m, d.n, stream);  // on C's stream
     gemm_views(name, alpha, A, B, beta, tmp.view(), op_a, op_b);
     MatrixView<T> window = C;  // (not `MatrixView<T>(C) = ...`, which declares a new C)
     window = tmp.view();       // copies the elements in

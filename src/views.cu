@@ -66,10 +66,7 @@ DeviceMatrix<T> dense_copy(const MatrixView<const T>& v, const Stream& s) {
   DeviceMatrix<T> m(v.rows(), v.cols(), s);
   if (m.empty()) return m;
   use_on(s, v);
-  DEVMAT_CUDA_TRY(cudaMemcpy2DAsync(m.data(), static_cast<std::size_t>(m.cols()) * sizeof(T), v.data(),
-                                    static_cast<std::size_t>(v.stride()) * sizeof(T),
-                                    static_cast<std::size_t>(v.cols()) * sizeof(T), static_cast<std::size_t>(v.rows()),
-                                    cudaMemcpyDeviceToDevice, s.native()));
+  copy_rows(m.data(), m.cols(), v.data(), v.stride(), v.rows(), v.cols(), s);
   return m;
 }
 
@@ -148,9 +145,7 @@ void MatrixView<const T>::copy_to_host(T* row_major) const {
   if (!row_major) throw std::invalid_argument("devmat: copy_to_host: null host pointer");
   const Stream s = stream();
   detail::use_on(s, *this);
-  DEVMAT_CUDA_TRY(cudaMemcpy2DAsync(row_major, static_cast<std::size_t>(cols_) * sizeof(T), data_,
-                                    static_cast<std::size_t>(stride_) * sizeof(T), static_cast<std::size_t>(cols_) * sizeof(T),
-                                    static_cast<std::size_t>(rows_), cudaMemcpyDeviceToHost, s.native()));
+  detail::copy_rows(row_major, cols_, data_, stride_, rows_, cols_, s, cudaMemcpyDeviceToHost);
   DEVMAT_CUDA_TRY(cudaStreamSynchronize(s.native()));
 }
 
@@ -184,10 +179,7 @@ MatrixView<T>& MatrixView<T>::operator=(const MatrixView<const T>& src) {
   }
   if (detail::same_window<T>(*this, src)) return *this;
   detail::use_on(s, *this, src);
-  DEVMAT_CUDA_TRY(cudaMemcpy2DAsync(data(), static_cast<std::size_t>(this->stride_) * sizeof(T), src.data(),
-                                    static_cast<std::size_t>(src.stride()) * sizeof(T),
-                                    static_cast<std::size_t>(this->cols_) * sizeof(T),
-                                    static_cast<std::size_t>(this->rows_), cudaMemcpyDeviceToDevice, s.native()));
+  detail::copy_rows(data(), this->stride_, src.data(), src.stride(), this->rows_, this->cols_, s);
   return *this;
 }
 
@@ -342,7 +334,7 @@ std::ostream& operator<<(std::ostream& os, const MatrixView<const T>& v) {
     if (shown(rows) && i == kEdge) os << "...\n";
     for (Index j = 0; j < out_cols; ++j) {
       if (shown(cols) && j == kEdge) os << " ...";
-      if (j > 0 || (shown(cols) && j == kEdge)) os << ' ';
+      if (j > 0) os << ' ';
       os << std::setw(static_cast<int>(width)) << cells[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
     }
     if (i + 1 < out_rows) os << '\n';

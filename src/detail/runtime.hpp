@@ -80,6 +80,17 @@ struct Access {
   static Stream unset() { return Stream(); }
 };
 
+/// dst (rows x cols, row stride ld_dst elements) = src (row stride ld_src), stream-ordered on
+/// `stream`; `kind` as cudaMemcpy2DAsync's (device to device by default).
+template <class T>
+void copy_rows(T* dst, Index ld_dst, const T* src, Index ld_src, Index rows, Index cols, const Stream& stream,
+               cudaMemcpyKind kind = cudaMemcpyDeviceToDevice) {
+  DEVMAT_CUDA_TRY(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(ld_dst) * sizeof(T), src,
+                                    static_cast<std::size_t>(ld_src) * sizeof(T),
+                                    static_cast<std::size_t>(cols) * sizeof(T), static_cast<std::size_t>(rows), kind,
+                                    stream.native()));
+}
+
 /// Orders `s` after every queued use of each matrix and records the use (see Buffer).
 template <class... M>
 void use_on(const Stream& s, const M&... m) {

@@ -146,13 +146,6 @@ bool rows_aligned(const T* data, Index ld) {
   return is_aligned(data, 16) && ld % (16 / static_cast<Index>(sizeof(T))) == 0;
 }
 
-/// dst (rows x cols, row stride ld_dst) = src (row stride ld_src), on `stream`.
-template <class T>
-void copy_rows(T* dst, Index ld_dst, const T* src, Index ld_src, Index rows, Index cols, const Stream& stream) {
-  DEVMAT_CUDA_TRY(cudaMemcpy2DAsync(dst, ld_dst * sizeof(T), src, ld_src * sizeof(T), cols * sizeof(T), rows,
-                                    cudaMemcpyDeviceToDevice, stream.native()));
-}
-
 /// M with each row padded to a multiple of 16 bytes in `ws` (the padding is never read: tile
 /// loads stop at the logical row length).
 template <class T>
