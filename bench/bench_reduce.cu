@@ -162,7 +162,7 @@ void register_row_sums_config(Index rows, Index cols, Index block_min_cols, cons
     const auto A = random_matrix<float>(rows, cols);
     const Stream stream = A.stream();
     DeviceMatrix<float> out(rows, 1);
-    auto op = [&] { d::launch_row_sums<float, Cfg>(stream, A.data(), rows, cols, out.data(), block_min_cols); };
+    auto op = [&] { d::launch_row_sums<float, Cfg>(stream, A.data(), rows, cols, cols, out.data(), block_min_cols); };
     op();
     if (!agrees(out.to_vector(), A.row_sums().to_vector())) return st.SkipWithError("row sums disagree with row_sums()");
     b::time_on_stream(st, stream.native(), bytes, b::kGBps, op);
@@ -205,7 +205,7 @@ void register_col_sums_config(Index rows, Index cols) {
     const auto A = random_matrix<float>(rows, cols);
     const Stream stream = A.stream();
     DeviceMatrix<float> out(1, cols);
-    auto op = [&] { d::launch_col_sums<float, Cfg>(stream, A.data(), rows, cols, out.data()); };
+    auto op = [&] { d::launch_col_sums<float, Cfg>(stream, A.data(), rows, cols, cols, out.data()); };
     op();
     if (!agrees(out.to_vector(), A.col_sums().to_vector())) return st.SkipWithError("col sums disagree with col_sums()");
     b::time_on_stream(st, stream.native(), bytes, b::kGBps, op);

@@ -73,7 +73,7 @@ void register_tile(Index rows, Index cols) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B(cols, rows);
     const cudaStream_t s = A.stream().native();
-    auto op = [&] { d::launch_transpose<T, Tile, d::TransposeTile<1, 64, 8>>(A.data(), B.data(), rows, cols, s); };
+    auto op = [&] { d::launch_transpose<T, Tile, d::TransposeTile<1, 64, 8>>(A.data(), cols, B.data(), rows, cols, s); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, s, bytes, b::kGBps, op);

@@ -781,7 +781,7 @@ Rgb8 load_rgb(const std::string& path, const Stream& stream) {
   return to_planes(h, stream);
 }
 
-void save_image(const std::string& path, const Image8& gray) {
+void save_image(const std::string& path, const MatrixView<const std::uint8_t>& gray) {
   detail::image_format_for(path);  // a bad extension fails before any device work
   if (gray.empty())
     throw io_error("devmat: cannot write image '" + path + "': the image is empty (" +

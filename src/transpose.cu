@@ -1,4 +1,5 @@
-// transpose(): a new cols() x rows() matrix, through a shared-memory tile (kernels/transpose.cuh).
+// transpose(): a new cols() x rows() matrix, through a shared-memory tile (kernels/transpose.cuh);
+// a view is read in place through its stride, a matrix is transposed as its whole view.
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/transpose.cuh"
@@ -8,15 +9,23 @@
 namespace devmat {
 
 template <class T>
-DeviceMatrix<T> DeviceMatrix<T>::transpose() const {
-  DeviceMatrix out(cols_, rows_, stream_);
+DeviceMatrix<T> MatrixView<const T>::transpose() const {
+  const Stream s = stream();
+  DeviceMatrix<T> out(cols_, rows_, s);
   if (empty()) return out;
-  detail::use_on(stream_, *this);
-  detail::launch_transpose(data_, out.data_, rows_, cols_, stream_.native());
+  detail::use_on(s, *this);
+  detail::launch_transpose(data_, stride_, out.data(), rows_, cols_, s.native());
   return out;
 }
 
-#define DEVMAT_INSTANTIATE(T) template DeviceMatrix<T> DeviceMatrix<T>::transpose() const;
+template <class T>
+DeviceMatrix<T> DeviceMatrix<T>::transpose() const {
+  return view().transpose();
+}
+
+#define DEVMAT_INSTANTIATE(T)                                      \
+  template DeviceMatrix<T> MatrixView<const T>::transpose() const; \
+  template DeviceMatrix<T> DeviceMatrix<T>::transpose() const;
 DEVMAT_FOR_EACH_TYPE(DEVMAT_INSTANTIATE)
 #undef DEVMAT_INSTANTIATE
 

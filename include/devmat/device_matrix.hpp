@@ -20,11 +20,6 @@ namespace detail {
 struct Buffer;  // stream-ordered device allocation, defined in src/
 struct Access;  // the library's own access to a matrix's internals
 
-// The sum of T's: wide enough that integer sums never overflow for any matrix in memory.
-template <class T> struct sum_type { using type = T; };
-template <> struct sum_type<std::int32_t> { using type = std::int64_t; };
-template <> struct sum_type<std::uint8_t> { using type = std::uint64_t; };
-
 template <class T>
 inline constexpr bool is_element_v =
     std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, std::int32_t> ||
@@ -36,10 +31,6 @@ enum class Binary { add, sub, mul, div, max, min };
 enum class Scalar { add, sub, rsub, mul, div, max, min };
 enum class Unary { neg, abs };
 }  // namespace detail
-
-/// Element type of sum(), row_sums() and col_sums(): float, double, int64_t for int32_t,
-/// uint64_t for uint8_t.
-template <class T> using sum_t = typename detail::sum_type<T>::type;
 
 /// A dense row-major matrix of T in device memory, owned by value.
 ///

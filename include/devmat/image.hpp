@@ -40,18 +40,22 @@ Rgb8 load_rgb(const std::string& path, const Stream& stream);
 /// other extension or a failed write, and writes nothing on failure. Colour saved as .pgm is
 /// converted to luma (the weights above); gray saved as .ppm has three equal channels. RGB
 /// planes of different shapes are a shape_error. Blocks until the file is written.
-void save_image(const std::string& path, const Image8& gray);
+void save_image(const std::string& path, const MatrixView<const std::uint8_t>& gray);
 void save_image(const std::string& path, const Rgb8& rgb);
 ///@}
+
+// The filters read matrices and views alike (a region of interest is a view: `img.block(...)`).
+// A view is filtered as an image of its own: its edges are the borders, whatever lies outside
+// it in memory (OpenCV's BORDER_ISOLATED).
 
 /// 2D correlation of `img` with a small odd-sized `kernel` (up to 31x31), output of the same
 /// size, borders replicated (OpenCV filter2D with BORDER_REPLICATE). Runs on img's stream.
 /// A kernel with an even side, a side over 31, or no elements is a shape_error.
-DeviceMatrix<float> filter2d(const DeviceMatrix<float>& img, const DeviceMatrix<float>& kernel);
+DeviceMatrix<float> filter2d(const MatrixView<const float>& img, const MatrixView<const float>& kernel);
 /// Separable Gaussian blur with radius ceil(3 sigma), borders replicated. sigma <= 0 (or not
 /// finite) is std::invalid_argument.
-DeviceMatrix<float> gaussian_blur(const DeviceMatrix<float>& img, float sigma);
+DeviceMatrix<float> gaussian_blur(const MatrixView<const float>& img, float sigma);
 /// Gradient magnitude sqrt(gx^2 + gy^2) of the 3x3 Sobel derivatives, borders replicated.
-DeviceMatrix<float> sobel(const DeviceMatrix<float>& img);
+DeviceMatrix<float> sobel(const MatrixView<const float>& img);
 
 }  // namespace devmat

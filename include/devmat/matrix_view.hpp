@@ -22,7 +22,16 @@ namespace detail {
 struct Buffer;
 struct Access;
 [[noreturn]] void throw_window_error(const char* op, Index rows, Index cols, Index r0, Index c0, Index wr, Index wc);
+
+// The sum of T's: wide enough that integer sums never overflow for any matrix in memory.
+template <class T> struct sum_type { using type = T; };
+template <> struct sum_type<std::int32_t> { using type = std::int64_t; };
+template <> struct sum_type<std::uint8_t> { using type = std::uint64_t; };
 }  // namespace detail
+
+/// Element type of sum(), row_sums() and col_sums(): float, double, int64_t for int32_t,
+/// uint64_t for uint8_t.
+template <class T> using sum_t = typename detail::sum_type<T>::type;
 
 /// A read-only window of rows() x cols() elements of T in device memory, row-major with
 /// stride() elements between the starts of two rows (stride() >= cols()).
@@ -73,6 +82,41 @@ class MatrixView<const T> {
   void copy_to_host(T* row_major) const;
   /// The elements in row-major order; blocks.
   std::vector<T> to_vector() const;
+
+  // The operations below read the window in place (no dense copy) and behave as the
+  // DeviceMatrix members of the same names; results are new dense matrices on stream().
+
+  /// A new cols() x rows() matrix.
+  DeviceMatrix<T> transpose() const;
+  /// Sum of the elements (0 for an empty view); blocks. Deterministic.
+  sum_t<T> sum() const;
+  ///@{
+  /// Smallest / largest element; blocks. An empty view is a shape_error.
+  T min() const;
+  T max() const;
+  ///@}
+  /// sum() / size() in double; blocks. An empty view is a shape_error.
+  double mean() const;
+  ///@{
+  /// The reductions above as 1x1 device matrices on stream(); they do not block.
+  DeviceMatrix<sum_t<T>> sum_async() const;
+  DeviceMatrix<T> min_async() const;
+  DeviceMatrix<T> max_async() const;
+  DeviceMatrix<double> mean_async() const;
+  ///@}
+  ///@{
+  /// rows() x 1 and 1 x cols() sums, in sum_t<T>.
+  DeviceMatrix<sum_t<T>> row_sums() const;
+  DeviceMatrix<sum_t<T>> col_sums() const;
+  ///@}
+  /// Element-wise |a| (identity for unsigned types).
+  DeviceMatrix<T> abs() const;
+  /// Element-wise min(max(a, lo), hi); lo > hi is std::invalid_argument.
+  DeviceMatrix<T> clamp(T lo, T hi) const;
+  /// 255 where a > t, else 0 (OpenCV THRESH_BINARY with maxval 255).
+  DeviceMatrix<std::uint8_t> threshold(T t) const;
+  /// Converts the element type (DeviceMatrix::cast's rules).
+  template <class U> DeviceMatrix<U> cast() const;
 
  private:
   // A window over `data`, kept alive by `keep` (null for foreign memory).

@@ -35,20 +35,21 @@ inline dim3 tile_grid(Index rows, Index cols, int tile_w, int tile_h, unsigned* 
 inline const dim3 kBlock(kFilterThreadsX, kFilterThreadsY);
 
 template <int KH>
-void launch_filter2d(cudaStream_t s, const float* img, float* out, Index rows, Index cols, const float* w, int kw) {
+void launch_filter2d(cudaStream_t s, const float* img, Index ld, float* out, Index rows, Index cols, const float* w,
+                     int kw) {
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kF2dTileW, kF2dTileH, &tiles_y);
   const std::size_t smem = sizeof(float) * (KH * kw + (kF2dTileH + KH - 1) * (kF2dTileW + kw - 1));  // <= 42 KiB
-  launch(&filter2d_kernel<KH>, grid, kBlock, smem, s, img, out, rows, cols, w, kw, tiles_y);
+  launch(&filter2d_kernel<KH>, grid, kBlock, smem, s, img, ld, out, rows, cols, w, kw, tiles_y);
 }
 
 /// Launches filter2d_kernel<2 I + 1> for the I with kh == 2 I + 1: one instantiation per odd
 /// kernel height.
 template <int... I>
-void dispatch_filter2d(std::integer_sequence<int, I...>, int kh, cudaStream_t s, const float* img, float* out,
-                       Index rows, Index cols, const float* w, int kw) {
+void dispatch_filter2d(std::integer_sequence<int, I...>, int kh, cudaStream_t s, const float* img, Index ld,
+                       float* out, Index rows, Index cols, const float* w, int kw) {
   const bool found =
-      ((kh == 2 * I + 1 ? (launch_filter2d<2 * I + 1>(s, img, out, rows, cols, w, kw), true) : false) || ...);
+      ((kh == 2 * I + 1 ? (launch_filter2d<2 * I + 1>(s, img, ld, out, rows, cols, w, kw), true) : false) || ...);
   if (!found) throw std::logic_error("devmat: filter2d: no kernel for this height");
 }
 
@@ -67,37 +68,37 @@ inline std::vector<float> gaussian_weights(double sigma, int radius) {
 }
 
 template <bool kRows>
-void launch_gauss_pass(cudaStream_t s, const float* in, float* out, Index rows, Index cols, const GaussTaps& taps,
+void launch_gauss_pass(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const GaussTaps& taps,
                        std::size_t n_taps, int radius) {
   using P = GaussPass<kRows>;
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, P::kTileW, P::kTileH, &tiles_y);
   const std::size_t halo = 2 * static_cast<std::size_t>(radius);
   const std::size_t smem = sizeof(float) * (n_taps + (P::kTileH + (kRows ? 0 : halo)) * (P::kTileW + (kRows ? halo : 0)));
-  launch(&gauss_pass_kernel<kRows>, grid, kBlock, smem, s, in, out, rows, cols, taps, radius, tiles_y);
+  launch(&gauss_pass_kernel<kRows>, grid, kBlock, smem, s, in, ld, out, rows, cols, taps, radius, tiles_y);
 }
 
-inline void launch_gaussian_tiled(cudaStream_t s, const float* in, float* tmp, float* out, Index rows, Index cols,
+inline void launch_gaussian_tiled(cudaStream_t s, const float* in, Index ld, float* tmp, float* out, Index rows, Index cols,
                            const std::vector<float>& w, int radius) {
   GaussTaps taps{};
   std::copy(w.begin(), w.end(), taps.w);
   const std::size_t n_taps = w.size();
-  launch_gauss_pass<true>(s, in, tmp, rows, cols, taps, n_taps, radius);   // <= 8.5 KiB of shared memory
-  launch_gauss_pass<false>(s, tmp, out, rows, cols, taps, n_taps, radius);  // <= 25 KiB
+  launch_gauss_pass<true>(s, in, ld, tmp, rows, cols, taps, n_taps, radius);     // <= 8.5 KiB of shared memory
+  launch_gauss_pass<false>(s, tmp, cols, out, rows, cols, taps, n_taps, radius);  // <= 25 KiB
 }
 
-inline void launch_gaussian_global(cudaStream_t s, const float* in, float* tmp, float* out, Index rows, Index cols,
+inline void launch_gaussian_global(cudaStream_t s, const float* in, Index ld, float* tmp, float* out, Index rows, Index cols,
                             const float* d_w, int radius) {
   const unsigned long long n = static_cast<unsigned long long>(rows) * static_cast<unsigned long long>(cols);
   const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(ceil_div(n, kFilterThreads), 1u << 20));
-  launch(&gauss_pass_global_kernel, blocks, kFilterThreads, 0, s, in, tmp, rows, cols, d_w, radius, true);
-  launch(&gauss_pass_global_kernel, blocks, kFilterThreads, 0, s, tmp, out, rows, cols, d_w, radius, false);
+  launch(&gauss_pass_global_kernel, blocks, kFilterThreads, 0, s, in, ld, tmp, rows, cols, d_w, radius, true);
+  launch(&gauss_pass_global_kernel, blocks, kFilterThreads, 0, s, tmp, cols, out, rows, cols, d_w, radius, false);
 }
 
-inline void launch_sobel(cudaStream_t s, const float* in, float* out, Index rows, Index cols) {
+inline void launch_sobel(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols) {
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kSobelTileW, kSobelTileH, &tiles_y);
-  launch(&sobel_kernel, grid, kBlock, 0, s, in, out, rows, cols, tiles_y);
+  launch(&sobel_kernel, grid, kBlock, 0, s, in, ld, out, rows, cols, tiles_y);
 }
 
 }  // namespace devmat::detail

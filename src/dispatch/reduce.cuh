@@ -59,6 +59,45 @@ void launch_reduce(const Stream& stream, const typename R::Value* in, Index n, t
          out, fin);
 }
 
+template <class R, int L, class Final>
+void launch_reduce_units(const Stream& stream, const typename R::Value* in, Index rows, Index cols, Index ld,
+                         Index chunks, Index chunk_len, typename Final::Out* out, Final fin) {
+  using Acc = typename R::Acc;
+  using ToAcc = CastTo<Acc, Acc>;
+  constexpr int kThreads = DefaultReduceConfig::kThreads, U = DefaultReduceConfig::kUnroll;
+  constexpr Index kTeams = kThreads / L;
+  const auto kernel = &reduce_strided_kernel<R, kThreads, L, U, ToAcc>;
+  const Index units = rows * chunks;
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kThreads);
+  Index grid = std::min(ceil_div(units, kTeams), cap);
+  const Index per_block = ceil_div(units, grid);
+  grid = ceil_div(units, per_block);
+  const cudaStream_t s = stream.native();
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(grid), stream);
+  launch(kernel, static_cast<unsigned>(grid), kThreads, 0, s, in, rows, cols, ld, chunks, chunk_len, per_block,
+         partials.template as<Acc>(), ToAcc{});
+  launch(&reduce_partials_kernel<R, kFinalThreads, Final>, 1, kFinalThreads, 0, s, partials.template as<const Acc>(),
+         grid, out, fin);
+}
+
+/// The strided form: out[0] = fin(reduction of the rows x cols window at `in`, ld elements
+/// between row starts). A window whose rows follow each other with no gap takes the flat
+/// kernel above; otherwise units of at most kMaxUnit elements of a row go to teams of lanes
+/// sized to the unit, over a grid of resident blocks, and one block combines the partials.
+template <class R, class Final>
+void launch_reduce_2d(const Stream& stream, const typename R::Value* in, Index rows, Index cols, Index ld,
+                      typename Final::Out* out, Final fin) {
+  if (rows <= 1 || ld == cols || cols == 0) return launch_reduce<R>(stream, in, rows * cols, out, fin);
+  using T = typename R::Value;
+  constexpr Index kMaxUnit = 8192;
+  const Index chunk_len = cols <= kMaxUnit ? cols : round_up(kMaxUnit, Index(kVec16<T>));
+  const Index chunks = ceil_div(cols, chunk_len);
+  const Index unit_bytes = chunk_len * static_cast<Index>(sizeof(T));
+  if (unit_bytes < 64) return launch_reduce_units<R, 1>(stream, in, rows, cols, ld, chunks, chunk_len, out, fin);
+  if (unit_bytes < 512) return launch_reduce_units<R, 4>(stream, in, rows, cols, ld, chunks, chunk_len, out, fin);
+  launch_reduce_units<R, 32>(stream, in, rows, cols, ld, chunks, chunk_len, out, fin);
+}
+
 // ================================================================== row sums
 /// Rows of at least kBlockMinCols elements get a block each (split into chunks when there are
 /// too few rows to fill the GPU); shorter rows a warp, very short rows a team of 1..16 lanes.
@@ -73,16 +112,17 @@ using DefaultRowSumsConfig = RowSumsConfig<256, 4, 8192>;
 constexpr Index kMinRowChunk = 8192;  // elements: a block's share of a split row
 
 template <class T, int L, int U>
-void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
+void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   const Index blocks = ceil_div(rows * L, kTeamThreads);
   launch(&row_sums_team_kernel<T, sum_t<T>, L, U>, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows,
-         cols, out);
+         cols, ld, out);
 }
 
-/// out[r] = sum of row r of the rows x cols row-major `in` on `stream`. `block_min_cols`
-/// overrides the configuration's switch from a warp to a block per row (for the bench).
+/// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
+/// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
+/// per row (for the bench).
 template <class T, class Cfg = DefaultRowSumsConfig>
-void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, sum_t<T>* out,
+void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out,
                      Index block_min_cols = Cfg::kBlockMinCols) {
   using Acc = sum_acc_t<T>;
   using Out = sum_t<T>;
@@ -95,12 +135,12 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // About two 16-byte vectors per lane for short rows, a warp up to block_min_cols.
   constexpr int U = Cfg::kUnroll;
   const Index row_bytes = cols * static_cast<Index>(sizeof(T));
-  if (row_bytes < 32) return launch_row_team<T, 1, U>(s, in, rows, cols, out);
-  if (row_bytes < 64) return launch_row_team<T, 2, U>(s, in, rows, cols, out);
-  if (row_bytes < 128) return launch_row_team<T, 4, U>(s, in, rows, cols, out);
-  if (row_bytes < 256) return launch_row_team<T, 8, U>(s, in, rows, cols, out);
-  if (row_bytes < 512) return launch_row_team<T, 16, U>(s, in, rows, cols, out);
-  if (cols < block_min_cols) return launch_row_team<T, 32, U>(s, in, rows, cols, out);
+  if (row_bytes < 32) return launch_row_team<T, 1, U>(s, in, rows, cols, ld, out);
+  if (row_bytes < 64) return launch_row_team<T, 2, U>(s, in, rows, cols, ld, out);
+  if (row_bytes < 128) return launch_row_team<T, 4, U>(s, in, rows, cols, ld, out);
+  if (row_bytes < 256) return launch_row_team<T, 8, U>(s, in, rows, cols, ld, out);
+  if (row_bytes < 512) return launch_row_team<T, 16, U>(s, in, rows, cols, ld, out);
+  if (cols < block_min_cols) return launch_row_team<T, 32, U>(s, in, rows, cols, ld, out);
 
   constexpr int kThreads = Cfg::kBlockThreads;
   using ToAcc = CastTo<Acc, Acc>;
@@ -114,13 +154,13 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   const Index chunk_len = round_up(ceil_div(cols, chunks), kVec16<T>);
   chunks = ceil_div(cols, chunk_len);
   if (chunks == 1) {
-    launch(&row_sums_block_kernel<T, kThreads, U, ToOut>, static_cast<unsigned>(rows), kThreads, 0, s, in, cols,
+    launch(&row_sums_block_kernel<T, kThreads, U, ToOut>, static_cast<unsigned>(rows), kThreads, 0, s, in, cols, ld,
            Index(1), cols, out, ToOut{});
     return;
   }
   const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(rows * chunks), stream);
   launch(&row_sums_block_kernel<T, kThreads, U, ToAcc>, static_cast<unsigned>(rows * chunks), kThreads, 0, s, in,
-         cols, chunks, chunk_len, partials.template as<Acc>(), ToAcc{});
+         cols, ld, chunks, chunk_len, partials.template as<Acc>(), ToAcc{});
   launch(&segment_sums_kernel<SumReducer<T>, Out>, static_cast<unsigned>(ceil_div(rows * 32, kTeamThreads)),
          kTeamThreads, 0, s, partials.template as<const Acc>(), rows, chunks, out);
 }
@@ -137,7 +177,7 @@ struct ColSumsConfig {
 using DefaultColSumsConfig = ColSumsConfig<1, 8, 4>;
 
 template <class T, int V, class Cfg>
-void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols, sum_t<T>* out) {
+void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Acc = sum_acc_t<T>;
   using Out = sum_t<T>;
   using ToAcc = CastTo<Acc, Acc>;
@@ -163,22 +203,22 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
   chunks = ceil_div(rows, chunk_rows);
   const auto grid = static_cast<unsigned>(strips * chunks);
   if (chunks == 1) {
-    launch(&col_sums_kernel<T, V, WX, WY, U, ToOut>, grid, kThreads, 0, s, in, rows, cols, strips, chunk_rows, W,
+    launch(&col_sums_kernel<T, V, WX, WY, U, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips, chunk_rows, W,
            out, ToOut{});
     return;
   }
   const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
-  launch(&col_sums_kernel<T, V, WX, WY, U, ToAcc>, grid, kThreads, 0, s, in, rows, cols, strips, chunk_rows, W,
+  launch(&col_sums_kernel<T, V, WX, WY, U, ToAcc>, grid, kThreads, 0, s, in, rows, cols, ld, strips, chunk_rows, W,
          partials.template as<Acc>(), ToAcc{});
   launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
          partials.template as<const Acc>(), cols, chunks, out);
 }
 
-/// out[c] = sum of column c of the rows x cols row-major `in` on `stream`. Reads V-element
-/// vectors, V the widest power of two up to 16 bytes that divides cols (so every row start is
-/// aligned to it).
+/// out[c] = sum of column c of the rows x cols row-major `in` (ld elements between row starts)
+/// on `stream`. Reads V-element vectors, V the widest power of two up to 16 bytes that divides
+/// cols and ld and aligns `in` (so every row start is aligned to it).
 template <class T, class Cfg = DefaultColSumsConfig>
-void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, sum_t<T>* out) {
+void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Out = sum_t<T>;
   if (cols == 0) return;
   if (rows == 0) {
@@ -186,14 +226,14 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     return;
   }
   const auto fits = [&](int v) {
-    return cols % v == 0 && reinterpret_cast<std::uintptr_t>(in) % (v * sizeof(T)) == 0;
+    return cols % v == 0 && (rows == 1 || ld % v == 0) && reinterpret_cast<std::uintptr_t>(in) % (v * sizeof(T)) == 0;
   };
   constexpr int VMax = kVec16<T>;
-  if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, out);
-  if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, out);
-  if constexpr (VMax >= 4) if (fits(4)) return launch_col_sums_v<T, 4, Cfg>(stream, in, rows, cols, out);
-  if constexpr (VMax >= 2) if (fits(2)) return launch_col_sums_v<T, 2, Cfg>(stream, in, rows, cols, out);
-  launch_col_sums_v<T, 1, Cfg>(stream, in, rows, cols, out);
+  if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
+  if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, ld, out);
+  if constexpr (VMax >= 4) if (fits(4)) return launch_col_sums_v<T, 4, Cfg>(stream, in, rows, cols, ld, out);
+  if constexpr (VMax >= 2) if (fits(2)) return launch_col_sums_v<T, 2, Cfg>(stream, in, rows, cols, ld, out);
+  launch_col_sums_v<T, 1, Cfg>(stream, in, rows, cols, ld, out);
 }
 
 }  // namespace devmat::detail

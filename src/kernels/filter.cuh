@@ -61,10 +61,10 @@ __device__ __forceinline__ int thread_rank() { return threadIdx.y * kFilterThrea
 /// into `dst` (row pitch `pitch`), replicating the border: a position outside the image reads
 /// the nearest element inside it. The block's threads stride the window, a warp per row.
 __device__ __forceinline__ void load_tile_replicate(float* dst, int pitch, int h, int w,
-                                                    const float* __restrict__ src, Index rows, Index cols,
-                                                    Index y0, Index x0) {
+                                                    const float* __restrict__ src, Index ld, Index rows,
+                                                    Index cols, Index y0, Index x0) {
   for (int i = threadIdx.y; i < h; i += kFilterThreadsY) {
-    const float* src_row = src + clamp_index(y0 + i, rows) * cols;
+    const float* src_row = src + clamp_index(y0 + i, rows) * ld;
     for (int j = threadIdx.x; j < w; j += kFilterThreadsX) dst[i * pitch + j] = __ldg(src_row + clamp_index(x0 + j, cols));
   }
 }
@@ -100,7 +100,7 @@ __device__ __forceinline__ void correlate_column(const float* in_smem, int pitch
 /// the (kF2dTileH + KH - 1, kF2dTileW + kw - 1) input tile.
 template <int KH>
 __global__ void __launch_bounds__(kFilterThreads)
-filter2d_kernel(const float* __restrict__ img, float* __restrict__ out, Index rows, Index cols,
+filter2d_kernel(const float* __restrict__ img, Index ld, float* __restrict__ out, Index rows, Index cols,
                 const float* __restrict__ weights, int kw, unsigned tiles_y) {
   static_assert(KH % 2 == 1 && KH >= 1 && KH <= kMaxFilterSide, "filter2d_kernel: KH must be odd, 1..31");
   extern __shared__ float smem[];
@@ -113,7 +113,7 @@ filter2d_kernel(const float* __restrict__ img, float* __restrict__ out, Index ro
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kF2dTileH;
     __syncthreads();  // weights are in; the previous tile is no longer read
-    load_tile_replicate(in_smem, pitch, kF2dTileH + KH - 1, pitch, img, rows, cols, y0 - KH / 2, x0 - kw / 2);
+    load_tile_replicate(in_smem, pitch, kF2dTileH + KH - 1, pitch, img, ld, rows, cols, y0 - KH / 2, x0 - kw / 2);
     __syncthreads();
 
     float acc[kF2dRowsPerThread] = {};
@@ -148,7 +148,7 @@ struct GaussPass {
 /// with its halo of `radius` on both sides along the pass.
 template <bool kRows>
 __global__ void __launch_bounds__(kFilterThreads)
-gauss_pass_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
+gauss_pass_kernel(const float* __restrict__ in, Index ld, float* __restrict__ out, Index rows, Index cols,
                   const __grid_constant__ GaussTaps taps, int radius, unsigned tiles_y) {
   using P = GaussPass<kRows>;
   extern __shared__ float smem[];
@@ -165,7 +165,8 @@ gauss_pass_kernel(const float* __restrict__ in, float* __restrict__ out, Index r
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * P::kTileH;
     __syncthreads();  // weights are in; the previous tile is no longer read
-    load_tile_replicate(in_smem, pitch, P::kTileH + halo_y, pitch, in, rows, cols, y0 - halo_y / 2, x0 - halo_x / 2);
+    load_tile_replicate(in_smem, pitch, P::kTileH + halo_y, pitch, in, ld, rows, cols, y0 - halo_y / 2,
+                        x0 - halo_x / 2);
     __syncthreads();
 
     float acc[P::kPerThread] = {};
@@ -187,7 +188,7 @@ gauss_pass_kernel(const float* __restrict__ in, float* __restrict__ out, Index r
 /// grid-stride, inputs and weights read through the read-only cache. `along_rows` picks the
 /// row pass.
 __global__ void __launch_bounds__(kFilterThreads)
-gauss_pass_global_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols,
+gauss_pass_global_kernel(const float* __restrict__ in, Index ld, float* __restrict__ out, Index rows, Index cols,
                          const float* __restrict__ weights, int radius, bool along_rows) {
   const Index n = rows * cols;
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
@@ -195,12 +196,12 @@ gauss_pass_global_kernel(const float* __restrict__ in, float* __restrict__ out, 
     const Index y = e / cols, x = e - y * cols;
     float acc = 0.f;
     if (along_rows) {
-      const float* row = in + y * cols;
+      const float* row = in + y * ld;
       for (int k = 0; k <= 2 * radius; ++k)
         acc = fmaf(__ldg(row + clamp_index(x + k - radius, cols)), __ldg(weights + k), acc);
     } else {
       for (int k = 0; k <= 2 * radius; ++k)
-        acc = fmaf(__ldg(in + clamp_index(y + k - radius, rows) * cols + x), __ldg(weights + k), acc);
+        acc = fmaf(__ldg(in + clamp_index(y + k - radius, rows) * ld + x), __ldg(weights + k), acc);
     }
     out[e] = acc;
   }
@@ -209,13 +210,13 @@ gauss_pass_global_kernel(const float* __restrict__ in, float* __restrict__ out, 
 // ------------------------------------------------------------------ Sobel
 /// out = sqrt(gx^2 + gy^2) with the 3x3 Sobel derivatives, borders replicated. Block (32, 8).
 __global__ void __launch_bounds__(kFilterThreads)
-sobel_kernel(const float* __restrict__ in, float* __restrict__ out, Index rows, Index cols, unsigned tiles_y) {
+sobel_kernel(const float* __restrict__ in, Index ld, float* __restrict__ out, Index rows, Index cols, unsigned tiles_y) {
   __shared__ float in_smem[kSobelTileH + 2][kSobelTileW + 2];  // (34, 34)
   const Index x0 = static_cast<Index>(blockIdx.x) * kSobelTileW;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kSobelTileH;
     __syncthreads();
-    load_tile_replicate(&in_smem[0][0], kSobelTileW + 2, kSobelTileH + 2, kSobelTileW + 2, in, rows, cols, y0 - 1,
+    load_tile_replicate(&in_smem[0][0], kSobelTileW + 2, kSobelTileH + 2, kSobelTileW + 2, in, ld, rows, cols, y0 - 1,
                         x0 - 1);
     __syncthreads();
     const int lx = threadIdx.x;

@@ -42,17 +42,39 @@ reduce_partials_kernel(const typename R::Acc* __restrict__ partials, Index count
   if (threadIdx.x == 0) *out = fin(v);
 }
 
+/// Pass 1 over a strided rows x cols window (ld elements between row starts). The window is
+/// cut into units, a unit being at most chunk_len elements of one row (unit u: row u / chunks,
+/// chunk u % chunks); block b takes units [b * per_block, (b + 1) * per_block), its teams of
+/// L lanes take one unit at a time in turn, and it writes fin(its combined value) to out[b].
+template <class R, int Threads, int L, int U, class Final>
+__global__ void __launch_bounds__(Threads)
+reduce_strided_kernel(const typename R::Value* __restrict__ in, Index rows, Index cols, Index ld, Index chunks,
+                      Index chunk_len, Index per_block, typename Final::Out* __restrict__ out, Final fin) {
+  static_assert(Threads % L == 0 && L <= 32, "reduce_strided_kernel: teams of at most a warp");
+  constexpr int kTeams = Threads / L;
+  const int team = static_cast<int>(threadIdx.x) / L, lane = static_cast<int>(threadIdx.x) % L;
+  const Index u_begin = static_cast<Index>(blockIdx.x) * per_block;
+  const Index u_end = std::min(rows * chunks, u_begin + per_block);
+  typename R::State s;
+  for (Index u = u_begin + team; u < u_end; u += kTeams) {
+    const Index r = u / chunks, c0 = (u % chunks) * chunk_len;
+    reduce_range<R, U, true>(s, in + r * ld + c0, std::min(chunk_len, cols - c0), lane, L);
+  }
+  const typename R::Acc v = block_reduce<R, Threads>(R::finish(s));
+  if (threadIdx.x == 0) out[blockIdx.x] = fin(v);
+}
+
 // ================================================================== row sums
-/// Teams of L lanes, one row each (L = 32: a warp per row); each team reads its row as
-/// 16-byte vectors, with the unaligned ends element by element.
+/// Teams of L lanes, one row each (L = 32: a warp per row; rows ld elements apart); each team
+/// reads its row as 16-byte vectors, with the unaligned ends element by element.
 template <class T, class Out, int L, int U>
 __global__ void __launch_bounds__(kTeamThreads)
-row_sums_team_kernel(const T* __restrict__ in, Index rows, Index cols, Out* __restrict__ out) {
+row_sums_team_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
   using R = SumReducer<T>;
   const Index row = (static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x) / L;
   const int lane = static_cast<int>(threadIdx.x % L);
   typename R::State s;
-  if (row < rows) reduce_range<R, U, true>(s, in + row * cols, cols, lane, L);
+  if (row < rows) reduce_range<R, U, true>(s, in + row * ld, cols, lane, L);
   const typename R::Acc v = team_reduce<R, L>(R::finish(s));  // every lane takes part
   if (row < rows && lane == 0) out[row] = static_cast<Out>(v);
 }
@@ -61,14 +83,14 @@ row_sums_team_kernel(const T* __restrict__ in, Index rows, Index cols, Out* __re
 /// fin(sum) to out[b] (so with one chunk, out[row]).
 template <class T, int Threads, int U, class Final>
 __global__ void __launch_bounds__(Threads)
-row_sums_block_kernel(const T* __restrict__ in, Index cols, Index chunks, Index chunk_len,
+row_sums_block_kernel(const T* __restrict__ in, Index cols, Index ld, Index chunks, Index chunk_len,
                       typename Final::Out* __restrict__ out, Final fin) {
   using R = SumReducer<T>;
   const Index row = blockIdx.x / chunks, chunk = blockIdx.x % chunks;
   const Index c0 = chunk * chunk_len;
   const Index len = std::min(chunk_len, cols - c0);
   typename R::State s;
-  reduce_range<R, U, true>(s, in + row * cols + c0, len, threadIdx.x, Threads);
+  reduce_range<R, U, true>(s, in + row * ld + c0, len, threadIdx.x, Threads);
   const typename R::Acc v = block_reduce<R, Threads>(R::finish(s));
   if (threadIdx.x == 0) out[blockIdx.x] = fin(v);
 }
@@ -97,11 +119,12 @@ constexpr Index kMaxColChunkRows = Index(1) << 24;
 /// Column sums of a block's tile: columns [strip * W * V, (strip + 1) * W * V), rows of chunk
 /// `chunk`. A unit is V adjacent columns (one vector); W = min(units per row, TX) units per
 /// strip, and when a row has fewer units than TX, P = TX / W rows are read side by side, so a
-/// warp still reads a contiguous stretch. Block b = chunk * strips + strip writes
+/// warp still reads a contiguous stretch. Rows are ld elements apart (V divides ld, and `in`
+/// is aligned to a vector). Block b = chunk * strips + strip writes
 /// fin(sum) of column c to out[chunk * cols + c].
 template <class T, int V, int WX, int WY, int U, class Final>
 __global__ void __launch_bounds__(32 * WX * WY)
-col_sums_kernel(const T* __restrict__ in, Index rows, Index cols, Index strips, Index chunk_rows, int W,
+col_sums_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Index strips, Index chunk_rows, int W,
                 typename Final::Out* __restrict__ out, Final fin) {
   constexpr int TX = 32 * WX;
   constexpr int kThreads = TX * WY;
@@ -124,13 +147,14 @@ col_sums_kernel(const T* __restrict__ in, Index rows, Index cols, Index strips, 
 #pragma unroll
   for (int k = 0; k < V; ++k) acc[k] = ColAcc(0);
   if (prow < rows_side && unit < units) {
-    const P* col_g = reinterpret_cast<const P*>(in) + unit;  // row r's vector at col_g[r * units]
+    const Index ld_units = ld / V;                            // V divides ld
+    const P* col_g = reinterpret_cast<const P*>(in) + unit;  // row r's vector at col_g[r * ld_units]
     const Index step = static_cast<Index>(WY) * rows_side;
     Index r = r_begin + static_cast<Index>(ty) * rows_side + prow;
     for (; r + (U - 1) * step < r_end; r += U * step) {
       P v[U];
 #pragma unroll
-      for (int u = 0; u < U; ++u) v[u] = load_pack(col_g + (r + u * step) * units);
+      for (int u = 0; u < U; ++u) v[u] = load_pack(col_g + (r + u * step) * ld_units);
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
@@ -141,7 +165,7 @@ col_sums_kernel(const T* __restrict__ in, Index rows, Index cols, Index strips, 
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         if (r + u * step < r_end) {
-          v[u] = load_pack(col_g + (r + u * step) * units);
+          v[u] = load_pack(col_g + (r + u * step) * ld_units);
         } else {
 #pragma unroll
           for (int k = 0; k < V; ++k) v[u].v[k] = T(0);

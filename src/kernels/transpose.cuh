@@ -61,9 +61,10 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
   }
 }
 
-/// Transposes the rows x cols row-major `in` into the cols x rows `out`. Block b handles tile
-/// (b / tiles_c, b % tiles_c). Requires rows % W == 0, cols % W == 0 and both pointers aligned
-/// to a word, so every word lies wholly inside or wholly outside the matrix.
+/// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
+/// cols x rows `out`. Block b handles tile (b / tiles_c, b % tiles_c). Requires rows, cols
+/// and ld multiples of W and both pointers aligned to a word, so every word lies wholly inside
+/// or wholly outside the matrix.
 ///
 /// Sub-block (a, b) of a tile is rows [a*W, a*W+W) and word column b. Its transposed words
 /// go to shared row b*W + j (an output row of the tile), word column a ^ b: the XOR swizzle
@@ -72,7 +73,7 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
 /// words, in different banks within each half- or quarter-warp), with no padding.
 template <class T, int W, int TW, int BY>
 __global__ void __launch_bounds__(32 * BY)
-transpose_kernel(const T* __restrict__ in, T* __restrict__ out, Index rows, Index cols, Index tiles_c) {
+transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_c) {
   static_assert((TW == 32 || TW == 64) && TW % BY == 0, "transpose_kernel: TW is 32 or 64 words, BY divides it");
   using Word = typename RawWord<W * sizeof(T)>::type;
   constexpr int kTile = TW * W;
@@ -84,6 +85,7 @@ transpose_kernel(const T* __restrict__ in, T* __restrict__ out, Index rows, Inde
   const Index tile_r = blockIdx.x / tiles_c, tile_c = blockIdx.x % tiles_c;
   const Index r0 = tile_r * kTile, c0 = tile_c * kTile;
   const Index in_words = cols / W, out_words = rows / W;  // words per row of in and out
+  const Index ld_words = ld / W;                            // between row starts of in
   const Word* in_w = reinterpret_cast<const Word*>(in);
   Word* out_w = reinterpret_cast<Word*>(out);
   const int tx = threadIdx.x, ty = threadIdx.y;
@@ -99,7 +101,7 @@ transpose_kernel(const T* __restrict__ in, T* __restrict__ out, Index rows, Inde
 #pragma unroll
       for (int i = 0; i < W; ++i) {
         const Index r = r0 + a * W + i;
-        x_reg[k][bx][i] = r < rows && wc < in_words ? __ldg(in_w + r * in_words + wc) : Word{};
+        x_reg[k][bx][i] = r < rows && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
       }
     }
 

@@ -4,6 +4,7 @@
 #include "support/util.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -302,4 +303,27 @@ TEST_CASE("filter2d and sobel past 2^31 elements (64-bit indexing)", "[filter][l
     }
     CHECK(bad == 0);
   }
+}
+
+TEST_CASE("filters of a region of interest equal the filters of its dense copy, bitwise", "[filter][views]") {
+  // A view is filtered as an image of its own (its edges are the borders), read in place
+  // through its stride: the same kernels on the same pixels, so the same bits.
+  const HF h = random_matrix<float>(301, 517, -1, 1);
+  const auto img = to_device(h);
+  const HF hk = random_matrix<float>(9, 11, -1, 1);
+  const auto big_kernel = to_device(hk);
+  for (const auto& w : std::vector<std::array<Index, 4>>{
+           {0, 0, 301, 517}, {1, 3, 299, 510}, {100, 1, 67, 129}, {0, 516, 301, 1}, {300, 0, 1, 517}, {7, 9, 2, 3}}) {
+    CAPTURE(w[0], w[1], w[2], w[3]);
+    const MatrixView<const float> roi = img.block(w[0], w[1], w[2], w[3]);
+    const DeviceMatrix<float> dense(roi);
+    const MatrixView<const float> kernel = big_kernel.block(2, 3, 5, 7);  // a strided kernel too
+    CHECK(to_eigen(filter2d(roi, kernel)) == to_eigen(filter2d(dense, DeviceMatrix<float>(kernel))));
+    for (float sigma : {1.5f, 30.f})  // the tiled passes and the global one
+      CHECK(to_eigen(gaussian_blur(roi, sigma)) == to_eigen(gaussian_blur(dense, sigma)));
+    CHECK(to_eigen(sobel(roi)) == to_eigen(sobel(dense)));
+    CHECK(to_eigen(filter2d(roi, kernel)).cast<double>().isApprox(
+        filter2d_ref(HF(h.block(w[0], w[1], w[2], w[3])), HF(hk.block(2, 3, 5, 7))), 1e-5));
+  }
+  CHECK(to_eigen(img) == h);  // the parent is intact
 }

@@ -6,8 +6,10 @@
 
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 using namespace devmat;
 using namespace devmat::test;
@@ -72,6 +74,20 @@ TEST_CASE("gray round trips through PNG and PGM are exact", "[image]") {
       for (const Image8& plane : rgb) CHECK(to_eigen(plane) == h);
     }
   }
+}
+
+TEST_CASE("save_image writes a region of interest, read in place", "[image][views]") {
+  if (!image_io_available()) DEVMAT_SKIP("libdevmat was built without image I/O (no stb)");
+  TempDir dir;
+  const H8 h = random_matrix<std::uint8_t>(61, 97, 0, 255);
+  const Image8 img = to_device(h);
+  for (const auto& w : std::vector<std::array<Index, 4>>{{3, 5, 40, 33}, {0, 96, 61, 1}, {60, 0, 1, 97}}) {
+    CAPTURE(w[0], w[1], w[2], w[3]);
+    const std::string path = dir / "roi.png";
+    save_image(path, img.block(w[0], w[1], w[2], w[3]));
+    CHECK(to_eigen(load_gray(path)) == H8(h.block(w[0], w[1], w[2], w[3])));
+  }
+  CHECK_THROWS_AS(save_image(dir / "empty.png", img.block(0, 0, 0, 3)), io_error);
 }
 
 TEST_CASE("colour round trips through PNG and PPM are exact; to PGM they become luma", "[image]") {

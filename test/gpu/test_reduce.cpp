@@ -4,6 +4,7 @@
 #include "support/util.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -236,6 +237,73 @@ TEMPLATE_TEST_CASE("row_sums and col_sums match the reference", "[reduce]", floa
       }
     }
     CHECK(bad_cols == 0);
+  }
+}
+
+TEMPLATE_TEST_CASE("reductions of views read the window through its stride", "[reduce][views]", float, double,
+                   std::int32_t, std::uint8_t) {
+  using T = TestType;
+  using S = sum_t<T>;
+  const Stream stream = Stream::per_thread();
+  // Parents whose windows have short strided rows (a team per row), rows past the 8192-element
+  // unit (split into units), one long row, single columns, and odd offsets everywhere.
+  for (auto [R, C] : std::vector<std::pair<Index, Index>>{{37, 53}, {300, 8200}, {20001, 3}, {5, 70001}, {1, 1}}) {
+    const HostMatrix<T> h = random_matrix<T>(R, C, lo<T>(), hi<T>());
+    const auto a = to_device(h, stream);
+    const std::vector<std::array<Index, 4>> windows = {
+        {0, 0, R, C}, {R / 3, C / 5, R - R / 3, C - C / 5}, {0, C - 1, R, 1}, {R - 1, 0, 1, C},
+        {R / 2, C / 3, (R + 1) / 2, C / 2}, {0, 1, R, C - 1}, {1, 0, R - 1, C}, {R / 2, C / 2, 0, C / 2}};
+    for (const auto& w : windows) {
+      CAPTURE(shape(R, C), w[0], w[1], w[2], w[3]);
+      const MatrixView<const T> v = a.block(w[0], w[1], w[2], w[3]);
+      const HostMatrix<T> want = h.block(w[0], w[1], w[2], w[3]);  // dense, row-major
+      const Index r = want.rows(), c = want.cols(), n = r * c;
+
+      check_sum_value<T>(v.sum(), want.data(), n);
+      poison_next<S>(1, 1, stream);
+      check_sum_value<T>(v.sum_async().to_vector()[0], want.data(), n);
+      if (n == 0) {
+        CHECK_THROWS_AS(v.min(), shape_error);
+        CHECK_THROWS_AS(v.max_async(), shape_error);
+        CHECK_THROWS_AS(v.mean(), shape_error);
+      } else {
+        CHECK(v.min() == want.minCoeff());
+        poison_next<T>(1, 1, stream);
+        CHECK(v.max_async().to_vector()[0] == want.maxCoeff());
+        const auto [s, m] = ref_sum(want.data(), n);
+        const double want_mean = static_cast<double>(s / n);
+        const double tol = std::is_integral_v<T>
+                               ? 1e-15 * std::fabs(want_mean)
+                               : (std::log2(double(n)) + 2) * std::numeric_limits<T>::epsilon() * double(m / n);
+        CHECK(std::fabs(v.mean() - want_mean) <= tol);
+      }
+
+      poison_next<S>(r, 1, stream);
+      const std::vector<S> rv = v.row_sums().to_vector();
+      REQUIRE(static_cast<Index>(rv.size()) == r);
+      Index bad = 0;
+      for (Index i = 0; i < r; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+          bad += rv[i] != ref_int_sum(want.data() + i * c, c);
+        } else {
+          const auto [s, m] = ref_sum(want.data() + i * c, c);
+          bad += !sum_close(rv[i], s, m, c);
+        }
+      }
+      poison_next<S>(1, c, stream);
+      const std::vector<S> cv = v.col_sums().to_vector();
+      REQUIRE(static_cast<Index>(cv.size()) == c);
+      for (Index j = 0; j < c; ++j) {
+        if constexpr (std::is_integral_v<T>) {
+          bad += cv[j] != ref_int_sum(want.data() + j, r, c);
+        } else {
+          const auto [s, m] = ref_sum(want.data() + j, r, c);
+          bad += !sum_close(cv[j], s, m, r);
+        }
+      }
+      CHECK(bad == 0);
+    }
+    CHECK(to_eigen(a) == h);  // the parent is intact
   }
 }
 

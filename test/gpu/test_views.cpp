@@ -162,6 +162,33 @@ TEMPLATE_TEST_CASE("writing through a view changes the window and nothing else",
   CHECK(A.at(32, 69) == T(5));
 }
 
+TEMPLATE_TEST_CASE("transpose, cast, threshold, abs and clamp read views in place", "[views]", float, double,
+                   std::int32_t, std::uint8_t) {
+  using T = TestType;
+  for (auto [R, C] : std::vector<std::pair<Index, Index>>{{37, 53}, {130, 131}, {3, 1029}, {1029, 5}}) {
+    const HostMatrix<T> h = rand_m<T>(R, C);
+    const auto A = to_device(h);
+    for (const auto& w : windows(R, C)) {
+      CAPTURE(R, C, w[0], w[1], w[2], w[3]);
+      const MatrixView<const T> v = A.block(w[0], w[1], w[2], w[3]);
+      const HostMatrix<T> want = h.block(w[0], w[1], w[2], w[3]);
+      poison_next<T>(w[3], w[2], v.stream());
+      check_equal<T>(to_eigen(v.transpose()), want.transpose());
+      check_equal<double>(to_eigen(v.template cast<double>()), want.template cast<double>());
+      check_equal<std::int32_t>(to_eigen(v.template cast<std::int32_t>()), to_eigen(DeviceMatrix<T>(v).template cast<std::int32_t>()));
+      const T t = static_cast<T>(7);
+      const HostMatrix<std::uint8_t> th = want.unaryExpr([t](T x) { return std::uint8_t(x > t ? 255 : 0); });
+      check_equal<std::uint8_t>(to_eigen(v.threshold(t)), th);
+      if constexpr (!std::is_unsigned_v<T>) check_equal<T>(to_eigen(v.abs()), want.cwiseAbs());
+      else check_equal<T>(to_eigen(v.abs()), want);
+      const T clo = static_cast<T>(10), chi = static_cast<T>(30);
+      check_equal<T>(to_eigen(v.clamp(clo, chi)), want.cwiseMax(clo).cwiseMin(chi));
+    }
+    CHECK_THROWS_AS(A.block(1, 1, 2, 2).clamp(T(3), T(2)), std::invalid_argument);
+    check_equal<T>(to_eigen(A), h);  // the parent is intact
+  }
+}
+
 TEST_CASE("overlapping windows: the right side is read as a whole first", "[views]") {
   const Index R = 40, C = 50;
   HostMatrix<float> h = random_matrix<float>(R, C);
