@@ -48,6 +48,15 @@ void check_same_shape(const char* op, const MatrixView<const T>& a, const Matrix
   if (a.rows() != b.rows() || a.cols() != b.cols()) throw_shape_error(op, a.rows(), a.cols(), b.rows(), b.cols());
 }
 
+/// rows x cols holds exactly the elements of an r x c matrix, neither negative (checked without
+/// forming rows * cols, which may overflow).
+void check_reshape(Index r, Index c, Index rows, Index cols) {
+  if (rows < 0 || cols < 0) throw_shape_error("reshaped", r, c, rows, cols, "do not match (a negative dimension)");
+  const Index n = r * c;
+  if (cols == 0 ? n != 0 : n % cols != 0 || n / cols != rows)
+    throw_shape_error("reshaped", r, c, rows, cols, "do not hold the same number of elements");
+}
+
 template <class T>
 void check_element(const char* op, const MatrixView<const T>& v, Index i, Index j) {
   if (i < 0 || j < 0 || i >= v.rows() || j >= v.cols()) throw_window_error(op, v.rows(), v.cols(), i, j, 1, 1);
@@ -129,6 +138,17 @@ MatrixView<const T> MatrixView<const T>::block(Index r0, Index c0, Index rows, I
 }
 
 template <class T>
+MatrixView<const T> MatrixView<const T>::reshaped(Index rows, Index cols) const {
+  detail::check_reshape(rows_, cols_, rows, cols);
+  if (!empty() && !contiguous())
+    throw shape_error("devmat: reshaped: the " + detail::shape_string(rows_, cols_) + " view (row stride " +
+                      std::to_string(stride_) + ") is not contiguous, so no " + detail::shape_string(rows, cols) +
+                      " view holds its elements; reshape a dense copy instead: DeviceMatrix<T>(view).reshaped(" +
+                      std::to_string(rows) + ", " + std::to_string(cols) + ")");
+  return MatrixView(data_, rows, cols, cols, keep_, stream_);
+}
+
+template <class T>
 T MatrixView<const T>::at(Index i, Index j) const {
   detail::check_element("at", *this, i, j);
   const Stream s = stream();
@@ -161,6 +181,12 @@ template <class T>
 MatrixView<T> MatrixView<T>::block(Index r0, Index c0, Index rows, Index cols) const {
   const MatrixView<const T> b = Base::block(r0, c0, rows, cols);
   return MatrixView(const_cast<T*>(b.data()), rows, cols, this->stride_, this->keep_, this->stream_);
+}
+
+template <class T>
+MatrixView<T> MatrixView<T>::reshaped(Index rows, Index cols) const {
+  const MatrixView<const T> r = Base::reshaped(rows, cols);
+  return MatrixView(data(), rows, cols, r.stride(), this->keep_, this->stream_);
 }
 
 template <class T>
@@ -272,6 +298,15 @@ MatrixView<T> DeviceMatrix<T>::view() {
   return detail::Access::view(data_, rows_, cols_, cols_, buf_, stream_);
 }
 
+template <class T>
+DeviceMatrix<T> DeviceMatrix<T>::reshaped(Index rows, Index cols) && {
+  detail::check_reshape(rows_, cols_, rows, cols);  // before the move: an error leaves *this intact
+  DeviceMatrix m(std::move(*this));
+  m.rows_ = rows;
+  m.cols_ = cols;
+  return m;
+}
+
 // ------------------------------------------------------------------ foreign memory
 template <class T>
 MatrixView<T> wrap(T* device_ptr, Index rows, Index cols, Index stride, const Stream& stream) {
@@ -348,6 +383,7 @@ std::ostream& operator<<(std::ostream& os, const MatrixView<const T>& v) {
   template DeviceMatrix<T>::DeviceMatrix(const MatrixView<const T>&);                                              \
   template MatrixView<const T> DeviceMatrix<T>::view() const;                                                      \
   template MatrixView<T> DeviceMatrix<T>::view();                                                                  \
+  template DeviceMatrix<T> DeviceMatrix<T>::reshaped(Index, Index) &&;                                             \
   template MatrixView<T> wrap<T>(T*, Index, Index, Index, const Stream&);                                          \
   template MatrixView<const T> wrap<const T>(const T*, Index, Index, Index, const Stream&);                        \
   template std::ostream& operator<< <T>(std::ostream&, const MatrixView<const T>&);                                \

@@ -30,6 +30,15 @@ inline constexpr bool is_element_v =
 enum class Binary { add, sub, mul, div, max, min };
 enum class Scalar { add, sub, rsub, mul, div, max, min };
 enum class Unary { neg, abs };
+
+// The generators' random distributions (src/generate.cu), for float and double.
+enum class Random { uniform, normal };
+template <class T> inline constexpr bool is_real_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+/// rows x cols values of `dist` with parameters (a, b): [lo, hi) or (mean, stddev).
+template <class T>
+DeviceMatrix<T> random_matrix(Index rows, Index cols, Random dist, T a, T b, std::uint64_t seed);
+template <class T>
+DeviceMatrix<T> random_matrix(Index rows, Index cols, Random dist, T a, T b, std::uint64_t seed, const Stream& stream);
 }  // namespace detail
 
 /// A dense row-major matrix of T in device memory, owned by value.
@@ -157,6 +166,83 @@ class DeviceMatrix {
   T at(Index i, Index j) const { return view().at(i, j); }
   /// Sets element (i, j) from the host; blocks until it is written. Out of range: shape_error.
   void set(Index i, Index j, T value) { view().set(i, j, value); }
+  ///@{
+  /// The same elements as a rows x cols matrix, in the same row-major order, with no copy:
+  /// on an lvalue, a view of this matrix's memory (which it keeps alive, as view() does); on
+  /// an rvalue (`std::move(A).reshaped(r, c)`, a temporary), a matrix that takes the memory and
+  /// the stream. rows * cols must be size(), and neither negative, else shape_error naming both
+  /// shapes (the matrix is left as it was).
+  MatrixView<const T> reshaped(Index rows, Index cols) const& { return view().reshaped(rows, cols); }
+  MatrixView<T> reshaped(Index rows, Index cols) & { return view().reshaped(rows, cols); }
+  DeviceMatrix reshaped(Index rows, Index cols) &&;
+  ///@}
+
+  // ----------------------------------------------------------------- generators
+  ///@{
+  /// The n x n identity matrix (ones on the diagonal, zeros elsewhere), on the calling
+  /// thread's Stream::per_thread() or on `stream` (stream-ordered: does not block). n < 0 is a
+  /// shape_error.
+  static DeviceMatrix identity(Index n);
+  static DeviceMatrix identity(Index n, const Stream& stream);
+  ///@}
+
+  ///@{
+  /// rows x cols values uniformly distributed in [lo, hi), on the calling thread's
+  /// Stream::per_thread() or on `stream` (stream-ordered: does not block). For float and double
+  /// only: a compile error for other T (the template parameter is not for callers).
+  ///
+  /// Each value is lo (1 - u) + hi u for u a multiple of 2^-24 (float) or 2^-53 (double) in
+  /// [0, 1), drawn from cuRAND's Philox4_32_10: lo itself is drawn (u = 0), hi never is (a value
+  /// that rounds up to hi becomes the largest value below it). lo == hi gives lo everywhere.
+  /// Non-finite bounds or lo > hi: std::invalid_argument, before anything runs.
+  ///
+  /// Reproducible: element i, counted in row-major order, depends only on (seed, i), never on
+  /// the launch, the stream or the GPU, so a seed gives bitwise the same matrix on every run
+  /// and every GPU, and matrices of any shapes with the same seed agree element for element in
+  /// row-major order (a 3x5 and a 5x3 hold the same 15 values; a 2x5 holds the first 10). The
+  /// uniform and normal generators, and float and double, draw from disjoint parts of the
+  /// generator's counter space: the same seed gives independent values.
+  template <class U = T>
+  static DeviceMatrix random_uniform(Index rows, Index cols, T lo, T hi, std::uint64_t seed) {
+    static_assert(detail::is_real_v<U> && std::is_same_v<U, T>,
+                  "devmat::DeviceMatrix<T>::random_uniform: T must be float or double");
+    return detail::random_matrix<T>(rows, cols, detail::Random::uniform, lo, hi, seed);
+  }
+  template <class U = T>
+  static DeviceMatrix random_uniform(Index rows, Index cols, T lo, T hi, std::uint64_t seed, const Stream& stream) {
+    static_assert(detail::is_real_v<U> && std::is_same_v<U, T>,
+                  "devmat::DeviceMatrix<T>::random_uniform: T must be float or double");
+    return detail::random_matrix<T>(rows, cols, detail::Random::uniform, lo, hi, seed, stream);
+  }
+  ///@}
+
+  ///@{
+  /// rows x cols values normally distributed with mean `mean` and standard deviation `stddev`,
+  /// on the calling thread's Stream::per_thread() or on `stream` (stream-ordered: does not
+  /// block). For float and double only: a compile error for other T.
+  ///
+  /// Box-Muller on Philox4_32_10's words: each value is mean + stddev z for z a standard normal
+  /// value, reproducible as random_uniform's: element i depends only on (seed, i). float values
+  /// are made of IEEE rounded operations alone, bitwise the same on every GPU; double values go
+  /// through CUDA's double log, whose last bit rests on a hardware reciprocal estimate, bitwise
+  /// the same on every GPU of one architecture. The tails are cut where the uniform values run
+  /// out: |z| <= 6.77 for float (the normal distribution has 1.3e-11 of its mass beyond) and
+  /// |z| <= 8.58 for double. stddev == 0 gives mean everywhere. Non-finite mean or stddev, or
+  /// stddev < 0: std::invalid_argument, before anything runs.
+  template <class U = T>
+  static DeviceMatrix random_normal(Index rows, Index cols, T mean, T stddev, std::uint64_t seed) {
+    static_assert(detail::is_real_v<U> && std::is_same_v<U, T>,
+                  "devmat::DeviceMatrix<T>::random_normal: T must be float or double");
+    return detail::random_matrix<T>(rows, cols, detail::Random::normal, mean, stddev, seed);
+  }
+  template <class U = T>
+  static DeviceMatrix random_normal(Index rows, Index cols, T mean, T stddev, std::uint64_t seed,
+                                    const Stream& stream) {
+    static_assert(detail::is_real_v<U> && std::is_same_v<U, T>,
+                  "devmat::DeviceMatrix<T>::random_normal: T must be float or double");
+    return detail::random_matrix<T>(rows, cols, detail::Random::normal, mean, stddev, seed, stream);
+  }
+  ///@}
 
   // ----------------------------------------------------------------- element-wise
   ///@{
@@ -344,6 +430,40 @@ DeviceMatrix<T> operator-(detail::identity_t<T> s, const MatrixView<const T>& a)
 template <class T>
 DeviceMatrix<T> operator*(detail::identity_t<T> s, const MatrixView<const T>& a) {
   return detail::view_scalar(a, detail::Scalar::mul, s);
+}
+///@}
+
+// ----------------------------------------------------------------- concatenation
+namespace detail {
+template <class T> DeviceMatrix<T> concat(const MatrixView<const T>& a, const MatrixView<const T>& b, bool horizontal);
+}  // namespace detail
+
+///@{
+/// `[a b]`: a new matrix with a's columns, then b's (Eigen's `M << a, b`). Matrices and views
+/// in any mix; the rows must match, else shape_error naming both shapes. Either may be empty
+/// (a 0-column operand adds nothing). On a's stream, after the work queued on b's.
+template <class T>
+DeviceMatrix<T> hconcat(const MatrixView<const T>& a, const MatrixView<const detail::identity_t<T>>& b) {
+  return detail::concat(a, b, true);
+}
+template <class T>
+DeviceMatrix<T> hconcat(const DeviceMatrix<T>& a, const MatrixView<const detail::identity_t<T>>& b) {
+  return detail::concat(a.view(), b, true);
+}
+///@}
+
+///@{
+/// `[a; b]`: a new matrix with a's rows, then b's (Eigen's `M << a, b` for stacked operands).
+/// Matrices and views in any mix; the columns must match, else shape_error naming both shapes.
+/// Either may be empty (a 0-row operand adds nothing). On a's stream, after the work queued
+/// on b's.
+template <class T>
+DeviceMatrix<T> vconcat(const MatrixView<const T>& a, const MatrixView<const detail::identity_t<T>>& b) {
+  return detail::concat(a, b, false);
+}
+template <class T>
+DeviceMatrix<T> vconcat(const DeviceMatrix<T>& a, const MatrixView<const detail::identity_t<T>>& b) {
+  return detail::concat(a.view(), b, false);
 }
 ///@}
 

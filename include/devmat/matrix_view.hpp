@@ -71,6 +71,11 @@ class MatrixView<const T> {
   /// The rows x cols window whose top-left element is (r0, c0) of this view; a window that
   /// does not fit is a shape_error naming this view's shape and the window.
   MatrixView block(Index r0, Index c0, Index rows, Index cols) const;
+  /// The same elements as a rows x cols view, in the same row-major order, with no copy. The
+  /// view must be contiguous() (or empty): a window with gaps between its rows is a shape_error
+  /// (make a dense copy first: `DeviceMatrix<T>(v).reshaped(rows, cols)`). rows * cols must be
+  /// size(), and neither negative, else shape_error naming both shapes.
+  MatrixView reshaped(Index rows, Index cols) const;
   /// Row i as a 1 x cols() view.
   MatrixView row(Index i) const { return block(i, 0, 1, cols_); }
   /// Column j as a rows() x 1 view (stride() apart).
@@ -158,6 +163,8 @@ class MatrixView
   T* data() const noexcept { return const_cast<T*>(Base::data_); }
   /// The rows x cols window at (r0, c0) (see MatrixView<const T>::block).
   MatrixView block(Index r0, Index c0, Index rows, Index cols) const;
+  /// The same elements as a rows x cols writable view (see MatrixView<const T>::reshaped).
+  MatrixView reshaped(Index rows, Index cols) const;
   /// Row i.
   MatrixView row(Index i) const { return block(i, 0, 1, this->cols_); }
   /// Column j.
