@@ -1,0 +1,343 @@
+// devmat::Expr<T>: lazy element-wise expressions over matrices, views and scalars, evaluated in
+// one pass by the library. Plain C++: an expression is a small runtime tree handed to
+// libdevmat, which runs it as one kernel (src/expr/).
+/// @file
+/// Lazy element-wise expressions (devmat::Expr): operators, functions, comparisons,
+/// broadcasting and fused reductions.
+#pragma once
+
+#include <devmat/device_matrix.hpp>
+#include <devmat/error.hpp>
+#include <devmat/matrix_view.hpp>
+#include <devmat/stream.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace devmat {
+
+template <class T> class Expr;
+
+namespace detail {
+
+struct ExprNode;  // the runtime tree, defined in src/expr
+using ExprPtr = std::shared_ptr<const ExprNode>;
+
+/// Element types of expression nodes.
+enum class DType : std::uint8_t { f32, f64, i32, u8, i64, u64 };
+
+template <class T> struct dtype_of;
+template <> struct dtype_of<float> { static constexpr DType value = DType::f32; };
+template <> struct dtype_of<double> { static constexpr DType value = DType::f64; };
+template <> struct dtype_of<std::int32_t> { static constexpr DType value = DType::i32; };
+template <> struct dtype_of<std::uint8_t> { static constexpr DType value = DType::u8; };
+template <> struct dtype_of<std::int64_t> { static constexpr DType value = DType::i64; };
+template <> struct dtype_of<std::uint64_t> { static constexpr DType value = DType::u64; };
+
+/// What an expression node does. Unary ops take `a`; binary ops `a` and `b`; select takes the
+/// mask `a` and the values `b` (where the mask is not 0) and `c`.
+enum class ExprOp : std::uint8_t {
+  leaf, scalar,
+  // unary
+  neg, abs, square, sqrt, rsqrt, exp, log, log1p, expm1, sin, cos, tanh, floor, ceil, round, logical_not, cast,
+  // binary
+  add, sub, mul, div, min, max, pow, eq, ne, lt, le, gt, ge, logical_and, logical_or,
+  // ternary
+  select,
+};
+
+// Node builders and evaluators, in libdevmat. They check shapes (broadcasting) and throw
+// shape_error / std::invalid_argument before anything runs.
+template <class T> ExprPtr expr_leaf(const MatrixView<const T>& v);
+template <class T> ExprPtr expr_scalar(T value);
+ExprPtr expr_unary(ExprOp op, ExprPtr a, DType out);
+ExprPtr expr_binary(ExprOp op, ExprPtr a, ExprPtr b, DType out, const char* name);
+ExprPtr expr_select(ExprPtr mask, ExprPtr a, ExprPtr b);
+Index expr_rows(const ExprNode& e) noexcept;
+Index expr_cols(const ExprNode& e) noexcept;
+Stream expr_stream(const ExprNode& e);
+template <class T> DeviceMatrix<T> expr_eval(const ExprPtr& e);
+template <class T> void expr_assign(const ExprPtr& e, const MatrixView<T>& out);
+template <class T> DeviceMatrix<sum_t<T>> expr_sum(const ExprPtr& e);
+template <class T> DeviceMatrix<T> expr_min(const ExprPtr& e);
+template <class T> DeviceMatrix<T> expr_max(const ExprPtr& e);
+template <class T> DeviceMatrix<double> expr_mean(const ExprPtr& e);
+template <class T> DeviceMatrix<sum_t<T>> expr_row_sums(const ExprPtr& e);
+template <class T> DeviceMatrix<sum_t<T>> expr_col_sums(const ExprPtr& e);
+
+// ------------------------------------------------------------------ operands
+/// What can appear in an expression: matrices, views, expressions (operand<X>::value), with
+/// their element type; arithmetic scalars convert to the other operand's element type.
+template <class X> struct operand { static constexpr bool value = false; };
+template <class T> struct operand<DeviceMatrix<T>> {
+  static constexpr bool value = true;
+  using type = T;
+};
+template <class T> struct operand<MatrixView<T>> {
+  static constexpr bool value = true;
+  using type = std::remove_const_t<T>;
+};
+template <class T> struct operand<Expr<T>> {
+  static constexpr bool value = true;
+  using type = T;
+};
+template <class X> inline constexpr bool is_operand_v = operand<std::decay_t<X>>::value;
+template <class X> inline constexpr bool is_scalar_v = std::is_arithmetic_v<std::decay_t<X>>;
+template <class X> using operand_t = typename operand<std::decay_t<X>>::type;
+
+template <class T> ExprPtr node_of(const DeviceMatrix<T>& m) { return expr_leaf<T>(m.view()); }
+template <class T> ExprPtr node_of(const MatrixView<T>& v) { return expr_leaf<std::remove_const_t<T>>(v); }
+template <class T> ExprPtr node_of(const Expr<T>& e);
+
+/// The element type of a binary operation on X and Y: the operands' common element type (a
+/// scalar takes the other side's). Two different element types are a compile error.
+template <class X, class Y, bool kXOperand = is_operand_v<X>, bool kYOperand = is_operand_v<Y>>
+struct common_element;
+template <class X, class Y> struct common_element<X, Y, true, true> {
+  static_assert(std::is_same_v<operand_t<X>, operand_t<Y>>,
+                "devmat: an expression mixes element types; convert one side first with cast<U>() "
+                "(e.g. A.cast<float>() + B)");
+  using type = operand_t<X>;
+};
+template <class X, class Y> struct common_element<X, Y, true, false> { using type = operand_t<X>; };
+template <class X, class Y> struct common_element<X, Y, false, true> { using type = operand_t<Y>; };
+
+/// An operand or a scalar as a node of element type T.
+template <class T, class X>
+ExprPtr as_node(const X& x) {
+  if constexpr (is_operand_v<X>) return node_of(x);
+  else return expr_scalar<T>(static_cast<T>(x));
+}
+
+/// Enables a binary expression: at least one side an operand, the other an operand or a scalar.
+template <class X, class Y>
+inline constexpr bool binary_ok_v =
+    (is_operand_v<X> && (is_operand_v<Y> || is_scalar_v<Y>)) || (is_scalar_v<X> && is_operand_v<Y>);
+/// Enables an element-wise `*`: exactly one side a scalar (two matrices make a matrix product).
+template <class X, class Y>
+inline constexpr bool scale_ok_v = (is_operand_v<X> && is_scalar_v<Y>) || (is_scalar_v<X> && is_operand_v<Y>);
+
+template <class T>
+inline constexpr bool is_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+template <class Out, class X, class Y>
+Expr<Out> make_binary(ExprOp op, const X& x, const Y& y, const char* name) {
+  using T = typename common_element<X, Y>::type;
+  return Expr<Out>(expr_binary(op, as_node<T>(x), as_node<T>(y), dtype_of<Out>::value, name));
+}
+template <class X>
+Expr<operand_t<X>> make_unary(ExprOp op, const X& x) {
+  using T = operand_t<X>;
+  return Expr<T>(expr_unary(op, node_of(x), dtype_of<T>::value));
+}
+template <class X>
+Expr<operand_t<X>> make_float_unary(ExprOp op, const X& x) {
+  static_assert(is_float_v<operand_t<X>>,
+                "devmat: this function is for float and double matrices; convert first with cast<float>()");
+  return make_unary(op, x);
+}
+}  // namespace detail
+
+/// A lazy element-wise expression with elements of type T: built by the operators and
+/// functions below from matrices, views and scalars, run as one kernel when it is assigned to
+/// (or converted to) a DeviceMatrix, written into a view, eval()-uated or reduced.
+///
+/// An expression holds its operands alive (`auto e = A + B;` stays valid after A is destroyed)
+/// and runs on its first operand's stream, after the work queued on every operand. Its shape
+/// follows NumPy's broadcasting in 2D: an operand of 1 x cols, rows x 1 or 1 x 1 stretches
+/// across the other. Evaluated fused, it gives bitwise the elements that evaluating one
+/// operator at a time would (no multiply-add contraction).
+template <class T>
+class Expr {
+ public:
+  /// The element type.
+  using value_type = T;
+
+  /// Rows of the result.
+  Index rows() const noexcept { return detail::expr_rows(*node_); }
+  /// Columns of the result.
+  Index cols() const noexcept { return detail::expr_cols(*node_); }
+  /// rows() * cols().
+  Index size() const noexcept { return rows() * cols(); }
+  /// True when the result has no element.
+  bool empty() const noexcept { return size() == 0; }
+  /// The stream it runs on: its first matrix operand's.
+  Stream stream() const { return detail::expr_stream(*node_); }
+
+  /// A matrix as an expression (a leaf; its memory is kept alive by the expression).
+  Expr(const DeviceMatrix<T>& m) : node_(detail::expr_leaf<T>(m.view())) {}
+  /// A view as an expression (a leaf; a view of a matrix keeps its memory alive).
+  Expr(const MatrixView<const T>& v) : node_(detail::expr_leaf<T>(v)) {}
+
+  /// Runs the expression into a new matrix (one kernel). `DeviceMatrix<T> C = e;` and
+  /// `C = e;` do the same.
+  DeviceMatrix<T> eval() const { return detail::expr_eval<T>(node_); }
+  /// The elements in row-major order (runs the expression); blocks.
+  std::vector<T> to_vector() const { return eval().to_vector(); }
+  /// A new cols() x rows() matrix (runs the expression, then transposes).
+  DeviceMatrix<T> transpose() const { return eval().transpose(); }
+
+  ///@{
+  /// Reductions of the expression, fused into one pass (nothing is written but the result).
+  /// As DeviceMatrix's: sum() in sum_t<T>, deterministic; min/max/mean of an empty expression
+  /// are a shape_error; the host forms block, the _async forms leave a 1x1 matrix.
+  DeviceMatrix<sum_t<T>> sum_async() const { return detail::expr_sum<T>(node_); }
+  DeviceMatrix<T> min_async() const { return detail::expr_min<T>(node_); }
+  DeviceMatrix<T> max_async() const { return detail::expr_max<T>(node_); }
+  DeviceMatrix<double> mean_async() const { return detail::expr_mean<T>(node_); }
+  sum_t<T> sum() const { return sum_async().to_vector()[0]; }
+  T min() const { return min_async().to_vector()[0]; }
+  T max() const { return max_async().to_vector()[0]; }
+  double mean() const { return mean_async().to_vector()[0]; }
+  DeviceMatrix<sum_t<T>> row_sums() const { return detail::expr_row_sums<T>(node_); }
+  DeviceMatrix<sum_t<T>> col_sums() const { return detail::expr_col_sums<T>(node_); }
+  ///@}
+
+  /// Converts the element type (DeviceMatrix::cast's rules), lazily.
+  template <class U> Expr<U> cast() const { return Expr<U>(detail::expr_unary(detail::ExprOp::cast, node_, detail::dtype_of<U>::value)); }
+  ///@{
+  /// Element-wise functions as methods (Eigen's array style); see the free functions.
+  Expr abs() const { return detail::make_unary(detail::ExprOp::abs, *this); }
+  Expr square() const { return detail::make_unary(detail::ExprOp::square, *this); }
+  Expr sqrt() const { return detail::make_float_unary(detail::ExprOp::sqrt, *this); }
+  Expr exp() const { return detail::make_float_unary(detail::ExprOp::exp, *this); }
+  Expr log() const { return detail::make_float_unary(detail::ExprOp::log, *this); }
+  ///@}
+
+  /// The runtime tree (for the library).
+  const detail::ExprPtr& node() const noexcept { return node_; }
+  /// Wraps a runtime tree whose element type is T (for the library and the operators).
+  explicit Expr(detail::ExprPtr node) noexcept : node_(std::move(node)) {}
+
+ private:
+  detail::ExprPtr node_;
+};
+
+namespace detail {
+template <class T> ExprPtr node_of(const Expr<T>& e) { return e.node(); }
+}  // namespace detail
+
+// ------------------------------------------------------------------ arithmetic
+///@{
+/// Element-wise `+`, `-`, `/` of matrices, views, expressions and scalars in any mix, and `*`
+/// with a scalar on either side (two matrices multiply as matrices: gemm.hpp). Lazy.
+/// Integer division by an element 0 gives 0; by the scalar 0 it is std::invalid_argument.
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto operator+(const X& x, const Y& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::add, x, y, "operator+");
+}
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto operator-(const X& x, const Y& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::sub, x, y, "operator-");
+}
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto operator/(const X& x, const Y& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::div, x, y, "operator/");
+}
+template <class X, class Y, std::enable_if_t<detail::scale_ok_v<X, Y>, int> = 0>
+auto operator*(const X& x, const Y& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::mul, x, y, "operator*");
+}
+/// Element-wise negation.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+auto operator-(const X& x) {
+  return detail::make_unary(detail::ExprOp::neg, x);
+}
+///@}
+
+// ------------------------------------------------------------------ comparisons and logic
+///@{
+/// Element-wise comparisons: a DeviceMatrix<uint8_t>-valued mask of 0 and 1. Lazy.
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator==(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::eq, x, y, "operator=="); }
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator!=(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::ne, x, y, "operator!="); }
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator<(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::lt, x, y, "operator<"); }
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator<=(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::le, x, y, "operator<="); }
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator>(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::gt, x, y, "operator>"); }
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator>=(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::ge, x, y, "operator>="); }
+///@}
+
+///@{
+/// Logic on masks (uint8_t; any non-zero element is true): 0/1 results. Lazy; both sides are
+/// always evaluated.
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator&&(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::logical_and, x, y, "operator&&"); }
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+Expr<std::uint8_t> operator||(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::logical_or, x, y, "operator||"); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+Expr<std::uint8_t> operator!(const X& x) {
+  return Expr<std::uint8_t>(detail::expr_unary(detail::ExprOp::logical_not, detail::node_of(x), detail::DType::u8));
+}
+///@}
+
+// ------------------------------------------------------------------ functions
+///@{
+/// Element-wise functions of a matrix, view or expression. Lazy. abs and square take every
+/// element type; the others float and double (a compile error otherwise: cast<float>() first).
+/// round rounds half away from zero (std::round); rsqrt is 1 / sqrt.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto abs(const X& x) { return detail::make_unary(detail::ExprOp::abs, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto square(const X& x) { return detail::make_unary(detail::ExprOp::square, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto sqrt(const X& x) { return detail::make_float_unary(detail::ExprOp::sqrt, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto rsqrt(const X& x) { return detail::make_float_unary(detail::ExprOp::rsqrt, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto exp(const X& x) { return detail::make_float_unary(detail::ExprOp::exp, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto log(const X& x) { return detail::make_float_unary(detail::ExprOp::log, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto log1p(const X& x) { return detail::make_float_unary(detail::ExprOp::log1p, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto expm1(const X& x) { return detail::make_float_unary(detail::ExprOp::expm1, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto sin(const X& x) { return detail::make_float_unary(detail::ExprOp::sin, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto cos(const X& x) { return detail::make_float_unary(detail::ExprOp::cos, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto tanh(const X& x) { return detail::make_float_unary(detail::ExprOp::tanh, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto floor(const X& x) { return detail::make_float_unary(detail::ExprOp::floor, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto ceil(const X& x) { return detail::make_float_unary(detail::ExprOp::ceil, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto round(const X& x) { return detail::make_float_unary(detail::ExprOp::round, x); }
+///@}
+
+///@{
+/// Element-wise min and max of two operands, or of an operand and a scalar. Lazy. NaN
+/// propagates as in std::fmin's opposite: a NaN operand gives NaN.
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto min(const X& x, const Y& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::min, x, y, "min");
+}
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto max(const X& x, const Y& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::max, x, y, "max");
+}
+///@}
+
+/// Element-wise x^y (float and double), matrix^scalar, scalar^matrix or matrix^matrix. Lazy.
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto pow(const X& x, const Y& y) {
+  using T = typename detail::common_element<X, Y>::type;
+  static_assert(detail::is_float_v<T>, "devmat: pow is for float and double; convert first with cast<float>()");
+  return detail::make_binary<T>(detail::ExprOp::pow, x, y, "pow");
+}
+
+/// Element-wise min(max(x, lo), hi); lo and hi are scalars or operands. Lazy.
+template <class X, class L, class H, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+auto clamp(const X& x, const L& lo, const H& hi) {
+  return min(max(x, lo), hi);
+}
+
+/// Where `mask` is not 0, `a`; elsewhere `b` (operands or scalars, broadcast). Lazy.
+template <class M, class A, class B,
+          std::enable_if_t<detail::is_operand_v<M> && (detail::is_operand_v<A> || detail::is_operand_v<B>), int> = 0>
+auto select(const M& mask, const A& a, const B& b) {
+  using T = typename detail::common_element<A, B>::type;
+  return Expr<T>(detail::expr_select(detail::node_of(mask), detail::as_node<T>(a), detail::as_node<T>(b)));
+}
+
+/// Converts the element type of a matrix, view or expression, lazily (DeviceMatrix::cast's rules).
+template <class U, class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+Expr<U> cast(const X& x) {
+  return Expr<U>(detail::expr_unary(detail::ExprOp::cast, detail::node_of(x), detail::dtype_of<U>::value));
+}
+
+}  // namespace devmat
