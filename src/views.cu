@@ -5,7 +5,7 @@
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
 #include "detail/view_overlap.hpp"
-#include "dispatch/elementwise.cuh"
+#include "dispatch/transform.cuh"
 #include "dispatch/workspace.hpp"
 
 #include <devmat/device_matrix.hpp>
@@ -80,43 +80,6 @@ DeviceMatrix<T> dense_copy(const MatrixView<const T>& v, const Stream& s) {
 }
 
 }  // namespace
-
-template <class T>
-DeviceMatrix<T> view_binary(const MatrixView<const T>& a, const MatrixView<const T>& b, Binary op, const char* name) {
-  check_same_shape(name, a, b);
-  const Stream s = a.stream();
-  DeviceMatrix<T> out(a.rows(), a.cols(), s);
-  if (out.empty()) return out;
-  use_on(s, a, b);
-  run_binary_2d(op, s.native(), a.rows(), a.cols(), out.data(), out.cols(), a.data(), a.stride(), b.data(), b.stride());
-  return out;
-}
-
-template <class T>
-DeviceMatrix<T> view_scalar(const MatrixView<const T>& a, Scalar op, T v) {
-  check_scalar_div(op, v);
-  const Stream s = a.stream();
-  DeviceMatrix<T> out(a.rows(), a.cols(), s);
-  if (out.empty()) return out;
-  use_on(s, a);
-  run_scalar_2d(op, v, s.native(), a.rows(), a.cols(), out.data(), out.cols(), a.data(), a.stride());
-  return out;
-}
-
-template <class T>
-DeviceMatrix<T> view_unary(const MatrixView<const T>& a, Unary op) {
-  const Stream s = a.stream();
-  DeviceMatrix<T> out(a.rows(), a.cols(), s);
-  if (out.empty()) return out;
-  use_on(s, a);
-  run_unary_2d(op, s.native(), a.rows(), a.cols(), out.data(), out.cols(), a.data(), a.stride());
-  return out;
-}
-
-template <class T>
-void view_binary_inplace(const MatrixView<T>& out, const MatrixView<const T>& b, Binary op, const char* name);
-template <class T>
-void view_scalar_inplace(const MatrixView<T>& out, Scalar op, T v);
 
 }  // namespace detail
 
@@ -228,62 +191,6 @@ void MatrixView<T>::fill(T value) const {
                               static_cast<const detail::None*>(nullptr), Index(0), detail::FillValue<T>{value});
 }
 
-template <class T>
-const MatrixView<T>& MatrixView<T>::operator+=(const MatrixView<const T>& b) const {
-  detail::view_binary_inplace(*this, b, detail::Binary::add, "operator+=");
-  return *this;
-}
-
-template <class T>
-const MatrixView<T>& MatrixView<T>::operator-=(const MatrixView<const T>& b) const {
-  detail::view_binary_inplace(*this, b, detail::Binary::sub, "operator-=");
-  return *this;
-}
-
-template <class T>
-const MatrixView<T>& MatrixView<T>::operator+=(T s) const {
-  detail::view_scalar_inplace(*this, detail::Scalar::add, s);
-  return *this;
-}
-
-template <class T>
-const MatrixView<T>& MatrixView<T>::operator-=(T s) const {
-  detail::view_scalar_inplace(*this, detail::Scalar::sub, s);
-  return *this;
-}
-
-template <class T>
-const MatrixView<T>& MatrixView<T>::operator*=(T s) const {
-  detail::view_scalar_inplace(*this, detail::Scalar::mul, s);
-  return *this;
-}
-
-namespace detail {
-template <class T>
-void view_binary_inplace(const MatrixView<T>& out, const MatrixView<const T>& b, Binary op, const char* name) {
-  check_same_shape(name, out, b);
-  if (out.empty()) return;
-  const Stream s = out.stream();
-  if (overlap_differs<T>(out, b)) {
-    const DeviceMatrix<T> tmp = dense_copy(b, s);
-    return view_binary_inplace(out, tmp.view(), op, name);
-  }
-  use_on(s, out, b);
-  run_binary_2d(op, s.native(), out.rows(), out.cols(), out.data(), out.stride(), static_cast<const T*>(out.data()),
-                out.stride(), b.data(), b.stride());
-}
-
-template <class T>
-void view_scalar_inplace(const MatrixView<T>& out, Scalar op, T v) {
-  check_scalar_div(op, v);
-  if (out.empty()) return;
-  const Stream s = out.stream();
-  use_on(s, out);
-  run_scalar_2d(op, v, s.native(), out.rows(), out.cols(), out.data(), out.stride(), static_cast<const T*>(out.data()),
-                out.stride());
-}
-}  // namespace detail
-
 // ------------------------------------------------------------------ DeviceMatrix and views
 template <class T>
 DeviceMatrix<T>::DeviceMatrix(const MatrixView<const T>& v) : DeviceMatrix(detail::dense_copy(v, v.stream())) {}
@@ -386,11 +293,7 @@ std::ostream& operator<<(std::ostream& os, const MatrixView<const T>& v) {
   template DeviceMatrix<T> DeviceMatrix<T>::reshaped(Index, Index) &&;                                             \
   template MatrixView<T> wrap<T>(T*, Index, Index, Index, const Stream&);                                          \
   template MatrixView<const T> wrap<const T>(const T*, Index, Index, Index, const Stream&);                        \
-  template std::ostream& operator<< <T>(std::ostream&, const MatrixView<const T>&);                                \
-  template DeviceMatrix<T> detail::view_binary<T>(const MatrixView<const T>&, const MatrixView<const T>&,          \
-                                                  detail::Binary, const char*);                                    \
-  template DeviceMatrix<T> detail::view_scalar<T>(const MatrixView<const T>&, detail::Scalar, T);                  \
-  template DeviceMatrix<T> detail::view_unary<T>(const MatrixView<const T>&, detail::Unary);
+  template std::ostream& operator<< <T>(std::ostream&, const MatrixView<const T>&);
 DEVMAT_FOR_EACH_TYPE(DEVMAT_INSTANTIATE)
 #undef DEVMAT_INSTANTIATE
 

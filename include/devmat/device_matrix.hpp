@@ -16,6 +16,8 @@
 
 namespace devmat {
 
+template <class T> class Expr;
+
 namespace detail {
 struct Buffer;  // stream-ordered device allocation, defined in src/
 struct Access;  // the library's own access to a matrix's internals
@@ -26,10 +28,6 @@ inline constexpr bool is_element_v =
     std::is_same_v<T, std::uint8_t> || std::is_same_v<T, std::int64_t> ||
     std::is_same_v<T, std::uint64_t>;
 
-// Element-wise operations shared by one kernel family (src/elementwise.cu).
-enum class Binary { add, sub, mul, div, max, min };
-enum class Scalar { add, sub, rsub, mul, div, max, min };
-enum class Unary { neg, abs };
 
 // The generators' random distributions (src/generate.cu), for float and double.
 enum class Random { uniform, normal };
@@ -245,55 +243,48 @@ class DeviceMatrix {
   ///@}
 
   // ----------------------------------------------------------------- element-wise
-  ///@{
-  /// In place, on this matrix's stream: `a += b`, `a -= b` element-wise (shapes must match,
-  /// else shape_error), and `a += s`, `a -= s`, `a *= s`, `a /= s` with a scalar.
-  DeviceMatrix& operator+=(const DeviceMatrix& b) { return zip_inplace(b, detail::Binary::add, "operator+="); }
-  DeviceMatrix& operator-=(const DeviceMatrix& b) { return zip_inplace(b, detail::Binary::sub, "operator-="); }
-  DeviceMatrix& operator+=(T s) { return map_inplace(detail::Scalar::add, s); }
-  DeviceMatrix& operator-=(T s) { return map_inplace(detail::Scalar::sub, s); }
-  DeviceMatrix& operator*=(T s) { return map_inplace(detail::Scalar::mul, s); }
-  /// Integer division by zero throws std::invalid_argument.
-  DeviceMatrix& operator/=(T s) { return map_inplace(detail::Scalar::div, s); }
-  ///@}
+  // The operators and functions of <devmat/expr.hpp> (`A + B`, `2 * A`, `sqrt(A)`, `A > B`,
+  // ...) build lazy expressions, run as one kernel when assigned to a matrix or a view.
+
+  /// Runs the expression `e` into a new matrix, on e's stream (`DeviceMatrix<T> C = A + B;`).
+  DeviceMatrix(const Expr<T>& e);
+  /// Runs `e` into this matrix. When the shapes match, in place, on this matrix's stream (e
+  /// may read this matrix: `A = A * 2 + B` is fine); otherwise this becomes a new matrix of
+  /// e's shape on e's stream.
+  DeviceMatrix& operator=(const Expr<T>& e);
+  /// Copies the window `v` into this matrix (as operator=(const Expr<T>&) does).
+  DeviceMatrix& operator=(const MatrixView<const T>& v);
 
   ///@{
-  /// Element-wise `a + b`, `a - b` (shapes must match, else shape_error), `-a`, and with a
-  /// scalar `a + s`, `a - s`, `s - a`, `a * s`, `s * a`, `a / s` (`s + a` is `a + s`). The
-  /// result is on the matrix operand's stream (the left one's for two matrices).
-  friend DeviceMatrix operator+(const DeviceMatrix& a, const DeviceMatrix& b) { return a.zip(b, detail::Binary::add, "operator+"); }
-  friend DeviceMatrix operator-(const DeviceMatrix& a, const DeviceMatrix& b) { return a.zip(b, detail::Binary::sub, "operator-"); }
-  // A temporary left operand is reused in place, so `A + B - C` allocates one result.
-  friend DeviceMatrix operator+(DeviceMatrix&& a, const DeviceMatrix& b) { a += b; return std::move(a); }
-  friend DeviceMatrix operator-(DeviceMatrix&& a, const DeviceMatrix& b) { a -= b; return std::move(a); }
-  friend DeviceMatrix operator-(const DeviceMatrix& a) { return a.unary(detail::Unary::neg); }
-
-  friend DeviceMatrix operator+(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::add, s); }
-  friend DeviceMatrix operator-(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::sub, s); }
-  friend DeviceMatrix operator*(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::mul, s); }
-  friend DeviceMatrix operator/(const DeviceMatrix& a, T s) { return a.map(detail::Scalar::div, s); }
-  friend DeviceMatrix operator+(T s, const DeviceMatrix& a) { return a.map(detail::Scalar::add, s); }
-  friend DeviceMatrix operator-(T s, const DeviceMatrix& a) { return a.map(detail::Scalar::rsub, s); }
-  friend DeviceMatrix operator*(T s, const DeviceMatrix& a) { return a.map(detail::Scalar::mul, s); }
-  friend DeviceMatrix operator+(DeviceMatrix&& a, T s) { a += s; return std::move(a); }
-  friend DeviceMatrix operator-(DeviceMatrix&& a, T s) { a -= s; return std::move(a); }
-  friend DeviceMatrix operator*(DeviceMatrix&& a, T s) { a *= s; return std::move(a); }
-  friend DeviceMatrix operator/(DeviceMatrix&& a, T s) { a /= s; return std::move(a); }
+  /// In place, on this matrix's stream: `a += x`, `a -= x` for a matrix, view or expression x
+  /// of a's shape or broadcasting to it (else shape_error), and with a scalar `a += s`,
+  /// `a -= s`, `a *= s`, `a /= s` (integer division by the scalar 0 throws
+  /// std::invalid_argument).
+  DeviceMatrix& operator+=(const Expr<T>& x);
+  DeviceMatrix& operator-=(const Expr<T>& x);
+  DeviceMatrix& operator+=(T s);
+  DeviceMatrix& operator-=(T s);
+  DeviceMatrix& operator*=(T s);
+  DeviceMatrix& operator/=(T s);
   ///@}
+
+  // These methods run at once and return a new matrix (the free functions of the same names in
+  // <devmat/expr.hpp>, `abs(A)`, `min(A, B)`, ..., are lazy).
 
   /// Element-wise |a| (identity for unsigned types).
-  DeviceMatrix abs() const { return unary(detail::Unary::abs); }
-  /// Element-wise min(max(a, lo), hi).
+  DeviceMatrix abs() const;
+  /// Element-wise min(max(a, lo), hi); lo > hi is std::invalid_argument.
   DeviceMatrix clamp(T lo, T hi) const;
   ///@{
-  /// Element-wise a*b, a/b, max(a,b), min(a,b) (Eigen's cwiseProduct, cwiseQuotient, ...).
-  /// With a scalar: max(a, s), min(a, s). Shapes must match, else shape_error.
-  DeviceMatrix cwise_product(const DeviceMatrix& b) const { return zip(b, detail::Binary::mul, "cwise_product"); }
-  DeviceMatrix cwise_quotient(const DeviceMatrix& b) const { return zip(b, detail::Binary::div, "cwise_quotient"); }
-  DeviceMatrix cwise_max(const DeviceMatrix& b) const { return zip(b, detail::Binary::max, "cwise_max"); }
-  DeviceMatrix cwise_min(const DeviceMatrix& b) const { return zip(b, detail::Binary::min, "cwise_min"); }
-  DeviceMatrix cwise_max(T s) const { return map(detail::Scalar::max, s); }
-  DeviceMatrix cwise_min(T s) const { return map(detail::Scalar::min, s); }
+  /// Element-wise a*b, a/b, max(a,b), min(a,b) (Eigen's cwiseProduct, cwiseQuotient, ...) with
+  /// b a matrix, view or expression of a's shape (or broadcasting to it, else shape_error).
+  /// With a scalar: max(a, s), min(a, s).
+  DeviceMatrix cwise_product(const Expr<T>& b) const;
+  DeviceMatrix cwise_quotient(const Expr<T>& b) const;
+  DeviceMatrix cwise_max(const Expr<T>& b) const;
+  DeviceMatrix cwise_min(const Expr<T>& b) const;
+  DeviceMatrix cwise_max(T s) const;
+  DeviceMatrix cwise_min(T s) const;
   ///@}
   /// 255 where a > t, else 0 (OpenCV THRESH_BINARY with maxval 255).
   DeviceMatrix<std::uint8_t> threshold(T t) const;
@@ -333,105 +324,17 @@ class DeviceMatrix {
   template <class U> friend class DeviceMatrix;
   friend struct detail::Access;
 
-  DeviceMatrix zip(const DeviceMatrix& b, detail::Binary op, const char* name) const;
-  DeviceMatrix& zip_inplace(const DeviceMatrix& b, detail::Binary op, const char* name);
-  DeviceMatrix map(detail::Scalar op, T s) const;
-  DeviceMatrix& map_inplace(detail::Scalar op, T s);
-  DeviceMatrix unary(detail::Unary op) const;
-
   Index rows_ = 0, cols_ = 0;
   T* data_ = nullptr;
   std::shared_ptr<detail::Buffer> buf_;  // null when empty
   Stream stream_;                        // unset until first needed (empty matrices)
 };
 
-// ----------------------------------------------------------------- element-wise on views
 namespace detail {
 template <class T> struct identity { using type = T; };
-/// T in a non-deduced context: `view + 1` takes the scalar as the view's element type.
+/// T in a non-deduced context: a scalar or view argument takes the other operand's type.
 template <class T> using identity_t = typename identity<T>::type;
-
-template <class T>
-DeviceMatrix<T> view_binary(const MatrixView<const T>& a, const MatrixView<const T>& b, Binary op, const char* name);
-template <class T> DeviceMatrix<T> view_scalar(const MatrixView<const T>& a, Scalar op, T s);
-template <class T> DeviceMatrix<T> view_unary(const MatrixView<const T>& a, Unary op);
 }  // namespace detail
-
-///@{
-/// Element-wise sums and differences of views and matrices (any mix, same shape, else
-/// shape_error), on the first operand's stream; the result is a new dense matrix.
-template <class T>
-DeviceMatrix<T> operator+(const MatrixView<const T>& a, const MatrixView<const T>& b) {
-  return detail::view_binary(a, b, detail::Binary::add, "operator+");
-}
-template <class T>
-DeviceMatrix<T> operator+(const DeviceMatrix<T>& a, const MatrixView<const T>& b) {
-  return detail::view_binary(a.view(), b, detail::Binary::add, "operator+");
-}
-template <class T>
-DeviceMatrix<T> operator+(DeviceMatrix<T>&& a, const MatrixView<const T>& b) {
-  return detail::view_binary(a.view(), b, detail::Binary::add, "operator+");
-}
-template <class T>
-DeviceMatrix<T> operator+(const MatrixView<const T>& a, const DeviceMatrix<T>& b) {
-  return detail::view_binary(a, b.view(), detail::Binary::add, "operator+");
-}
-template <class T>
-DeviceMatrix<T> operator-(const MatrixView<const T>& a, const MatrixView<const T>& b) {
-  return detail::view_binary(a, b, detail::Binary::sub, "operator-");
-}
-template <class T>
-DeviceMatrix<T> operator-(const DeviceMatrix<T>& a, const MatrixView<const T>& b) {
-  return detail::view_binary(a.view(), b, detail::Binary::sub, "operator-");
-}
-template <class T>
-DeviceMatrix<T> operator-(DeviceMatrix<T>&& a, const MatrixView<const T>& b) {
-  return detail::view_binary(a.view(), b, detail::Binary::sub, "operator-");
-}
-template <class T>
-DeviceMatrix<T> operator-(const MatrixView<const T>& a, const DeviceMatrix<T>& b) {
-  return detail::view_binary(a, b.view(), detail::Binary::sub, "operator-");
-}
-///@}
-
-/// Element-wise negation of a view, as a new dense matrix.
-template <class T>
-DeviceMatrix<T> operator-(const MatrixView<const T>& a) {
-  return detail::view_unary(a, detail::Unary::neg);
-}
-
-///@{
-/// A view and a scalar, element by element, as a new dense matrix (the matrix forms' rules:
-/// integer division by the scalar 0 throws std::invalid_argument).
-template <class T>
-DeviceMatrix<T> operator+(const MatrixView<const T>& a, detail::identity_t<T> s) {
-  return detail::view_scalar(a, detail::Scalar::add, s);
-}
-template <class T>
-DeviceMatrix<T> operator-(const MatrixView<const T>& a, detail::identity_t<T> s) {
-  return detail::view_scalar(a, detail::Scalar::sub, s);
-}
-template <class T>
-DeviceMatrix<T> operator*(const MatrixView<const T>& a, detail::identity_t<T> s) {
-  return detail::view_scalar(a, detail::Scalar::mul, s);
-}
-template <class T>
-DeviceMatrix<T> operator/(const MatrixView<const T>& a, detail::identity_t<T> s) {
-  return detail::view_scalar(a, detail::Scalar::div, s);
-}
-template <class T>
-DeviceMatrix<T> operator+(detail::identity_t<T> s, const MatrixView<const T>& a) {
-  return detail::view_scalar(a, detail::Scalar::add, s);
-}
-template <class T>
-DeviceMatrix<T> operator-(detail::identity_t<T> s, const MatrixView<const T>& a) {
-  return detail::view_scalar(a, detail::Scalar::rsub, s);
-}
-template <class T>
-DeviceMatrix<T> operator*(detail::identity_t<T> s, const MatrixView<const T>& a) {
-  return detail::view_scalar(a, detail::Scalar::mul, s);
-}
-///@}
 
 // ----------------------------------------------------------------- concatenation
 namespace detail {
@@ -476,3 +379,6 @@ extern template class DeviceMatrix<std::int64_t>;
 extern template class DeviceMatrix<std::uint64_t>;
 
 }  // namespace devmat
+
+// The expressions: operators and functions on matrices and views.
+#include <devmat/expr.hpp>

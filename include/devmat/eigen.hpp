@@ -44,4 +44,10 @@ Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> to_eigen(const
   return out;
 }
 
+/// An expression's elements on the host, row-major: runs it, then copies; blocks.
+template <class T>
+Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> to_eigen(const Expr<T>& e) {
+  return to_eigen(e.eval());
+}
+
 }  // namespace devmat

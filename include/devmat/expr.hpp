@@ -8,9 +8,12 @@
 
 #include <devmat/device_matrix.hpp>
 #include <devmat/error.hpp>
+#include <devmat/gemm.hpp>
 #include <devmat/matrix_view.hpp>
 #include <devmat/stream.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <type_traits>
@@ -67,6 +70,7 @@ template <class T> DeviceMatrix<T> expr_max(const ExprPtr& e);
 template <class T> DeviceMatrix<double> expr_mean(const ExprPtr& e);
 template <class T> DeviceMatrix<sum_t<T>> expr_row_sums(const ExprPtr& e);
 template <class T> DeviceMatrix<sum_t<T>> expr_col_sums(const ExprPtr& e);
+template <class T> Index expr_arg(const ExprPtr& e, bool max);
 
 // ------------------------------------------------------------------ operands
 /// What can appear in an expression: matrices, views, expressions (operand<X>::value), with
@@ -85,6 +89,9 @@ template <class T> struct operand<Expr<T>> {
   using type = T;
 };
 template <class X> inline constexpr bool is_operand_v = operand<std::decay_t<X>>::value;
+template <class X> struct is_expr : std::false_type {};
+template <class T> struct is_expr<Expr<T>> : std::true_type {};
+template <class X> inline constexpr bool is_expr_v = is_expr<std::decay_t<X>>::value;
 template <class X> inline constexpr bool is_scalar_v = std::is_arithmetic_v<std::decay_t<X>>;
 template <class X> using operand_t = typename operand<std::decay_t<X>>::type;
 
@@ -312,6 +319,13 @@ auto max(const X& x, const Y& y) {
 }
 ///@}
 
+/// The element-wise product of two operands (`x * y` of two matrices is the matrix product),
+/// or of an operand and a scalar. Lazy.
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto cwise_product(const X& x, const Y& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::mul, x, y, "cwise_product");
+}
+
 /// Element-wise x^y (float and double), matrix^scalar, scalar^matrix or matrix^matrix. Lazy.
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
 auto pow(const X& x, const Y& y) {
@@ -338,6 +352,89 @@ auto select(const M& mask, const A& a, const B& b) {
 template <class U, class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
 Expr<U> cast(const X& x) {
   return Expr<U>(detail::expr_unary(detail::ExprOp::cast, detail::node_of(x), detail::dtype_of<U>::value));
+}
+
+// ------------------------------------------------------------------ products with expressions
+namespace detail {
+template <class T> DeviceMatrix<T> product_operand(const Expr<T>& e) { return e.eval(); }
+template <class T> MatrixView<const T> product_operand(const DeviceMatrix<T>& m) { return m.view(); }
+template <class T> MatrixView<const T> product_operand(const MatrixView<T>& v) { return v; }
+}  // namespace detail
+
+/// The matrix product of two operands one of which is an expression: the expression is run
+/// first, then multiplied as matrices (gemm.hpp).
+template <class X, class Y,
+          std::enable_if_t<detail::is_operand_v<X> && detail::is_operand_v<Y> &&
+                               (detail::is_expr_v<X> || detail::is_expr_v<Y>), int> = 0>
+auto operator*(const X& x, const Y& y) {
+  using T = typename detail::common_element<X, Y>::type;
+  const auto a = detail::product_operand(x);
+  const auto b = detail::product_operand(y);
+  return MatrixView<const T>(a) * MatrixView<const T>(b);
+}
+
+// ------------------------------------------------------------------ more reductions
+/// Sum of the element-wise products of x and y (same shape or broadcasting), fused; blocks.
+/// float products are rounded to float, then summed in double (as sum()).
+template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
+auto dot(const X& x, const Y& y) {
+  using T = typename detail::common_element<X, Y>::type;
+  return detail::make_binary<T>(detail::ExprOp::mul, x, y, "dot").sum();
+}
+/// Sum of the squares of the elements (Eigen's squaredNorm), fused; blocks.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+auto squared_norm(const X& x) {
+  return square(x).sum();
+}
+/// The Frobenius norm, sqrt(squared_norm(x)), in double; blocks.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+double norm(const X& x) {
+  return std::sqrt(static_cast<double>(squared_norm(x)));
+}
+///@{
+/// (row, column) of the first smallest / largest element in row-major order (a NaN, if there
+/// is one, is the extreme); blocks. An empty operand is a shape_error.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+std::pair<Index, Index> arg_min(const X& x) {
+  const Expr<detail::operand_t<X>> e(detail::node_of(x));
+  const Index i = detail::expr_arg<detail::operand_t<X>>(e.node(), false);
+  return {i / e.cols(), i % e.cols()};
+}
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+std::pair<Index, Index> arg_max(const X& x) {
+  const Expr<detail::operand_t<X>> e(detail::node_of(x));
+  const Index i = detail::expr_arg<detail::operand_t<X>>(e.node(), true);
+  return {i / e.cols(), i % e.cols()};
+}
+///@}
+/// Number of elements that are not 0 (NaN counts), fused; blocks.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+Index count_nonzero(const X& x) {
+  return static_cast<Index>((x != 0).sum());
+}
+/// True when some element is not 0; blocks.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+bool any(const X& x) {
+  return count_nonzero(x) > 0;
+}
+/// True when no element is 0 (true for an empty operand); blocks.
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
+bool all(const X& x) {
+  return count_nonzero(x) == Expr<detail::operand_t<X>>(detail::node_of(x)).size();
+}
+/// Eigen's isApprox: ||x - y|| <= rel_tol * min(||x||, ||y||) (Frobenius norms, computed in
+/// double), for float and double; shapes must match. rel_tol defaults to Eigen's (1e-5 for
+/// float, 1e-12 for double). Blocks.
+template <class X, class Y, std::enable_if_t<detail::is_operand_v<X> && detail::is_operand_v<Y>, int> = 0>
+bool is_approx(const X& x, const Y& y, double rel_tol = -1) {
+  using T = typename detail::common_element<X, Y>::type;
+  static_assert(detail::is_float_v<T>, "devmat: is_approx is for float and double; convert first with cast<float>()");
+  if (rel_tol < 0) rel_tol = std::is_same_v<T, float> ? 1e-5 : 1e-12;
+  const Expr<double> dx = cast<double>(x), dy = cast<double>(y);
+  if (dx.rows() != dy.rows() || dx.cols() != dy.cols())
+    detail::throw_shape_error("is_approx", dx.rows(), dx.cols(), dy.rows(), dy.cols());
+  const double d = squared_norm(dx - dy);
+  return d <= rel_tol * rel_tol * std::min(static_cast<double>(squared_norm(dx)), static_cast<double>(squared_norm(dy)));
 }
 
 }  // namespace devmat

@@ -17,6 +17,7 @@ namespace devmat {
 
 template <class T> class DeviceMatrix;
 template <class T> class MatrixView;
+template <class T> class Expr;
 
 namespace detail {
 struct Buffer;
@@ -179,10 +180,17 @@ class MatrixView
   void set(Index i, Index j, T value) const;
   /// Sets every element of the window to `value` (stream-ordered).
   void fill(T value) const;
-  /// Element-wise `this += b` (same shape, else shape_error).
-  const MatrixView& operator+=(const MatrixView<const T>& b) const;
-  /// Element-wise `this -= b` (same shape, else shape_error).
-  const MatrixView& operator-=(const MatrixView<const T>& b) const;
+  /// Copies the elements of the matrix `src` (same shape, else shape_error) into this window.
+  MatrixView& operator=(const DeviceMatrix<T>& src);
+  /// Runs the expression `e` into this window, on this view's stream, in one kernel (e's shape
+  /// must be the window's, else shape_error). e may read this very window (in place); a
+  /// different window overlapping this one is read as a whole first (through a temporary).
+  MatrixView& operator=(const Expr<T>& e);
+  /// Element-wise `this += x`, x a matrix, view or expression of the window's shape or
+  /// broadcasting to it (else shape_error).
+  const MatrixView& operator+=(const Expr<T>& x) const;
+  /// Element-wise `this -= x` (as operator+=).
+  const MatrixView& operator-=(const Expr<T>& x) const;
   /// Adds `s` to every element.
   const MatrixView& operator+=(T s) const;
   /// Subtracts `s` from every element.

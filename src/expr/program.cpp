@@ -72,7 +72,8 @@ Program lower(const ExprNode& root) {
   p.rows = root.rows;
   p.cols = root.cols;
   p.out_type = root.type;
-  Lowering{p}.visit(root);
+  Lowering low{p, {}, {}};
+  low.visit(root);
   // The key: every op with its types and operands, every leaf's type and broadcast.
   std::string& k = p.key;
   k.reserve(8 * p.ops.size() + 4 * p.leaves.size());

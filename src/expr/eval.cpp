@@ -1,0 +1,150 @@
+// The entry points of expressions (include/devmat/expr.hpp): evaluation into a new matrix or into
+// a window, and the fused reductions. Each lowers the tree to a Program, orders the stream after
+// every operand, handles aliasing, and hands the program to the engine (expr/engine.hpp).
+#include "detail/instantiate.hpp"
+#include "detail/runtime.hpp"
+#include "detail/view_overlap.hpp"
+#include "expr/engine.hpp"
+#include "expr/node.hpp"
+#include "expr/program.hpp"
+
+#include <devmat/expr.hpp>
+
+#include <string>
+
+namespace devmat::detail {
+namespace {
+
+/// Orders `s` after the pending work on every operand and records the use on their memory.
+void order_leaves(const Program& p, const Stream& s) {
+  for (const ProgramLeaf& l : p.leaves)
+    if (l.node->keep) l.node->keep->prepare_use(s);
+}
+
+Window leaf_window(const ProgramLeaf& l) {
+  return {reinterpret_cast<std::uintptr_t>(l.data), l.node->rows, l.node->cols, l.stride, dtype_size(l.type)};
+}
+
+/// Whether writing `out` while the program reads its leaves could read an element already
+/// written: a leaf shares memory with `out` without being that very window.
+bool reads_overlap(const Program& p, const Window& out) {
+  for (const ProgramLeaf& l : p.leaves) {
+    const Window w = leaf_window(l);
+    const bool same = w.first == out.first && w.rows == out.rows && w.cols == out.cols && w.stride == out.stride &&
+                      w.elem == out.elem;
+    if (!same && windows_overlap(w, out)) return true;
+  }
+  return false;
+}
+
+void require_nonempty(const ExprNode& e, const char* op) {
+  if (e.rows * e.cols == 0)
+    throw shape_error(std::string("devmat: ") + op + ": the expression is empty (" + shape_string(e.rows, e.cols) +
+                      "); its " + op + " is undefined");
+}
+
+template <class Out>
+DeviceMatrix<Out> reduce(const ExprPtr& e, ReduceKind kind, Index rows, Index cols) {
+  const Stream s = expr_stream(*e);
+  DeviceMatrix<Out> out(rows, cols, s);
+  if (out.empty()) return out;
+  if (e->rows * e->cols == 0) {  // sums of nothing
+    out.fill(Out(0));
+    return out;
+  }
+  const Program p = lower(*e);
+  order_leaves(p, s);
+  run_reduce(p, kind, out.data(), s);
+  return out;
+}
+
+}  // namespace
+
+template <class T>
+DeviceMatrix<T> expr_eval(const ExprPtr& e) {
+  const Stream s = expr_stream(*e);
+  DeviceMatrix<T> out(e->rows, e->cols, s);
+  if (out.empty()) return out;
+  const Program p = lower(*e);
+  order_leaves(p, s);
+  run_elementwise(p, out.data(), out.cols(), s);
+  return out;
+}
+
+template <class T>
+void expr_assign(const ExprPtr& e, const MatrixView<T>& out) {
+  if (e->rows != out.rows() || e->cols != out.cols())
+    throw_shape_error("assignment of an expression", out.rows(), out.cols(), e->rows, e->cols);
+  if (out.empty()) return;
+  const Stream s = out.stream();
+  const Program p = lower(*e);
+  use_on(s, out);
+  order_leaves(p, s);
+  if (reads_overlap(p, window_of(MatrixView<const T>(out)))) {
+    // Read the whole right side first: into a temporary, then into the window.
+    DeviceMatrix<T> tmp(out.rows(), out.cols(), s);
+    run_elementwise(p, tmp.data(), tmp.cols(), s);
+    copy_rows(out.data(), out.stride(), static_cast<const T*>(tmp.data()), tmp.cols(), out.rows(), out.cols(), s);
+    return;
+  }
+  run_elementwise(p, out.data(), out.stride(), s);
+}
+
+template <class T>
+DeviceMatrix<sum_t<T>> expr_sum(const ExprPtr& e) {
+  return reduce<sum_t<T>>(e, ReduceKind::sum, 1, 1);
+}
+
+template <class T>
+DeviceMatrix<T> expr_min(const ExprPtr& e) {
+  require_nonempty(*e, "min");
+  return reduce<T>(e, ReduceKind::min, 1, 1);
+}
+
+template <class T>
+DeviceMatrix<T> expr_max(const ExprPtr& e) {
+  require_nonempty(*e, "max");
+  return reduce<T>(e, ReduceKind::max, 1, 1);
+}
+
+template <class T>
+DeviceMatrix<double> expr_mean(const ExprPtr& e) {
+  require_nonempty(*e, "mean");
+  return reduce<double>(e, ReduceKind::mean, 1, 1);
+}
+
+template <class T>
+DeviceMatrix<sum_t<T>> expr_row_sums(const ExprPtr& e) {
+  return reduce<sum_t<T>>(e, ReduceKind::row_sums, e->rows, 1);
+}
+
+template <class T>
+DeviceMatrix<sum_t<T>> expr_col_sums(const ExprPtr& e) {
+  return reduce<sum_t<T>>(e, ReduceKind::col_sums, 1, e->cols);
+}
+
+template <class T>
+Index expr_arg(const ExprPtr& e, bool max) {
+  require_nonempty(*e, max ? "arg_max" : "arg_min");
+  const Stream s = expr_stream(*e);
+  DeviceMatrix<std::int64_t> out(1, 1, s);
+  const Program p = lower(*e);
+  order_leaves(p, s);
+  run_arg_reduce(p, max, out.data(), s);
+  return static_cast<Index>(out.to_vector()[0]);
+}
+
+#define DEVMAT_INSTANTIATE(T)                                                   \
+  template DeviceMatrix<T> expr_eval<T>(const ExprPtr&);                        \
+  template void expr_assign<T>(const ExprPtr&, const MatrixView<T>&);           \
+  template DeviceMatrix<sum_t<T>> expr_sum<T>(const ExprPtr&);                  \
+  template DeviceMatrix<T> expr_min<T>(const ExprPtr&);                         \
+  template DeviceMatrix<T> expr_max<T>(const ExprPtr&);                         \
+  template DeviceMatrix<double> expr_mean<T>(const ExprPtr&);                   \
+  template DeviceMatrix<sum_t<T>> expr_row_sums<T>(const ExprPtr&);             \
+  template DeviceMatrix<sum_t<T>> expr_col_sums<T>(const ExprPtr&);             \
+  template Index expr_arg<T>(const ExprPtr&, bool);
+DEVMAT_FOR_EACH_TYPE(DEVMAT_INSTANTIATE)
+#undef DEVMAT_INSTANTIATE
+
+}  // namespace devmat::detail
