@@ -9,7 +9,7 @@ import json
 import sys
 
 UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
-REF_ORDER = ["cublas", "cub", "thrust", "memcpy", "launch-only", "cudamalloc", "eigen-cpu"]
+REF_ORDER = ["cublas", "cub", "thrust", "fused-kernel", "dense", "memcpy", "launch-only", "cudamalloc", "eigen-cpu"]
 
 
 def load(paths):

@@ -1,0 +1,267 @@
+// Fused expressions: devmat evaluating a formula as one expression beside a hand-written CUDA
+// kernel of the same formula ("fused-kernel"), and a fused reduction beside cub's
+// TransformReduce, in the same run. Also prints what a first evaluation costs (code generation
+// and NVRTC) and the host time a cached evaluation adds to a bare launch.
+#include "support.hpp"
+
+#include <devmat/devmat.hpp>
+
+#include <cub/device/device_reduce.cuh>
+#include <cuda/std/functional>
+#include <thrust/iterator/zip_iterator.h>
+#include <thrust/tuple.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace {
+using devmat::DeviceMatrix;
+using devmat::Index;
+namespace b = devmat::bench;
+
+// ------------------------------------------------------------------ hand-written references
+// Four floats per thread through 16-byte loads, one element per thread for the tail.
+template <class F>
+__global__ void map3_kernel(float* __restrict__ out, const float* __restrict__ a, const float* __restrict__ b_,
+                            const float* __restrict__ c, Index n, F f) {
+  const Index i = (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
+  if (i + 3 < n) {
+    const float4 x = *reinterpret_cast<const float4*>(a + i), y = *reinterpret_cast<const float4*>(b_ + i),
+                 z = *reinterpret_cast<const float4*>(c + i);
+    *reinterpret_cast<float4*>(out + i) = make_float4(f(x.x, y.x, z.x), f(x.y, y.y, z.y), f(x.z, y.z, z.z), f(x.w, y.w, z.w));
+  } else {
+    for (Index k = i; k < n; ++k) out[k] = f(a[k], b_[k], c[k]);
+  }
+}
+
+struct E1 {  // (2a + b)/2 - |c|
+  __device__ float operator()(float a, float b_, float c) const {
+    return __fsub_rn(__fdiv_rn(__fadd_rn(__fmul_rn(2.f, a), b_), 2.f), fabsf(c));
+  }
+};
+struct AddSub {  // a + b - c
+  __device__ float operator()(float a, float b_, float c) const { return __fsub_rn(__fadd_rn(a, b_), c); }
+};
+struct GradMag {  // sqrt(a^2 + b^2)
+  __device__ float operator()(float a, float b_, float) const {
+    return __fsqrt_rn(__fadd_rn(__fmul_rn(a, a), __fmul_rn(b_, b_)));
+  }
+};
+
+template <class F>
+__global__ void map2_kernel(float* __restrict__ out, const float* __restrict__ a, const float* __restrict__ b_, Index n,
+                            F f) {
+  const Index i = (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x) * 4;
+  if (i + 3 < n) {
+    const float4 x = *reinterpret_cast<const float4*>(a + i), y = *reinterpret_cast<const float4*>(b_ + i);
+    *reinterpret_cast<float4*>(out + i) = make_float4(f(x.x, y.x, 0.f), f(x.y, y.y, 0.f), f(x.z, y.z, 0.f), f(x.w, y.w, 0.f));
+  } else {
+    for (Index k = i; k < n; ++k) out[k] = f(a[k], b_[k], 0.f);
+  }
+}
+
+/// The formula over n elements: three inputs, or two when c is null.
+template <class F>
+void launch_map3(cudaStream_t s, float* out, const float* a, const float* b_, const float* c, Index n, F f) {
+  const Index threads = (n + 3) / 4;
+  const auto blocks = static_cast<unsigned>((threads + 255) / 256);
+  if (c) map3_kernel<<<blocks, 256, 0, s>>>(out, a, b_, c, n, f);
+  else map2_kernel<<<blocks, 256, 0, s>>>(out, a, b_, n, f);
+}
+
+// ------------------------------------------------------------------ element-wise formulas
+template <class Ours, class F>
+void register_formula(const char* op, Index rows, Index cols, int n_in, Ours ours, F f) {
+  const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+  const double bytes = (n_in + 1.0) * static_cast<double>(rows * cols) * sizeof(float);
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 1);
+    const auto B = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 2);
+    const auto C = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
+    DeviceMatrix<float> R(rows, cols);
+    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { ours(R, A, B, C); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape, "fused-kernel").c_str(), [=](benchmark::State& st) {
+    const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 1);
+    const auto B = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 2);
+    const auto C = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
+    DeviceMatrix<float> R(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    const float* c = n_in == 3 ? C.data() : nullptr;
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { launch_map3(s, R.data(), A.data(), B.data(), c, rows * cols, f); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  // The same formula one operator at a time (what devmat did before expressions).
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape, "ours-unfused").c_str(), [=](benchmark::State& st) {
+    const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 1);
+    const auto B = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 2);
+    const auto C = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
+    DeviceMatrix<float> R(rows, cols);
+    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { ours(R, A, B, C, true); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// ------------------------------------------------------------------ fused reduction
+struct SqDiff {
+  __device__ float operator()(const thrust::tuple<float, float>& t) const {
+    const float d = __fsub_rn(thrust::get<0>(t), thrust::get<1>(t));
+    return __fmul_rn(d, d);
+  }
+};
+
+void register_sqdiff_sum(Index n) {
+  const std::string size = std::to_string(n);
+  const double bytes = 2.0 * static_cast<double>(n) * sizeof(float);
+  benchmark::RegisterBenchmark(b::name("expr-sqdiff-sum", "f32", size, "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = DeviceMatrix<float>::random_uniform(n / 4096, 4096, -1.f, 1.f, 1);
+    const auto B = DeviceMatrix<float>::random_uniform(n / 4096, 4096, -1.f, 1.f, 2);
+    DeviceMatrix<float> s;
+    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { s = square(A - B).sum_async(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("expr-sqdiff-sum", "f32", size, "cub").c_str(), [=](benchmark::State& st) {
+    const auto A = DeviceMatrix<float>::random_uniform(n / 4096, 4096, -1.f, 1.f, 1);
+    const auto B = DeviceMatrix<float>::random_uniform(n / 4096, 4096, -1.f, 1.f, 2);
+    const cudaStream_t s = A.stream().native();
+    float* out;
+    DEVMAT_BENCH_CUDA(cudaMalloc(&out, sizeof(float)));
+    auto in = thrust::make_zip_iterator(thrust::make_tuple(A.data(), B.data()));
+    std::size_t temp_bytes = 0;
+    cub::DeviceReduce::TransformReduce(nullptr, temp_bytes, in, out, n, cuda::std::plus<float>(), SqDiff(), 0.f, s);
+    void* temp;
+    DEVMAT_BENCH_CUDA(cudaMalloc(&temp, temp_bytes));
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+      cub::DeviceReduce::TransformReduce(temp, temp_bytes, in, out, n, cuda::std::plus<float>(), SqDiff(), 0.f, s);
+    });
+    cudaStreamSynchronize(s);
+    cudaFree(temp);
+    cudaFree(out);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// ------------------------------------------------------------------ a chain of 10, launch-bound
+__global__ void add_kernel(float* out, const float* a, const float* x, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = a[i] + x[i];
+}
+
+constexpr int kChainN = 256;
+
+/// Ten operators, one expression: min(sqrt(square(|(A + B) * 0.5 - A|) + 1) * A - B, 4) ...
+template <class M>
+auto chain10(const M& A, const M& B) {
+  return min(cwise_product(sqrt(square(abs((A + B) * 0.5f - A)) + 1.0f), A) - B, 4.0f);
+}
+
+void register_chain() {
+  const std::string shape = std::to_string(kChainN) + "x" + std::to_string(kChainN);
+  // Evaluations per second (Mop/s): one expression of 10 operators against one bare launch.
+  benchmark::RegisterBenchmark(b::name("expr-chain10", "f32", shape, "ours").c_str(), [](benchmark::State& st) {
+    const devmat::Stream s = devmat::Stream::create();
+    const auto A = DeviceMatrix<float>::constant(kChainN, kChainN, 1.f, s);
+    const auto B = DeviceMatrix<float>::constant(kChainN, kChainN, 2.f, s);
+    DeviceMatrix<float> R(kChainN, kChainN, s);
+    b::time_on_stream(st, s.native(), 1, b::kMops, [&] { R = chain10(A, B); });
+  })->UseManualTime()->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(b::name("expr-chain10", "f32", shape, "launch-only").c_str(), [](benchmark::State& st) {
+    cudaStream_t s;
+    cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    const int n = kChainN * kChainN;
+    float *a, *x;
+    cudaMalloc(&a, n * sizeof(float));
+    cudaMalloc(&x, n * sizeof(float));
+    cudaMemset(a, 0, n * sizeof(float));
+    b::time_on_stream(st, s, 1, b::kMops, [&] { add_kernel<<<(n + 255) / 256, 256, 0, s>>>(x, a, a, n); });
+    cudaStreamSynchronize(s);
+    cudaFree(a);
+    cudaFree(x);
+    cudaStreamDestroy(s);
+  })->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+// ------------------------------------------------------------------ compile and host costs
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// First evaluations of expressions this process has not seen (the disk cache may still hold
+/// them: DEVMAT_CACHE_DIR=off measures NVRTC), and the host time of cached evaluations.
+void report_costs() {
+  const auto A = DeviceMatrix<float>::constant(256, 256, 1.f), B = DeviceMatrix<float>::constant(256, 256, 2.f),
+             C = DeviceMatrix<float>::constant(256, 256, 3.f);
+  DeviceMatrix<float> R(256, 256);
+  R.synchronize();
+  const auto first = [&](const char* what, auto make) {
+    const auto t0 = std::chrono::steady_clock::now();
+    R = make();
+    R.synchronize();
+    std::printf("expr first evaluation: %-34s %8.1f ms\n", what, ms_since(t0));
+  };
+  first("(2*A + B)/2 - abs(C)", [&] { return (2.f * A + B) / 2.f - abs(C); });
+  first("A + B - C", [&] { return A + B - C; });
+  first("sqrt(square(A) + square(B))", [&] { return sqrt(square(A) + square(B)); });
+  first("chain10", [&] { return chain10(A, B); });
+  first("exp(-square(A))*log1p(abs(B))+tanh(C)", [&] { return cwise_product(exp(-square(A)), log1p(abs(B))) + tanh(C); });
+  // Host time per cached evaluation (build + lower + lookup + launch), beside a bare launch.
+  constexpr int kReps = 2000;
+  const cudaStream_t s = A.stream().native();
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kReps; ++i) R = (2.f * A + B) / 2.f - abs(C);
+  const double ours_us = ms_since(t0) * 1e3 / kReps;
+  R.synchronize();
+  t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < kReps; ++i) launch_map3(s, R.data(), A.data(), B.data(), C.data(), 256 * 256, E1{});
+  const double bare_us = ms_since(t0) * 1e3 / kReps;
+  cudaStreamSynchronize(s);
+  std::printf("expr host time per cached evaluation: %.2f us; bare <<<>>> launch %.2f us; added %.2f us\n", ours_us,
+              bare_us, ours_us - bare_us);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  report_costs();
+  register_formula("expr-e1", 8192, 8192, 3,
+                   [](DeviceMatrix<float>& R, const DeviceMatrix<float>& A, const DeviceMatrix<float>& B,
+                      const DeviceMatrix<float>& C, bool unfused = false) {
+                     if (!unfused) {
+                       R = (2.f * A + B) / 2.f - abs(C);
+                       return;
+                     }
+                     DeviceMatrix<float> t = 2.f * A;
+                     t = t + B;
+                     t = t / 2.f;
+                     R = abs(C);
+                     R = t - R;
+                   },
+                   E1{});
+  register_formula("expr-add-sub", 8192, 8192, 3,
+                   [](DeviceMatrix<float>& R, const DeviceMatrix<float>& A, const DeviceMatrix<float>& B,
+                      const DeviceMatrix<float>& C, bool unfused = false) {
+                     if (!unfused) {
+                       R = A + B - C;
+                       return;
+                     }
+                     R = A + B;
+                     R = R - C;
+                   },
+                   AddSub{});
+  register_formula("expr-gradmag", 4096, 4096, 2,
+                   [](DeviceMatrix<float>& R, const DeviceMatrix<float>& A, const DeviceMatrix<float>& B,
+                      const DeviceMatrix<float>&, bool unfused = false) {
+                     if (!unfused) {
+                       R = sqrt(square(A) + square(B));
+                       return;
+                     }
+                     DeviceMatrix<float> t = square(A);
+                     R = square(B);
+                     R = t + R;
+                     R = sqrt(R);
+                   },
+                   GradMag{});
+  register_sqdiff_sum(Index(1) << 28);
+  register_chain();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
