@@ -2,7 +2,8 @@
 // scripts/bench_table.py turns into bench/RESULTS.md rows.
 //
 // Each benchmark is named  <op>/<dtype>/<shape>/<impl>  where impl is "ours" or the reference
-// ("cublas", "cub", "thrust", "memcpy", "eigen-cpu"); its counter "value" is the throughput in
+// ("cublas", "cub", "thrust", "memcpy", "eigen-cpu", or "dense": ours on a dense matrix of a
+// view's shape, the reference of the view benchmarks); its counter "value" is the throughput in
 // the unit given by the counter "unit" code (see kUnits). Pairs with the same op/dtype/shape
 // make one table row, ratio = ours / reference.
 #pragma once

@@ -3,12 +3,15 @@
 
 Benchmarks are named <op>/<dtype>/<shape>/<impl> (bench/support.hpp); "ours" is paired with
 the first other impl of the same op/dtype/shape as its reference; ratio = ours / reference
-(throughput). Other impls of ours ("ours-<config>") are listed under the table.
+(throughput). Other impls of ours ("ours-<config>") are listed under the table, with their
+ratio to the same reference.
 """
 import json
 import sys
 
 UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
+# "dense": ours on a dense matrix of a view's shape, the reference of the view benchmarks
+# (ratio = view throughput / dense throughput); "fused-kernel": a hand-written single-pass kernel.
 REF_ORDER = ["cublas", "cub", "thrust", "fused-kernel", "dense", "memcpy", "launch-only", "cudamalloc", "eigen-cpu"]
 
 
@@ -51,7 +54,9 @@ def main(paths):
                 extra.append(f"- {'/'.join(key)}: {other} {ov:.4g} {unit} (ours/{other} = {v / ov:.3f})")
         for impl, (v, unit) in impls.items():
             if impl.startswith("ours") and impl != "ours":
-                extra.append(f"- {'/'.join(key)}: {impl} {v:.4g} {unit}")
+                # Against the row's reference too, where it has one (the view benchmarks' variants).
+                vs = f" ({impl}/{refs[0]} = {v / impls[refs[0]][0]:.3f})" if refs else ""
+                extra.append(f"- {'/'.join(key)}: {impl} {v:.4g} {unit}{vs}")
     print("\n".join(out))
     if extra:
         print("\nOther variants measured in the same run:\n")
