@@ -8,17 +8,11 @@
 // fit in the H200's 50 MB L2 between iterations and measure the cache, not memory).
 //
 // Names: view-add/<f32|u8>, view-sum/f32, view-transpose/f32 (GB/s, bytes read plus written),
-// view-gemm/f32 (TFLOP/s, 2 M N K); each ours | dense, plus ours-aligned, and for view-add the
-// slot kernel's other shapes (ours-u<units>b<blocks>, dispatch/transform.cuh) into a
-// preallocated result. Each result is checked once against the dense operation on dense copies
+// view-gemm/f32 (TFLOP/s, 2 M N K); each ours | dense, plus ours-aligned, into a preallocated
+// result. Each result is checked once against the dense operation on dense copies
 // of the windows before timing.
-//
-// view-sum and view-transpose need MatrixView<const T>::sum_async() and transpose(), which come
-// with the view reductions: compiled where DEVMAT_HAVE_VIEW_REDUCTIONS is 1.
 #include "random.cuh"
 #include "support.hpp"
-
-#include "dispatch/elementwise.cuh"
 
 #include <devmat/devmat.hpp>
 
@@ -28,10 +22,6 @@
 #include <string>
 #include <type_traits>
 
-#ifndef DEVMAT_HAVE_VIEW_REDUCTIONS
-#define DEVMAT_HAVE_VIEW_REDUCTIONS 0
-#endif
-
 namespace {
 using devmat::DeviceMatrix;
 using devmat::Index;
@@ -39,7 +29,6 @@ using devmat::MatrixView;
 namespace b = devmat::bench;
 using b::dtype;
 using b::random_matrix;
-namespace d = devmat::detail;
 
 std::string shape_of(Index r, Index c) { return std::to_string(r) + "x" + std::to_string(c); }
 
@@ -91,31 +80,8 @@ void register_add(Index R, Index C, Index r0, Index c0, Index rows, Index cols, 
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-/// One shape of the slot kernel (dispatch/transform.cuh) for the same view + view, into a
-/// preallocated result.
-template <class T, int Units, int MinBlocks>
-void register_add_shape(Index R, Index C, Index r0, Index c0, Index rows, Index cols) {
-  using Shape = d::SlotShape<Units, MinBlocks>;
-  const double bytes = 3.0 * static_cast<double>(rows) * cols * sizeof(T);
-  const std::string impl = "ours-u" + std::to_string(Units) + "b" + std::to_string(MinBlocks);
-  benchmark::RegisterBenchmark(b::name("view-add", dtype<T>(), shape_of(rows, cols), impl).c_str(),
-                               [=](benchmark::State& st) {
-    const Windows<T> w(R, C, r0, c0, rows, cols);
-    DeviceMatrix<T> out(rows, cols, w.a.stream());
-    const cudaStream_t s = w.a.stream().native();
-    const auto op = [&] {
-      d::launch_transform_2d<Shape>(s, rows, cols, out.data(), cols, w.va.data(), w.va.stride(), w.vb.data(),
-                                    w.vb.stride(), d::BinaryFn<T, d::Binary::add>{});
-    };
-    op();
-    const DeviceMatrix<T> want = DeviceMatrix<T>(w.va) + DeviceMatrix<T>(w.vb);
-    if (max_diff(out, want) != 0) return st.SkipWithError("the slot kernel's sum differs from the dense sum");
-    b::time_on_stream(st, s, bytes, b::kGBps, op);
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-}
 
 // ------------------------------------------------------------------ view-sum, view-transpose
-#if DEVMAT_HAVE_VIEW_REDUCTIONS
 /// view.sum_async() (no host sync in the timing) beside A.sum_async() on a dense matrix.
 template <class T>
 void register_sum(Index R, Index C, Index r0, Index c0, Index rows, Index cols, bool aligned) {
@@ -165,7 +131,6 @@ void register_transpose(Index R, Index C, Index r0, Index c0, Index rows, Index 
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { out = A.transpose(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
-#endif  // DEVMAT_HAVE_VIEW_REDUCTIONS
 
 // ------------------------------------------------------------------ view-gemm
 /// view * view (n x n windows of R x C matrices) beside A * B on dense n x n matrices.
@@ -202,15 +167,9 @@ void register_gemm(Index R, Index C, Index r0, Index c0, Index n, bool aligned) 
 int main(int argc, char** argv) {
   constexpr Index kBig = 8192, kN = 4096;
   register_add<float>(kBig, kBig, 1, 3, kN, kN, true);
-  register_add_shape<float, 2, 4>(kBig, kBig, 1, 3, kN, kN);
-  register_add_shape<float, 1, 5>(kBig, kBig, 1, 3, kN, kN);
   register_add<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
-  register_add_shape<std::uint8_t, 2, 4>(16384, 8191, 0, 1, 16384, 4095);
-  register_add_shape<std::uint8_t, 1, 5>(16384, 8191, 0, 1, 16384, 4095);
-#if DEVMAT_HAVE_VIEW_REDUCTIONS
   register_sum<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_transpose<float>(kBig, kBig, 1, 3, kN, kN, true);
-#endif
   register_gemm<float>(kBig, kBig, 1, 3, kN, true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

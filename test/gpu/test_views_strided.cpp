@@ -334,7 +334,7 @@ TEST_CASE("strided rows past 2^30 bytes go in column blocks; 2^31 rows of one el
     M.col(1).fill(2);
     M.block(R - 1, 1, 1, 1).fill(100);
     const auto c = M.col(1);
-    auto sum = c + c;
+    const DeviceMatrix<std::uint8_t> sum = c + c;
     CHECK(sum.rows() == R);
     CHECK(sum.min() == 4);
     CHECK(sum.max() == 200);
