@@ -22,7 +22,7 @@ struct ExprNode {
   const void* data = nullptr;
   Index stride = 0;
   std::shared_ptr<Buffer> keep;  // the matrix memory kept alive (null for wrapped memory)
-  Stream stream;                 // unset: the calling thread's per-thread stream
+  Stream stream = Access::unset();  // unset: the calling thread's per-thread stream
 
   // scalar: the value's bytes, in `type`
   std::uint64_t bits = 0;
