@@ -3,6 +3,7 @@
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/reduce.cuh"
+#include "dispatch/reduce_parts.hpp"
 
 #include <devmat/device_matrix.hpp>
 
@@ -101,6 +102,68 @@ DeviceMatrix<sum_t<T>> MatrixView<const T>::col_sums() const {
   detail::launch_col_sums(s, data_, rows_, cols_, stride_, out.data());
   return out;
 }
+
+// ------------------------------------------------------------------ shared with fused expressions
+namespace detail {
+
+template <class T>
+long long reduce_first_pass_cap(ReduceOp op) {
+  using Acc = sum_acc_t<T>;
+  constexpr int kThreads = DefaultReduceConfig::kThreads, U = DefaultReduceConfig::kUnroll;
+  // The kernels launch_reduce sizes its grid by (its ToAcc first pass), times its oversubscription.
+  const void* kernel =
+      op == ReduceOp::min   ? reinterpret_cast<const void*>(&reduce_kernel<MinMaxReducer<T, false>, kThreads, U, CastTo<T, T>>)
+      : op == ReduceOp::max ? reinterpret_cast<const void*>(&reduce_kernel<MinMaxReducer<T, true>, kThreads, U, CastTo<T, T>>)
+                            : reinterpret_cast<const void*>(&reduce_kernel<SumReducer<T>, kThreads, U, CastTo<Acc, Acc>>);
+  return resident_blocks(kernel, kThreads) * DefaultReduceConfig::kOversub;
+}
+
+template <class T>
+void launch_reduce_second_pass(ReduceOp op, const Stream& stream, const void* partials, Index count, void* out,
+                               double n) {
+  using Acc = sum_acc_t<T>;
+  const cudaStream_t s = stream.native();
+  switch (op) {
+    case ReduceOp::sum:
+      return launch(&reduce_partials_kernel<SumReducer<T>, kFinalThreads, CastTo<Acc, sum_t<T>>>, 1, kFinalThreads,
+                    0, s, static_cast<const Acc*>(partials), count, static_cast<sum_t<T>*>(out),
+                    CastTo<Acc, sum_t<T>>{});
+    case ReduceOp::mean:
+      return launch(&reduce_partials_kernel<SumReducer<T>, kFinalThreads, MeanOf<Acc>>, 1, kFinalThreads, 0, s,
+                    static_cast<const Acc*>(partials), count, static_cast<double*>(out), MeanOf<Acc>{n});
+    case ReduceOp::min:
+      return launch(&reduce_partials_kernel<MinMaxReducer<T, false>, kFinalThreads, CastTo<T, T>>, 1, kFinalThreads,
+                    0, s, static_cast<const T*>(partials), count, static_cast<T*>(out), CastTo<T, T>{});
+    case ReduceOp::max:
+      return launch(&reduce_partials_kernel<MinMaxReducer<T, true>, kFinalThreads, CastTo<T, T>>, 1, kFinalThreads,
+                    0, s, static_cast<const T*>(partials), count, static_cast<T*>(out), CastTo<T, T>{});
+  }
+}
+
+template <class T>
+void launch_row_chunk_sums(const Stream& stream, const void* partials, Index rows, Index chunks, void* out) {
+  using Acc = sum_acc_t<T>;
+  launch(&segment_sums_kernel<SumReducer<T>, sum_t<T>>, static_cast<unsigned>(ceil_div(rows * 32, kTeamThreads)),
+         kTeamThreads, 0, stream.native(), static_cast<const Acc*>(partials), rows, chunks,
+         static_cast<sum_t<T>*>(out));
+}
+
+template <class T>
+void launch_col_chunk_sums(const Stream& stream, const void* partials, Index cols, Index chunks, void* out) {
+  using Acc = sum_acc_t<T>;
+  launch(&col_chunks_kernel<Acc, sum_t<T>>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0,
+         stream.native(), static_cast<const Acc*>(partials), cols, chunks, static_cast<sum_t<T>*>(out));
+}
+
+#define DEVMAT_INSTANTIATE(T)                                                                                   \
+  template long long reduce_first_pass_cap<T>(ReduceOp);                                                        \
+  template void launch_reduce_second_pass<T>(ReduceOp, const Stream&, const void*, Index, void*, double);       \
+  template void launch_row_chunk_sums<T>(const Stream&, const void*, Index, Index, void*);                      \
+  template void launch_col_chunk_sums<T>(const Stream&, const void*, Index, Index, void*);
+DEVMAT_FOR_EACH_TYPE(DEVMAT_INSTANTIATE)
+#undef DEVMAT_INSTANTIATE
+
+}  // namespace detail
 
 // ------------------------------------------------------------------ matrices: their whole view
 template <class T> DeviceMatrix<sum_t<T>> DeviceMatrix<T>::sum_async() const { return view().sum_async(); }

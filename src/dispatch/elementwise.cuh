@@ -3,10 +3,10 @@
 #pragma once
 
 #include "dispatch/transform.cuh"
+#include "kernels/cast.cuh"
 
 #include <devmat/device_matrix.hpp>
 
-#include <limits>
 #include <stdexcept>
 #include <type_traits>
 
@@ -87,31 +87,6 @@ struct ThresholdFn {
   T t;
   __device__ std::uint8_t operator()(T a) const { return a > t ? 255 : 0; }
 };
-
-// OpenCV's saturate_cast: float to integer rounds to nearest even and saturates, NaN -> 0.
-template <class U, class X>
-__device__ __forceinline__ U saturate_cast(X x) {
-  using UL = std::numeric_limits<U>;
-  if constexpr (std::is_floating_point_v<U> || std::is_same_v<U, X>) {
-    return static_cast<U>(x);
-  } else if constexpr (std::is_floating_point_v<X>) {
-    if (x != x) return U(0);
-    const double r = rint(static_cast<double>(x));
-    if (r <= static_cast<double>(UL::lowest())) return UL::lowest();
-    if (r >= static_cast<double>(UL::max())) return UL::max();
-    return static_cast<U>(r);
-  } else {  // integer to integer
-    if constexpr (std::is_signed_v<X>) {
-      if (x < 0) {
-        if constexpr (std::is_unsigned_v<U>) return U(0);
-        else if (static_cast<long long>(x) < static_cast<long long>(UL::lowest())) return UL::lowest();
-        return static_cast<U>(x);
-      }
-    }
-    if (static_cast<unsigned long long>(x) > static_cast<unsigned long long>(UL::max())) return UL::max();
-    return static_cast<U>(x);
-  }
-}
 
 template <class U, class X>
 struct CastFn {

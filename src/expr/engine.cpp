@@ -1,0 +1,356 @@
+// The execution engine of fused expressions (expr/engine.hpp): picks a kernel variant and a
+// grid for a program, finds or builds its kernel (memory, then disk, then NVRTC), fills the
+// parameter block and launches through the runtime API (cudaLibrary_t / cudaKernel_t: no driver
+// API, no per-device modules; a library loads into each device's context on first use).
+#include "expr/engine.hpp"
+
+#include "detail/error_scope.hpp"
+#include "detail/runtime.hpp"
+#include "dispatch/common.hpp"
+#include "dispatch/device.hpp"
+#include "dispatch/reduce_parts.hpp"
+#include "dispatch/workspace.hpp"
+#include "expr/codegen.hpp"
+#include "expr/jit.hpp"
+#include "expr/plan.hpp"
+
+#include <devmat/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace devmat::detail {
+namespace {
+
+const char* kind_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::elementwise_flat: return "elementwise/flat";
+    case KernelKind::elementwise_2d: return "elementwise/2d";
+    case KernelKind::reduce_sum: return "sum";
+    case KernelKind::reduce_min: return "min";
+    case KernelKind::reduce_max: return "max";
+    case KernelKind::row_sums: return "row_sums";
+    case KernelKind::col_sums: return "col_sums";
+    case KernelKind::arg_min: return "arg_min";
+    default: return "arg_max";
+  }
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// ------------------------------------------------------------------ kernels and their cache
+struct Compiled {
+  cudaKernel_t main = nullptr;
+  cudaKernel_t final = nullptr;  // arg min / max only
+};
+
+/// One kernel variant of one program: built once, by the first thread that needs it, while
+/// others wait on `mu`; read without a lock once `ready`.
+struct Slot {
+  Slot(const KernelSpec& s, int a) : spec(s), arch(a) {}
+  const KernelSpec spec;
+  const int arch;
+  std::mutex mu;
+  std::atomic<bool> ready{false};
+  Compiled kernels;
+};
+
+std::string spec_string(const KernelSpec& s, int arch) {
+  std::string r = kind_name(s.kind);
+  if (s.kind != KernelKind::elementwise_flat && s.kind != KernelKind::row_sums && s.kind != KernelKind::col_sums)
+    r += s.flat ? "/flat" : s.vec ? "/2d-vec" : "/2d";
+  if (s.min_blocks) r += "/minblocks" + std::to_string(s.min_blocks) + (s.relax_min_blocks ? "-relaxed" : "");
+  if (s.outline) r += "/outline";
+  return r + "/sm_" + std::to_string(arch);
+}
+
+/// Logs what the compiler made of a kernel (registers, local memory), when CUDA can tell.
+void log_attributes(cudaKernel_t k) {
+  const ErrorScope scope;
+  cudaFuncAttributes a{};
+  if (cudaFuncGetAttributes(&a, reinterpret_cast<const void*>(k)) != cudaSuccess) {
+    scope.forget_ours();
+    return;
+  }
+  int per_sm = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(k), kExprBlock, 0) !=
+      cudaSuccess) {
+    scope.forget_ours();
+    per_sm = -1;
+  }
+  std::fprintf(stderr, "devmat expr:   %d registers, %zu bytes local, %zu bytes shared, %d blocks of %d per SM\n",
+               a.numRegs, a.localSizeBytes, a.sharedSizeBytes, per_sm, kExprBlock);
+}
+
+/// The lines of a ptxas -v log that say what a function uses.
+void log_usage(const std::string& log) {
+  std::size_t pos = 0;
+  while (pos < log.size()) {
+    std::size_t end = log.find('\n', pos);
+    if (end == std::string::npos) end = log.size();
+    const std::string line = log.substr(pos, end - pos);
+    if (line.find("registers") != std::string::npos || line.find("spill") != std::string::npos ||
+        line.find("Function properties") != std::string::npos)
+      std::fprintf(stderr, "devmat expr:   %s\n", line.c_str() + line.find_first_not_of(' '));
+    pos = end + 1;
+  }
+}
+
+/// The image of a kernel variant: from the disk cache, or compiled. A reduction asks for
+/// min_blocks resident blocks per SM (its fixed grid then runs in one wave, as the unfused
+/// one does); where that makes ptxas spill registers, it takes half that, then no bound.
+std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& target,
+                     const std::string& what) {
+  const double t0 = now_ms();
+  std::vector<int> tries{spec.min_blocks};
+  if (spec.relax_min_blocks && spec.min_blocks > 0) {
+    if (spec.min_blocks / 2 > 0) tries.push_back(spec.min_blocks / 2);
+    tries.push_back(0);
+  }
+  KernelSpec attempt = spec;
+  attempt.min_blocks = static_cast<std::uint8_t>(tries[0]);
+  std::string source = generate_source(p, attempt);
+  // The first attempt's source names the whole ladder: what it yields is a function of it.
+  const std::string identity =
+      jit_identity(source, target) + (tries.size() > 1 ? "\nrelaxed on spills" : "");
+  const DiskCache& disk = DiskCache::instance();
+  std::string image;
+  if (disk.load(identity, image)) {
+    if (expr_verbose())
+      std::fprintf(stderr, "devmat expr: disk cache hit for %s (%s) in %.1f ms\n", what.c_str(),
+                   disk.path_of(identity).c_str(), now_ms() - t0);
+    return image;
+  }
+  for (std::size_t t = 0; t < tries.size(); ++t) {
+    if (t > 0) {
+      attempt.min_blocks = static_cast<std::uint8_t>(tries[t]);
+      source = generate_source(p, attempt);
+    }
+    double ms = 0;
+    std::string log;
+    image = jit_compile(source, target, what, &ms, &log);
+    const long spills = spill_bytes(log);
+    if (expr_verbose()) {
+      std::fprintf(stderr, "devmat expr: compiled %s (%s, min blocks %d) in %.1f ms (NVRTC %.1f ms)\n", what.c_str(),
+                   target.cubin ? "cubin" : "PTX", tries[t], now_ms() - t0, ms);
+      log_usage(log);
+    }
+    if (spills <= 0) break;
+    if (expr_verbose() && t + 1 < tries.size())
+      std::fprintf(stderr, "devmat expr:   %ld bytes of spills: again with min blocks %d\n", spills, tries[t + 1]);
+  }
+  disk.store(identity, image);
+  return image;
+}
+
+Compiled build(const Program& p, const KernelSpec& spec, int arch) {
+  const JitTarget target = jit_target(arch);
+  const std::string what = "the " + spec_string(spec, arch) + " kernel of expression " + p.key;
+  std::string image = image_of(p, spec, target, what);
+  cudaLibrary_t lib = nullptr;
+  {
+    const ErrorScope scope;
+    cudaError_t st = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (st != cudaSuccess) {
+      scope.forget_ours();
+      throw cuda_error(st, "devmat: loading " + what + " failed: " + cudaGetErrorName(st) + ": " +
+                               cudaGetErrorString(st));
+    }
+  }
+  Compiled c;
+  DEVMAT_CUDA_TRY(cudaLibraryGetKernel(&c.main, lib, kExprKernelName));
+  if (spec.kind == KernelKind::arg_min || spec.kind == KernelKind::arg_max)
+    DEVMAT_CUDA_TRY(cudaLibraryGetKernel(&c.final, lib, kExprFinalKernelName));
+  if (expr_verbose()) log_attributes(c.main);
+  return c;  // the library stays loaded for the life of the process, as the cache entry does
+}
+
+/// program key -> its kernel variants. The hit path is a shared lock, one hash of the key and
+/// a scan of a few variants; no allocation.
+class KernelCache {
+ public:
+  static KernelCache& instance() {
+    static auto* cache = new KernelCache;  // never destroyed: kernels may run until exit
+    return *cache;
+  }
+
+  const Compiled& get(const Program& p, const KernelSpec& spec, int arch) {
+    Slot* slot = nullptr;
+    {
+      std::shared_lock<std::shared_mutex> lock(mu_);
+      slot = find_locked(p.key, spec, arch);
+    }
+    if (slot && slot->ready.load(std::memory_order_acquire)) {
+      if (expr_verbose() >= 2)
+        std::fprintf(stderr, "devmat expr: memory cache hit for the %s kernel of %s\n", spec_string(spec, arch).c_str(),
+                     p.key.c_str());
+      return slot->kernels;
+    }
+    if (!slot) {
+      std::unique_lock<std::shared_mutex> lock(mu_);
+      slot = find_locked(p.key, spec, arch);
+      if (!slot) {
+        auto& slots = map_[p.key];
+        slots.push_back(std::make_unique<Slot>(spec, arch));
+        slot = slots.back().get();
+      }
+    }
+    std::lock_guard<std::mutex> build_lock(slot->mu);
+    if (!slot->ready.load(std::memory_order_relaxed)) {
+      slot->kernels = build(p, spec, arch);  // throws: the slot stays empty, the next call tries again
+      slot->ready.store(true, std::memory_order_release);
+    }
+    return slot->kernels;
+  }
+
+ private:
+  Slot* find_locked(const std::string& key, const KernelSpec& spec, int arch) {
+    const auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    for (const auto& s : it->second)
+      if (s->arch == arch && s->spec == spec) return s.get();
+    return nullptr;
+  }
+
+  std::shared_mutex mu_;
+  std::unordered_map<std::string, std::vector<std::unique_ptr<Slot>>> map_;
+};
+
+// ------------------------------------------------------------------ launches
+[[noreturn]] void throw_launch(cudaError_t st, dim3 grid, dim3 block) {
+  const auto dim = [](dim3 d) {
+    return std::to_string(d.x) + "x" + std::to_string(d.y) + "x" + std::to_string(d.z);
+  };
+  throw cuda_error(st, "devmat: fused expression kernel launch failed (grid " + dim(grid) + ", block " + dim(block) +
+                           "): " + cudaGetErrorName(st) + ": " + cudaGetErrorString(st));
+}
+
+void launch(cudaKernel_t k, dim3 grid, dim3 block, void** args, const Stream& stream) {
+  const ErrorScope scope;
+  const cudaError_t st = cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, block, args, 0, stream.native());
+  if (st != cudaSuccess) {
+    scope.forget_ours();
+    throw_launch(st, grid, block);
+  }
+}
+
+/// DEVMAT_EXPR_REDUCE_MINBLOCKS, or -1 when unset.
+int minblocks_override() {
+  static const int v = [] {
+    const char* e = std::getenv("DEVMAT_EXPR_REDUCE_MINBLOCKS");
+    return e && *e ? std::max(0, std::atoi(e)) : -1;
+  }();
+  return v;
+}
+
+template <class F>
+decltype(auto) with_type(DType t, F&& f) {
+  return visit_dtype(t, std::forward<F>(f));
+}
+
+/// Runs a plan: the generated kernel into `out` or into partials, then the second pass.
+void execute(const Program& p, Plan& plan, void* out, const Stream& stream) {
+  if (plan.empty) return;
+  if (plan.zero_bytes) {
+    DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, plan.zero_bytes, stream.native()));
+    return;
+  }
+  const Compiled& k = KernelCache::instance().get(p, plan.spec, current_device_props().arch());
+  Workspace partials;
+  if (plan.partial_bytes) {
+    partials = Workspace(plan.partial_bytes, stream);
+    plan.head.out = partials.as<unsigned char>();
+    plan.head.out2 = partials.as<unsigned char>() + plan.index_offset;
+  } else {
+    plan.head.out = out;
+  }
+  {
+    ParamBlock params(p, plan.head);
+    void* args[] = {params.data()};
+    launch(k.main, dim3(plan.shape.gx, plan.shape.gy), dim3(plan.shape.bx, plan.shape.by), args, stream);
+  }
+  const void* part = plan.head.out;
+  switch (plan.second) {
+    case SecondPass::none:
+      break;
+    case SecondPass::reduce: {
+      with_type(p.out_type, [&](auto x) {
+        launch_reduce_second_pass<decltype(x)>(plan.op, stream, part, plan.count, out, plan.head.count);
+      });
+      break;
+    }
+    case SecondPass::row_chunks:
+      with_type(p.out_type, [&](auto x) {
+        launch_row_chunk_sums<decltype(x)>(stream, part, plan.count, plan.chunks, out);
+      });
+      break;
+    case SecondPass::col_chunks:
+      with_type(p.out_type, [&](auto x) {
+        launch_col_chunk_sums<decltype(x)>(stream, part, plan.count, plan.chunks, out);
+      });
+      break;
+    case SecondPass::arg: {
+      const void* values = plan.head.out;
+      const void* indices = plan.head.out2;
+      Index count = plan.count;
+      void* args[] = {&values, &indices, &count, &out};
+      launch(k.final, 1, kExprBlock, args, stream);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+void run_elementwise(const Program& p, void* out, Index ld_out, const Stream& stream) {
+  Plan plan = plan_elementwise(p, out, ld_out);
+  execute(p, plan, out, stream);
+}
+
+void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stream) {
+  const int sms = current_device_props().sm_count;
+  Plan plan;
+  if (kind == ReduceKind::row_sums) {
+    plan = plan_row_sums(p, sms);
+  } else if (kind == ReduceKind::col_sums) {
+    plan = plan_col_sums(p, sms);
+  } else {
+    const ReduceOp op = kind == ReduceKind::sum   ? ReduceOp::sum
+                        : kind == ReduceKind::min ? ReduceOp::min
+                        : kind == ReduceKind::max ? ReduceOp::max
+                                                  : ReduceOp::mean;
+    const long long cap = with_type(p.out_type, [&](auto x) { return reduce_first_pass_cap<decltype(x)>(op); });
+    // Every block of the grid (the unfused one's) resident at once, as the unfused kernel's are.
+    const int min_blocks =
+        minblocks_override() >= 0 ? minblocks_override() : static_cast<int>(cap / std::max(sms, 1));
+    plan = plan_reduce(p, op, cap, min_blocks);
+    plan.spec.relax_min_blocks = minblocks_override() < 0;
+  }
+  execute(p, plan, out, stream);
+}
+
+void run_arg_reduce(const Program& p, bool max, void* out, const Stream& stream) {
+  Plan plan = plan_arg(p, max, current_device_props().sm_count);
+  if (plan.empty) {
+    DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0xFF, sizeof(long long), stream.native()));  // -1
+    return;
+  }
+  execute(p, plan, out, stream);
+}
+
+}  // namespace devmat::detail

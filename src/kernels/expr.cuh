@@ -1,0 +1,477 @@
+// The bodies of the fused expression kernels: element-wise (flat and 2D), whole reductions
+// (sum, min, max, mean), row and column sums, arg min / arg max. Device code only, compiled at
+// run time by NVRTC together with the code generated for one expression (src/expr/codegen.cpp),
+// which supplies G:
+//
+//   struct G {
+//     using Out = ...;                 // the expression's element type
+//     using Params = ...;              // ExprHead h; ExprLeaf leaf[NL]; unsigned long long scalar[NS];
+//     using Fixed = ...;               // the 1 x 1 leaves' values, loaded once per thread
+//     template <int N> using Regs = ...;  // N consecutive elements of a row of every other leaf
+//     template <bool kNC> static void load_fixed(const Params&, Fixed&);
+//     // Row r, columns [c, c + N) (all inside the row) of every leaf: one aligned vector per
+//     // leaf with kVec, else element by element. kNC: through the read-only path (reductions;
+//     // element-wise kernels may write what they read, so they use plain loads).
+//     template <int N, bool kVec, bool kNC> static void load_row(const Params&, Index r, Index c, Regs<N>&);
+//     template <int N> static Out value(const Params&, const Fixed&, const Regs<N>&, int k);  // element k
+//     template <bool kNC> static Out at(const Params&, const Fixed&, Index r, Index c);       // (r, c), loads included
+//   };
+//
+// Element (r, c) of the expression is its value at row r and column c of the rows x cols
+// result; the flat paths read every leaf as one contiguous row (r = 0, c = flat index).
+#pragma once
+
+#include "common.cuh"
+#include "expr_ops.cuh"
+#include "expr_params.hpp"
+#include "reduce_block.cuh"
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+namespace devmat::detail {
+
+constexpr int kExprThreads = 256;  // every expression kernel's block
+constexpr int kExprReduceUnroll = 4;  // = DefaultReduceConfig::kUnroll: the unfused reduction's order
+
+// ------------------------------------------------------------------ loads and stores
+/// One element through the read-only path (kNC) or a plain load.
+template <class T, bool kNC>
+__device__ __forceinline__ T expr_load_one(const T* p) {
+  if constexpr (kNC) return load_one(p);
+  else return *p;
+}
+
+/// N consecutive elements at p, which is aligned to N * sizeof(T) (or 16 bytes when that is
+/// more): 16-byte pieces, or one smaller vector.
+template <class T, int N, bool kNC>
+__device__ __forceinline__ Pack<T, N> expr_load_vec(const T* p) {
+  constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+  Pack<T, N> r;
+  if constexpr (kBytes > 16) {
+    static_assert(kBytes % 16 == 0, "expr_load_vec: a multiple of 16 bytes");
+    const uint4* q = reinterpret_cast<const uint4*>(p);
+#pragma unroll
+    for (int k = 0; k < kBytes / 16; ++k) {
+      uint4 w;
+      if constexpr (kNC) w = __ldg(q + k);
+      else w = q[k];
+      std::memcpy(reinterpret_cast<unsigned char*>(&r) + 16 * k, &w, 16);
+    }
+  } else if constexpr (kNC) {
+    r = load_pack(reinterpret_cast<const Pack<T, N>*>(p));
+  } else {
+    r = *reinterpret_cast<const Pack<T, N>*>(p);
+  }
+  return r;
+}
+
+/// N consecutive elements at p, each loaded on its own (any alignment).
+template <class T, int N, bool kNC>
+__device__ __forceinline__ Pack<T, N> expr_load_elems(const T* p) {
+  Pack<T, N> r;
+#pragma unroll
+  for (int k = 0; k < N; ++k) r.v[k] = expr_load_one<T, kNC>(p + k);
+  return r;
+}
+
+template <class T, int N, bool kVec, bool kNC>
+__device__ __forceinline__ Pack<T, N> expr_load_span(const T* p) {
+  if constexpr (kVec) return expr_load_vec<T, N, kNC>(p);
+  else return expr_load_elems<T, N, kNC>(p);
+}
+
+/// Stores N elements at p (aligned to N * sizeof(T), at most 16 bytes).
+template <class T, int N>
+__device__ __forceinline__ void expr_store_vec(T* p, const Pack<T, N>& v) {
+  *reinterpret_cast<Pack<T, N>*>(p) = v;
+}
+
+/// r = e / d, c = e % d (32-bit division when both fit).
+__device__ __forceinline__ void expr_split(Index e, Index d, Index& r, Index& c) {
+  if (((e | d) >> 32) == 0) {
+    const auto q = static_cast<unsigned>(e) / static_cast<unsigned>(d);
+    r = q;
+    c = e - static_cast<Index>(q) * d;
+  } else {
+    r = e / d;
+    c = e - r * d;
+  }
+}
+
+// ================================================================== element-wise
+/// Flat path: the output and every leaf that is not 1 x 1 are contiguous and 16-byte aligned.
+/// Each thread takes U units of V elements spaced a block apart (a warp's accesses stay
+/// contiguous), issues every load before evaluating; block 0 also does the n % V tail.
+/// Each element is read and written by one thread (the output may be one of the leaves).
+template <class G, int V, int U>
+__device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
+  using Out = typename G::Out;
+  typename G::Fixed f;
+  G::template load_fixed<false>(p, f);
+  Out* out = static_cast<Out*>(p.h.out);
+  const Index n = p.h.n, n_vec = n / V;
+  const Index step = static_cast<Index>(gridDim.x) * (kExprThreads * U);
+  for (Index first = static_cast<Index>(blockIdx.x) * (kExprThreads * U) + threadIdx.x; first < n_vec;
+       first += step) {
+    typename G::template Regs<V> g[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const Index i = first + u * kExprThreads;
+      if (i < n_vec) G::template load_row<V, true, false>(p, 0, i * V, g[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const Index i = first + u * kExprThreads;
+      if (i < n_vec) {
+        Pack<Out, V> o;
+#pragma unroll
+        for (int k = 0; k < V; ++k) o.v[k] = G::template value<V>(p, f, g[u], k);
+        expr_store_vec(out + i * V, o);
+      }
+    }
+  }
+  if (blockIdx.x == 0)
+    for (Index e = n_vec * V + threadIdx.x; e < n; e += kExprThreads) out[e] = G::template at<false>(p, f, 0, e);
+}
+
+/// 2D path: strided, broadcast or unaligned operands. A block is blockDim.x x blockDim.y
+/// threads: y walks rows, x walks units of V columns of a row (J per thread, blockDim.x apart).
+/// kVec: every row start of the output and of the leaves that are read along a row is aligned
+/// to their vectors, so whole units move as vectors; otherwise element by element. A partial
+/// unit at a row's end goes element by element.
+template <class G, int V, int J, bool kVec>
+__device__ __forceinline__ void expr_2d_body(const typename G::Params& p) {
+  using Out = typename G::Out;
+  typename G::Fixed f;
+  G::template load_fixed<false>(p, f);
+  const Index rows = p.h.rows, cols = p.h.cols;
+  const Index nu = (cols + V - 1) / V;  // units per row, the last maybe partial
+  const Index tx = blockDim.x, ty = blockDim.y;
+  for (Index r = static_cast<Index>(blockIdx.y) * ty + threadIdx.y; r < rows;
+       r += static_cast<Index>(gridDim.y) * ty) {
+    Out* out_row = static_cast<Out*>(p.h.out) + r * p.h.ld_out;
+    for (Index base = static_cast<Index>(blockIdx.x) * tx * J + threadIdx.x; base < nu;
+         base += static_cast<Index>(gridDim.x) * tx * J) {
+      typename G::template Regs<V> g[J];
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const Index c = (base + j * tx) * V;
+        if (c + V <= cols) G::template load_row<V, kVec, false>(p, r, c, g[j]);
+      }
+#pragma unroll
+      for (int j = 0; j < J; ++j) {
+        const Index c = (base + j * tx) * V;
+        if (c + V <= cols) {
+          Pack<Out, V> o;
+#pragma unroll
+          for (int k = 0; k < V; ++k) o.v[k] = G::template value<V>(p, f, g[j], k);
+          if constexpr (kVec) {
+            expr_store_vec(out_row + c, o);
+          } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) out_row[c + k] = o.v[k];
+          }
+        } else {
+          for (Index e = c; e < cols; ++e) out_row[e] = G::template at<false>(p, f, r, e);
+        }
+      }
+    }
+  }
+}
+
+// ================================================================== whole reductions
+/// The values of unit i (elements [i V, i V + V) in row-major order) of a 2D expression. kVec:
+/// cols % V == 0 and the leaves' rows are aligned, so a unit is one aligned vector of a row.
+template <class G, int V, bool kVec>
+__device__ __forceinline__ void expr_unit_2d(const typename G::Params& p, const typename G::Fixed& f, Index i,
+                                             Pack<typename G::Out, V>& o) {
+  Index r, c;
+  expr_split(i * V, p.h.cols, r, c);
+  if (kVec || c + V <= p.h.cols) {
+    typename G::template Regs<V> g;
+    G::template load_row<V, kVec, true>(p, r, c, g);
+#pragma unroll
+    for (int k = 0; k < V; ++k) o.v[k] = G::template value<V>(p, f, g, k);
+  } else {  // the unit straddles rows
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      o.v[k] = G::template at<true>(p, f, r, c);
+      if (++c == p.h.cols) {
+        c = 0;
+        ++r;
+      }
+    }
+  }
+}
+
+/// The value at flat index e (row-major).
+template <class G, bool kFlat>
+__device__ __forceinline__ typename G::Out expr_at_flat(const typename G::Params& p, const typename G::Fixed& f,
+                                                        Index e) {
+  if constexpr (kFlat) {
+    return G::template at<true>(p, f, 0, e);
+  } else {
+    Index r, c;
+    expr_split(e, p.h.cols, r, c);
+    return G::template at<true>(p, f, r, c);
+  }
+}
+
+/// U units starting at unit i, nthreads apart: loads first, then values.
+template <class G, int V, int U, bool kFlat, bool kVec>
+__device__ __forceinline__ void expr_units(const typename G::Params& p, const typename G::Fixed& f, Index i,
+                                           Index nthreads, Pack<typename G::Out, V> (&v)[U]) {
+  if constexpr (kFlat) {
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      typename G::template Regs<V> g;
+      G::template load_row<V, true, true>(p, 0, (i + u * nthreads) * V, g);
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[u].v[k] = G::template value<V>(p, f, g, k);
+    }
+  } else {
+#pragma unroll
+    for (int u = 0; u < U; ++u) expr_unit_2d<G, V, kVec>(p, f, i + u * nthreads, v[u]);
+  }
+}
+
+/// Sum, min or max (reducer R) of the expression's n values, in exactly the order of
+/// reduce_kernel<R, 256, 4, ...> (kernels/reduce.cuh) over the expression materialised into a
+/// dense, aligned rows x cols matrix: the same per-thread sequence (reduce_range with no
+/// unaligned head: U units of V = kVec16<Out> values, then single units, then single elements),
+/// the same block combination. So with the same grid, every block's partial is bitwise the
+/// unfused one. Writes the block's partial (kExprPartials), or with one block the result:
+/// the sum cast to SumOut or min/max (kExprFinal), or sum / count (kExprMean).
+template <class G, class R, class SumOut, bool kFlat, bool kVec>
+__device__ __forceinline__ void expr_reduce_body(const typename G::Params& p) {
+  using Out = typename G::Out;
+  using Acc = typename R::Acc;
+  constexpr int V = kVec16<Out>;
+  constexpr int U = kExprReduceUnroll;
+  typename G::Fixed f;
+  G::template load_fixed<true>(p, f);
+  typename R::State s;
+  const Index t = static_cast<Index>(blockIdx.x) * kExprThreads + threadIdx.x;
+  const Index nthreads = static_cast<Index>(gridDim.x) * kExprThreads;
+  const Index n = p.h.n, n_vec = n / V;
+  Index i = t;
+  for (; i + (U - 1) * nthreads < n_vec; i += U * nthreads) {
+    Pack<Out, V> v[U];
+    expr_units<G, V, U, kFlat, kVec>(p, f, i, nthreads, v);
+    R::add_packs(s, v);
+  }
+  for (; i < n_vec; i += nthreads) {
+    Pack<Out, V> v[1];
+    expr_units<G, V, 1, kFlat, kVec>(p, f, i, nthreads, v);
+    R::add_packs(s, v);
+  }
+  const Index tail = n_vec * V;
+  for (Index e = t; e < n - tail; e += nthreads) R::add(s, expr_at_flat<G, kFlat>(p, f, tail + e));
+  const Acc v = block_reduce<R, kExprThreads>(R::finish(s));
+  if (threadIdx.x == 0) {
+    if (p.h.mode == kExprPartials) static_cast<Acc*>(p.h.out)[blockIdx.x] = v;
+    else if (p.h.mode == kExprMean) *static_cast<double*>(p.h.out) = static_cast<double>(v) / p.h.count;
+    else *static_cast<SumOut*>(p.h.out) = static_cast<SumOut>(v);
+  }
+}
+
+// ================================================================== row and column sums
+/// Combines v over each aligned group of `width` lanes (a power of two <= 32, the same for the
+/// whole warp); the group's first lane holds the result.
+template <class R>
+__device__ __forceinline__ typename R::Acc expr_team_reduce(typename R::Acc v, int width) {
+  for (int offset = width / 2; offset > 0; offset /= 2) v = R::combine(v, shfl_down(v, offset, width));
+  return v;
+}
+
+/// out[r] = sum of row r in sum_acc_t<Out> (double for float; doubles compensated), written as
+/// SumOut. Teams of p.h.team lanes take a row each; with team 0, a block takes chunk
+/// blockIdx.x % chunks of row blockIdx.x / chunks and writes the result (one chunk) or the
+/// chunk's accumulator to out[blockIdx.x], which a second pass adds up in order.
+template <class G, class SumOut>
+__device__ __forceinline__ void expr_row_sums_body(const typename G::Params& p) {
+  using R = SumReducer<typename G::Out>;
+  using Acc = typename R::Acc;
+  typename G::Fixed f;
+  G::template load_fixed<true>(p, f);
+  const Index rows = p.h.rows, cols = p.h.cols;
+  typename R::State s;
+  if (p.h.team > 0) {
+    const int lanes = p.h.team;
+    const Index row = (static_cast<Index>(blockIdx.x) * kExprThreads + threadIdx.x) / lanes;
+    const int lane = static_cast<int>(threadIdx.x % lanes);
+    if (row < rows)
+#pragma unroll 4
+      for (Index c = lane; c < cols; c += lanes) R::add(s, G::template at<true>(p, f, row, c));
+    const Acc v = expr_team_reduce<R>(R::finish(s), lanes);  // every lane takes part
+    if (row < rows && lane == 0) static_cast<SumOut*>(p.h.out)[row] = static_cast<SumOut>(v);
+  } else {
+    const Index row = blockIdx.x / p.h.chunks, chunk = blockIdx.x % p.h.chunks;
+    const Index c0 = chunk * p.h.chunk;
+    const Index c1 = c0 + p.h.chunk < cols ? c0 + p.h.chunk : cols;
+#pragma unroll 4
+    for (Index c = c0 + threadIdx.x; c < c1; c += kExprThreads) R::add(s, G::template at<true>(p, f, row, c));
+    const Acc v = block_reduce<R, kExprThreads>(R::finish(s));
+    if (threadIdx.x == 0) {
+      if (p.h.chunks == 1) static_cast<SumOut*>(p.h.out)[row] = static_cast<SumOut>(v);
+      else static_cast<Acc*>(p.h.out)[blockIdx.x] = v;
+    }
+  }
+}
+
+/// out[c] = sum of column c: a block is 32 columns by 8 row lanes over the rows of chunk
+/// blockIdx.y (p.h.chunk rows each); the 8 lanes' sums combine in order and go to out[c] (one
+/// chunk) or to out[chunk * cols + c], which a second pass adds up in order.
+template <class G, class SumOut>
+__device__ __forceinline__ void expr_col_sums_body(const typename G::Params& p) {
+  using R = SumReducer<typename G::Out>;
+  using Acc = typename R::Acc;
+  constexpr int kCols = 32, kLanes = kExprThreads / kCols;
+  __shared__ Acc sum_smem[kLanes][kCols];  // (row lane, column)
+  typename G::Fixed f;
+  G::template load_fixed<true>(p, f);
+  const Index rows = p.h.rows, cols = p.h.cols;
+  const int tx = static_cast<int>(threadIdx.x % kCols), ty = static_cast<int>(threadIdx.x / kCols);
+  const Index c = static_cast<Index>(blockIdx.x) * kCols + tx;
+  const Index r0 = static_cast<Index>(blockIdx.y) * p.h.chunk;
+  const Index r1 = r0 + p.h.chunk < rows ? r0 + p.h.chunk : rows;
+  typename R::State s;
+  if (c < cols)
+#pragma unroll 4
+    for (Index r = r0 + ty; r < r1; r += kLanes) R::add(s, G::template at<true>(p, f, r, c));
+  sum_smem[ty][tx] = R::finish(s);
+  __syncthreads();
+  if (ty == 0 && c < cols) {
+    Acc v = sum_smem[0][tx];
+#pragma unroll
+    for (int y = 1; y < kLanes; ++y) v = R::combine(v, sum_smem[y][tx]);
+    if (p.h.chunks == 1) static_cast<SumOut*>(p.h.out)[c] = static_cast<SumOut>(v);
+    else static_cast<Acc*>(p.h.out)[blockIdx.y * cols + c] = v;
+  }
+}
+
+// ================================================================== arg min / arg max
+/// The first extreme value and its flat index. NaN is more extreme than any number (the first
+/// NaN wins); equal values go to the smaller index. That is a total order on (value, index),
+/// so the result does not depend on the order of combination.
+template <class T, bool kMax>
+struct ArgBest {
+  T v;
+  Index i;
+
+  __device__ __forceinline__ static ArgBest identity() {
+    ArgBest b;
+    if constexpr (std::is_floating_point_v<T>)
+      b.v = kMax ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+    else
+      b.v = kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+    b.i = std::numeric_limits<Index>::max();
+    return b;
+  }
+  /// Whether (bv, bi) comes before (v, i).
+  __device__ __forceinline__ bool beaten_by(T bv, Index bi) const {
+    if constexpr (std::is_floating_point_v<T>) {
+      const bool nan = v != v, b_nan = bv != bv;
+      if (nan || b_nan) return b_nan && (!nan || bi < i);
+    }
+    if (kMax ? bv > v : bv < v) return true;
+    return bv == v && bi < i;
+  }
+  __device__ __forceinline__ void take(T bv, Index bi) {
+    if (beaten_by(bv, bi)) {
+      v = bv;
+      i = bi;
+    }
+  }
+};
+
+/// Combines the block's (value, index) pairs; thread 0 holds the result.
+template <class T, bool kMax>
+__device__ __forceinline__ ArgBest<T, kMax> expr_arg_block(ArgBest<T, kMax> b) {
+  constexpr int kWarps = kExprThreads / 32;
+  __shared__ T val_smem[kWarps];
+  __shared__ Index idx_smem[kWarps];
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    const T ov = shfl_down(b.v, offset);
+    const Index oi = shfl_down(b.i, offset);
+    b.take(ov, oi);
+  }
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  if (lane == 0) {
+    val_smem[warp] = b.v;
+    idx_smem[warp] = b.i;
+  }
+  __syncthreads();
+  if (warp == 0) {
+    b = ArgBest<T, kMax>::identity();
+    if (lane < kWarps) {
+      b.v = val_smem[lane];
+      b.i = idx_smem[lane];
+    }
+#pragma unroll
+    for (int offset = 16; offset > 0; offset /= 2) {
+      const T ov = shfl_down(b.v, offset);
+      const Index oi = shfl_down(b.i, offset);
+      b.take(ov, oi);
+    }
+  }
+  return b;
+}
+
+/// Pass 1 of arg min / arg max: the grid strides over the expression's units as the sum does;
+/// block b writes its best value and index to out[b] and out2[b], or with one block
+/// (kExprFinal) the index itself, as one int64, to out.
+template <class G, bool kMax, bool kFlat, bool kVec>
+__device__ __forceinline__ void expr_arg_body(const typename G::Params& p) {
+  using Out = typename G::Out;
+  constexpr int V = kVec16<Out>;
+  constexpr int U = kExprReduceUnroll;
+  typename G::Fixed f;
+  G::template load_fixed<true>(p, f);
+  ArgBest<Out, kMax> best = ArgBest<Out, kMax>::identity();
+  const Index t = static_cast<Index>(blockIdx.x) * kExprThreads + threadIdx.x;
+  const Index nthreads = static_cast<Index>(gridDim.x) * kExprThreads;
+  const Index n = p.h.n, n_vec = n / V;
+  Index i = t;
+  for (; i + (U - 1) * nthreads < n_vec; i += U * nthreads) {
+    Pack<Out, V> v[U];
+    expr_units<G, V, U, kFlat, kVec>(p, f, i, nthreads, v);
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) best.take(v[u].v[k], (i + u * nthreads) * V + k);
+  }
+  for (; i < n_vec; i += nthreads) {
+    Pack<Out, V> v[1];
+    expr_units<G, V, 1, kFlat, kVec>(p, f, i, nthreads, v);
+#pragma unroll
+    for (int k = 0; k < V; ++k) best.take(v[0].v[k], i * V + k);
+  }
+  const Index tail = n_vec * V;
+  for (Index e = t; e < n - tail; e += nthreads) best.take(expr_at_flat<G, kFlat>(p, f, tail + e), tail + e);
+  best = expr_arg_block<Out, kMax>(best);
+  if (threadIdx.x == 0) {
+    if (p.h.mode == kExprFinal) {
+      *static_cast<long long*>(p.h.out) = static_cast<long long>(best.i);
+    } else {
+      static_cast<Out*>(p.h.out)[blockIdx.x] = best.v;
+      static_cast<Index*>(p.h.out2)[blockIdx.x] = best.i;
+    }
+  }
+}
+
+/// Pass 2 of arg min / arg max: one block combines `count` partials; writes the index.
+template <class T, bool kMax>
+__device__ __forceinline__ void expr_arg_final_body(const T* values, const Index* indices, Index count,
+                                                    long long* out) {
+  ArgBest<T, kMax> best = ArgBest<T, kMax>::identity();
+  for (Index k = threadIdx.x; k < count; k += kExprThreads) best.take(values[k], indices[k]);
+  best = expr_arg_block<T, kMax>(best);
+  if (threadIdx.x == 0) *out = static_cast<long long>(best.i);
+}
+
+}  // namespace devmat::detail

@@ -1,0 +1,213 @@
+// The fused expression engine's generated kernels compile: every operation on every element type,
+// every broadcast, through every kernel body (element-wise flat and 2D, sum / min / max on both
+// paths, row and column sums, arg min / max), with NVRTC for sm_90, which needs no GPU. Also the
+// plans' choices of path, and the disk cache's file format.
+#include "support/catch.hpp"
+#include "support/expr_trees.hpp"
+
+#include "expr/codegen.hpp"
+#include "expr/jit.hpp"
+#include "expr/plan.hpp"
+
+#include <devmat/error.hpp>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+using namespace devmat;
+using namespace devmat::test::expr;
+using detail::KernelKind;
+using detail::KernelSpec;
+using detail::Program;
+
+namespace {
+
+// Addresses only (nothing is read): 16-byte aligned, and one that is not.
+alignas(16) unsigned char g_mem[4096];
+const void* kAligned = g_mem;
+const void* kOdd = g_mem + 4;
+
+const detail::JitTarget kSm90{90, true};
+
+std::string compile(const Program& p, const KernelSpec& s, const char* what) {
+  const std::string src = detail::generate_source(p, s);
+  double ms = 0;
+  std::string image;
+  CAPTURE(what, p.key);
+  REQUIRE_NOTHROW(image = detail::jit_compile(src, kSm90, what, &ms));
+  CHECK(image.size() > 0);
+  std::printf("  %-28s %-18s %6.0f ms  %6zu bytes of cubin\n", what, detail::dtype_cxx(p.out_type), ms, image.size());
+  return image;
+}
+
+KernelSpec spec(KernelKind k, bool flat = false, bool vec = false, bool outline = false, int min_blocks = 0) {
+  KernelSpec s;
+  s.kind = k;
+  s.flat = flat;
+  s.vec = vec;
+  s.outline = outline;
+  s.min_blocks = static_cast<std::uint8_t>(min_blocks);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("every operation on every element type compiles through every kernel body") {
+  std::printf("NVRTC %s, sm_90 cubins:\n", detail::nvrtc_version().c_str());
+  for (DType t : kTypes) {
+    const ExprPtr a = leaf(t, kAligned, 64, 48, 48), b = leaf(t, kAligned, 64, 48, 48);
+    const ExprPtr m = leaf(DType::u8, kAligned, 64, 48, 48);
+    const Program p = detail::lower(*all_ops(a, b, m));
+    const bool heavy = detail::has_transcendental(p);
+    CHECK(heavy == is_float(t));
+    compile(p, spec(KernelKind::elementwise_flat), "elementwise flat");
+    compile(p, spec(KernelKind::elementwise_2d, false, true), "elementwise 2d vec");
+    compile(p, spec(KernelKind::reduce_sum, true, false, heavy, 8), "sum flat");
+    compile(p, spec(KernelKind::reduce_min, false, true, heavy, 8), "min 2d vec");
+    compile(p, spec(KernelKind::reduce_max, false, false, heavy), "max 2d");
+    compile(p, spec(KernelKind::row_sums, false, false, heavy), "row_sums");
+    compile(p, spec(KernelKind::col_sums, false, false, heavy), "col_sums");
+    compile(p, spec(KernelKind::arg_max, true, false, heavy), "arg_max flat");
+    compile(p, spec(KernelKind::arg_min, false, true, heavy), "arg_min 2d vec");
+  }
+}
+
+TEST_CASE("broadcast leaves of every kind compile on the 2D paths, 1 x 1 leaves on the flat ones") {
+  for (DType t : {DType::f32, DType::u8, DType::f64}) {
+    const ExprPtr a = leaf(t, kAligned, 40, 24, 32), row = leaf(t, kAligned, 1, 24, 24);
+    const ExprPtr col = leaf(t, kAligned, 40, 1, 8), one = leaf(t, kAligned, 1, 1, 1);
+    const ExprPtr e = bin(ExprOp::sub, bin(ExprOp::add, a, bin(ExprOp::mul, row, col)), bin(ExprOp::max, one, scalar_of(t, 2)));
+    const Program p = detail::lower(*e);
+    REQUIRE(p.leaves.size() == 4);
+    CHECK(p.leaves[1].bcast == Broadcast::rows);
+    CHECK(p.leaves[2].bcast == Broadcast::cols);
+    CHECK(p.leaves[3].bcast == Broadcast::both);
+    compile(p, spec(KernelKind::elementwise_2d, false, false), "bcast elementwise 2d");
+    compile(p, spec(KernelKind::elementwise_2d, false, true), "bcast elementwise 2d vec");
+    compile(p, spec(KernelKind::reduce_sum, false, true, false, 8), "bcast sum 2d vec");
+    compile(p, spec(KernelKind::row_sums), "bcast row_sums");
+    compile(p, spec(KernelKind::col_sums), "bcast col_sums");
+    const Program q = detail::lower(*bin(ExprOp::mul, a, one));
+    compile(q, spec(KernelKind::elementwise_flat), "1x1 elementwise flat");
+    compile(q, spec(KernelKind::reduce_sum, true, false, false, 8), "1x1 sum flat");
+  }
+}
+
+TEST_CASE("a leaf alone, a scalar-only operand and many leaves compile") {
+  const Program one = detail::lower(*leaf(DType::f32, kAligned, 10, 10, 10));
+  compile(one, spec(KernelKind::elementwise_flat), "leaf alone");
+  compile(one, spec(KernelKind::reduce_sum, true, false, false, 8), "leaf alone sum");
+  std::vector<ExprPtr> leaves;
+  ExprPtr acc = leaf(DType::f32, g_mem, 8, 8, 8);
+  for (int k = 1; k < 40; ++k) acc = bin(ExprOp::add, acc, leaf(DType::f32, g_mem + 256 * k % 4096, 8, 8, 8));
+  const Program many = detail::lower(*acc);
+  CHECK(many.leaves.size() > 8);
+  compile(many, spec(KernelKind::elementwise_2d, false, false), "many leaves 2d");
+}
+
+TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment") {
+  const auto prog = [](const void* a, Index stride, const void* b) {
+    return detail::lower(*bin(ExprOp::add, leaf(DType::f32, a, 32, 20, stride), leaf(DType::f32, b, 32, 20, 20)));
+  };
+  SECTION("element-wise") {
+    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 20).spec.kind == KernelKind::elementwise_flat);
+    // A strided window, an unaligned leaf, a strided or unaligned output: 2D.
+    const detail::Plan strided = detail::plan_elementwise(prog(kAligned, 24, kAligned), kAligned, 20);
+    CHECK(strided.spec.kind == KernelKind::elementwise_2d);
+    CHECK(strided.spec.vec);
+    CHECK(detail::plan_elementwise(prog(kAligned, 22, kAligned), kAligned, 20).spec.vec == false);  // rows not aligned
+    CHECK(detail::plan_elementwise(prog(kOdd, 20, kAligned), kAligned, 20).spec.kind == KernelKind::elementwise_2d);
+    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kOdd, 20).spec.kind == KernelKind::elementwise_2d);
+    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 24).spec.kind == KernelKind::elementwise_2d);
+    const detail::Plan flat = detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 20);
+    CHECK(flat.shape.gx == 1);  // 640 floats: 160 vectors, one block of 256 threads x 4
+  }
+  SECTION("reductions take launch_reduce's grid") {
+    const Program p = detail::lower(*bin(ExprOp::sub, leaf(DType::f32, kAligned, 1 << 14, 1 << 10, 1 << 10),
+                                         leaf(DType::f32, kAligned, 1 << 14, 1 << 10, 1 << 10)));
+    const detail::Plan big = detail::plan_reduce(p, detail::ReduceOp::sum, 1056, 8);
+    CHECK(big.spec.flat);
+    CHECK(big.shape.gx == 1056);  // 2^24 / 4096 = 4096 blocks, capped
+    CHECK(big.second == detail::SecondPass::reduce);
+    CHECK(big.partial_bytes == 1056 * 8);
+    const Program small = detail::lower(*leaf(DType::f32, kAligned, 3, 5, 7));
+    const detail::Plan one = detail::plan_reduce(small, detail::ReduceOp::mean, 1056, 8);
+    CHECK(one.shape.gx == 1);
+    CHECK(one.head.mode == detail::kExprMean);
+    CHECK_FALSE(one.spec.flat);
+    CHECK_FALSE(one.spec.vec);  // 5 columns: units of 4 straddle rows
+  }
+}
+
+TEST_CASE("a program the generator cannot type is refused before NVRTC sees it") {
+  const ExprPtr i = leaf(DType::i32, kAligned, 4, 4, 4);
+  CHECK_THROWS_AS(detail::generate_source(detail::lower(*un(ExprOp::exp, i)), spec(KernelKind::elementwise_flat)),
+                  std::logic_error);
+}
+
+TEST_CASE("an NVRTC error is a cuda_error with the log and the generated source") {
+  try {
+    detail::jit_compile("this is not CUDA;\n", kSm90, "a broken kernel");
+    FAIL("no exception");
+  } catch (const cuda_error& e) {
+    const std::string what = e.what();
+    CHECK(e.code() == cudaErrorInvalidSource);
+    CHECK_THAT(what, devmat::test::contains("a broken kernel"));
+    CHECK_THAT(what, devmat::test::contains("this is not CUDA"));
+    CHECK_THAT(what, devmat::test::contains("error"));
+  }
+}
+
+TEST_CASE("the disk cache returns what it stored, and ignores corrupt or foreign files") {
+  char tmpl[] = "/tmp/devmat-expr-cache-XXXXXX";
+  REQUIRE(mkdtemp(tmpl));
+  const std::string dir = std::string(tmpl) + "/nested/dir";
+  const detail::DiskCache cache(dir);
+  REQUIRE(cache.enabled());
+  const std::string id = "identity A", image(1000, '\x7f');
+  std::string got;
+  CHECK_FALSE(cache.load(id, got));
+  CHECK(cache.store(id, image));
+  CHECK(cache.load(id, got));
+  CHECK(got == image);
+  CHECK_FALSE(cache.load("identity B", got));
+  {  // flip a byte of the image: the checksum fails
+    std::fstream f(cache.path_of(id), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(-20, std::ios::end);
+    f.put('\x01');
+  }
+  CHECK_FALSE(cache.load(id, got));
+  {  // truncated
+    std::ofstream f(cache.path_of(id), std::ios::binary | std::ios::trunc);
+    f << "DMXC0001";
+  }
+  CHECK_FALSE(cache.load(id, got));
+  CHECK(cache.store(id, image));  // overwritten
+  CHECK(cache.load(id, got));
+  CHECK_FALSE(detail::DiskCache("off").enabled());
+  CHECK_FALSE(detail::DiskCache("/proc/devmat-cannot-exist").enabled());
+  std::system(("rm -rf " + std::string(tmpl)).c_str());
+}
+
+TEST_CASE("sum(square(A - B)) fits the unfused first pass's residency with no spills") {
+  // The unfused reduce_kernel uses at most 32 registers on sm_90: 8 blocks of 256 per SM, the
+  // grid cap. The fused kernel asks for the same (__launch_bounds__(256, 8)) so its fixed grid
+  // runs in one wave; for this expression that must cost no spills.
+  const ExprPtr a = leaf(DType::f32, kAligned, 1 << 14, 1 << 14, 1 << 14);
+  const ExprPtr b = leaf(DType::f32, g_mem + 16, 1 << 14, 1 << 14, 1 << 14);
+  const Program p = detail::lower(*un(ExprOp::square, bin(ExprOp::sub, a, b)));
+  std::string log;
+  detail::jit_compile(detail::generate_source(p, spec(KernelKind::reduce_sum, true, false, false, 8)), kSm90,
+                      "sum(square(A - B))", nullptr, &log);
+  INFO(log);
+  CHECK(detail::spill_bytes(log) == 0);
+  CHECK(detail::spill_bytes("no resource usage here") == -1);
+  CHECK(detail::spill_bytes("    8 bytes stack frame, 12 bytes spill stores, 8 bytes spill loads\n"
+                            "    0 bytes stack frame, 4 bytes spill stores, 0 bytes spill loads") == 16);
+}
