@@ -75,6 +75,8 @@ struct Access {
   static MatrixView<T> view(T* data, Index rows, Index cols, Index stride, std::shared_ptr<Buffer> keep, Stream s) {
     return MatrixView<T>(data, rows, cols, stride, std::move(keep), std::move(s));
   }
+  /// A view's stream as it was given (unset for an empty matrix's view: no device needed).
+  template <class T> static const Stream& raw_stream(const MatrixView<const T>& v) { return v.stream_; }
   static bool is_set(const Stream& s) { return s.is_set(); }
   static int device(const Stream& s) { return s.impl_->device; }
   static Stream unset() { return Stream(); }

@@ -53,7 +53,7 @@ ExprPtr expr_leaf(const MatrixView<const T>& v) {
   n->data = v.data();
   n->stride = v.stride();
   n->keep = Access::keep(v);
-  n->stream = v.stream();
+  n->stream = Access::raw_stream(v);  // unset for an empty matrix: evaluation picks one
   return n;
 }
 
@@ -112,9 +112,14 @@ const ExprNode* first_leaf(const ExprNode& e) {
 }
 }  // namespace
 
-Stream expr_stream(const ExprNode& e) {
+Stream expr_raw_stream(const ExprNode& e) {
   const ExprNode* l = first_leaf(e);
-  return l && Access::is_set(l->stream) ? l->stream : Stream::per_thread();
+  return l ? l->stream : Access::unset();
+}
+
+Stream expr_stream(const ExprNode& e) {
+  const Stream s = expr_raw_stream(e);
+  return Access::is_set(s) ? s : Stream::per_thread();
 }
 
 #define DEVMAT_INSTANTIATE(T)                                   \

@@ -62,6 +62,10 @@ DeviceMatrix<Out> reduce(const ExprPtr& e, ReduceKind kind, Index rows, Index co
 
 template <class T>
 DeviceMatrix<T> expr_eval(const ExprPtr& e) {
+  if (e->rows * e->cols == 0) {  // nothing to run: no device needed unless an operand has a stream
+    const Stream raw = expr_raw_stream(*e);
+    return Access::is_set(raw) ? DeviceMatrix<T>(e->rows, e->cols, raw) : DeviceMatrix<T>(e->rows, e->cols);
+  }
   const Stream s = expr_stream(*e);
   DeviceMatrix<T> out(e->rows, e->cols, s);
   if (out.empty()) return out;

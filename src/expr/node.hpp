@@ -41,6 +41,10 @@ inline std::size_t dtype_size(DType t) {
 
 inline bool dtype_is_float(DType t) { return t == DType::f32 || t == DType::f64; }
 
+/// The first operand's stream as it was given: unset when that operand is an empty matrix that
+/// never needed a stream (an empty result then needs no device).
+Stream expr_raw_stream(const ExprNode& e);
+
 /// "float", "double", ...: for messages and generated code.
 const char* dtype_name(DType t);
 /// The scalar value of a scalar node, as T.

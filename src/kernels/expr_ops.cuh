@@ -108,8 +108,8 @@ __device__ __forceinline__ T op_square(T a) {
   template <class T>                                                     \
   __device__ __forceinline__ T NAME(T a) {                               \
     static_assert(std::is_floating_point_v<T>, #NAME ": float or double"); \
-    if constexpr (std::is_same_v<T, float>) return FLOAT_FN(a);          \
-    else return DOUBLE_FN(a);                                            \
+    if constexpr (std::is_same_v<T, float>) return ::FLOAT_FN(a);        \
+    else return ::DOUBLE_FN(a);                                          \
   }
 DEVMAT_EXPR_FUNCTION(op_sqrt, __fsqrt_rn, __dsqrt_rn)
 DEVMAT_EXPR_FUNCTION(op_rsqrt, rsqrtf, rsqrt)
@@ -128,8 +128,8 @@ DEVMAT_EXPR_FUNCTION(op_round, roundf, round)  // half away from zero
 template <class T>
 __device__ __forceinline__ T op_pow(T a, T b) {
   static_assert(std::is_floating_point_v<T>, "op_pow: float or double");
-  if constexpr (std::is_same_v<T, float>) return powf(a, b);
-  else return pow(a, b);
+  if constexpr (std::is_same_v<T, float>) return ::powf(a, b);
+  else return ::pow(a, b);
 }
 
 // ------------------------------------------------------------------ conversions, masks, logic

@@ -142,7 +142,7 @@ __device__ __forceinline__ void gemm_tile_coords(int tiles_m, int tiles_n, int& 
   const int per_group = kGroup * tiles_n;
   const int group = bid / per_group;
   const int first_m = group * kGroup;
-  const int rows = min(tiles_m - first_m, kGroup);
+  const int rows = ::min(tiles_m - first_m, kGroup);
   const int in_group = bid - group * per_group;
   tile_m = first_m + in_group % rows;
   tile_n = in_group / rows;
@@ -157,7 +157,7 @@ __device__ __forceinline__ GemmTileRange gemm_tile_range(const GemmArgs<T>& p) {
   r.m0 = tile_m * BM;
   r.n0 = tile_n * BN;
   r.k_begin = static_cast<int>(blockIdx.z) * p.k_per_split;
-  r.k_end = static_cast<int>(min(static_cast<long long>(p.k), static_cast<long long>(r.k_begin) + p.k_per_split));
+  r.k_end = static_cast<int>(::min(static_cast<long long>(p.k), static_cast<long long>(r.k_begin) + p.k_per_split));
   r.k_tiles = (r.k_end - r.k_begin + BK - 1) / BK;
   return r;
 }
@@ -179,7 +179,7 @@ __device__ __forceinline__ void gemm_copy_tile(T* s, const T* ptr, long long ld,
     const int c = tid + it * kThreads;
     const int o = c / kChunksPerRow, i = (c % kChunksPerRow) * kPer;
     const int go = o0 + o, gi = i0 + i;
-    const int n = go < o_lim ? max(0, min(kPer, i_lim - gi)) : 0;  // elements in range
+    const int n = go < o_lim ? ::max(0, ::min(kPer, i_lim - gi)) : 0;  // elements in range
     const T* src = n > 0 ? ptr + go * ld + gi : ptr;
     T* dst = s + o * kStride + i;
     if (vec) {

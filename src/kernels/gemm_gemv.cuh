@@ -37,7 +37,7 @@ gemv_rows_kernel(const T* __restrict__ mat, long long ld, int rows, int k, const
   const int row = static_cast<int>(blockIdx.x) * (kGemvThreads / 32) + static_cast<int>(threadIdx.x) / 32;
   if (row >= rows) return;  // a whole warp leaves; no barrier follows
   const int k_begin = static_cast<int>(blockIdx.y) * k_chunk;
-  const int k_end = static_cast<int>(min(static_cast<long long>(k), static_cast<long long>(k_begin) + k_chunk));
+  const int k_end = static_cast<int>(::min(static_cast<long long>(k), static_cast<long long>(k_begin) + k_chunk));
   const T* r = mat + row * ld;
 
   T acc = T(0);
@@ -78,7 +78,7 @@ gemv_cols_kernel(const T* __restrict__ mat, long long ld, int cols, int k, const
   const int j0 = static_cast<int>(blockIdx.x) * 32 * V;
   const int j = j0 + lane * V;
   const int k_begin = static_cast<int>(blockIdx.y) * k_chunk;
-  const int k_end = static_cast<int>(min(static_cast<long long>(k), static_cast<long long>(k_begin) + k_chunk));
+  const int k_end = static_cast<int>(::min(static_cast<long long>(k), static_cast<long long>(k_begin) + k_chunk));
 
   T acc[V];
 #pragma unroll

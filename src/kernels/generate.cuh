@@ -106,7 +106,7 @@ __device__ __forceinline__ float2 box_muller(unsigned w_radius, unsigned w_angle
 /// standard deviations.
 __device__ __forceinline__ double2 box_muller(double u1_minus, double u2) {
   const double u1 = __dadd_rn(u1_minus, 0x1p-53);  // exact: u1_minus is a multiple of 2^-53 below 1
-  const double r = sqrt(__dmul_rn(-2.0, log(u1)));
+  const double r = ::sqrt(__dmul_rn(-2.0, ::log(u1)));
   double s, c;
   sincospi(__dmul_rn(2.0, u2), &s, &c);
   return {__dmul_rn(r, c), __dmul_rn(r, s)};
