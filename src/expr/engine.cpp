@@ -249,14 +249,15 @@ void launch(cudaKernel_t k, dim3 grid, dim3 block, void** args, const Stream& st
   }
 }
 
-/// DEVMAT_EXPR_REDUCE_MINBLOCKS, or -1 when unset.
-int minblocks_override() {
-  static const int v = [] {
+/// DEVMAT_EXPR_REDUCE_MINBLOCKS (or set_expr_reduce_min_blocks), or -1 when unset.
+std::atomic<int>& minblocks_setting() {
+  static std::atomic<int> v{[] {
     const char* e = std::getenv("DEVMAT_EXPR_REDUCE_MINBLOCKS");
     return e && *e ? std::max(0, std::atoi(e)) : -1;
-  }();
+  }()};
   return v;
 }
+int minblocks_override() { return minblocks_setting().load(std::memory_order_relaxed); }
 
 template <class F>
 decltype(auto) with_type(DType t, F&& f) {
@@ -336,13 +337,15 @@ void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stre
                                                   : ReduceOp::mean;
     const long long cap = with_type(p.out_type, [&](auto x) { return reduce_first_pass_cap<decltype(x)>(op); });
     // Every block of the grid (the unfused one's) resident at once, as the unfused kernel's are.
-    const int min_blocks =
-        minblocks_override() >= 0 ? minblocks_override() : static_cast<int>(cap / std::max(sms, 1));
+    const int setting = minblocks_override();
+    const int min_blocks = setting >= 0 ? setting : static_cast<int>(cap / std::max(sms, 1));
     plan = plan_reduce(p, op, cap, min_blocks);
-    plan.spec.relax_min_blocks = minblocks_override() < 0;
+    plan.spec.relax_min_blocks = setting < 0;
   }
   execute(p, plan, out, stream);
 }
+
+void set_expr_reduce_min_blocks(int n) { minblocks_setting().store(n < 0 ? -1 : n); }
 
 void run_arg_reduce(const Program& p, bool max, void* out, const Stream& stream) {
   Plan plan = plan_arg(p, max, current_device_props().sm_count);
