@@ -72,7 +72,8 @@ struct Slot {
 
 std::string spec_string(const KernelSpec& s, int arch) {
   std::string r = kind_name(s.kind);
-  if (s.kind != KernelKind::elementwise_flat && s.kind != KernelKind::row_sums && s.kind != KernelKind::col_sums)
+  if (s.kind == KernelKind::elementwise_2d) r += s.vec ? "-vec" : "";
+  else if (s.kind != KernelKind::elementwise_flat && s.kind != KernelKind::row_sums && s.kind != KernelKind::col_sums)
     r += s.flat ? "/flat" : s.vec ? "/2d-vec" : "/2d";
   if (s.min_blocks) r += "/minblocks" + std::to_string(s.min_blocks) + (s.relax_min_blocks ? "-relaxed" : "");
   if (s.outline) r += "/outline";
@@ -106,7 +107,7 @@ void log_usage(const std::string& log) {
     const std::string line = log.substr(pos, end - pos);
     if (line.find("registers") != std::string::npos || line.find("spill") != std::string::npos ||
         line.find("Function properties") != std::string::npos)
-      std::fprintf(stderr, "devmat expr:   %s\n", line.c_str() + line.find_first_not_of(' '));
+      std::fprintf(stderr, "devmat expr:   %s\n", line.c_str() + std::min(line.find_first_not_of(' '), line.size()));
     pos = end + 1;
   }
 }
@@ -114,8 +115,8 @@ void log_usage(const std::string& log) {
 /// The image of a kernel variant: from the disk cache, or compiled. A reduction asks for
 /// min_blocks resident blocks per SM (its fixed grid then runs in one wave, as the unfused
 /// one does); where that makes ptxas spill registers, it takes half that, then no bound.
-std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& target,
-                     const std::string& what) {
+std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& target, const std::string& what,
+                     bool use_disk, bool* from_disk) {
   const double t0 = now_ms();
   std::vector<int> tries{spec.min_blocks};
   if (spec.relax_min_blocks && spec.min_blocks > 0) {
@@ -130,7 +131,8 @@ std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& 
       jit_identity(source, target) + (tries.size() > 1 ? "\nrelaxed on spills" : "");
   const DiskCache& disk = DiskCache::instance();
   std::string image;
-  if (disk.load(identity, image)) {
+  *from_disk = use_disk && disk.load(identity, image);
+  if (*from_disk) {
     if (expr_verbose())
       std::fprintf(stderr, "devmat expr: disk cache hit for %s (%s) in %.1f ms\n", what.c_str(),
                    disk.path_of(identity).c_str(), now_ms() - t0);
@@ -161,16 +163,18 @@ std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& 
 Compiled build(const Program& p, const KernelSpec& spec, int arch) {
   const JitTarget target = jit_target(arch);
   const std::string what = "the " + spec_string(spec, arch) + " kernel of expression " + p.key;
-  std::string image = image_of(p, spec, target, what);
   cudaLibrary_t lib = nullptr;
-  {
+  for (bool use_disk = true;; use_disk = false) {
+    bool from_disk = false;
+    const std::string image = image_of(p, spec, target, what, use_disk, &from_disk);
     const ErrorScope scope;
-    cudaError_t st = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    if (st != cudaSuccess) {
-      scope.forget_ours();
+    const cudaError_t st = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (st == cudaSuccess) break;
+    scope.forget_ours();
+    if (!from_disk)
       throw cuda_error(st, "devmat: loading " + what + " failed: " + cudaGetErrorName(st) + ": " +
                                cudaGetErrorString(st));
-    }
+    // A cached image the driver refuses: compile it again (the store overwrites the file).
   }
   Compiled c;
   DEVMAT_CUDA_TRY(cudaLibraryGetKernel(&c.main, lib, kExprKernelName));
@@ -249,14 +253,15 @@ void launch(cudaKernel_t k, dim3 grid, dim3 block, void** args, const Stream& st
   }
 }
 
-/// DEVMAT_EXPR_REDUCE_MINBLOCKS, or -1 when unset.
-int minblocks_override() {
-  static const int v = [] {
+/// DEVMAT_EXPR_REDUCE_MINBLOCKS (or set_expr_reduce_min_blocks), or -1 when unset.
+std::atomic<int>& minblocks_setting() {
+  static std::atomic<int> v{[] {
     const char* e = std::getenv("DEVMAT_EXPR_REDUCE_MINBLOCKS");
     return e && *e ? std::max(0, std::atoi(e)) : -1;
-  }();
+  }()};
   return v;
 }
+int minblocks_override() { return minblocks_setting().load(std::memory_order_relaxed); }
 
 template <class F>
 decltype(auto) with_type(DType t, F&& f) {
@@ -336,13 +341,15 @@ void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stre
                                                   : ReduceOp::mean;
     const long long cap = with_type(p.out_type, [&](auto x) { return reduce_first_pass_cap<decltype(x)>(op); });
     // Every block of the grid (the unfused one's) resident at once, as the unfused kernel's are.
-    const int min_blocks =
-        minblocks_override() >= 0 ? minblocks_override() : static_cast<int>(cap / std::max(sms, 1));
+    const int setting = minblocks_override();
+    const int min_blocks = setting >= 0 ? setting : static_cast<int>(cap / std::max(sms, 1));
     plan = plan_reduce(p, op, cap, min_blocks);
-    plan.spec.relax_min_blocks = minblocks_override() < 0;
+    plan.spec.relax_min_blocks = setting < 0;
   }
   execute(p, plan, out, stream);
 }
+
+void set_expr_reduce_min_blocks(int n) { minblocks_setting().store(n < 0 ? -1 : n); }
 
 void run_arg_reduce(const Program& p, bool max, void* out, const Stream& stream) {
   Plan plan = plan_arg(p, max, current_device_props().sm_count);

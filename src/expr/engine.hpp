@@ -40,6 +40,10 @@ enum class ReduceKind { sum, min, max, mean, row_sums, col_sums };
 /// row_sums and col_sums accumulate in sum_acc_t (double for float, compensated for double).
 void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stream);
 
+/// For benchmarks: the fused reductions' minimum blocks per SM, as DEVMAT_EXPR_REDUCE_MINBLOCKS
+/// would set it (n >= 0: exactly n, no backing off on spills); -1 restores the default.
+void set_expr_reduce_min_blocks(int n);
+
 /// arg_min / arg_max: the flat row-major index of the first extreme value of the program's
 /// values (NaN: the first NaN), written as one int64 to `out` (device); -1 for an empty
 /// program. Deterministic.

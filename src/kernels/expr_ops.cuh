@@ -28,7 +28,7 @@ template <class T> using wrap_arith_t = typename wrap_arith<T>::type;
 template <class T>
 __device__ __forceinline__ T op_bits(unsigned long long bits) {
   T v;
-  memcpy(&v, &bits, sizeof(T));
+  std::memcpy(&v, &bits, sizeof(T));
   return v;
 }
 

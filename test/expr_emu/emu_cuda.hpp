@@ -1,0 +1,239 @@
+// Just enough CUDA for g++ to compile and run the expression kernels on the CPU
+// (test_expr_emulation.cpp): the qualifiers, the intrinsics the device headers use, and a
+// launcher that runs a block's threads as real host threads, so __syncthreads and warp shuffles
+// synchronise as on the GPU. Blocks run one after another (a __shared__ array is one static).
+// Loads check their alignment: a misaligned vector load aborts, as it would fault on the GPU.
+#pragma once
+#define DEVMAT_EMULATION 1
+
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#define __device__
+#define __host__
+#define __global__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __launch_bounds__(...)
+#define __grid_constant__
+#define __shared__ static
+
+struct dim3 {
+  unsigned x = 1, y = 1, z = 1;
+  constexpr dim3(unsigned x_ = 1, unsigned y_ = 1, unsigned z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+struct uint3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
+
+inline thread_local uint3 threadIdx;
+inline thread_local uint3 blockIdx;
+inline dim3 blockDim, gridDim;
+
+// ------------------------------------------------------------------ intrinsics
+template <class T>
+T __ldg(const T* p) {
+  if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0) {
+    std::fprintf(stderr, "emulation: misaligned %zu-byte load at %p\n", sizeof(T), static_cast<const void*>(p));
+    std::abort();
+  }
+  return *p;
+}
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }
+inline float __fsqrt_rn(float a) { return std::sqrt(a); }
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline double __dsqrt_rn(double a) { return std::sqrt(a); }
+inline float rsqrtf(float a) { return 1.0f / std::sqrt(a); }
+inline double rsqrt(double a) { return 1.0 / std::sqrt(a); }
+using std::isfinite;
+
+inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
+  for (int k = 0; k < 4; ++k) c += ((a >> (8 * k)) & 0xFFu) * ((b >> (8 * k)) & 0xFFu);
+  return c;
+}
+inline unsigned __vmaxu4(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int k = 0; k < 4; ++k) {
+    const unsigned x = (a >> (8 * k)) & 0xFFu, y = (b >> (8 * k)) & 0xFFu;
+    r |= (x > y ? x : y) << (8 * k);
+  }
+  return r;
+}
+inline unsigned __vminu4(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int k = 0; k < 4; ++k) {
+    const unsigned x = (a >> (8 * k)) & 0xFFu, y = (b >> (8 * k)) & 0xFFu;
+    r |= (x < y ? x : y) << (8 * k);
+  }
+  return r;
+}
+
+// ------------------------------------------------------------------ threads of a block
+namespace emu {
+
+class Barrier {
+ public:
+  void reset(int n) {
+    n_ = n;
+    count_ = 0;
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(m_);
+    const unsigned gen = gen_;
+    if (++count_ == n_) {
+      count_ = 0;
+      ++gen_;
+      cv_.notify_all();
+    } else {
+      cv_.wait(lock, [&] { return gen_ != gen; });
+    }
+  }
+
+ private:
+  std::mutex m_;
+  std::condition_variable cv_;
+  int n_ = 0, count_ = 0;
+  unsigned gen_ = 0;
+};
+
+constexpr int kMaxThreads = 1024;
+
+struct BlockState {
+  Barrier block;
+  Barrier warp[kMaxThreads / 32];
+  alignas(8) unsigned char slot[2][kMaxThreads][8];  // shuffle exchange, double-buffered
+};
+inline thread_local unsigned t_shuffles = 0;  // this thread's shuffles so far (picks the buffer)
+inline BlockState g_block;
+
+inline int linear_thread() { return static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); }
+
+/// A pool of kMaxThreads host threads; run() makes the first n of them run `body` as threads
+/// of one block and returns when all have. Only those n are woken.
+class Pool {
+ public:
+  static Pool& instance() {
+    static Pool pool;
+    return pool;
+  }
+  void run(int n, const std::function<void()>& body, uint3 block) {
+    body_ = &body;
+    block_ = block;
+    remaining_ = n;
+    for (int i = 0; i < n; ++i) {
+      std::lock_guard<std::mutex> lock(workers_[i]->m);
+      workers_[i]->go = true;
+      workers_[i]->cv.notify_one();
+    }
+    std::unique_lock<std::mutex> lock(done_m_);
+    done_.wait(lock, [&] { return remaining_ == 0; });
+  }
+
+ private:
+  struct Worker {
+    std::mutex m;
+    std::condition_variable cv;
+    bool go = false, stop = false;
+    std::thread thread;
+  };
+  Pool() {
+    for (int i = 0; i < kMaxThreads; ++i) workers_.push_back(std::make_unique<Worker>());
+    for (int i = 0; i < kMaxThreads; ++i) workers_[i]->thread = std::thread([this, i] { work(i); });
+  }
+  ~Pool() {
+    for (auto& w : workers_) {
+      {
+        std::lock_guard<std::mutex> lock(w->m);
+        w->stop = true;
+      }
+      w->cv.notify_one();
+      w->thread.join();
+    }
+  }
+  void work(int i) {
+    Worker& w = *workers_[i];
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lock(w.m);
+        w.cv.wait(lock, [&] { return w.go || w.stop; });
+        if (w.stop) return;
+        w.go = false;
+      }
+      const unsigned bx = blockDim.x, by = blockDim.y;
+      threadIdx.x = static_cast<unsigned>(i) % bx;
+      threadIdx.y = static_cast<unsigned>(i) / bx % by;
+      threadIdx.z = static_cast<unsigned>(i) / (bx * by);
+      blockIdx = block_;
+      t_shuffles = 0;
+      (*body_)();
+      std::lock_guard<std::mutex> lock(done_m_);
+      if (--remaining_ == 0) done_.notify_all();
+    }
+  }
+
+  std::vector<std::unique_ptr<Worker>> workers_;
+  const std::function<void()>* body_ = nullptr;
+  uint3 block_;
+  std::mutex done_m_;
+  std::condition_variable done_;
+  int remaining_ = 0;
+};
+
+/// kernel<<<grid, block>>>: `body` runs once per thread, blocks one after another.
+inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
+  const int n = static_cast<int>(block.x * block.y * block.z);
+  if (n > kMaxThreads) {
+    std::fprintf(stderr, "emulation: %d threads per block\n", n);
+    std::abort();
+  }
+  gridDim = grid;
+  blockDim = block;
+  for (unsigned bz = 0; bz < grid.z; ++bz)
+    for (unsigned by = 0; by < grid.y; ++by)
+      for (unsigned bx = 0; bx < grid.x; ++bx) {
+        g_block.block.reset(n);
+        for (int w = 0; w * 32 < n; ++w) g_block.warp[w].reset(n - 32 * w < 32 ? n - 32 * w : 32);
+        Pool::instance().run(n, body, uint3{bx, by, bz});
+      }
+}
+
+}  // namespace emu
+
+inline void __syncthreads() { emu::g_block.block.wait(); }
+
+/// Lane + delta's value within the lane's group of `width`, else the lane's own; every lane of
+/// the warp must call it (as every caller here does).
+template <class T>
+T __shfl_down_sync(unsigned /*mask*/, T v, unsigned delta, int width = 32) {
+  static_assert(sizeof(T) <= 8, "shuffle of at most 8 bytes");
+  // One barrier per shuffle: a lane cannot write this buffer again before every lane of the
+  // warp has passed the next shuffle's barrier, which comes after its read here.
+  const int t = emu::linear_thread(), lane = t % 32, warp = t / 32;
+  auto& slot = emu::g_block.slot[emu::t_shuffles++ & 1];
+  std::memcpy(slot[t], &v, sizeof(T));
+  emu::g_block.warp[warp].wait();
+  T r = v;
+  if (lane % width + static_cast<int>(delta) < width) std::memcpy(&r, slot[t + delta], sizeof(T));
+  return r;
+}
