@@ -245,7 +245,7 @@ TEMPLATE_TEST_CASE("reductions of views read the window through its stride", "[r
   using T = TestType;
   using S = sum_t<T>;
   const Stream stream = Stream::per_thread();
-  // Parents whose windows have short strided rows (a team per row), rows past the 8192-element
+  // Parents whose windows have short strided rows (a team per row), rows past the 2048-element
   // unit (split into units), one long row, single columns, and odd offsets everywhere.
   for (auto [R, C] : std::vector<std::pair<Index, Index>>{{37, 53}, {300, 8200}, {20001, 3}, {5, 70001}, {1, 1}}) {
     const HostMatrix<T> h = random_matrix<T>(R, C, lo<T>(), hi<T>());
