@@ -1,6 +1,5 @@
-// Element type conversion with OpenCV's saturate_cast semantics: the one definition that
-// DeviceMatrix::cast (dispatch/elementwise.cuh) and the fused expressions' cast (compiled at run
-// time by NVRTC, src/expr/) both use. Device code only; needs nothing beyond <limits> and
+// Element type conversion with OpenCV's saturate_cast semantics: the cast of the expressions
+// (compiled at run time by NVRTC, src/expr/), which DeviceMatrix::cast also runs through. Device code only; needs nothing beyond <limits> and
 // <type_traits> (NVRTC gets small stand-ins for them, src/expr/nvrtc_std.cuh).
 #pragma once
 
