@@ -68,6 +68,7 @@ TEST_CASE("every operation on every element type compiles through every kernel b
     CHECK(heavy == is_float(t));
     compile(p, spec(KernelKind::elementwise_flat), "elementwise flat");
     compile(p, spec(KernelKind::elementwise_2d, false, true), "elementwise 2d vec");
+    compile(p, spec(KernelKind::elementwise_2d), "elementwise 2d slots");
     compile(p, spec(KernelKind::reduce_sum, true, false, heavy, 8), "sum flat");
     compile(p, spec(KernelKind::reduce_min, false, true, heavy, 8), "min 2d vec");
     compile(p, spec(KernelKind::reduce_max, false, false, heavy), "max 2d");
@@ -88,7 +89,7 @@ TEST_CASE("broadcast leaves of every kind compile on the 2D paths, 1 x 1 leaves 
     CHECK(p.leaves[1].bcast == Broadcast::rows);
     CHECK(p.leaves[2].bcast == Broadcast::cols);
     CHECK(p.leaves[3].bcast == Broadcast::both);
-    compile(p, spec(KernelKind::elementwise_2d, false, false), "bcast elementwise 2d");
+    compile(p, spec(KernelKind::elementwise_2d, false, false), "bcast elementwise 2d slots");
     compile(p, spec(KernelKind::elementwise_2d, false, true), "bcast elementwise 2d vec");
     compile(p, spec(KernelKind::reduce_sum, false, true, false, 8), "bcast sum 2d vec");
     compile(p, spec(KernelKind::row_sums), "bcast row_sums");
@@ -108,7 +109,7 @@ TEST_CASE("a leaf alone, a scalar-only operand and many leaves compile") {
   for (int k = 1; k < 40; ++k) acc = bin(ExprOp::add, acc, leaf(DType::f32, g_mem + 256 * k % 4096, 8, 8, 8));
   const Program many = detail::lower(*acc);
   CHECK(many.leaves.size() > 8);
-  compile(many, spec(KernelKind::elementwise_2d, false, false), "many leaves 2d");
+  compile(many, spec(KernelKind::elementwise_2d, false, false), "many leaves 2d slots");
 }
 
 TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment") {
@@ -127,6 +128,24 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 24).spec.kind == KernelKind::elementwise_2d);
     const detail::Plan flat = detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 20);
     CHECK(flat.shape.gx == 1);  // 640 floats: 160 vectors, one block of 256 threads x 4
+  }
+  SECTION("element-wise 2D rows not all aligned: the slot path") {
+    // view + view of uint8 (bench_views): 16384 x 4095 at column 1 of 16384 x 8191, into a
+    // dense 16384 x 4095 result: neither the leaves' rows nor the output's start aligned.
+    const auto u8 = [](const void* a, Index stride) {
+      return detail::lower(*bin(ExprOp::add, leaf(DType::u8, a, 16384, 4095, stride), leaf(DType::u8, a, 16384, 4095, stride)));
+    };
+    const detail::Plan view = detail::plan_elementwise(u8(g_mem + 1, 8191), kAligned, 4095);
+    CHECK(view.spec.kind == KernelKind::elementwise_2d);
+    CHECK_FALSE(view.spec.vec);
+    CHECK(view.head.chunk == 257);  // 4095 + 15 columns of slots of 16
+    CHECK(view.shape.bx == 256);
+    CHECK(view.shape.by == 1);
+    CHECK(view.shape.gx == (16384 * 257 + 8 * 31 * 2 - 1) / (8 * 31 * 2));  // 8 warps of 2 runs of 31
+    // Aligned output rows: no extra slot.
+    CHECK(detail::plan_elementwise(u8(g_mem + 1, 8191), kAligned, 4096).head.chunk == 256);
+    // Aligned rows everywhere: the vector path.
+    CHECK(detail::plan_elementwise(u8(kAligned, 8192), kAligned, 4096).spec.vec);
   }
   SECTION("reductions take launch_reduce's grid") {
     const Program p = detail::lower(*bin(ExprOp::sub, leaf(DType::f32, kAligned, 1 << 14, 1 << 10, 1 << 10),
@@ -193,6 +212,29 @@ TEST_CASE("the disk cache returns what it stored, and ignores corrupt or foreign
   CHECK_FALSE(detail::DiskCache("off").enabled());
   CHECK_FALSE(detail::DiskCache("/proc/devmat-cannot-exist").enabled());
   std::system(("rm -rf " + std::string(tmpl)).c_str());
+}
+
+TEST_CASE("the slot path of uint8 and float views compiles without spills") {
+  // What ptxas makes of the slot path (registers and spills of sm_90 cubins): view + view of
+  // uint8 (bench_views' view-add), a longer uint8 expression with a broadcast row, and float.
+  const auto check = [](const ExprPtr& e, const char* what) {
+    const Program p = detail::lower(*e);
+    std::string log;
+    detail::jit_compile(detail::generate_source(p, spec(KernelKind::elementwise_2d)), kSm90, what, nullptr, &log);
+    INFO(log);
+    for (std::size_t pos = 0; (pos = log.find("Used", pos)) != std::string::npos; ++pos)
+      std::printf("  %-36s %s\n", what, log.substr(pos, log.find('\n', pos) - pos).c_str());
+    CHECK(detail::spill_bytes(log) == 0);
+  };
+  const ExprPtr a = leaf(DType::u8, g_mem + 1, 64, 4095, 8191), b = leaf(DType::u8, g_mem + 2, 64, 4095, 8191);
+  check(bin(ExprOp::add, a, b), "uint8 slots: a + b");
+  const ExprPtr row = leaf(DType::u8, g_mem + 3, 1, 4095, 4095);
+  check(bin(ExprOp::sub, bin(ExprOp::max, a, bin(ExprOp::mul, b, row)), bin(ExprOp::add, a, scalar<std::uint8_t>(7))),
+        "uint8 slots: max(a, b * row) - (a + 7)");
+  const ExprPtr f = leaf(DType::f32, g_mem + 4, 64, 1000, 1001), g = leaf(DType::f32, g_mem + 8, 64, 1000, 1003);
+  check(bin(ExprOp::add, f, g), "float slots: f + g");
+  const ExprPtr d = leaf(DType::f64, g_mem + 8, 64, 1000, 1001);
+  check(bin(ExprOp::mul, d, cast(DType::f64, leaf(DType::u8, g_mem + 5, 64, 1000, 1001))), "double slots: d * double(u8)");
 }
 
 TEST_CASE("sum(square(A - B)) fits the unfused first pass's residency with no spills") {

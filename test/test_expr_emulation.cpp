@@ -3,8 +3,11 @@
 // block's threads are host threads, so barriers and warp shuffles behave), loaded, and run
 // through the very plans the engine launches (expr/plan.hpp). Checked:
 // - element-wise results bit for bit against a reference that evaluates the tree straight from
-//   its leaves (no lowering), on the flat and 2D paths, strided, broadcast, unaligned, with
-//   tails, with the output aliasing a leaf, and that nothing around the output is written;
+//   its leaves (no lowering), on the flat and 2D paths (vector and slot), strided, broadcast,
+//   unaligned (every leaf at its own offset, odd strides), with tails, with the output aliasing
+//   a leaf, and that nothing around the output is written;
+// - that no kernel reads a byte outside a leaf's rows (every load of a leaf is checked), as
+//   memcheck and initcheck would see it on pitched or foreign memory;
 // - sum, mean, min and max bit for bit (partials included) against the unfused path:
 //   materialise the expression into a dense matrix, then the library's own reduce_kernel and
 //   second pass (kernels/reduce.cuh) on the same grid;
@@ -246,8 +249,25 @@ class Emulator {
       plan.head.out = out;
     }
     detail::ParamBlock params(p, plan.head);
+    // Every read of the kernel must lie within a leaf's rows.
+    std::vector<long> windows;
+    for (const detail::ProgramLeaf& l : p.leaves) {
+      const long size = static_cast<long>(detail::dtype_size(l.type));
+      long rows = static_cast<long>(l.node->rows), row_bytes = static_cast<long>(l.node->cols) * size;
+      if (rows == 1 || l.stride == l.node->cols) {  // contiguous: one row (the flat path reads across rows)
+        row_bytes *= rows;
+        rows = 1;
+      }
+      windows.insert(windows.end(), {static_cast<long>(reinterpret_cast<std::uintptr_t>(l.data)), rows, row_bytes,
+                                     rows > 1 ? static_cast<long>(l.stride) * size : row_bytes});
+    }
+    const auto readable = sym<long(const long*, int, char*)>("emu_readable");
+    readable(windows.data(), static_cast<int>(p.leaves.size()), nullptr);
     sym<void(unsigned, unsigned, unsigned, unsigned, const void*)>("emu_run_" + std::to_string(id))(
         plan.shape.gx, plan.shape.gy, plan.shape.bx, plan.shape.by, params.data());
+    char first_bad[256] = {};
+    const long bad_reads = readable(nullptr, 0, first_bad);
+    if (bad_reads > 0) FAIL_CHECK(bad_reads << " reads outside the leaves' rows; the first: " << first_bad);
     const int type = static_cast<int>(p.out_type);
     switch (plan.second) {
       case detail::SecondPass::none: break;
@@ -306,6 +326,7 @@ struct Case {
   long long cap = 0;   // reductions: the grid cap (the unfused first pass's residency)
   int sm_count = 0;    // row / column sums, arg
   std::vector<unsigned long long> expect;  // element-wise: hand-written values (bits), row-major
+  unsigned grid = 0;  // > 0: this many blocks instead of the plan's (grid-stride loops)
   // filled by prepare():
   Program program;
   Plan plan;
@@ -362,6 +383,67 @@ std::vector<Case>& cases(Emulator& emu) {
       const ExprPtr e = bin(ExprOp::add, bin(ExprOp::mul, a, b), bin(ExprOp::max, a, scalar<std::uint8_t>(200)));
       add({"uint8, 16-element vectors", e, What::elementwise, 50});
       add({"uint8, 16-element vectors, 2d", e, What::elementwise, 64});
+    }
+
+    // ---- the 2D slot path: rows at every alignment (odd strides), each leaf at its own
+    for (DType t : {DType::u8, DType::f32, DType::f64, DType::i32}) {
+      const std::string tn = detail::dtype_name(t);
+      const ExprPtr k3 = scalar_of(t, 3);
+      for (Index cols : {1, 2, 3, 15, 16, 17, 33, 100, 1001}) {
+        const Index rows = cols > 100 ? 7 : 23;
+        const std::string w = ", " + std::to_string(cols) + " wide";
+        // Strides 2 cols + 1 and cols + 5 (odd for odd cols), offsets 1 and 6: every row of each
+        // leaf at its own offset within 16 bytes.
+        const ExprPtr a = matrix(t, rows, cols, 2 * cols + 1, 1), b = matrix(t, rows, cols, cols + 5, 6);
+        const ExprPtr e = bin(ExprOp::sub, bin(ExprOp::add, a, bin(ExprOp::mul, b, k3)), bin(ExprOp::max, a, b));
+        add({"slots " + tn + w + ", odd strides, dense unaligned output", e, What::elementwise, cols, 3});
+        add({"slots " + tn + w + ", odd strides, strided output", e, What::elementwise, cols + 7, 0});
+        add({"slots " + tn + w + ", in place on an odd-stride window", e, What::elementwise, 0, 0, a});
+        const ExprPtr row = matrix(t, 1, cols, cols, 7), col = matrix(t, rows, 1, 3, 2), one = matrix(t, 1, 1, 1, 5);
+        const ExprPtr eb = bin(ExprOp::sub, bin(ExprOp::add, a, bin(ExprOp::mul, row, col)), bin(ExprOp::max, one, k3));
+        add({"slots " + tn + w + ", row, column and 1 x 1 broadcasts", eb, What::elementwise, cols + 1, 1});
+        add({"slots " + tn + w + ", broadcasts in place", eb, What::elementwise, 0, 0, a});
+      }
+      {  // one row, starting past a boundary; a leaf that is read twice; five leaves at five offsets
+        const ExprPtr a = matrix(t, 1, 77, 77, 3), b = matrix(t, 1, 77, 77, 10);
+        add({"slots " + tn + ", one row", bin(ExprOp::add, bin(ExprOp::mul, a, a), b), What::elementwise, 77, 1});
+        ExprPtr acc = matrix(t, 19, 45, 47, 0);
+        for (Index k = 1; k < 5; ++k) acc = bin(ExprOp::add, acc, matrix(t, 19, 45, 45 + 2 * k + 1, k));
+        add({"slots " + tn + ", five leaves at five offsets", acc, What::elementwise, 51, 2});
+      }
+    }
+    {  // long rows: view-add u8 of bench_views (4095 of a row of 8191 at column 1), fewer rows
+      const ExprPtr a = matrix(DType::u8, 21, 4095, 8191, 1), b = matrix(DType::u8, 21, 4095, 8191, 1);
+      add({"slots uint8, view + view, 4095 of 8191 at column 1", bin(ExprOp::add, a, b), What::elementwise, 4095});
+      add({"slots uint8, view + view in place", bin(ExprOp::add, a, b), What::elementwise, 0, 0, a});
+      const ExprPtr f = matrix(DType::f32, 9, 1003, 2051, 3), g = matrix(DType::f32, 9, 1003, 1003, 2);
+      add({"slots float, long rows", bin(ExprOp::mul, f, g), What::elementwise, 1003, 1});
+      // Fewer blocks than units: the grid strides, a warp takes several runs.
+      Case strided{"slots uint8, view + view, 2 blocks", bin(ExprOp::add, a, b), What::elementwise, 4095, 1};
+      strided.grid = 2;
+      add(strided);
+      add({"slots: scalars only, into an unaligned 1 x 1", bin(ExprOp::mul, scalar(2.5f), scalar(3.f)),
+           What::elementwise, 1, 1});
+      const ExprPtr s3 = matrix(DType::u8, 700, 3, 5, 1), t3 = matrix(DType::u8, 700, 3, 7, 2);
+      Case narrow{"slots uint8, 700 rows of 3, 1 block", bin(ExprOp::sub, s3, t3), What::elementwise, 3, 0};
+      narrow.grid = 1;
+      add(narrow);
+    }
+    {  // leaves narrower than the widest type: chunks of 2 (uint8 in double), 4 (uint8 in float)
+       // and 8 bytes (int32 in double)
+      for (Index cols : {1, 5, 16, 61}) {
+        const std::string w = ", " + std::to_string(cols) + " wide";
+        const ExprPtr u = matrix(DType::u8, 13, cols, 2 * cols + 3, 1), v = matrix(DType::u8, 13, cols, cols + 1, 2);
+        const ExprPtr d = matrix(DType::f64, 13, cols, cols + 2, 1), i = matrix(DType::i32, 13, cols, cols + 3, 3);
+        const ExprPtr x = matrix(DType::f32, 13, cols, 3 * cols + 1, 1);
+        add({"slots uint8 in double" + w, bin(ExprOp::add, cast(DType::f64, u), bin(ExprOp::mul, d, cast(DType::f64, v))),
+             What::elementwise, cols + 1, 1});
+        add({"slots uint8 in float" + w, bin(ExprOp::sub, cast(DType::f32, u), x), What::elementwise, cols, 2});
+        add({"slots int32 and float in double, into uint8" + w,
+             cast(DType::u8, bin(ExprOp::add, cast(DType::f64, i), bin(ExprOp::add, d, cast(DType::f64, x)))),
+             What::elementwise, cols + 2, 5});
+        add({"slots uint8 mask selects floats" + w, sel(u, x, scalar(2.f)), What::elementwise, cols, 0});
+      }
     }
 
     // ---- semantics at the edges, against hand-written values
@@ -526,6 +608,7 @@ std::vector<Case>& cases(Emulator& emu) {
           if (!out) out = static_cast<unsigned char*>(g_arena.alloc(1)) + c.out_offset * detail::dtype_size(p.out_type);
           c.ld_out = ld;
           c.plan = detail::plan_elementwise(p, out, ld);
+          if (c.grid) c.plan.shape.gx = c.grid;
           break;
         }
         case What::sum: c.plan = detail::plan_reduce(p, ReduceOp::sum, c.cap, 8); break;

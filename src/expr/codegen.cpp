@@ -272,6 +272,43 @@ std::string generate_source(const Program& p, const KernelSpec& spec) {
                                 : "g.x" + std::to_string(k) + ".v[k]";
   }
   s += scalar_args + ");\n  }\n";
+  // The slot path: chunks of the leaves read along a row, the value of a leaf with one per row.
+  s += "  template <int N> struct Slot {\n";
+  for (std::size_t k = 0; k < nl; ++k) {
+    const Broadcast b = p.leaves[k].bcast;
+    if (b == Broadcast::none || b == Broadcast::rows)
+      s += "    ExprSlotLeaf<" + leaf_t(k) + ", N> x" + std::to_string(k) + ";\n";
+    else if (b == Broadcast::cols)
+      s += "    " + leaf_t(k) + " x" + std::to_string(k) + "{};\n";
+  }
+  s += "  };\n";
+  s += "  template <int N>\n"
+       "  static __device__ __forceinline__ bool slot_load(const Params& p, Index r, Index c0, int before, int left, "
+       "bool valid, bool want, Slot<N>& s) {\n    bool vec = want;\n";
+  for (std::size_t k = 0; k < nl; ++k) {
+    const Broadcast b = p.leaves[k].bcast;
+    if (b == Broadcast::none || b == Broadcast::rows)
+      s += "    vec = s.x" + std::to_string(k) + ".locate(" + leaf_ptr(k) + row_of(k) + ", c0, before, left) & vec;\n";
+  }
+  for (std::size_t k = 0; k < nl; ++k) {
+    const Broadcast b = p.leaves[k].bcast;
+    if (b == Broadcast::none || b == Broadcast::rows)
+      s += "    s.x" + std::to_string(k) + ".load(valid, vec);\n";
+    else if (b == Broadcast::cols)
+      s += "    if (vec) s.x" + std::to_string(k) + " = expr_load_one<" + leaf_t(k) + ", false>(" + leaf_ptr(k) +
+           row_of(k) + ");\n";
+  }
+  s += "    (void)p;\n    (void)r;\n    (void)c0;\n    (void)before;\n    (void)left;\n    (void)valid;\n    (void)s;\n"
+       "    return vec;\n  }\n";
+  s += "  template <int N>\n  static __device__ __forceinline__ void slot_regs(const Slot<N>& s, Regs<N>& g) {\n";
+  for (std::size_t k = 0; k < nl; ++k) {
+    const Broadcast b = p.leaves[k].bcast;
+    if (b == Broadcast::none || b == Broadcast::rows)
+      s += "    g.x" + std::to_string(k) + " = s.x" + std::to_string(k) + ".vector();\n";
+    else if (b == Broadcast::cols)
+      s += "    g.x" + std::to_string(k) + " = s.x" + std::to_string(k) + ";\n";
+  }
+  s += "    (void)s;\n    (void)g;\n  }\n";
   s += "  template <bool kNC>\n  static __device__ __forceinline__ Out at(const Params& p, const Fixed& f, Index r, "
        "Index c) {\n    (void)p;\n    (void)f;\n    (void)r;\n    (void)c;\n    return expr_eval(";
   for (std::size_t k = 0; k < nl; ++k) {
@@ -292,8 +329,8 @@ std::string generate_source(const Program& p, const KernelSpec& spec) {
              std::to_string(elementwise_unroll(p)) + ">(p);";
       break;
     case KernelKind::elementwise_2d:
-      body = "devmat::detail::expr_2d_body<" + gen + ", " + std::to_string(elementwise_vector(p)) + ", " +
-             std::to_string(kExpr2dUnroll) + ", " + bool_str(spec.vec) + ">(p);";
+      body = std::string("devmat::detail::") + (spec.vec ? "expr_2d_body<" : "expr_slots_body<") + gen + ", " +
+             std::to_string(elementwise_vector(p)) + ", " + std::to_string(kExpr2dUnroll) + ">(p);";
       break;
     case KernelKind::reduce_sum:
     case KernelKind::reduce_min:

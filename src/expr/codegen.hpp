@@ -29,7 +29,7 @@ enum class KernelKind : std::uint8_t {
 struct KernelSpec {
   KernelKind kind = KernelKind::elementwise_flat;
   bool flat = false;       // reductions and arg: every leaf contiguous and aligned (else 2D)
-  bool vec = false;        // 2D paths: vector loads (rows aligned to the vectors)
+  bool vec = false;        // 2D paths: every row aligned to the vectors; element-wise 2D without: the slot path
   std::uint8_t min_blocks = 0;  // reductions: __launch_bounds__'s blocks per SM (0: none)
   /// The engine's, not the generator's: when ptxas spills registers under min_blocks, build
   /// with min_blocks / 2, then with no bound (expr/engine.cpp).
@@ -53,7 +53,7 @@ int elementwise_vector(const Program& p);
 /// transcendental functions, whose inlined copies would multiply compile time for a
 /// compute-bound kernel.
 int elementwise_unroll(const Program& p);
-/// Units per thread of the 2D element-wise path.
+/// Units per thread of the 2D element-wise paths (the vector path's J, the slot path's U).
 inline constexpr int kExpr2dUnroll = 2;
 /// Whether the program calls a transcendental function (exp, log, pow, sin, ...).
 bool has_transcendental(const Program& p);

@@ -91,8 +91,19 @@ Plan plan_elementwise(const Program& p, const void* out, Index ld_out) {
     plan.shape.gx = grid_1d(ceil_div(h.n / V, Index(kExprBlock) * elementwise_unroll(p)));
     return plan;
   }
-  // A block is tx x ty threads: tx, a power of two up to 256, covers a row's units, J each.
   constexpr int J = kExpr2dUnroll;
+  if (!paths.vec) {
+    // The slot path: rows cut into slots at the output's V-element vectors (a row whose start
+    // is not at one spans one slot more), kExprSlotLanes slots a warp run, J runs a warp.
+    const std::size_t out_vec = static_cast<std::size_t>(V) * out_size;
+    const bool rows_aligned =
+        is_aligned(out, out_vec) && (p.rows == 1 || (static_cast<std::size_t>(ld_out) * out_size) % out_vec == 0);
+    const Index slots = rows_aligned ? ceil_div(p.cols, Index(V)) : (p.cols + 2 * V - 2) / V;
+    h.chunk = slots;
+    plan.shape.gx = grid_1d(ceil_div(p.rows * slots, Index(kExprBlock / 32) * kExprSlotLanes * J));
+    return plan;
+  }
+  // A block is tx x ty threads: tx, a power of two up to 256, covers a row's units, J each.
   const Index units = ceil_div(p.cols, Index(V));
   const Index per_row = ceil_div(units, Index(J));
   unsigned tx = 1;

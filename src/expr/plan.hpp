@@ -41,8 +41,9 @@ struct Plan {
 };
 
 /// out = program over a rows x cols window (row stride ld_out): the flat path when the output
-/// and every leaf are contiguous and 16-byte aligned (1 x 1 leaves allowed), else the 2D path,
-/// with vectors where every row start is aligned.
+/// and every leaf are contiguous and 16-byte aligned (1 x 1 leaves allowed), else the 2D
+/// vector path where every row start is aligned, else the 2D slot path (any strides and
+/// offsets; kernels/expr.cuh).
 Plan plan_elementwise(const Program& p, const void* out, Index ld_out);
 /// sum, mean, min, max: launch_reduce's grid, min(ceil(n / (256 * 4 * V)), cap) with `cap` the
 /// resident blocks of its first pass; a second pass (launch_reduce's) when the grid is not 1.

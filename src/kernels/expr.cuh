@@ -1,7 +1,7 @@
-// The bodies of the fused expression kernels: element-wise (flat and 2D), whole reductions
-// (sum, min, max, mean), row and column sums, arg min / arg max. Device code only, compiled at
-// run time by NVRTC together with the code generated for one expression (src/expr/codegen.cpp),
-// which supplies G:
+// The bodies of the fused expression kernels: element-wise (flat, 2D vector and 2D slots),
+// whole reductions (sum, min, max, mean), row and column sums, arg min / arg max. Device code
+// only, compiled at run time by NVRTC together with the code generated for one expression
+// (src/expr/codegen.cpp), which supplies G:
 //
 //   struct G {
 //     using Out = ...;                 // the expression's element type
@@ -15,6 +15,16 @@
 //     template <int N, bool kVec, bool kNC> static void load_row(const Params&, Index r, Index c, Regs<N>&);
 //     template <int N> static Out value(const Params&, const Fixed&, const Regs<N>&, int k);  // element k
 //     template <bool kNC> static Out at(const Params&, const Fixed&, Index r, Index c);       // (r, c), loads included
+//     // The slot path (expr_slots_body): a leaf read along a row is an ExprSlotLeaf<T, N>, a
+//     // leaf with one element per row its value.
+//     template <int N> using Slot = ...;
+//     // Locates every leaf's chunks for the slot whose first element is (r, c0) (c0 < 0 for a
+//     // first slot that starts before the row) and issues this lane's loads; the vector path
+//     // is taken (and returned) where `want` and every leaf's chunks lie within its row.
+//     // (before = min(c0, N), left = min(cols - c0, 2 N): ExprSlotLeaf::locate)
+//     template <int N> static bool slot_load(const Params&, Index r, Index c0, int before, int left, bool valid,
+//                                            bool want, Slot<N>&);
+//     template <int N> static void slot_regs(const Slot<N>&, Regs<N>&);  // every lane of the warp
 //   };
 //
 // Element (r, c) of the expression is its value at row r and column c of the rows x cols
@@ -37,9 +47,17 @@ constexpr int kExprThreads = 256;  // every expression kernel's block
 constexpr int kExprReduceUnroll = 4;  // = DefaultReduceConfig::kUnroll: the unfused reduction's order
 
 // ------------------------------------------------------------------ loads and stores
+// Every load of a leaf names the bytes it reads here first: nothing on the GPU; the CPU
+// emulation (test/expr_emu) defines it to check that no load touches a byte outside a leaf's
+// rows.
+#ifndef DEVMAT_EXPR_CHECK_READ
+#define DEVMAT_EXPR_CHECK_READ(p, bytes) ((void)0)
+#endif
+
 /// One element through the read-only path (kNC) or a plain load.
 template <class T, bool kNC>
 __device__ __forceinline__ T expr_load_one(const T* p) {
+  DEVMAT_EXPR_CHECK_READ(p, sizeof(T));
   if constexpr (kNC) return load_one(p);
   else return *p;
 }
@@ -49,6 +67,7 @@ __device__ __forceinline__ T expr_load_one(const T* p) {
 template <class T, int N, bool kNC>
 __device__ __forceinline__ Pack<T, N> expr_load_vec(const T* p) {
   constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+  DEVMAT_EXPR_CHECK_READ(p, kBytes);
   Pack<T, N> r;
   if constexpr (kBytes > 16) {
     static_assert(kBytes % 16 == 0, "expr_load_vec: a multiple of 16 bytes");
@@ -137,12 +156,12 @@ __device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
     for (Index e = n_vec * V + threadIdx.x; e < n; e += kExprThreads) out[e] = G::template at<false>(p, f, 0, e);
 }
 
-/// 2D path: strided, broadcast or unaligned operands. A block is blockDim.x x blockDim.y
-/// threads: y walks rows, x walks units of V columns of a row (J per thread, blockDim.x apart).
-/// kVec: every row start of the output and of the leaves that are read along a row is aligned
-/// to their vectors, so whole units move as vectors; otherwise element by element. A partial
-/// unit at a row's end goes element by element.
-template <class G, int V, int J, bool kVec>
+/// 2D vector path: strided or broadcast operands whose rows all start aligned. A block is
+/// blockDim.x x blockDim.y threads: y walks rows, x walks units of V columns of a row (J per
+/// thread, blockDim.x apart); every row start of the output and of the leaves that are read
+/// along a row is aligned to their vectors, so whole units move as vectors. A partial unit at
+/// a row's end goes element by element.
+template <class G, int V, int J>
 __device__ __forceinline__ void expr_2d_body(const typename G::Params& p) {
   using Out = typename G::Out;
   typename G::Fixed f;
@@ -159,7 +178,7 @@ __device__ __forceinline__ void expr_2d_body(const typename G::Params& p) {
 #pragma unroll
       for (int j = 0; j < J; ++j) {
         const Index c = (base + j * tx) * V;
-        if (c + V <= cols) G::template load_row<V, kVec, false>(p, r, c, g[j]);
+        if (c + V <= cols) G::template load_row<V, true, false>(p, r, c, g[j]);
       }
 #pragma unroll
       for (int j = 0; j < J; ++j) {
@@ -168,15 +187,247 @@ __device__ __forceinline__ void expr_2d_body(const typename G::Params& p) {
           Pack<Out, V> o;
 #pragma unroll
           for (int k = 0; k < V; ++k) o.v[k] = G::template value<V>(p, f, g[j], k);
-          if constexpr (kVec) {
-            expr_store_vec(out_row + c, o);
-          } else {
-#pragma unroll
-            for (int k = 0; k < V; ++k) out_row[c + k] = o.v[k];
-          }
+          expr_store_vec(out_row + c, o);
         } else {
           for (Index e = c; e < cols; ++e) out_row[e] = G::template at<false>(p, f, r, e);
         }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ the slot path
+//
+// The 2D path for rows that do not all start aligned (odd strides, odd column offsets, every
+// leaf at its own offset): out(r, c) = expression over a rows x cols window.
+//
+// Each output row is cut at the output's B-byte boundaries (B = V sizeof(Out)) into slots
+// of V columns: slot j of row r is columns [j V - g, j V - g + V), g the columns before the
+// row's first boundary; the first and last slots may be partial. Units (row, slot) run in
+// row-major order over the grid; a warp takes U runs of 31 consecutive units (lane l the
+// l-th), and a full slot is one aligned vector store.
+//
+// A leaf read along a row gives a slot N = V elements of T, b = N sizeof(T) bytes. A uint8_t
+// leaf is read in the aligned b-byte chunks of memory (b = 16, or 4 or 2 beside wider types):
+// at the output's relative alignment (rel = 0: the slot's first element starts a chunk) one
+// chunk a slot; rel bytes further on, the slot spans two chunks, lo and hi; hi is the next
+// unit's lo, which the next lane loaded (lane 31 takes no unit: it loads lane 30's hi), so it
+// comes by warp shuffle, every leaf byte is loaded once, and selects and funnel shifts cut the
+// slot's b bytes out of lo:hi. A leaf of 4- or 8-byte elements is read one vector a slot where
+// its slot is aligned, else element by element (2 or 4 loads a slot, no shuffles: as fast,
+// with fewer instructions). Leaves need not share an alignment with the output or with one
+// another, and each row has its own.
+//
+// No load touches a byte outside a leaf's row [row start, row start + cols): pitched padding,
+// neighbouring windows and memory past an allocation are never read. What the vectors cannot
+// do at a row's ends (a partial slot, or a full one whose uint8_t chunks would pass the row's
+// ends) goes element by element, shared out one element a lane over the warp
+// (expr_slot_elements), so a row's ends cost a warp a trip or two to memory, not one per
+// element. In place (the output is the very window of a leaf, so that leaf is at rel = 0 in
+// every row): each element is read and written by one lane, its loads before its store, and
+// at rel = 0 a lane loads only its own slot.
+
+/// The aligned chunk a uint8_t leaf's share of a slot is read in: B bytes (2, 4 or 16).
+template <int B> struct ExprChunk;
+template <> struct ExprChunk<2> { using type = unsigned short; };
+template <> struct ExprChunk<4> { using type = unsigned; };
+template <> struct ExprChunk<16> { using type = uint4; };
+
+/// The next lane's value (a lane's own on lane 31). Every lane of the warp calls it.
+__device__ __forceinline__ unsigned expr_shfl_next(unsigned v) { return __shfl_down_sync(0xffffffffu, v, 1); }
+__device__ __forceinline__ unsigned short expr_shfl_next(unsigned short v) {
+  return static_cast<unsigned short>(__shfl_down_sync(0xffffffffu, static_cast<unsigned>(v), 1));
+}
+__device__ __forceinline__ uint4 expr_shfl_next(const uint4& v) {
+  return uint4{expr_shfl_next(v.x), expr_shfl_next(v.y), expr_shfl_next(v.z), expr_shfl_next(v.w)};
+}
+
+/// Bytes [rel, rel + B) of the 2 B bytes lo:hi (lo first, little-endian), rel < B. Whole words
+/// by selects, not by indexing: a register array indexed at run time would live in local memory.
+__device__ __forceinline__ uint4 expr_bytes_from(const uint4& lo, const uint4& hi, unsigned rel) {
+  unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+#pragma unroll
+  for (int k = 0; k < 6; ++k) w[k] = (rel & 8) ? w[k + 2] : w[k];
+#pragma unroll
+  for (int k = 0; k < 5; ++k) w[k] = (rel & 4) ? w[k + 1] : w[k];
+  const unsigned bits = (rel & 3) * 8;
+#pragma unroll
+  for (int k = 0; k < 4; ++k) w[k] = __funnelshift_r(w[k], w[k + 1], bits);
+  return uint4{w[0], w[1], w[2], w[3]};
+}
+__device__ __forceinline__ unsigned expr_bytes_from(unsigned lo, unsigned hi, unsigned rel) {
+  return __funnelshift_r(lo, hi, rel * 8);
+}
+__device__ __forceinline__ unsigned short expr_bytes_from(unsigned short lo, unsigned short hi, unsigned rel) {
+  return static_cast<unsigned short>((static_cast<unsigned>(lo) | static_cast<unsigned>(hi) << 16) >> (rel * 8));
+}
+
+/// One leaf's part of a unit of the slot path (a leaf read along a row): where its N elements
+/// lie, and what this lane loaded. uint8_t leaves by chunks (kChunks), wider ones by vector or
+/// element by element.
+template <class T, int N>
+struct ExprSlotLeaf {
+  static constexpr int kBytes = static_cast<int>(sizeof(T)) * N;
+  static constexpr bool kChunks = sizeof(T) == 1;
+  using Chunk = typename ExprChunk<kChunks ? kBytes : 16>::type;
+  static_assert(!kChunks || sizeof(Chunk) == sizeof(Pack<T, N>), "ExprSlotLeaf: a chunk is one Pack");
+
+  const unsigned char* first = nullptr;  // the slot's first element
+  unsigned rel = 0;    // its byte within the aligned chunk (of kBytes) that holds it
+  bool lo_in = false;  // kChunks: that chunk, lo, lies within the row
+  Chunk bits{};        // kChunks: the chunk lo, where this lane loaded it
+  Pack<T, N> elems{};  // else: the slot's elements, where this lane loaded them
+
+  /// Element c0 of row `x` is the slot's first (c0 < 0: a first slot that starts before the
+  /// row); `before` is min(c0, N) and `left` min(cols - c0, 2 N), so that the tests stay in 32
+  /// bits. Whether every chunk the slot needs (lo, and lo + kBytes where rel != 0) lies within
+  /// the row (always, but for chunks: a full slot's elements do).
+  __device__ __forceinline__ bool locate(const T* x, Index c0, int before, int left) {
+    first = reinterpret_cast<const unsigned char*>(x + c0);
+    rel = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(first)) % kBytes;
+    if constexpr (!kChunks) {
+      return true;
+    } else {
+      // lo >= row start: c0 >= rel; lo + kBytes (+ kBytes) <= row end: cols - c0 >= kBytes
+      // - rel (+ kBytes). Bitwise & and |: predicates, not branches.
+      const int rel_i = static_cast<int>(rel), after = left + rel_i;
+      lo_in = (before >= rel_i) & (after >= kBytes);
+      return lo_in & ((rel == 0) | (after >= 2 * kBytes));
+    }
+  }
+
+  /// Issues this lane's loads. Chunks: at rel = 0, its own chunk where the slot takes the
+  /// vector path (`vec`), and nothing else (in place, another lane may be writing the rest);
+  /// at rel != 0, the chunk lo wherever it lies within the row (unit `valid`), which is also
+  /// lane - 1's hi. Else the slot's elements where it takes the vector path.
+  __device__ __forceinline__ void load(bool valid, bool vec) {
+    if constexpr (kChunks) {
+      if (((rel == 0) & vec) | ((rel != 0) & valid & lo_in)) {
+        const unsigned char* lo = first - rel;
+        DEVMAT_EXPR_CHECK_READ(lo, kBytes);
+        bits = *reinterpret_cast<const Chunk*>(lo);
+      }
+    } else if (vec) {
+      const T* x = reinterpret_cast<const T*>(first);
+      if (rel == 0) elems = expr_load_vec<T, N, false>(x);
+      else elems = expr_load_elems<T, N, false>(x);
+    }
+  }
+
+  /// The slot's N elements, where this lane's slot takes the vector path (for chunks, its hi,
+  /// lane + 1's lo, then lies within the row). Every lane of the warp calls it; a warp whose
+  /// lanes all have rel = 0 skips the shuffles.
+  __device__ __forceinline__ Pack<T, N> vector() const {
+    if constexpr (kChunks) {
+      Chunk w = bits;
+      if (__any_sync(0xffffffffu, rel != 0)) w = expr_bytes_from(bits, expr_shfl_next(bits), rel);
+      Pack<T, N> v;
+      std::memcpy(&v, &w, sizeof(v));
+      return v;
+    } else {
+      return elems;
+    }
+  }
+};
+
+/// The element path of the slot path: out(r, c) for the `n` columns from `first` of row `row`
+/// of each lane (n = 0 where the lane has none), one element a lane, 32 at a time: a warp's
+/// elements at the rows' ends cost it a trip or two to memory, not one per element. Every
+/// lane of the warp calls it.
+template <class G>
+__device__ __forceinline__ void expr_slot_elements(const typename G::Params& p, const typename G::Fixed& f, Index row,
+                                                   Index first, int n) {
+  using Out = typename G::Out;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  int incl = n;  // n summed over lanes 0..lane
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const int t = __shfl_up_sync(0xffffffffu, incl, d);
+    if (lane >= d) incl += t;
+  }
+  const int total = __shfl_sync(0xffffffffu, incl, 31);
+  const Index col_base = first - (incl - n);  // element e of the warp's run, if this lane's, is column col_base + e
+  for (int e0 = 0; e0 < total; e0 += 32) {
+    const int e = e0 + lane;
+    int owner = 0;  // the first lane whose running sum passes e
+#pragma unroll
+    for (int step = 16; step > 0; step /= 2)
+      if (__shfl_sync(0xffffffffu, incl, owner + step - 1) <= e) owner += step;
+    const Index r = __shfl_sync(0xffffffffu, row, owner);
+    const Index c = __shfl_sync(0xffffffffu, col_base, owner) + e;
+    if (e < total) static_cast<Out*>(p.h.out)[r * p.h.ld_out + c] = G::template at<false>(p, f, r, c);
+  }
+}
+
+/// The slot path (see above): p.h.chunk slots per row, units (row, slot) in row-major order;
+/// a warp takes U runs of kExprSlotLanes units (all their loads issued before any is used),
+/// the grid striding over the rest. The element path at the rows' ends runs while the vector
+/// path's loads are in flight.
+template <class G, int V, int U>
+__device__ __forceinline__ void expr_slots_body(const typename G::Params& p) {
+  using Out = typename G::Out;
+  static_assert(kExprThreads % 32 == 0 && kExprSlotLanes == 31, "expr_slots_body: whole warps, 31 units a run");
+  constexpr int kOutBytes = static_cast<int>(sizeof(Out)) * V;
+  typename G::Fixed f;
+  G::template load_fixed<false>(p, f);
+  Out* const out = static_cast<Out*>(p.h.out);
+  const Index rows = p.h.rows, cols = p.h.cols, slots = p.h.chunk;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const bool takes_unit = lane < kExprSlotLanes;  // lane 31 loads for lane 30
+  // A run of kExprSlotLanes units on: run_rows rows and run_slots slots (a division only for
+  // rows of fewer slots).
+  int run_rows = 0, run_slots = kExprSlotLanes;
+  if (slots <= kExprSlotLanes) {
+    run_rows = kExprSlotLanes / static_cast<int>(slots);
+    run_slots = kExprSlotLanes % static_cast<int>(slots);
+  }
+  const Index warp = (static_cast<Index>(blockIdx.x) * kExprThreads + threadIdx.x) / 32;
+  const Index step = static_cast<Index>(gridDim.x) * (kExprThreads / 32) * (kExprSlotLanes * U);
+  for (Index warp_first = warp * (kExprSlotLanes * U); warp_first < rows * slots; warp_first += step) {
+    Index r, j;  // this lane's unit of the first run: slot j of row r (lane 31: lane 30's + 1)
+    expr_split(warp_first + lane, slots, r, j);
+    Index row[U], c0[U];
+    int k0[U], n_elem[U];
+    bool vec[U];
+    typename G::template Slot<V> s[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (u > 0) {
+        j += run_slots;
+        r += run_rows;
+        if (j >= slots) {
+          j -= slots;
+          ++r;
+        }
+      }
+      const bool valid = r < rows;  // lane 31 too: its load feeds lane 30
+      row[u] = valid ? r : 0;       // idle lanes look at row 0 and load nothing
+      const unsigned o_off =
+          static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out + row[u] * p.h.ld_out)) % kOutBytes;
+      c0[u] = j * V - static_cast<Index>(o_off / sizeof(Out));  // < 0: the row's first slot, partial
+      const int before = static_cast<int>(c0[u] < V ? c0[u] : V);  // min(c0, V)
+      const Index after = cols - c0[u];
+      const int left = static_cast<int>(after < 2 * V ? after : 2 * V);  // min(cols - c0, 2 V)
+      const bool mine = valid & takes_unit;
+      const bool full = (before >= 0) & (left >= V);
+      vec[u] = G::template slot_load<V>(p, row[u], c0[u], before, left, valid, mine & full, s[u]);
+      // The slot's columns c0 + k, k0[u] <= k < k1, lie within the row.
+      k0[u] = before < 0 ? -before : 0;
+      const int k1 = left < V ? left : V;
+      n_elem[u] = mine & !vec[u] & (k1 > k0[u]) ? k1 - k0[u] : 0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+      if (__any_sync(0xffffffffu, n_elem[u] > 0)) expr_slot_elements<G>(p, f, row[u], c0[u] + k0[u], n_elem[u]);
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      typename G::template Regs<V> g;
+      G::template slot_regs<V>(s[u], g);
+      if (vec[u]) {
+        Pack<Out, V> o;
+#pragma unroll
+        for (int k = 0; k < V; ++k) o.v[k] = G::template value<V>(p, f, g, k);
+        expr_store_vec(out + row[u] * p.h.ld_out + c0[u], o);
       }
     }
   }

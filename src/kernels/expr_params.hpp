@@ -20,7 +20,7 @@ struct ExprHead {
   std::ptrdiff_t ld_out;  // element-wise: the output's row stride, in elements
   std::ptrdiff_t rows, cols;
   std::ptrdiff_t n;       // rows * cols
-  std::ptrdiff_t chunk;   // row and column sums: columns (rows) per chunk
+  std::ptrdiff_t chunk;   // row and column sums: columns (rows) per chunk; 2D slot path: slots per row
   std::ptrdiff_t chunks;  // row and column sums: chunks per row (column)
   double count;           // mean: the element count, as the unfused mean divides by it
   int mode;               // reductions: an ExprMode
@@ -40,6 +40,10 @@ enum ExprMode : int {
   kExprFinal = 1,     // the result itself (one block): the sum in its result type, min or max, arg index
   kExprMean = 2,      // sum / count in double (one block)
 };
+
+/// The 2D slot path (kernels/expr.cuh, expr_slots_body): units of a warp's run; lane 31 takes
+/// none (it loads for lane 30). The plan's grid and the kernel share it.
+inline constexpr int kExprSlotLanes = 31;
 
 inline constexpr std::size_t kExprHeadBytes = sizeof(ExprHead);
 static_assert(sizeof(ExprHead) == 80 && sizeof(ExprLeaf) == 16, "ExprHead/ExprLeaf: the layout NVRTC sees");

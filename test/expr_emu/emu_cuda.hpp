@@ -45,6 +45,38 @@ inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
 inline dim3 blockDim, gridDim;
 
+// ------------------------------------------------------------------ checked reads
+// The expression kernels name the bytes of every leaf load (DEVMAT_EXPR_CHECK_READ,
+// kernels/expr.cuh); while windows are registered (emu_readable, emu_support.hpp), a read of a
+// byte outside every registered window's rows is recorded, as memcheck / initcheck would flag
+// it on the GPU.
+namespace emu {
+struct Readable {
+  const unsigned char* base;
+  long rows, row_bytes, stride_bytes;
+};
+inline std::vector<Readable> g_readable;  // set between launches, read by the block's threads
+inline bool g_check_reads = false;
+inline std::mutex g_bad_read_m;
+inline long g_bad_reads = 0;
+inline char g_first_bad_read[256];
+
+inline void check_read(const void* p, std::size_t n) {
+  if (!g_check_reads) return;
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (const Readable& w : g_readable) {
+    if (b < w.base) continue;
+    const long off = static_cast<long>(b - w.base);
+    const long r = off / w.stride_bytes, c = off % w.stride_bytes;
+    if (r < w.rows && c + static_cast<long>(n) <= w.row_bytes) return;
+  }
+  std::lock_guard<std::mutex> lock(g_bad_read_m);
+  if (g_bad_reads++ == 0)
+    std::snprintf(g_first_bad_read, sizeof(g_first_bad_read), "a %zu-byte read at %p, outside every leaf's rows", n, p);
+}
+}  // namespace emu
+#define DEVMAT_EXPR_CHECK_READ(p, bytes) emu::check_read((p), (bytes))
+
 // ------------------------------------------------------------------ intrinsics
 template <class T>
 T __ldg(const T* p) {
@@ -222,18 +254,73 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
 
 inline void __syncthreads() { emu::g_block.block.wait(); }
 
-/// Lane + delta's value within the lane's group of `width`, else the lane's own; every lane of
-/// the warp must call it (as every caller here does).
+namespace emu {
+/// Publishes this lane's v to its warp and waits for every lane of the warp to publish; returns
+/// the exchange buffer (indexed by linear thread). Every lane of the warp must call it, as every
+/// warp-level intrinsic below must be called: one barrier per call, so a lane cannot write this
+/// buffer again before every lane of the warp has passed the next call's barrier, which comes
+/// after its reads of this one.
+template <class T>
+unsigned char (&exchange(const T& v))[kMaxThreads][8] {
+  static_assert(sizeof(T) <= 8, "warp exchange of at most 8 bytes");
+  const int t = linear_thread();
+  auto& slot = g_block.slot[t_shuffles++ & 1];
+  std::memcpy(slot[t], &v, sizeof(T));
+  g_block.warp[t / 32].wait();
+  return slot;
+}
+inline int warp_size_of(int t) {
+  const int n = static_cast<int>(blockDim.x * blockDim.y * blockDim.z), base = t - t % 32;
+  return n - base < 32 ? n - base : 32;
+}
+}  // namespace emu
+
+/// Lane + delta's value within the lane's group of `width`, else the lane's own.
 template <class T>
 T __shfl_down_sync(unsigned /*mask*/, T v, unsigned delta, int width = 32) {
-  static_assert(sizeof(T) <= 8, "shuffle of at most 8 bytes");
-  // One barrier per shuffle: a lane cannot write this buffer again before every lane of the
-  // warp has passed the next shuffle's barrier, which comes after its read here.
-  const int t = emu::linear_thread(), lane = t % 32, warp = t / 32;
-  auto& slot = emu::g_block.slot[emu::t_shuffles++ & 1];
-  std::memcpy(slot[t], &v, sizeof(T));
-  emu::g_block.warp[warp].wait();
+  const auto& slot = emu::exchange(v);
+  const int t = emu::linear_thread(), lane = t % 32;
   T r = v;
   if (lane % width + static_cast<int>(delta) < width) std::memcpy(&r, slot[t + delta], sizeof(T));
   return r;
+}
+
+/// Lane - delta's value within the lane's group of `width`, else the lane's own.
+template <class T>
+T __shfl_up_sync(unsigned /*mask*/, T v, unsigned delta, int width = 32) {
+  const auto& slot = emu::exchange(v);
+  const int t = emu::linear_thread(), lane = t % 32;
+  T r = v;
+  if (lane % width >= static_cast<int>(delta)) std::memcpy(&r, slot[t - delta], sizeof(T));
+  return r;
+}
+
+/// Lane src's value (within the lane's group of `width`).
+template <class T>
+T __shfl_sync(unsigned /*mask*/, T v, int src, int width = 32) {
+  const auto& slot = emu::exchange(v);
+  const int t = emu::linear_thread(), lane = t % 32;
+  const int from = t - lane + lane / width * width + src % width;
+  T r;
+  std::memcpy(&r, slot[from], sizeof(T));
+  return r;
+}
+
+/// Whether pred is non-zero on any lane of the warp.
+inline int __any_sync(unsigned /*mask*/, int pred) {
+  const int p = pred != 0;
+  const auto& slot = emu::exchange(p);
+  const int t = emu::linear_thread(), base = t - t % 32, n = emu::warp_size_of(t);
+  int any = 0;
+  for (int k = 0; k < n; ++k) {
+    int q;
+    std::memcpy(&q, slot[base + k], sizeof(q));
+    any |= q;
+  }
+  return any;
+}
+
+/// The low 32 bits of hi:lo shifted right by shift & 31.
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
+  return static_cast<unsigned>(((static_cast<unsigned long long>(hi) << 32) | lo) >> (shift & 31));
 }

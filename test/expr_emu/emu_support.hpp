@@ -176,6 +176,22 @@ void with_type(int t, F&& f) {
 
 }  // namespace emu
 
+/// Registers the windows kernels may read (4 longs each: address, rows, row bytes, stride
+/// bytes) and clears the record of reads outside them; n = 0 stops checking. Returns the reads
+/// outside since the last call, and the first of them in `first` (256 bytes).
+extern "C" long emu_readable(const long* windows, int n, char* first) {
+  const long bad = emu::g_bad_reads;
+  if (first) std::memcpy(first, emu::g_first_bad_read, sizeof(emu::g_first_bad_read));
+  emu::g_readable.clear();
+  for (int k = 0; k < n; ++k)
+    emu::g_readable.push_back({reinterpret_cast<const unsigned char*>(windows[4 * k]), windows[4 * k + 1],
+                               windows[4 * k + 2], windows[4 * k + 3]});
+  emu::g_check_reads = n > 0;
+  emu::g_bad_reads = 0;
+  emu::g_first_bad_read[0] = 0;
+  return bad;
+}
+
 /// The value of node `root` at (r, c), written in its type to out (8 bytes).
 extern "C" void emu_reference(const emu::Node* nodes, int root, long r, long c, void* out) {
   const emu::Val v = emu::eval(nodes, root, r, c);

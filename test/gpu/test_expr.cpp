@@ -355,6 +355,39 @@ TEMPLATE_TEST_CASE("views in expressions: odd offsets and strides, written into 
   CHECK(to_eigen(B) == hb);
 }
 
+TEMPLATE_TEST_CASE("views at every alignment: odd strides, each operand at its own offset, broadcasts, in place",
+                   "[expr][views]", float, double, std::int32_t, std::uint8_t) {
+  // Odd parent strides put every row of each view at its own offset within 16 bytes (the 2D
+  // slot path); 1, 3 and 17 wide rows are shorter than or about one vector, 4095 is view-add's.
+  using T = TestType;
+  for (auto [rows, cols] : std::vector<std::pair<Index, Index>>{{37, 1}, {41, 3}, {29, 17}, {23, 100}, {9, 4095}}) {
+    CAPTURE(shape(rows, cols));
+    const H<T> ha = rand_h<T>(rows + 2, 2 * cols + 1), hb = rand_h<T>(rows + 1, cols + 5);
+    const H<T> hr = rand_h<T>(2, cols + 7), hc = rand_h<T>(rows + 3, 3);
+    const auto A = to_device(ha), B = to_device(hb), R = to_device(hr), C = to_device(hc);
+    const auto va = A.block(1, 1, rows, cols), vb = B.block(1, 3, rows, cols);
+    const auto vr = R.block(1, 2, 1, cols), vc = C.block(2, 1, rows, 1);
+    H<T> want(rows, cols), wantb(rows, cols);
+    for (Index i = 0; i < rows; ++i)
+      for (Index j = 0; j < cols; ++j) {
+        want(i, j) = T(ha(1 + i, 1 + j) + T(hb(1 + i, 3 + j) * T(3)));
+        wantb(i, j) = T(T(ha(1 + i, 1 + j) - hr(1, 2 + j)) + hc(2 + i, 1));
+      }
+    CHECK(same_bits<T>(to_eigen(va + vb * 3), want));  // into a dense result: odd strides too
+    CHECK(same_bits<T>(to_eigen(va - vr + vc), wantb));
+    // In place on the odd-stride window; nothing around it written.
+    auto A2 = to_device(ha);
+    A2.block(1, 1, rows, cols) = A2.block(1, 1, rows, cols) + vb * 3;
+    H<T> whole = ha;
+    whole.block(1, 1, rows, cols) = want;
+    CHECK(same_bits<T>(to_eigen(A2), whole));
+    A2 = to_device(ha);
+    A2.block(1, 1, rows, cols) = A2.block(1, 1, rows, cols) - vr + vc;
+    whole.block(1, 1, rows, cols) = wantb;
+    CHECK(same_bits<T>(to_eigen(A2), whole));
+  }
+}
+
 TEST_CASE("cast inside an expression follows DeviceMatrix::cast", "[expr]") {
   const H<float> h = random_matrix<float>(65, 67, -300, 300);
   const auto A = to_device(h);
