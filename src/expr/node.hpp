@@ -45,6 +45,11 @@ inline bool dtype_is_float(DType t) { return t == DType::f32 || t == DType::f64;
 /// never needed a stream (an empty result then needs no device).
 Stream expr_raw_stream(const ExprNode& e);
 
+/// expr_assign(e, m.view()) for a matrix m of e's shape with elements (DeviceMatrix::operator=),
+/// with no view made.
+template <class T>
+void expr_assign_matrix(const ExprNode& e, DeviceMatrix<T>& m);
+
 /// "float", "double", ...: for messages and generated code.
 const char* dtype_name(DType t);
 /// The scalar value of a scalar node, as T.
