@@ -14,6 +14,11 @@
 namespace devmat::detail {
 
 struct ExprNode {
+  // User-provided, so that a new node is not zero-filled before its members are initialised
+  // (value-initialisation of a class with an implicit constructor does both).
+  ExprNode() noexcept {}
+  ExprNode(ExprOp o, DType t, Index r, Index c) noexcept : op(o), type(t), rows(r), cols(c) {}
+
   ExprOp op = ExprOp::leaf;
   DType type = DType::f32;  // the element type of this node's values
   Index rows = 0, cols = 0;
