@@ -42,7 +42,7 @@ DeviceMatrix<T>::DeviceMatrix(const Expr<T>& e) : DeviceMatrix(detail::expr_eval
 template <class T>
 DeviceMatrix<T>& DeviceMatrix<T>::operator=(const Expr<T>& e) {
   if (!empty() && rows_ == e.rows() && cols_ == e.cols()) {
-    detail::expr_assign<T>(e.node(), view());
+    detail::expr_assign_matrix<T>(*e.node(), *this);
     return *this;
   }
   return *this = detail::expr_eval<T>(e.node());

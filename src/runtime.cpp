@@ -225,6 +225,7 @@ void release_cached(cudaStream_t stream) { flush_cache(stream, false); }
 // ------------------------------------------------------------------ buffers
 Buffer::Buffer(std::size_t n, Stream s) : bytes(n), owner(std::move(s)) {
   ptr = pool_allocate(bytes, owner);
+  owner_native_.store(owner.native(), std::memory_order_relaxed);
 }
 
 Buffer::~Buffer() {
@@ -240,9 +241,16 @@ Buffer::~Buffer() {
 void Buffer::wait_users_locked(cudaStream_t waiter) {
   for (const Stream& u : users_) stream_wait(waiter, u.native());
   users_.clear();
+  has_users_.store(false, std::memory_order_release);
 }
 
 void Buffer::prepare_use(const Stream& s) {
+  // The owner stream with no foreign user has nothing to wait for and nothing to record. Read
+  // without the lock: a use on another thread that races with this one is unordered either way
+  // (the lock would only pick an order), and both mirrors change under the lock together with
+  // what they mirror, so what is read here was the whole state at some moment of the call.
+  if (!has_users_.load(std::memory_order_acquire) && s.native() == owner_native_.load(std::memory_order_acquire))
+    return;
   std::lock_guard<std::mutex> lock(mu_);
   if (s == owner) {
     wait_users_locked(s.native());
@@ -254,7 +262,10 @@ void Buffer::prepare_use(const Stream& s) {
     if (u == s) known = true;
     else stream_wait(s.native(), u.native());
   }
-  if (!known) users_.push_back(s);
+  if (!known) {
+    users_.push_back(s);
+    has_users_.store(true, std::memory_order_release);
+  }
 }
 
 void Buffer::set_owner(const Stream& s) {
@@ -264,7 +275,9 @@ void Buffer::set_owner(const Stream& s) {
   for (const Stream& u : users_)
     if (u != s) stream_wait(s.native(), u.native());
   users_.clear();
+  has_users_.store(false, std::memory_order_release);
   owner = s;
+  owner_native_.store(owner.native(), std::memory_order_release);
 }
 
 // ------------------------------------------------------------------ workspaces

@@ -55,6 +55,7 @@ enum class ExprOp : std::uint8_t {
 // Node builders and evaluators, in libdevmat. They check shapes (broadcasting) and throw
 // shape_error / std::invalid_argument before anything runs.
 template <class T> ExprPtr expr_leaf(const MatrixView<const T>& v);
+template <class T> ExprPtr expr_matrix_leaf(const DeviceMatrix<T>& m);  // expr_leaf(m.view()), with no view
 template <class T> ExprPtr expr_scalar(T value);
 ExprPtr expr_unary(ExprOp op, ExprPtr a, DType out);
 ExprPtr expr_binary(ExprOp op, ExprPtr a, ExprPtr b, DType out, const char* name);
@@ -95,9 +96,10 @@ template <class X> inline constexpr bool is_expr_v = is_expr<std::decay_t<X>>::v
 template <class X> inline constexpr bool is_scalar_v = std::is_arithmetic_v<std::decay_t<X>>;
 template <class X> using operand_t = typename operand<std::decay_t<X>>::type;
 
-template <class T> ExprPtr node_of(const DeviceMatrix<T>& m) { return expr_leaf<T>(m.view()); }
+template <class T> ExprPtr node_of(const DeviceMatrix<T>& m) { return expr_matrix_leaf<T>(m); }
 template <class T> ExprPtr node_of(const MatrixView<T>& v) { return expr_leaf<std::remove_const_t<T>>(v); }
 template <class T> ExprPtr node_of(const Expr<T>& e);
+template <class T> ExprPtr node_of(Expr<T>&& e);
 
 /// The element type of a binary operation on X and Y: the operands' common element type (a
 /// scalar takes the other side's). Two different element types are a compile error.
@@ -112,10 +114,12 @@ template <class X, class Y> struct common_element<X, Y, true, true> {
 template <class X, class Y> struct common_element<X, Y, true, false> { using type = operand_t<X>; };
 template <class X, class Y> struct common_element<X, Y, false, true> { using type = operand_t<Y>; };
 
-/// An operand or a scalar as a node of element type T.
+/// An operand or a scalar as a node of element type T. A temporary expression hands over its
+/// tree (the operators take their operands by forwarding reference for this): building
+/// `(A + B) * 2` then moves, rather than shares, the tree of `A + B`.
 template <class T, class X>
-ExprPtr as_node(const X& x) {
-  if constexpr (is_operand_v<X>) return node_of(x);
+ExprPtr as_node(X&& x) {
+  if constexpr (is_operand_v<X>) return node_of(std::forward<X>(x));
   else return expr_scalar<T>(static_cast<T>(x));
 }
 
@@ -131,20 +135,21 @@ template <class T>
 inline constexpr bool is_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 template <class Out, class X, class Y>
-Expr<Out> make_binary(ExprOp op, const X& x, const Y& y, const char* name) {
+Expr<Out> make_binary(ExprOp op, X&& x, Y&& y, const char* name) {
   using T = typename common_element<X, Y>::type;
-  return Expr<Out>(expr_binary(op, as_node<T>(x), as_node<T>(y), dtype_of<Out>::value, name));
+  return Expr<Out>(expr_binary(op, as_node<T>(std::forward<X>(x)), as_node<T>(std::forward<Y>(y)),
+                               dtype_of<Out>::value, name));
 }
 template <class X>
-Expr<operand_t<X>> make_unary(ExprOp op, const X& x) {
+Expr<operand_t<X>> make_unary(ExprOp op, X&& x) {
   using T = operand_t<X>;
-  return Expr<T>(expr_unary(op, node_of(x), dtype_of<T>::value));
+  return Expr<T>(expr_unary(op, node_of(std::forward<X>(x)), dtype_of<T>::value));
 }
 template <class X>
-Expr<operand_t<X>> make_float_unary(ExprOp op, const X& x) {
+Expr<operand_t<X>> make_float_unary(ExprOp op, X&& x) {
   static_assert(is_float_v<operand_t<X>>,
                 "devmat: this function is for float and double matrices; convert first with cast<float>()");
-  return make_unary(op, x);
+  return make_unary(op, std::forward<X>(x));
 }
 }  // namespace detail
 
@@ -175,7 +180,7 @@ class Expr {
   Stream stream() const { return detail::expr_stream(*node_); }
 
   /// A matrix as an expression (a leaf; its memory is kept alive by the expression).
-  Expr(const DeviceMatrix<T>& m) : node_(detail::expr_leaf<T>(m.view())) {}
+  Expr(const DeviceMatrix<T>& m) : node_(detail::expr_matrix_leaf<T>(m)) {}
   /// A view as an expression (a leaf; a view of a matrix keeps its memory alive).
   Expr(const MatrixView<const T>& v) : node_(detail::expr_leaf<T>(v)) {}
 
@@ -215,7 +220,10 @@ class Expr {
   ///@}
 
   /// The runtime tree (for the library).
-  const detail::ExprPtr& node() const noexcept { return node_; }
+  const detail::ExprPtr& node() const& noexcept { return node_; }
+  /// The runtime tree of an expression that is about to go, taken rather than shared (for the
+  /// operators, which build on temporaries).
+  detail::ExprPtr node() && noexcept { return std::move(node_); }
   /// Wraps a runtime tree whose element type is T (for the library and the operators).
   explicit Expr(detail::ExprPtr node) noexcept : node_(std::move(node)) {}
 
@@ -225,6 +233,7 @@ class Expr {
 
 namespace detail {
 template <class T> ExprPtr node_of(const Expr<T>& e) { return e.node(); }
+template <class T> ExprPtr node_of(Expr<T>&& e) { return std::move(e).node(); }
 }  // namespace detail
 
 // ------------------------------------------------------------------ arithmetic
@@ -233,25 +242,25 @@ template <class T> ExprPtr node_of(const Expr<T>& e) { return e.node(); }
 /// with a scalar on either side (two matrices multiply as matrices: gemm.hpp). Lazy.
 /// Integer division by an element 0 gives 0; by the scalar 0 it is std::invalid_argument.
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-auto operator+(const X& x, const Y& y) {
-  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::add, x, y, "operator+");
+auto operator+(X&& x, Y&& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::add, std::forward<X>(x), std::forward<Y>(y), "operator+");
 }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-auto operator-(const X& x, const Y& y) {
-  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::sub, x, y, "operator-");
+auto operator-(X&& x, Y&& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::sub, std::forward<X>(x), std::forward<Y>(y), "operator-");
 }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-auto operator/(const X& x, const Y& y) {
-  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::div, x, y, "operator/");
+auto operator/(X&& x, Y&& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::div, std::forward<X>(x), std::forward<Y>(y), "operator/");
 }
 template <class X, class Y, std::enable_if_t<detail::scale_ok_v<X, Y>, int> = 0>
-auto operator*(const X& x, const Y& y) {
-  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::mul, x, y, "operator*");
+auto operator*(X&& x, Y&& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::mul, std::forward<X>(x), std::forward<Y>(y), "operator*");
 }
 /// Element-wise negation.
 template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
-auto operator-(const X& x) {
-  return detail::make_unary(detail::ExprOp::neg, x);
+auto operator-(X&& x) {
+  return detail::make_unary(detail::ExprOp::neg, std::forward<X>(x));
 }
 ///@}
 
@@ -259,29 +268,30 @@ auto operator-(const X& x) {
 ///@{
 /// Element-wise comparisons: a DeviceMatrix<uint8_t>-valued mask of 0 and 1. Lazy.
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator==(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::eq, x, y, "operator=="); }
+Expr<std::uint8_t> operator==(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::eq, std::forward<X>(x), std::forward<Y>(y), "operator=="); }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator!=(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::ne, x, y, "operator!="); }
+Expr<std::uint8_t> operator!=(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::ne, std::forward<X>(x), std::forward<Y>(y), "operator!="); }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator<(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::lt, x, y, "operator<"); }
+Expr<std::uint8_t> operator<(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::lt, std::forward<X>(x), std::forward<Y>(y), "operator<"); }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator<=(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::le, x, y, "operator<="); }
+Expr<std::uint8_t> operator<=(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::le, std::forward<X>(x), std::forward<Y>(y), "operator<="); }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator>(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::gt, x, y, "operator>"); }
+Expr<std::uint8_t> operator>(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::gt, std::forward<X>(x), std::forward<Y>(y), "operator>"); }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator>=(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::ge, x, y, "operator>="); }
+Expr<std::uint8_t> operator>=(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::ge, std::forward<X>(x), std::forward<Y>(y), "operator>="); }
 ///@}
 
 ///@{
 /// Logic on masks (uint8_t; any non-zero element is true): 0/1 results. Lazy; both sides are
 /// always evaluated.
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator&&(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::logical_and, x, y, "operator&&"); }
+Expr<std::uint8_t> operator&&(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::logical_and, std::forward<X>(x), std::forward<Y>(y), "operator&&"); }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-Expr<std::uint8_t> operator||(const X& x, const Y& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::logical_or, x, y, "operator||"); }
+Expr<std::uint8_t> operator||(X&& x, Y&& y) { return detail::make_binary<std::uint8_t>(detail::ExprOp::logical_or, std::forward<X>(x), std::forward<Y>(y), "operator||"); }
 template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
-Expr<std::uint8_t> operator!(const X& x) {
-  return Expr<std::uint8_t>(detail::expr_unary(detail::ExprOp::logical_not, detail::node_of(x), detail::DType::u8));
+Expr<std::uint8_t> operator!(X&& x) {
+  return Expr<std::uint8_t>(
+      detail::expr_unary(detail::ExprOp::logical_not, detail::node_of(std::forward<X>(x)), detail::DType::u8));
 }
 ///@}
 
@@ -290,68 +300,69 @@ Expr<std::uint8_t> operator!(const X& x) {
 /// Element-wise functions of a matrix, view or expression. Lazy. abs and square take every
 /// element type; the others float and double (a compile error otherwise: cast<float>() first).
 /// round rounds half away from zero (std::round); rsqrt is 1 / sqrt.
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto abs(const X& x) { return detail::make_unary(detail::ExprOp::abs, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto square(const X& x) { return detail::make_unary(detail::ExprOp::square, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto sqrt(const X& x) { return detail::make_float_unary(detail::ExprOp::sqrt, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto rsqrt(const X& x) { return detail::make_float_unary(detail::ExprOp::rsqrt, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto exp(const X& x) { return detail::make_float_unary(detail::ExprOp::exp, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto log(const X& x) { return detail::make_float_unary(detail::ExprOp::log, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto log1p(const X& x) { return detail::make_float_unary(detail::ExprOp::log1p, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto expm1(const X& x) { return detail::make_float_unary(detail::ExprOp::expm1, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto sin(const X& x) { return detail::make_float_unary(detail::ExprOp::sin, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto cos(const X& x) { return detail::make_float_unary(detail::ExprOp::cos, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto tanh(const X& x) { return detail::make_float_unary(detail::ExprOp::tanh, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto floor(const X& x) { return detail::make_float_unary(detail::ExprOp::floor, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto ceil(const X& x) { return detail::make_float_unary(detail::ExprOp::ceil, x); }
-template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto round(const X& x) { return detail::make_float_unary(detail::ExprOp::round, x); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto abs(X&& x) { return detail::make_unary(detail::ExprOp::abs, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto square(X&& x) { return detail::make_unary(detail::ExprOp::square, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto sqrt(X&& x) { return detail::make_float_unary(detail::ExprOp::sqrt, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto rsqrt(X&& x) { return detail::make_float_unary(detail::ExprOp::rsqrt, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto exp(X&& x) { return detail::make_float_unary(detail::ExprOp::exp, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto log(X&& x) { return detail::make_float_unary(detail::ExprOp::log, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto log1p(X&& x) { return detail::make_float_unary(detail::ExprOp::log1p, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto expm1(X&& x) { return detail::make_float_unary(detail::ExprOp::expm1, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto sin(X&& x) { return detail::make_float_unary(detail::ExprOp::sin, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto cos(X&& x) { return detail::make_float_unary(detail::ExprOp::cos, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto tanh(X&& x) { return detail::make_float_unary(detail::ExprOp::tanh, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto floor(X&& x) { return detail::make_float_unary(detail::ExprOp::floor, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto ceil(X&& x) { return detail::make_float_unary(detail::ExprOp::ceil, std::forward<X>(x)); }
+template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0> auto round(X&& x) { return detail::make_float_unary(detail::ExprOp::round, std::forward<X>(x)); }
 ///@}
 
 ///@{
 /// Element-wise min and max of two operands, or of an operand and a scalar. Lazy. NaN
 /// propagates as in std::fmin's opposite: a NaN operand gives NaN.
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-auto min(const X& x, const Y& y) {
-  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::min, x, y, "min");
+auto min(X&& x, Y&& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::min, std::forward<X>(x), std::forward<Y>(y), "min");
 }
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-auto max(const X& x, const Y& y) {
-  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::max, x, y, "max");
+auto max(X&& x, Y&& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::max, std::forward<X>(x), std::forward<Y>(y), "max");
 }
 ///@}
 
 /// The element-wise product of two operands (`x * y` of two matrices is the matrix product),
 /// or of an operand and a scalar. Lazy.
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-auto cwise_product(const X& x, const Y& y) {
-  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::mul, x, y, "cwise_product");
+auto cwise_product(X&& x, Y&& y) {
+  return detail::make_binary<typename detail::common_element<X, Y>::type>(detail::ExprOp::mul, std::forward<X>(x), std::forward<Y>(y), "cwise_product");
 }
 
 /// Element-wise x^y (float and double), matrix^scalar, scalar^matrix or matrix^matrix. Lazy.
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
-auto pow(const X& x, const Y& y) {
+auto pow(X&& x, Y&& y) {
   using T = typename detail::common_element<X, Y>::type;
   static_assert(detail::is_float_v<T>, "devmat: pow is for float and double; convert first with cast<float>()");
-  return detail::make_binary<T>(detail::ExprOp::pow, x, y, "pow");
+  return detail::make_binary<T>(detail::ExprOp::pow, std::forward<X>(x), std::forward<Y>(y), "pow");
 }
 
 /// Element-wise min(max(x, lo), hi); lo and hi are scalars or operands. Lazy.
 template <class X, class L, class H, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
-auto clamp(const X& x, const L& lo, const H& hi) {
-  return min(max(x, lo), hi);
+auto clamp(X&& x, const L& lo, const H& hi) {
+  return min(max(std::forward<X>(x), lo), hi);
 }
 
 /// Where `mask` is not 0, `a`; elsewhere `b` (operands or scalars, broadcast). Lazy.
 template <class M, class A, class B,
           std::enable_if_t<detail::is_operand_v<M> && (detail::is_operand_v<A> || detail::is_operand_v<B>), int> = 0>
-auto select(const M& mask, const A& a, const B& b) {
+auto select(M&& mask, A&& a, B&& b) {
   using T = typename detail::common_element<A, B>::type;
-  return Expr<T>(detail::expr_select(detail::node_of(mask), detail::as_node<T>(a), detail::as_node<T>(b)));
+  return Expr<T>(detail::expr_select(detail::node_of(std::forward<M>(mask)), detail::as_node<T>(std::forward<A>(a)),
+                                     detail::as_node<T>(std::forward<B>(b))));
 }
 
 /// Converts the element type of a matrix, view or expression, lazily (DeviceMatrix::cast's rules).
 template <class U, class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
-Expr<U> cast(const X& x) {
-  return Expr<U>(detail::expr_unary(detail::ExprOp::cast, detail::node_of(x), detail::dtype_of<U>::value));
+Expr<U> cast(X&& x) {
+  return Expr<U>(detail::expr_unary(detail::ExprOp::cast, detail::node_of(std::forward<X>(x)), detail::dtype_of<U>::value));
 }
 
 // ------------------------------------------------------------------ products with expressions

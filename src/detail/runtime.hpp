@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <mutex>
 #include <vector>
@@ -49,7 +50,8 @@ struct Buffer {
 
   /// Orders stream `s` after all work queued so far on this buffer (its owner stream and
   /// the foreign streams that used it), and records `s` as a user when it is foreign, so
-  /// the free (or the next use on the owner stream) waits for it.
+  /// the free (or the next use on the owner stream) waits for it. The common case, the owner
+  /// stream with no foreign user, takes no lock.
   void prepare_use(const Stream& s);
   /// Moves ownership to `s`: `s` waits for all queued work, frees happen on `s`.
   void set_owner(const Stream& s);
@@ -62,6 +64,9 @@ struct Buffer {
   void wait_users_locked(cudaStream_t waiter);
   std::mutex mu_;
   std::vector<Stream> users_;  // foreign streams that used the buffer since the owner last did
+  // Mirrors of owner.native() and !users_.empty(), written under mu_, read without it.
+  std::atomic<cudaStream_t> owner_native_{nullptr};
+  std::atomic<bool> has_users_{false};
 };
 
 /// The library's access to a matrix's internals.
@@ -77,6 +82,8 @@ struct Access {
   }
   /// A view's stream as it was given (unset for an empty matrix's view: no device needed).
   template <class T> static const Stream& raw_stream(const MatrixView<const T>& v) { return v.stream_; }
+  /// A matrix's stream as it was given (unset for an empty matrix that never needed one).
+  template <class T> static const Stream& raw_stream(const DeviceMatrix<T>& m) { return m.stream_; }
   static bool is_set(const Stream& s) { return s.is_set(); }
   static int device(const Stream& s) { return s.impl_->device; }
   static Stream unset() { return Stream(); }

@@ -51,6 +51,17 @@ const DeviceProps& device_props(int device) {
   return *slot;
 }
 
+const DeviceProps& current_device_props() {
+  const int dev = current_device();
+  thread_local int last_device = -1;
+  thread_local const DeviceProps* last = nullptr;  // device_props' entries never move
+  if (dev != last_device) {
+    last = &device_props(dev);
+    last_device = dev;
+  }
+  return *last;
+}
+
 namespace {
 struct KernelKey {
   const void* kernel;

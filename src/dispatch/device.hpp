@@ -23,7 +23,9 @@ int current_device();
 /// The properties of `device`, read on first use and cached for the life of the process
 /// (thread-safe; the reference stays valid).
 const DeviceProps& device_props(int device);
-inline const DeviceProps& current_device_props() { return device_props(current_device()); }
+/// device_props(current_device()), without device_props' lock when the calling thread asks
+/// about the same device as last time.
+const DeviceProps& current_device_props();
 
 /// How many blocks of `kernel` one SM of the current device runs at once with `threads` threads
 /// and `dynamic_smem` bytes of dynamic shared memory per block (at least 1). The first call for

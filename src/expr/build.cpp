@@ -24,13 +24,95 @@ const char* dtype_name(DType t) {
 
 namespace {
 
+/// Freed blocks of kBytes bytes, kept per thread for the next allocation. Expression nodes come
+/// and go by the dozen with every evaluation (built, lowered, dropped at once), more blocks of
+/// one size than malloc hands out without its slow path. Blocks freed on another thread than the
+/// one that allocated them join that thread's list; past kMax blocks they go back to the heap.
+template <std::size_t kBytes>
+class BlockList {
+ public:
+  static void* take() {
+    State& s = state_;
+    if (Block* b = s.head) {
+      s.head = b->next;
+      --s.count;
+      return b;
+    }
+    return ::operator new(kBytes);
+  }
+
+  static void give(void* p) noexcept {
+    State& s = state_;
+    if (s.closed || s.count >= kMax) {
+      ::operator delete(p);
+      return;
+    }
+    if (!s.drain_registered) register_drain(s);
+    Block* b = static_cast<Block*>(p);
+    b->next = s.head;
+    s.head = b;
+    ++s.count;
+  }
+
+ private:
+  static constexpr unsigned kMax = 256;
+  struct Block {
+    Block* next;
+  };
+  // Trivially destructible: valid until the thread ends, after Drain has run too (a node
+  // freed then, by a static or thread_local expression destroyed late, goes to the heap).
+  struct State {
+    Block* head;
+    unsigned count;
+    bool drain_registered;
+    bool closed;
+  };
+  struct Drain {
+    ~Drain() {
+      State& s = state_;
+      s.closed = true;
+      while (Block* b = s.head) {
+        s.head = b->next;
+        ::operator delete(b);
+      }
+      s.count = 0;
+    }
+  };
+  [[gnu::noinline]] static void register_drain(State& s) noexcept {
+    static thread_local Drain drain;  // frees the list when the thread ends
+    (void)drain;
+    s.drain_registered = true;
+  }
+
+  static thread_local State state_;
+};
+template <std::size_t kBytes>
+thread_local typename BlockList<kBytes>::State BlockList<kBytes>::state_{};
+
+/// The allocator of expression nodes (and their shared_ptr control blocks): BlockList's blocks.
+template <class T>
+struct NodeAllocator {
+  using value_type = T;
+  NodeAllocator() noexcept = default;
+  template <class U>
+  NodeAllocator(const NodeAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "NodeAllocator: over-aligned type");
+    if (n != 1) return static_cast<T*>(::operator new(n * sizeof(T)));
+    return static_cast<T*>(BlockList<sizeof(T)>::take());
+  }
+  void deallocate(T* p, std::size_t n) noexcept {
+    if (n != 1) ::operator delete(p);
+    else BlockList<sizeof(T)>::give(p);
+  }
+  template <class U>
+  bool operator==(const NodeAllocator<U>&) const noexcept { return true; }
+  template <class U>
+  bool operator!=(const NodeAllocator<U>&) const noexcept { return false; }
+};
+
 std::shared_ptr<ExprNode> node(ExprOp op, DType type, Index rows, Index cols) {
-  auto n = std::make_shared<ExprNode>();
-  n->op = op;
-  n->type = type;
-  n->rows = rows;
-  n->cols = cols;
-  return n;
+  return std::allocate_shared<ExprNode>(NodeAllocator<ExprNode>(), op, type, rows, cols);
 }
 
 /// The broadcast extent of one dimension, or -1 when the two do not broadcast.
@@ -54,6 +136,17 @@ ExprPtr expr_leaf(const MatrixView<const T>& v) {
   n->stride = v.stride();
   n->keep = Access::keep(v);
   n->stream = Access::raw_stream(v);  // unset for an empty matrix: evaluation picks one
+  return n;
+}
+
+template <class T>
+ExprPtr expr_matrix_leaf(const DeviceMatrix<T>& m) {
+  // What expr_leaf(m.view()) makes, without making the view.
+  auto n = node(ExprOp::leaf, dtype_of<T>::value, m.rows(), m.cols());
+  n->data = m.data();
+  n->stride = m.cols();
+  n->keep = Access::keep(m);
+  n->stream = Access::raw_stream(m);
   return n;
 }
 
@@ -124,6 +217,7 @@ Stream expr_stream(const ExprNode& e) {
 
 #define DEVMAT_INSTANTIATE(T)                                   \
   template ExprPtr expr_leaf<T>(const MatrixView<const T>&);    \
+  template ExprPtr expr_matrix_leaf<T>(const DeviceMatrix<T>&); \
   template ExprPtr expr_scalar<T>(T);
 DEVMAT_FOR_EACH_TYPE(DEVMAT_INSTANTIATE)
 #undef DEVMAT_INSTANTIATE

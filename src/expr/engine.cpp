@@ -6,6 +6,7 @@
 
 #include "detail/error_scope.hpp"
 #include "detail/runtime.hpp"
+#include "detail/thread_cache.hpp"
 #include "dispatch/common.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/reduce_parts.hpp"
@@ -21,6 +22,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,9 +62,11 @@ struct Compiled {
 };
 
 /// One kernel variant of one program: built once, by the first thread that needs it, while
-/// others wait on `mu`; read without a lock once `ready`.
+/// others wait on `mu`; read without a lock once `ready`. Never destroyed (nor moved), so a
+/// pointer to its kernels stays valid for the life of the process.
 struct Slot {
-  Slot(const KernelSpec& s, int a) : spec(s), arch(a) {}
+  Slot(const std::string& c, const KernelSpec& s, int a) : code(c), spec(s), arch(a) {}
+  const std::string code;  // the program's (Program::code)
   const KernelSpec spec;
   const int arch;
   std::mutex mu;
@@ -161,6 +165,11 @@ std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& 
 }
 
 Compiled build(const Program& p, const KernelSpec& spec, int arch) {
+  if (p.key.empty()) {  // lowered without its readable key (lower_into): the source and messages name it
+    Program keyed = p;
+    keyed.key = program_key(p);
+    return build(keyed, spec, arch);
+  }
   const JitTarget target = jit_target(arch);
   const std::string what = "the " + spec_string(spec, arch) + " kernel of expression " + p.key;
   cudaLibrary_t lib = nullptr;
@@ -184,8 +193,42 @@ Compiled build(const Program& p, const KernelSpec& spec, int arch) {
   return c;  // the library stays loaded for the life of the process, as the cache entry does
 }
 
-/// program key -> its kernel variants. The hit path is a shared lock, one hash of the key and
-/// a scan of a few variants; no allocation.
+/// The kernels of the programs this thread ran last, by the identity of the kernel (code,
+/// spec, device architecture): a hit takes no lock and reads no shared state but the kernels
+/// themselves, which never change once built.
+class RecentKernels {
+ public:
+  const Compiled* find(const Program& p, const KernelSpec& spec, int arch) const {
+    for (const Entry& e : entries_)
+      if (e.kernels && e.hash == p.hash && e.arch == arch && e.spec == spec && e.code == p.code) return e.kernels;
+    return nullptr;
+  }
+  void remember(const Program& p, const KernelSpec& spec, int arch, const Compiled& kernels) {
+    Entry& e = entries_[next_];
+    next_ = (next_ + 1) % kEntries;
+    e.hash = p.hash;
+    e.arch = arch;
+    e.spec = spec;
+    e.code = p.code;  // reuses the entry's memory
+    e.kernels = &kernels;
+  }
+
+ private:
+  static constexpr unsigned kEntries = 8;
+  struct Entry {
+    std::uint64_t hash = 0;
+    int arch = 0;
+    KernelSpec spec;
+    std::string code;
+    const Compiled* kernels = nullptr;
+  };
+  Entry entries_[kEntries];
+  unsigned next_ = 0;
+};
+
+/// program code -> its kernel variants, shared by all threads. Each thread looks here only for
+/// kernels it has not run recently (RecentKernels): a shared lock, the program's hash (computed
+/// once, when it was lowered), a comparison of its code; no allocation.
 class KernelCache {
  public:
   static KernelCache& instance() {
@@ -194,23 +237,39 @@ class KernelCache {
   }
 
   const Compiled& get(const Program& p, const KernelSpec& spec, int arch) {
+    RecentKernels* recent = ThreadCache<RecentKernels>::get();  // null at thread exit
+    const Compiled* hit = recent ? recent->find(p, spec, arch) : nullptr;
+    if (!hit) {
+      hit = &get_shared(p, spec, arch);
+      if (recent) recent->remember(p, spec, arch, *hit);
+    } else if (expr_verbose() >= 2) {
+      log_hit(p, spec, arch);
+    }
+    return *hit;
+  }
+
+ private:
+  static void log_hit(const Program& p, const KernelSpec& spec, int arch) {
+    std::fprintf(stderr, "devmat expr: memory cache hit for the %s kernel of %s\n", spec_string(spec, arch).c_str(),
+                 (p.key.empty() ? program_key(p) : p.key).c_str());
+  }
+
+  const Compiled& get_shared(const Program& p, const KernelSpec& spec, int arch) {
     Slot* slot = nullptr;
     {
       std::shared_lock<std::shared_mutex> lock(mu_);
-      slot = find_locked(p.key, spec, arch);
+      slot = find_locked(p, spec, arch);
     }
     if (slot && slot->ready.load(std::memory_order_acquire)) {
-      if (expr_verbose() >= 2)
-        std::fprintf(stderr, "devmat expr: memory cache hit for the %s kernel of %s\n", spec_string(spec, arch).c_str(),
-                     p.key.c_str());
+      if (expr_verbose() >= 2) log_hit(p, spec, arch);
       return slot->kernels;
     }
     if (!slot) {
       std::unique_lock<std::shared_mutex> lock(mu_);
-      slot = find_locked(p.key, spec, arch);
+      slot = find_locked(p, spec, arch);
       if (!slot) {
-        auto& slots = map_[p.key];
-        slots.push_back(std::make_unique<Slot>(spec, arch));
+        auto& slots = map_[p.hash];
+        slots.push_back(std::make_unique<Slot>(p.code, spec, arch));
         slot = slots.back().get();
       }
     }
@@ -222,17 +281,16 @@ class KernelCache {
     return slot->kernels;
   }
 
- private:
-  Slot* find_locked(const std::string& key, const KernelSpec& spec, int arch) {
-    const auto it = map_.find(key);
+  Slot* find_locked(const Program& p, const KernelSpec& spec, int arch) {
+    const auto it = map_.find(p.hash);
     if (it == map_.end()) return nullptr;
     for (const auto& s : it->second)
-      if (s->arch == arch && s->spec == spec) return s.get();
+      if (s->arch == arch && s->spec == spec && s->code == p.code) return s.get();
     return nullptr;
   }
 
   std::shared_mutex mu_;
-  std::unordered_map<std::string, std::vector<std::unique_ptr<Slot>>> map_;
+  std::unordered_map<std::uint64_t, std::vector<std::unique_ptr<Slot>>> map_;  // by Program::hash
 };
 
 // ------------------------------------------------------------------ launches

@@ -3,6 +3,7 @@
 // every operand, handles aliasing, and hands the program to the engine (expr/engine.hpp).
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
+#include "detail/thread_cache.hpp"
 #include "detail/view_overlap.hpp"
 #include "expr/engine.hpp"
 #include "expr/node.hpp"
@@ -10,10 +11,53 @@
 
 #include <devmat/expr.hpp>
 
+#include <memory>
 #include <string>
 
 namespace devmat::detail {
 namespace {
+
+/// The program of a tree, lowered into the calling thread's scratch Program, whose memory the
+/// next evaluation reuses (an evaluation like the last one allocates nothing), or into one of
+/// its own while the scratch one is taken.
+class Lowered {
+ public:
+  explicit Lowered(const ExprNode& root) {
+    Scratch* s = ThreadCache<Scratch>::get();
+    if (s && !s->busy) {
+      s->busy = true;
+      scratch_ = s;
+      p_ = &s->program;
+    } else {
+      own_ = std::make_unique<Program>();
+      p_ = own_.get();
+    }
+    try {
+      lower_into(root, *p_);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Lowered() { release(); }
+  Lowered(const Lowered&) = delete;
+  Lowered& operator=(const Lowered&) = delete;
+  const Program& operator*() const noexcept { return *p_; }
+
+ private:
+  struct Scratch {
+    Program program;
+    bool busy = false;
+  };
+  void release() noexcept {
+    if (scratch_) scratch_->busy = false;
+    scratch_ = nullptr;
+  }
+
+  Program* p_ = nullptr;
+  Scratch* scratch_ = nullptr;
+  std::unique_ptr<Program> own_;
+};
 
 /// Orders `s` after the pending work on every operand and records the use on their memory.
 void order_leaves(const Program& p, const Stream& s) {
@@ -52,10 +96,37 @@ DeviceMatrix<Out> reduce(const ExprPtr& e, ReduceKind kind, Index rows, Index co
     out.fill(Out(0));
     return out;
   }
-  const Program p = lower(*e);
+  const Lowered lowered(*e);
+  const Program& p = *lowered;
   order_leaves(p, s);
   run_reduce(p, kind, out.data(), s);
   return out;
+}
+
+/// The window an expression is assigned to: a view's or a whole matrix's (with no view made).
+template <class T>
+struct Target {
+  T* data;
+  Index rows, cols, stride;
+  Buffer* buf;  // its memory's bookkeeping (null for foreign memory)
+};
+
+/// out = e on stream s (out has e's shape and is not empty).
+template <class T>
+void assign(const ExprNode& e, const Target<T>& out, const Stream& s) {
+  const Lowered lowered(e);
+  const Program& p = *lowered;
+  if (out.buf) out.buf->prepare_use(s);
+  order_leaves(p, s);
+  const Window window{reinterpret_cast<std::uintptr_t>(out.data), out.rows, out.cols, out.stride, sizeof(T)};
+  if (reads_overlap(p, window)) {
+    // Read the whole right side first: into a temporary, then into the window.
+    DeviceMatrix<T> tmp(out.rows, out.cols, s);
+    run_elementwise(p, tmp.data(), tmp.cols(), s);
+    copy_rows(out.data, out.stride, static_cast<const T*>(tmp.data()), tmp.cols(), out.rows, out.cols, s);
+    return;
+  }
+  run_elementwise(p, out.data, out.stride, s);
 }
 
 }  // namespace
@@ -69,7 +140,8 @@ DeviceMatrix<T> expr_eval(const ExprPtr& e) {
   const Stream s = expr_stream(*e);
   DeviceMatrix<T> out(e->rows, e->cols, s);
   if (out.empty()) return out;
-  const Program p = lower(*e);
+  const Lowered lowered(*e);
+  const Program& p = *lowered;
   order_leaves(p, s);
   run_elementwise(p, out.data(), out.cols(), s);
   return out;
@@ -80,18 +152,19 @@ void expr_assign(const ExprPtr& e, const MatrixView<T>& out) {
   if (e->rows != out.rows() || e->cols != out.cols())
     throw_shape_error("assignment of an expression", out.rows(), out.cols(), e->rows, e->cols);
   if (out.empty()) return;
-  const Stream s = out.stream();
-  const Program p = lower(*e);
-  use_on(s, out);
-  order_leaves(p, s);
-  if (reads_overlap(p, window_of(MatrixView<const T>(out)))) {
-    // Read the whole right side first: into a temporary, then into the window.
-    DeviceMatrix<T> tmp(out.rows(), out.cols(), s);
-    run_elementwise(p, tmp.data(), tmp.cols(), s);
-    copy_rows(out.data(), out.stride(), static_cast<const T*>(tmp.data()), tmp.cols(), out.rows(), out.cols(), s);
-    return;
-  }
-  run_elementwise(p, out.data(), out.stride(), s);
+  const Target<T> target{out.data(), out.rows(), out.cols(), out.stride(), Access::buffer<T>(out)};
+  // The window's stream, by reference (a view with elements has one; stream() copies it).
+  const Stream& raw = Access::raw_stream<T>(out);
+  if (Access::is_set(raw)) assign(*e, target, raw);
+  else assign(*e, target, out.stream());
+}
+
+template <class T>
+void expr_assign_matrix(const ExprNode& e, DeviceMatrix<T>& m) {
+  const Target<T> target{m.data(), m.rows(), m.cols(), m.cols(), Access::buffer(m)};
+  const Stream& raw = Access::raw_stream(m);
+  if (Access::is_set(raw)) assign(e, target, raw);
+  else assign(e, target, m.stream());
 }
 
 template <class T>
@@ -132,7 +205,8 @@ Index expr_arg(const ExprPtr& e, bool max) {
   require_nonempty(*e, max ? "arg_max" : "arg_min");
   const Stream s = expr_stream(*e);
   DeviceMatrix<std::int64_t> out(1, 1, s);
-  const Program p = lower(*e);
+  const Lowered lowered(*e);
+  const Program& p = *lowered;
   order_leaves(p, s);
   run_arg_reduce(p, max, out.data(), s);
   return static_cast<Index>(out.to_vector()[0]);
@@ -141,6 +215,7 @@ Index expr_arg(const ExprPtr& e, bool max) {
 #define DEVMAT_INSTANTIATE(T)                                                   \
   template DeviceMatrix<T> expr_eval<T>(const ExprPtr&);                        \
   template void expr_assign<T>(const ExprPtr&, const MatrixView<T>&);           \
+  template void expr_assign_matrix<T>(const ExprNode&, DeviceMatrix<T>&);       \
   template DeviceMatrix<sum_t<T>> expr_sum<T>(const ExprPtr&);                  \
   template DeviceMatrix<T> expr_min<T>(const ExprPtr&);                         \
   template DeviceMatrix<T> expr_max<T>(const ExprPtr&);                         \

@@ -14,6 +14,11 @@
 namespace devmat::detail {
 
 struct ExprNode {
+  // User-provided, so that a new node is not zero-filled before its members are initialised
+  // (value-initialisation of a class with an implicit constructor does both).
+  ExprNode() noexcept {}
+  ExprNode(ExprOp o, DType t, Index r, Index c) noexcept : op(o), type(t), rows(r), cols(c) {}
+
   ExprOp op = ExprOp::leaf;
   DType type = DType::f32;  // the element type of this node's values
   Index rows = 0, cols = 0;
@@ -44,6 +49,11 @@ inline bool dtype_is_float(DType t) { return t == DType::f32 || t == DType::f64;
 /// The first operand's stream as it was given: unset when that operand is an empty matrix that
 /// never needed a stream (an empty result then needs no device).
 Stream expr_raw_stream(const ExprNode& e);
+
+/// expr_assign(e, m.view()) for a matrix m of e's shape with elements (DeviceMatrix::operator=),
+/// with no view made.
+template <class T>
+void expr_assign_matrix(const ExprNode& e, DeviceMatrix<T>& m);
 
 /// "float", "double", ...: for messages and generated code.
 const char* dtype_name(DType t);

@@ -40,10 +40,24 @@ struct Program {
   std::vector<std::uint64_t> scalars;  // values' bytes
   std::vector<DType> scalar_types;
   std::vector<ProgramOp> ops;  // the last one is the result
-  std::string key;             // the structure: ops, types, broadcasts
+  /// The structure (ops, types, broadcasts) in a few bytes a value: what the kernel cache is
+  /// keyed on, with its hash. Two programs have the same code exactly when they have the same key.
+  std::string code;
+  std::uint64_t hash = 0;
+  /// The structure, readable ("Lf0|0ff,0|..."): for generated source, messages and tests. Set by
+  /// lower(), empty after lower_into() (program_key() makes it).
+  std::string key;
+
+  /// Empties the program, keeping the vectors' memory for the next lowering.
+  void clear() noexcept;
 };
 
 /// Lowers the tree: each distinct window is one leaf, identical subtrees are shared.
 Program lower(const ExprNode& root);
+/// As lower(), into `p` (cleared first, its memory reused: lowering a tree no larger than the
+/// last one allocates nothing), without the readable key.
+void lower_into(const ExprNode& root, Program& p);
+/// The readable key of a program (Program::key).
+std::string program_key(const Program& p);
 
 }  // namespace devmat::detail
