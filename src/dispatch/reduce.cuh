@@ -82,14 +82,14 @@ void launch_reduce_units(const Stream& stream, const typename R::Value* in, Inde
 
 /// The strided form: out[0] = fin(reduction of the rows x cols window at `in`, ld elements
 /// between row starts). A window whose rows follow each other with no gap takes the flat
-/// kernel above; otherwise units of at most 2048 elements of a row go to teams of lanes
+/// kernel above; otherwise units of at most 8192 elements of a row go to teams of lanes
 /// sized to the unit, over a grid of resident blocks, and one block combines the partials.
 template <class R, class Final>
 void launch_reduce_2d(const Stream& stream, const typename R::Value* in, Index rows, Index cols, Index ld,
                       typename Final::Out* out, Final fin) {
   if (rows <= 1 || ld == cols || cols == 0) return launch_reduce<R>(stream, in, rows * cols, out, fin);
   using T = typename R::Value;
-  constexpr Index kMaxUnit = 2048;  // units of 8 KiB of floats: enough of them to fill every resident slot
+  constexpr Index kMaxUnit = 8192;
   const Index chunk_len = cols <= kMaxUnit ? cols : round_up(kMaxUnit, Index(kVec16<T>));
   const Index chunks = ceil_div(cols, chunk_len);
   const Index unit_bytes = chunk_len * static_cast<Index>(sizeof(T));
