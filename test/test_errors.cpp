@@ -48,6 +48,27 @@ TEST_CASE("shape errors name the operation and both shapes, before any device is
   CHECK(b.cols() == 4);
 }
 
+TEST_CASE("expressions check shapes and arguments when they are built, before any device is touched") {
+  // Empty operands need no device, so these run everywhere (CI included).
+  DeviceMatrix<float> a(0, 3), col(0, 1), row(1, 0), b(0, 4);
+  DeviceMatrix<std::int32_t> i(0, 3);
+  const auto e = a - col * 2.0f;  // broadcasts: 0x3 with 0x1
+  CHECK(e.rows() == 0);
+  CHECK(e.cols() == 3);
+  CHECK(DeviceMatrix<float>(e).empty());
+  const auto outer = row + col;  // 1x0 with 0x1: 0x0
+  CHECK(outer.rows() == 0);
+  CHECK(outer.cols() == 0);
+  CHECK_THROWS_AS(a + b, shape_error);  // 3 against 4 columns: no broadcast
+  CHECK_THROWS_WITH(a - b, test::contains("0x3") && test::contains("0x4") && test::contains("broadcast"));
+  CHECK_THROWS_AS(select(a > 0.0f, a, b), shape_error);
+  CHECK_THROWS_AS(i / 0, std::invalid_argument);  // integer division by the scalar 0
+  CHECK_THROWS_AS(i /= 0, std::invalid_argument);
+  CHECK_THROWS_AS(a += b, shape_error);
+  CHECK(a.cols() == 3);  // operands intact
+  CHECK(b.cols() == 4);
+}
+
 TEST_CASE("empty matrices need no device") {
   DeviceMatrix<std::uint8_t> e;
   CHECK(e.empty());
