@@ -62,13 +62,6 @@ void check_element(const char* op, const MatrixView<const T>& v, Index i, Index 
   if (i < 0 || j < 0 || i >= v.rows() || j >= v.cols()) throw_window_error(op, v.rows(), v.cols(), i, j, 1, 1);
 }
 
-/// Whether writing `dst` while reading `src` could read an element already written: they share
-/// memory and are not the very same window (which element-wise work handles in place).
-template <class T>
-bool overlap_differs(const MatrixView<const T>& dst, const MatrixView<const T>& src) {
-  return !same_window(dst, src) && windows_overlap(dst, src);
-}
-
 /// A dense copy of `v` on `s` (for an operand that overlaps the output).
 template <class T>
 DeviceMatrix<T> dense_copy(const MatrixView<const T>& v, const Stream& s) {

@@ -385,6 +385,16 @@ auto operator*(const X& x, const Y& y) {
 }
 
 // ------------------------------------------------------------------ more reductions
+namespace detail {
+/// (row, column) of the first smallest (largest) element of x in row-major order.
+template <class X>
+std::pair<Index, Index> arg_extreme(const X& x, bool max) {
+  const Expr<operand_t<X>> e(node_of(x));
+  const Index i = expr_arg<operand_t<X>>(e.node(), max);
+  return {i / e.cols(), i % e.cols()};
+}
+}  // namespace detail
+
 /// Sum of the element-wise products of x and y (same shape or broadcasting), fused; blocks.
 /// float products are rounded to float, then summed in double (as sum()).
 template <class X, class Y, std::enable_if_t<detail::binary_ok_v<X, Y>, int> = 0>
@@ -407,15 +417,11 @@ double norm(const X& x) {
 /// is one, is the extreme); blocks. An empty operand is a shape_error.
 template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
 std::pair<Index, Index> arg_min(const X& x) {
-  const Expr<detail::operand_t<X>> e(detail::node_of(x));
-  const Index i = detail::expr_arg<detail::operand_t<X>>(e.node(), false);
-  return {i / e.cols(), i % e.cols()};
+  return detail::arg_extreme(x, false);
 }
 template <class X, std::enable_if_t<detail::is_operand_v<X>, int> = 0>
 std::pair<Index, Index> arg_max(const X& x) {
-  const Expr<detail::operand_t<X>> e(detail::node_of(x));
-  const Index i = detail::expr_arg<detail::operand_t<X>>(e.node(), true);
-  return {i / e.cols(), i % e.cols()};
+  return detail::arg_extreme(x, true);
 }
 ///@}
 /// Number of elements that are not 0 (NaN counts), fused; blocks.

@@ -47,9 +47,24 @@ bool windows_overlap(const MatrixView<const T>& a, const MatrixView<const T>& b)
 }
 
 /// True when `a` and `b` are the very same window (element-wise work reads and writes it in place).
+inline bool same_window(const Window& a, const Window& b) {
+  return a.first == b.first && a.stride == b.stride && a.rows == b.rows && a.cols == b.cols && a.elem == b.elem;
+}
+
 template <class T>
 bool same_window(const MatrixView<const T>& a, const MatrixView<const T>& b) {
-  return a.data() == b.data() && a.stride() == b.stride() && a.rows() == b.rows() && a.cols() == b.cols();
+  return same_window(window_of(a), window_of(b));
+}
+
+/// Whether writing `dst` while reading `src` could read an element already written: they share
+/// memory and are not the very same window (which element-wise work handles in place).
+inline bool overlap_differs(const Window& dst, const Window& src) {
+  return !same_window(dst, src) && windows_overlap(dst, src);
+}
+
+template <class T>
+bool overlap_differs(const MatrixView<const T>& dst, const MatrixView<const T>& src) {
+  return overlap_differs(window_of(dst), window_of(src));
 }
 
 }  // namespace devmat::detail

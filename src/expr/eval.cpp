@@ -72,12 +72,8 @@ Window leaf_window(const ProgramLeaf& l) {
 /// Whether writing `out` while the program reads its leaves could read an element already
 /// written: a leaf shares memory with `out` without being that very window.
 bool reads_overlap(const Program& p, const Window& out) {
-  for (const ProgramLeaf& l : p.leaves) {
-    const Window w = leaf_window(l);
-    const bool same = w.first == out.first && w.rows == out.rows && w.cols == out.cols && w.stride == out.stride &&
-                      w.elem == out.elem;
-    if (!same && windows_overlap(w, out)) return true;
-  }
+  for (const ProgramLeaf& l : p.leaves)
+    if (overlap_differs(out, leaf_window(l))) return true;
   return false;
 }
 
