@@ -132,6 +132,52 @@ void register_transpose(Index R, Index C, Index r0, Index c0, Index rows, Index 
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+// ------------------------------------------------------------------ view-copy
+/// A dense copy of a window (`out = view`, the path of DeviceMatrix(view) and of gemm's padded
+/// operands) beside a copy of a dense matrix of the same shape.
+template <class T>
+void register_copy(Index R, Index C, Index r0, Index c0, Index rows, Index cols, bool aligned) {
+  const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
+  const std::string sh = shape_of(rows, cols);
+  const auto ours = [=](Index wr0, Index wc0) {
+    return [=](benchmark::State& st) {
+      const Windows<T> w(R, C, wr0, wc0, rows, cols);
+      DeviceMatrix<T> out(rows, cols, w.a.stream());
+      out = w.va;
+      b::time_on_stream(st, w.a.stream().native(), bytes, b::kGBps, [&] { out = w.va; });
+    };
+  };
+  benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "ours").c_str(), ours(r0, c0))
+      ->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (aligned)
+    benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "ours-aligned").c_str(), ours(0, 0))
+        ->UseManualTime()->Unit(benchmark::kMillisecond);
+  // The same windows through cudaMemcpy2DAsync (which copy_rows takes for aligned rows).
+  const auto memcpy2d = [=](Index wr0, Index wc0) {
+    return [=](benchmark::State& st) {
+    const Windows<T> w(R, C, wr0, wc0, rows, cols);
+    DeviceMatrix<T> out(rows, cols, w.a.stream());
+    const cudaStream_t s = w.a.stream().native();
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+      cudaMemcpy2DAsync(out.data(), cols * sizeof(T), w.va.data(), w.va.stride() * sizeof(T), cols * sizeof(T), rows,
+                        cudaMemcpyDeviceToDevice, s);
+    });
+    };
+  };
+  benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "memcpy2d").c_str(), memcpy2d(r0, c0))
+      ->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (aligned)
+    benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "memcpy2d-aligned").c_str(), memcpy2d(0, 0))
+        ->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "dense").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols, 1);
+    DeviceMatrix<T> out(rows, cols, A.stream());
+    const cudaStream_t s = A.stream().native();
+    const std::size_t n = static_cast<std::size_t>(rows) * cols * sizeof(T);
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { cudaMemcpyAsync(out.data(), A.data(), n, cudaMemcpyDeviceToDevice, s); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 // ------------------------------------------------------------------ view-gemm
 /// view * view (n x n windows of R x C matrices) beside A * B on dense n x n matrices.
 template <class T>
@@ -170,6 +216,8 @@ int main(int argc, char** argv) {
   register_add<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
   register_sum<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_transpose<float>(kBig, kBig, 1, 3, kN, kN, true);
+  register_copy<float>(kBig, kBig, 1, 3, kN, kN, true);
+  register_copy<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
   register_gemm<float>(kBig, kBig, 1, 3, kN, true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
