@@ -7,10 +7,10 @@
 // at every offset within 16 bytes (16384 rows, not 4096: three 4096 x 4095 u8 operands would
 // fit in the H200's 50 MB L2 between iterations and measure the cache, not memory).
 //
-// Names: view-add/<f32|u8>, view-sum/f32, view-transpose/f32 (GB/s, bytes read plus written),
-// view-gemm/f32 (TFLOP/s, 2 M N K); each ours | dense, plus ours-aligned, into a preallocated
-// result. Each result is checked once against the dense operation on dense copies
-// of the windows before timing.
+// Names: view-add/<f32|u8>, view-sum/<f32|u8> (u8: view-add's odd-stride window),
+// view-transpose/f32 (GB/s, bytes read plus written), view-gemm/f32 (TFLOP/s, 2 M N K); each
+// ours | dense, plus ours-aligned, into a preallocated result. Each result is checked once
+// against the dense operation on dense copies of the windows before timing.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -169,6 +169,7 @@ int main(int argc, char** argv) {
   register_add<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_add<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
   register_sum<float>(kBig, kBig, 1, 3, kN, kN, true);
+  register_sum<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);  // odd stride: every row head offset
   register_transpose<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_gemm<float>(kBig, kBig, 1, 3, kN, true);
   benchmark::Initialize(&argc, argv);
