@@ -189,6 +189,25 @@ void register_row_sums_config(Index rows, Index cols, Index block_min_cols, cons
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+/// One configuration of the short-row teams (launch_row_team<L, G, K>: L lanes a row, G rows
+/// at a time, K chunks a lane), beside the library's row_sums() on the same input.
+template <int L, int G, int K>
+void register_row_team_config(Index rows, Index cols) {
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  const std::string impl = "ours-l" + std::to_string(L) + "g" + std::to_string(G) + "k" + std::to_string(K);
+  benchmark::RegisterBenchmark(b::name("row_sums", "f32", shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> out(rows, 1);
+    const Index chunks = d::row_chunks(A.data(), rows, cols, cols);
+    if (chunks > Index(L) * K * 64) return st.SkipWithError("rows too long for this configuration");
+    auto op = [&] { d::launch_row_team<float, L, G, K>(s, A.data(), rows, cols, cols, chunks, out.data()); };
+    op();
+    if (!agrees(out.to_vector(), A.row_sums().to_vector())) return st.SkipWithError("row sums disagree with row_sums()");
+    b::time_on_stream(st, s, bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 // ------------------------------------------------------------------ column sums
 void register_col_sums(Index rows, Index cols) {
   const Index n = rows * cols;
@@ -221,6 +240,25 @@ void register_col_sums_config(Index rows, Index cols) {
     op();
     if (!agrees(out.to_vector(), A.col_sums().to_vector())) return st.SkipWithError("col sums disagree with col_sums()");
     b::time_on_stream(st, stream.native(), bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+/// The short-wide column kernel with U rows in flight per thread (cols a multiple of 4).
+template <int U>
+void register_col_wide_config(Index rows, Index cols) {
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  const std::string impl = "ours-wide-u" + std::to_string(U);
+  benchmark::RegisterBenchmark(b::name("col_sums", "f32", shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> out(1, cols);
+    const auto grid = static_cast<unsigned>(d::ceil_div(cols / 4, d::kTeamThreads));
+    auto op = [&] {
+      d::launch(&d::col_sums_wide_kernel<float, 4, U, float>, grid, d::kTeamThreads, 0, s, A.data(), rows, cols, cols,
+                out.data());
+    };
+    op();
+    if (!agrees(out.to_vector(), A.col_sums().to_vector())) return st.SkipWithError("col sums disagree with col_sums()");
+    b::time_on_stream(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 }  // namespace
@@ -256,11 +294,20 @@ int main(int argc, char** argv) {
       {1000003, 67},                 // primes
       {67, 1000003}};
   for (auto [r, c] : aspects) register_row_sums(r, c);
+  // The row teams' neighbours: the default for 2^24x16 f32 is l2g4k2, for 2^20x256 l32g4k2.
+  register_row_team_config<2, 8, 2>(Index(1) << 24, 16);
+  register_row_team_config<4, 4, 1>(Index(1) << 24, 16);
+  register_row_team_config<1, 4, 4>(Index(1) << 24, 16);
+  register_row_team_config<32, 2, 4>(Index(1) << 20, 256);
+  register_row_team_config<16, 4, 4>(Index(1) << 20, 256);
   register_col_sums(sq, sq);
   register_col_sums_config<4, 2, 4>(sq, sq);
   register_col_sums_config<2, 4, 4>(sq, sq);
   register_col_sums_config<1, 8, 8>(sq, sq);
   for (auto [r, c] : aspects) register_col_sums(r, c);
+  register_col_wide_config<4>(16, Index(1) << 24);  // the default has 8 rows in flight
+  register_col_wide_config<16>(16, Index(1) << 24);
+  register_col_wide_config<16>(33, Index(1) << 20);
 
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

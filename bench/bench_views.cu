@@ -14,6 +14,8 @@
 #include "random.cuh"
 #include "support.hpp"
 
+#include "dispatch/reduce.cuh"
+
 #include <devmat/devmat.hpp>
 
 #include <algorithm>
@@ -106,6 +108,29 @@ void register_sum(Index R, Index C, Index r0, Index c0, Index rows, Index cols, 
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+/// One configuration of the strided window sum (launch_reduce_2d<R, ReduceConfig<Threads,
+/// Unroll, Oversub>>: chunks in flight per thread, blocks per resident slot) on the same window.
+template <class T, int Threads, int Unroll, int Oversub>
+void register_sum_config(Index R, Index C, Index r0, Index c0, Index rows, Index cols) {
+  namespace d = devmat::detail;
+  using S = devmat::sum_t<T>;
+  const double bytes = static_cast<double>(rows) * cols * sizeof(T);
+  const std::string impl =
+      "ours-t" + std::to_string(Threads) + "u" + std::to_string(Unroll) + "x" + std::to_string(Oversub);
+  benchmark::RegisterBenchmark(b::name("view-sum", dtype<T>(), shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const Windows<T> w(R, C, r0, c0, rows, cols);
+    DeviceMatrix<S> out(1, 1, w.a.stream());
+    auto op = [&] {
+      d::launch_reduce_2d<d::SumReducer<T>, d::ReduceConfig<Threads, Unroll, Oversub>>(
+          w.a.stream(), w.va.data(), rows, cols, w.va.stride(), out.data(), d::CastTo<d::sum_acc_t<T>, S>{});
+    };
+    op();
+    const double got = static_cast<double>(out.to_vector()[0]), want = static_cast<double>(w.va.sum());
+    if (!(std::fabs(got - want) <= 1e-5 * std::fabs(want))) return st.SkipWithError("view sum differs from sum()");
+    b::time_on_stream(st, w.a.stream().native(), bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 /// view.transpose() beside A.transpose() on a dense matrix.
 template <class T>
 void register_transpose(Index R, Index C, Index r0, Index c0, Index rows, Index cols, bool aligned) {
@@ -169,6 +194,10 @@ int main(int argc, char** argv) {
   register_add<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_add<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
   register_sum<float>(kBig, kBig, 1, 3, kN, kN, true);
+  register_sum_config<float, 256, 8, 1>(kBig, kBig, 1, 3, kN, kN);  // the default is t256u4x1
+  register_sum_config<float, 256, 2, 1>(kBig, kBig, 1, 3, kN, kN);
+  register_sum_config<float, 512, 4, 1>(kBig, kBig, 1, 3, kN, kN);
+  register_sum_config<float, 256, 4, 2>(kBig, kBig, 1, 3, kN, kN);
   register_sum<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);  // odd stride: every row head offset
   register_transpose<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_gemm<float>(kBig, kBig, 1, 3, kN, true);

@@ -73,17 +73,18 @@ Index row_chunks(const T* in, Index rows, Index cols, Index ld) {
 /// The strided form: out[0] = fin(reduction of the rows x cols window at `in`, ld elements
 /// between row starts). A window whose rows follow each other with no gap takes the flat
 /// kernel above; otherwise reduce_window_kernel strides over every row's 16-byte-aligned
-/// chunks with a grid of resident blocks, and one block combines the partials.
-template <class R, class Final>
+/// chunks with a grid of resident blocks (Cfg: threads, chunks in flight per thread, blocks
+/// per resident slot), and one block combines the partials.
+template <class R, class Cfg = DefaultReduceConfig, class Final>
 void launch_reduce_2d(const Stream& stream, const typename R::Value* in, Index rows, Index cols, Index ld,
                       typename Final::Out* out, Final fin) {
-  if (rows <= 1 || ld == cols || cols == 0) return launch_reduce<R>(stream, in, rows * cols, out, fin);
+  if (rows <= 1 || ld == cols || cols == 0) return launch_reduce<R, Cfg>(stream, in, rows * cols, out, fin);
   using Acc = typename R::Acc;
   using ToAcc = CastTo<Acc, Acc>;
-  constexpr int kThreads = DefaultReduceConfig::kThreads, U = DefaultReduceConfig::kUnroll;
+  constexpr int kThreads = Cfg::kThreads, U = Cfg::kUnroll;
   const auto kernel = &reduce_window_kernel<R, kThreads, U, ToAcc>;
   const Index chunks = row_chunks(in, rows, cols, ld);
-  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kThreads);
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kThreads) * Cfg::kOversub;
   const Index grid = std::min(ceil_div(rows * chunks, Index(kThreads) * U), cap);
   const Index step = grid * kThreads;
   const cudaStream_t s = stream.native();
@@ -185,6 +186,8 @@ struct ColSumsConfig {
 };
 using DefaultColSumsConfig = ColSumsConfig<1, 8, 4>;
 
+constexpr int kColWideUnroll = 8;  // rows in flight per thread of col_sums_wide_kernel
+
 template <class T, int V, class Cfg>
 void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Acc = sum_acc_t<T>;
@@ -200,8 +203,7 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
   const Index units = cols / V;
   // Short and wide: enough vectors of columns to give half the resident threads one each, so
   // a thread per vector sums its columns down every row; no partials, no second pass.
-  constexpr int kWideUnroll = 8;
-  const auto wide = &col_sums_wide_kernel<T, V, kWideUnroll, Out>;
+  const auto wide = &col_sums_wide_kernel<T, V, kColWideUnroll, Out>;
   if (rows <= kMaxColChunkRows &&
       units * 2 >= resident_blocks(reinterpret_cast<const void*>(wide), kTeamThreads) * kTeamThreads) {
     launch(wide, static_cast<unsigned>(ceil_div(units, kTeamThreads)), kTeamThreads, 0, s, in, rows, cols, ld, out);
