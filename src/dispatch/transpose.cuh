@@ -19,13 +19,13 @@ namespace devmat::detail {
 /// whose runs meet inside a line run together.
 enum class TileOrder { kAuto, kAcross, kDown };
 
-template <class T, class Tile>
+template <class T, class Tile, bool Realign = false>
 void launch_transpose_tile(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
                            TileOrder order = TileOrder::kAuto) {
   constexpr Index kTile = Tile::kTile;
   constexpr int kSmemBytes = static_cast<int>(kTile * Tile::kTW * Tile::kW * sizeof(T));
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_tile: tile exceeds shared memory");
-  const auto kernel = &transpose_kernel<T, Tile::kW, Tile::kTW, Tile::kBY>;
+  const auto kernel = &transpose_kernel<T, Tile::kW, Tile::kTW, Tile::kBY, Realign>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), 32 * Tile::kBY, kSmemBytes);
   const Index tiles_r = ceil_div(rows, kTile), tiles_c = ceil_div(cols, kTile);
@@ -47,10 +47,11 @@ int transpose_chunk_lines(Index few) {
 }
 
 /// The tile that moves T fastest (the bench compares the others), and the one used when rows
-/// or cols is not a multiple of its word (words of one element, always aligned).
+/// or cols is not a multiple of its word (words of one element, always aligned) and the tile
+/// cannot realign its words.
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
-  using Tile = TransposeTile<4, 32, 8>;      // 128 x 128 bytes, 4-byte words at any alignment
+  using Tile = TransposeTile<4, 32, 8>;      // 128 x 128 bytes, 4-byte words (realigned where rows are not)
   using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes (for the bench's other word sizes)
 };
 template <class T> struct DefaultTranspose {
@@ -89,10 +90,11 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   static_assert(Fallback::kW == 1, "launch_transpose: the fallback tile moves single elements");
   constexpr int W = Tile::kW;
   constexpr std::uintptr_t kWordBytes = W * sizeof(T);
-  const bool whole_words = kTransposeRealigns<T, W> ||
-                           (rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) &&
-                            is_aligned(out, kWordBytes));
+  const bool whole_words = rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) &&
+                           is_aligned(out, kWordBytes);
   if (whole_words) launch_transpose_tile<T, Tile>(in, ld, out, rows, cols, stream, order);
+  else if constexpr (kTransposeCanRealign<T, W>)
+    launch_transpose_tile<T, Tile, true>(in, ld, out, rows, cols, stream, order);
   else launch_transpose_tile<T, Fallback>(in, ld, out, rows, cols, stream, order);
 }
 

@@ -3,8 +3,8 @@
 // W words, transposes them in registers (__byte_perm for bytes) and stores them as W words of
 // the output. Bytes are moved as 4-byte words whatever the alignment of the rows: a warp reads
 // the aligned words that cover its 128-byte run of a row and shifts them into place with
-// __funnelshift (warp_load_row_bytes / warp_store_row_bytes), so odd strides and ragged edges stay
-// on the word path. A matrix with a few rows or a few columns (an interleave or de-interleave)
+// __funnelshift (warp_read_run + warp_align_run, warp_store_run), so odd strides and ragged edges
+// stay on the word path. A matrix with a few rows or a few columns (an interleave or de-interleave)
 // goes through a shared-memory chunk that is contiguous on the dense side instead of a square
 // tile (transpose_few_rows_kernel / transpose_few_cols_kernel). Device code only;
 // dispatch/transpose.cuh picks the kernel and launches it.
@@ -69,49 +69,79 @@ __device__ __forceinline__ void store_word_bytes(unsigned char* p, unsigned w, i
 /// run that starts m bytes into word 0 (word k holds run bytes [4k - m, 4k - m + 4)).
 struct WordBytes {
   int lo, hi;
-  __device__ __forceinline__ WordBytes(int k, int m, Index from, Index to) {
-    const Index s = 4 * k - m;  // the run byte in the word's byte 0
-    lo = static_cast<int>(s >= from ? 0 : (from - s < 4 ? from - s : 4));
-    hi = static_cast<int>(to - s >= 4 ? 4 : (to - s > 0 ? to - s : 0));
+  __device__ __forceinline__ WordBytes(int k, int m, int from, int to) {
+    const int s = 4 * k - m;  // the run byte in the word's byte 0
+    lo = s >= from ? 0 : (from - s < 4 ? from - s : 4);
+    hi = to - s >= 4 ? 4 : (to - s > 0 ? to - s : 0);
   }
 };
 
-/// A warp-wide call (all 32 lanes, the same arguments): lane L gets bytes [begin + 4L,
-/// begin + 4L + 4) of `row` as a word, bytes at or past `valid` as 0. Whatever row + begin's
-/// alignment, it reads the aligned words that cover the run (one more than 32 when misaligned,
-/// by lane 31) and shifts each lane's pair into place; it reads no byte outside [row, row + valid).
-__device__ __forceinline__ unsigned warp_load_row_bytes(const unsigned char* row, Index begin, Index valid) {
-  const unsigned char* run = row + begin;
-  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 3);
-  const unsigned char* base = run - m;  // aligned: word k holds run bytes [4k - m, 4k - m + 4)
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  const auto word = [&](int k) {
-    const WordBytes b(k, m, -begin, valid - begin);
-    return b.lo < b.hi ? load_word_bytes(base + 4 * k, b.lo, b.hi) : 0u;
-  };
-  const unsigned w0 = word(lane);
-  unsigned w1 = __shfl_down_sync(0xffffffffu, w0, 1);
-  if (lane == 31 && m != 0) w1 = word(32);
-  return __funnelshift_r(w0, w1, 8 * m);  // bytes m..m+3 of (w1:w0)
+/// `bytes` clamped to [-4, 132]: the part of a run's neighbourhood that a word can reach.
+__device__ __forceinline__ int clamp_run(Index bytes) {
+  return static_cast<int>(bytes < -4 ? -4 : (bytes > 132 ? 132 : bytes));
 }
 
-/// A warp-wide call (all 32 lanes, the same arguments): lane L's word y holds bytes
+/// The aligned words under a 128-byte run of a row: lane L's word k = L and, on lane 31 when
+/// the run is not aligned, word 32. Reading them (warp_read_run) and shifting them into place
+/// (warp_align_run) are separate steps so that a thread issues all its loads before the first
+/// shuffle waits for one.
+struct RunWords {
+  unsigned word, word32;
+};
+
+/// Step 1 of a warp's read of bytes [begin, begin + 128) of `row` (valid bytes [0, valid)):
+/// loads the aligned words that cover them, whatever row + begin's alignment, reading no byte
+/// outside the valid ones. A warp-wide call: every lane, the same arguments.
+__device__ __forceinline__ RunWords warp_read_run(const unsigned char* row, Index begin, Index valid) {
+  const unsigned char* run = row + begin;
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 3);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  RunWords w{0u, 0u};
+  if (m == 0 && valid - begin >= 128) {  // aligned and whole: one word a lane
+    w.word = __ldg(reinterpret_cast<const unsigned*>(run) + lane);
+    return w;
+  }
+  const unsigned char* base = run - m;  // aligned: word k holds run bytes [4k - m, 4k - m + 4)
+  const int from = clamp_run(-begin), to = clamp_run(valid - begin);
+  const WordBytes b(lane, m, from, to);
+  if (b.lo < b.hi) w.word = load_word_bytes(base + 4 * lane, b.lo, b.hi);
+  if (lane == 31 && m != 0) {
+    const WordBytes b32(32, m, from, to);
+    if (b32.lo < b32.hi) w.word32 = load_word_bytes(base + 128, b32.lo, b32.hi);
+  }
+  return w;
+}
+
+/// Step 2: lane L gets bytes [begin + 4L, begin + 4L + 4) of the run read by warp_read_run(row,
+/// begin, ...) (bytes past the valid ones as 0). A warp-wide call.
+__device__ __forceinline__ unsigned warp_align_run(const RunWords& w, const unsigned char* row, Index begin) {
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + begin) & 3);
+  if (m == 0) return w.word;
+  const unsigned next = __shfl_down_sync(0xffffffffu, w.word, 1);
+  return __funnelshift_r(w.word, (threadIdx.x & 31) == 31 ? w.word32 : next, 8 * m);  // bytes m..m+3
+}
+
+/// A warp-wide call (every lane, the same arguments): lane L's word y holds bytes
 /// [begin + 4L, begin + 4L + 4) of `row`; stores the run [begin, min(begin + 128, valid)) and no
 /// other byte, as aligned words whatever row + begin's alignment (each lane joins its word to its
 /// lower neighbour's with __funnelshift; lane 31 also stores the last, partial word).
-__device__ __forceinline__ void warp_store_row_bytes(unsigned char* row, Index begin, Index valid, unsigned y) {
+__device__ __forceinline__ void warp_store_run(unsigned char* row, Index begin, Index valid, unsigned y) {
   unsigned char* run = row + begin;
   const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 3);
-  unsigned char* base = run - m;
   const int lane = static_cast<int>(threadIdx.x & 31);
-  const Index to = valid - begin < 128 ? valid - begin : 128;
+  if (m == 0 && valid - begin >= 128) {  // aligned and whole: one word a lane
+    reinterpret_cast<unsigned*>(run)[lane] = y;
+    return;
+  }
+  unsigned char* base = run - m;
+  const int to = clamp_run(valid - begin < 128 ? valid - begin : 128);
   const unsigned prev = __shfl_up_sync(0xffffffffu, y, 1);
-  const auto put = [&](int k, unsigned w) {
-    const WordBytes b(k, m, 0, to);
-    if (b.lo < b.hi) store_word_bytes(base + 4 * k, w, b.lo, b.hi);
-  };
-  put(lane, __funnelshift_l(prev, y, 8 * m));  // run bytes [4L - m, 4L - m + 4)
-  if (lane == 31 && m != 0) put(32, __funnelshift_l(y, 0u, 8 * m));
+  const WordBytes b(lane, m, 0, to);
+  if (b.lo < b.hi) store_word_bytes(base + 4 * lane, __funnelshift_l(prev, y, 8 * m), b.lo, b.hi);
+  if (lane == 31 && m != 0) {  // run bytes [128 - m, 128): the top of y
+    const WordBytes b32(32, m, 0, to);
+    if (b32.lo < b32.hi) store_word_bytes(base + 128, __funnelshift_l(y, 0u, 8 * m), b32.lo, b32.hi);
+  }
 }
 
 /// x[i] holds row i of a W x W block of T (W elements a word); y[j] gets its column j.
@@ -142,25 +172,26 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
   }
 }
 
-/// Whether transpose_kernel<T, W> moves words at any alignment (bytes in 4-byte words, through
-/// warp_load_row_bytes / warp_store_row_bytes) rather than requiring whole aligned words.
+/// Whether transpose_kernel<T, W, ..., true> can move words at any alignment (bytes in 4-byte
+/// words, through warp_read_run / warp_store_run).
 template <class T, int W>
-inline constexpr bool kTransposeRealigns = sizeof(T) == 1 && W == 4;
+inline constexpr bool kTransposeCanRealign = sizeof(T) == 1 && W == 4;
 
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
 /// cols x rows `out`. Block b handles tile (b / tiles_c, b % tiles_c), or with `down` tile
 /// (b % tiles_r, b / tiles_r): consecutive blocks then write consecutive runs of the same output
-/// rows, so the partial sectors where their runs meet are completed while still in L2. Unless
-/// kTransposeRealigns<T, W>, requires rows, cols and ld multiples of W and both pointers aligned
-/// to a word, so every word lies wholly inside or wholly outside the matrix; with it, any shape,
-/// stride and alignment.
+/// rows, so the partial sectors where their runs meet are completed while still in L2. Without
+/// Realign, requires rows, cols and ld multiples of W and both pointers aligned to a word, so
+/// every word lies wholly inside or wholly outside the matrix; with it (bytes in 4-byte words
+/// only), any shape, stride and alignment, at the cost of more registers (the aligned shapes keep
+/// the plain kernel).
 ///
 /// Sub-block (a, b) of a tile is rows [a*W, a*W+W) and word column b. Its transposed words
 /// go to shared row b*W + j (an output row of the tile), word column a ^ b: the XOR swizzle
 /// puts the 32 words that a warp stores (b = lane, a fixed) and the 32 words it loads (one
 /// shared row, 32 consecutive word columns) in 32 different banks (or, for 8- and 16-byte
 /// words, in different banks within each half- or quarter-warp), with no padding.
-template <class T, int W, int TW, int BY>
+template <class T, int W, int TW, int BY, bool Realign = false>
 __global__ void __launch_bounds__(32 * BY)
 transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
                  Index tiles_c, bool down) {
@@ -172,7 +203,8 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   extern __shared__ uint4 transpose_smem[];  // dynamic: tiles may pass 48 KiB
   auto& tile_smem = *reinterpret_cast<Word(*)[kTile][TW]>(transpose_smem);  // (out rows, out word cols), swizzled
 
-  constexpr bool kRealign = kTransposeRealigns<T, W>;
+  static_assert(!Realign || kTransposeCanRealign<T, W>, "transpose_kernel: only 4-byte words of bytes realign");
+  constexpr bool kRealign = Realign;
   const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
   const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
   const Index r0 = tile_r * kTile, c0 = tile_c * kTile;
@@ -182,25 +214,45 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   Word* out_w = reinterpret_cast<Word*>(out);
   const int tx = threadIdx.x, ty = threadIdx.y;
 
-  // Load: each warp reads whole rows of word columns, all loads issued before any store.
+  // Load: each warp reads whole rows of word columns, all loads issued before any store (and,
+  // for realigned bytes, before the first shuffle).
   Word x_reg[kAY][kBX][W];  // (sub-block row, word column, row within sub-block)
+  if constexpr (kRealign) {
+    RunWords raw[kAY][kBX][W];
 #pragma unroll
-  for (int k = 0; k < kAY; ++k)
+    for (int k = 0; k < kAY; ++k)
 #pragma unroll
-    for (int bx = 0; bx < kBX; ++bx) {
-      const int a = ty + BY * k, b = tx + 32 * bx;
-      const Index wc = c0 / W + b;
+      for (int bx = 0; bx < kBX; ++bx)
 #pragma unroll
-      for (int i = 0; i < W; ++i) {
-        const Index r = r0 + a * W + i;  // the same for the whole warp
-        if constexpr (kRealign) {
+        for (int i = 0; i < W; ++i) {
+          const Index r = r0 + (ty + BY * k) * W + i;  // the same for the whole warp
           const auto* row = reinterpret_cast<const unsigned char*>(in + r * ld);
-          x_reg[k][bx][i] = r < rows ? warp_load_row_bytes(row, c0 + 128 * bx, cols) : 0u;
-        } else {
+          raw[k][bx][i] = r < rows ? warp_read_run(row, c0 + 128 * bx, cols) : RunWords{0u, 0u};
+        }
+#pragma unroll
+    for (int k = 0; k < kAY; ++k)
+#pragma unroll
+      for (int bx = 0; bx < kBX; ++bx)
+#pragma unroll
+        for (int i = 0; i < W; ++i) {
+          const Index r = r0 + (ty + BY * k) * W + i;
+          const auto* row = reinterpret_cast<const unsigned char*>(in + r * ld);
+          x_reg[k][bx][i] = r < rows ? warp_align_run(raw[k][bx][i], row, c0 + 128 * bx) : 0u;
+        }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kAY; ++k)
+#pragma unroll
+      for (int bx = 0; bx < kBX; ++bx) {
+        const int a = ty + BY * k, b = tx + 32 * bx;
+        const Index wc = c0 / W + b;
+#pragma unroll
+        for (int i = 0; i < W; ++i) {
+          const Index r = r0 + a * W + i;
           x_reg[k][bx][i] = r < rows && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
         }
       }
-    }
+  }
 
 #pragma unroll
   for (int k = 0; k < kAY; ++k)
@@ -224,8 +276,8 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
       const Index out_r = c0 + o, out_wc = r0 / W + oc;  // out_r: the same for the whole warp
       if constexpr (kRealign) {
         if (out_r < cols)
-          warp_store_row_bytes(reinterpret_cast<unsigned char*>(out + out_r * rows), r0 + 128 * bx, rows,
-                               tile_smem[o][oc ^ (o / W)]);
+          warp_store_run(reinterpret_cast<unsigned char*>(out + out_r * rows), r0 + 128 * bx, rows,
+                         tile_smem[o][oc ^ (o / W)]);
       } else if (out_r < cols && out_wc < out_words) {
         out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
       }
@@ -246,6 +298,9 @@ __device__ __forceinline__ int chunk_slot(int e) {
   else return e + (e >> 5);
 }
 
+/// Loads of one thread that a chunk kernel issues before it stores any (enough bytes in flight).
+inline constexpr int kTransposeChunkBatch = 16;
+
 /// The transpose of a matrix with few rows (an interleave): out (dense, cols x rows) holds
 /// out[j * rows + i] = in[i * ld + j]. Block b takes input columns [b * cols_per_block, ...),
 /// whose transpose is one contiguous run of out: it gathers the run into shared memory in output
@@ -256,6 +311,7 @@ template <class T>
 __global__ void __launch_bounds__(kTransposeChunkThreads)
 transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols,
                           int cols_per_block) {
+  constexpr int kThreads = kTransposeChunkThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
   __shared__ uint4 chunk_raw[kTransposeChunkSmem / 16];
   T* chunk_smem = reinterpret_cast<T*>(chunk_raw);  // (cols_per_block, rows) in output order, padded
   const Index j0 = blockIdx.x * static_cast<Index>(cols_per_block);
@@ -263,21 +319,49 @@ transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const int tid = threadIdx.x;
 
   if constexpr (sizeof(T) == 1) {
+    // Runs of 128 columns of one row, u = i * runs + run; warp w takes u = w, w + kWarps, ...
     const int lane = tid & 31, warp = tid >> 5;
-    constexpr int kWarps = kTransposeChunkThreads / 32;
-    for (int i = 0; i < rows; ++i)
-      for (int s = warp * 128; s < n; s += kWarps * 128) {  // the same for the whole warp
-        const unsigned w = warp_load_row_bytes(reinterpret_cast<const unsigned char*>(in + i * ld), j0 + s, cols);
+    const int runs = (n + 127) / 128, all_runs = rows * runs;
+    constexpr int kRuns = kBatch / 2;
+    for (int u0 = warp; u0 < all_runs; u0 += kWarps * kRuns) {  // the same for the whole warp
+      RunWords raw[kRuns];
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int u = u0 + kWarps * b, i = u / runs, s = (u - i * runs) * 128;
+        if (u < all_runs) raw[b] = warp_read_run(reinterpret_cast<const unsigned char*>(in + i * ld), j0 + s, cols);
+      }
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int u = u0 + kWarps * b, i = u / runs, s = (u - i * runs) * 128;
+        if (u >= all_runs) break;
+        const unsigned w = warp_align_run(raw[b], reinterpret_cast<const unsigned char*>(in + i * ld), j0 + s);
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
           const int jj = s + 4 * lane + t;
           if (jj < n) chunk_smem[chunk_slot<T>(jj * rows + i)] = static_cast<T>(w >> (8 * t));
         }
       }
+    }
   } else {
-#pragma unroll 4
-    for (int jj = tid; jj < n; jj += kTransposeChunkThreads)
-      for (int i = 0; i < rows; ++i) chunk_smem[chunk_slot<T>(jj * rows + i)] = __ldg(in + i * ld + j0 + jj);
+    // Element (i, q) of this thread: row i, column tid + kThreads * q, for q < per_row.
+    const int per_row = (n + kThreads - 1) / kThreads, all = rows * per_row;
+    for (int u0 = 0; u0 < all; u0 += kBatch) {
+      T v[kBatch];
+      int i = u0 / per_row, q = u0 - i * per_row;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int jj = tid + kThreads * q;
+        v[b] = i < rows && jj < n ? __ldg(in + i * ld + j0 + jj) : T{};
+        if (++q == per_row) q = 0, ++i;
+      }
+      i = u0 / per_row, q = u0 - i * per_row;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int jj = tid + kThreads * q;
+        if (i < rows && jj < n) chunk_smem[chunk_slot<T>(jj * rows + i)] = v[b];
+        if (++q == per_row) q = 0, ++i;
+      }
+    }
   }
   __syncthreads();
 
@@ -286,12 +370,12 @@ transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   if constexpr (sizeof(T) == 1) {
     // 4-byte words: out_run is aligned to 4 (out is, and j0 * rows is a multiple of 128), and a
     // word's 4 bytes never straddle a pad (pads fall every 128 bytes).
-    for (int e = 4 * tid; e < total; e += 4 * kTransposeChunkThreads) {
+    for (int e = 4 * tid; e < total; e += 4 * kThreads) {
       const unsigned w = *reinterpret_cast<const unsigned*>(chunk_smem + chunk_slot<T>(e));
       store_word_bytes(reinterpret_cast<unsigned char*>(out_run + e), w, 0, total - e < 4 ? total - e : 4);
     }
   } else {
-    for (int e = tid; e < total; e += kTransposeChunkThreads) out_run[e] = chunk_smem[chunk_slot<T>(e)];
+    for (int e = tid; e < total; e += kThreads) out_run[e] = chunk_smem[chunk_slot<T>(e)];
   }
 }
 
@@ -304,29 +388,50 @@ template <class T>
 __global__ void __launch_bounds__(kTransposeChunkThreads)
 transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols,
                           int rows_per_block) {
+  constexpr int kThreads = kTransposeChunkThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
   __shared__ uint4 chunk_raw[kTransposeChunkSmem / 16];
   T* chunk_smem = reinterpret_cast<T*>(chunk_raw);  // (rows_per_block, cols) in input order, padded
   const Index r0 = blockIdx.x * static_cast<Index>(rows_per_block);
   const int n = static_cast<int>(rows - r0 < rows_per_block ? rows - r0 : rows_per_block);  // rows here
   const int total = n * cols;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  constexpr int kWarps = kTransposeChunkThreads / 32;
 
-  if constexpr (sizeof(T) == 1) {
-    if (ld == cols) {  // the block's rows are one run of bytes: read it as words
-      for (int s = warp * 128; s < total; s += kWarps * 128) {
-        const unsigned w =
-            warp_load_row_bytes(reinterpret_cast<const unsigned char*>(in), r0 * cols + s, rows * cols);
-        // Bytes past `total` land in the chunk's spare room (s + 128 <= the capacity), never read.
-        *reinterpret_cast<unsigned*>(chunk_smem + chunk_slot<T>(s + 4 * lane)) = w;
+  if (sizeof(T) == 1 && ld == cols) {
+    // The block's rows are one run of bytes: warp w reads its 128-byte pieces s = 128 * (w + kWarps * b).
+    // Bytes past `total` land in the chunk's spare room (s + 128 <= its capacity), never read.
+    const auto* run = reinterpret_cast<const unsigned char*>(in);
+    constexpr int kRuns = kBatch / 2;
+    for (int s0 = 128 * warp; s0 < total; s0 += 128 * kWarps * kRuns) {  // the same for the whole warp
+      RunWords raw[kRuns];
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int s = s0 + 128 * kWarps * b;
+        if (s < total) raw[b] = warp_read_run(run, r0 * cols + s, rows * cols);
       }
-    } else {
-      for (int e = tid; e < total; e += kTransposeChunkThreads)
-        chunk_smem[chunk_slot<T>(e)] = __ldg(in + (r0 + e / cols) * ld + e % cols);
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int s = s0 + 128 * kWarps * b;
+        if (s >= total) break;
+        *reinterpret_cast<unsigned*>(chunk_smem + chunk_slot<T>(s + 4 * lane)) = warp_align_run(raw[b], run, r0 * cols + s);
+      }
     }
   } else {
-    for (int e = tid; e < total; e += kTransposeChunkThreads)
-      chunk_smem[chunk_slot<T>(e)] = __ldg(in + (r0 + e / cols) * ld + e % cols);
+    // Element e = tid + kThreads * b of a batch: row e / cols, column e % cols, stepped without
+    // dividing again.
+    const int step_r = kThreads / cols, step_c = kThreads % cols;
+    for (int e0 = tid; e0 < total; e0 += kThreads * kBatch) {
+      T v[kBatch];
+      int r = e0 / cols, c = e0 - r * cols;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        v[b] = e0 + kThreads * b < total ? __ldg(in + (r0 + r) * ld + c) : T{};
+        r += step_r, c += step_c;
+        if (c >= cols) c -= cols, ++r;
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (e0 + kThreads * b < total) chunk_smem[chunk_slot<T>(e0 + kThreads * b)] = v[b];
+    }
   }
   __syncthreads();
 
@@ -340,10 +445,11 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
           const int rr = s + 4 * lane + t;
           if (rr < n) w |= static_cast<unsigned>(chunk_smem[chunk_slot<T>(rr * cols + i)]) << (8 * t);
         }
-        warp_store_row_bytes(reinterpret_cast<unsigned char*>(out_row), r0 + s, rows, w);
+        warp_store_run(reinterpret_cast<unsigned char*>(out_row), r0 + s, rows, w);
       }
     } else {
-      for (int rr = tid; rr < n; rr += kTransposeChunkThreads) out_row[r0 + rr] = chunk_smem[chunk_slot<T>(rr * cols + i)];
+#pragma unroll 4
+      for (int rr = tid; rr < n; rr += kThreads) out_row[r0 + rr] = chunk_smem[chunk_slot<T>(rr * cols + i)];
     }
   }
 }
