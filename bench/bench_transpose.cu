@@ -180,7 +180,8 @@ int main(int argc, char** argv) {
   register_unaligned<std::uint8_t>(n - 1, n + 1);
   register_unaligned<std::uint8_t>(4097, 65537);
   register_unaligned<std::uint8_t>(65537, 4097);
-  register_unaligned<std::uint8_t>(4100, 4096 * 64);
+  register_variant<std::uint8_t>(4100, 4096 * 64, "ours-across", d::TileOrder::kAcross, true);  // ours: above
+  register_variant<std::uint8_t>(4100, 4096 * 64, "ours-down", d::TileOrder::kDown, true);
   register_unaligned<double>(n - 1, n + 1);
   register_ours_and_memcpy<std::int32_t>(n, n);
   register_unaligned<std::int32_t>(n - 1, n + 1);
