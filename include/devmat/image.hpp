@@ -1,7 +1,8 @@
 // Images in and out, and image filters. Plain C++.
 /// @file
-/// Images in and out (load_gray, load_rgb, save_image) and image filters (filter2d,
-/// gaussian_blur, sobel).
+/// Images in and out (load_gray, load_rgb, save_image), image filters (filter2d,
+/// gaussian_blur, sobel) and geometry (resize, warp_affine, flip, rotate90), each the GPU twin
+/// of the OpenCV function named in its comment.
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -57,5 +58,74 @@ DeviceMatrix<float> filter2d(const MatrixView<const float>& img, const MatrixVie
 DeviceMatrix<float> gaussian_blur(const MatrixView<const float>& img, float sigma);
 /// Gradient magnitude sqrt(gx^2 + gy^2) of the 3x3 Sobel derivatives, borders replicated.
 DeviceMatrix<float> sobel(const MatrixView<const float>& img);
+
+// ---------------------------------------------------------------- geometry
+// u8 and f32 images, one channel (a colour image is three planes: apply to each). Each reads a
+// matrix or a view (a region of interest) and returns a new matrix on the image's stream; bad
+// parameters throw before anything runs. Results are OpenCV 4's: exact for nearest, flip and
+// rotate90; u8 interpolation within one grey level (OpenCV mixes fixed-point paths), f32 within
+// 1e-5 relative.
+
+/// How resize and warp_affine interpolate (OpenCV's INTER_NEAREST, INTER_LINEAR, INTER_AREA).
+enum class Interp {
+  nearest,  ///< the source pixel at floor(x * src / dst) (INTER_NEAREST)
+  linear,   ///< bilinear, pixel centres aligned (INTER_LINEAR)
+  area,     ///< the mean over each output pixel's footprint when shrinking; when enlarging,
+            ///< OpenCV's INTER_AREA upscale (bilinear weights snapped to whole pixels)
+};
+
+/// What warp_affine reads outside the source (OpenCV's BORDER_CONSTANT, BORDER_REPLICATE).
+enum class Border {
+  constant,   ///< the border value
+  replicate,  ///< the nearest edge pixel
+};
+
+/// Which way flip mirrors (OpenCV's flip codes 0, 1 and -1).
+enum class FlipAxis {
+  vertical,    ///< upside down: row i goes to rows - 1 - i (flipCode 0)
+  horizontal,  ///< left to right: column j goes to cols - 1 - j (flipCode 1)
+  both,        ///< both at once, a half turn (flipCode -1)
+};
+
+///@{
+/// `img` resized to rows x cols (cv::resize with dsize = (cols, rows)). An output side below 1,
+/// or an empty image with a non-empty output, is a shape_error; an Interp outside the enum is
+/// std::invalid_argument.
+DeviceMatrix<std::uint8_t> resize(const MatrixView<const std::uint8_t>& img, Index rows, Index cols,
+                                  Interp interp = Interp::linear);
+DeviceMatrix<float> resize(const MatrixView<const float>& img, Index rows, Index cols, Interp interp = Interp::linear);
+///@}
+
+/// A 2x3 affine matrix, row-major: (m[0] m[1] m[2]; m[3] m[4] m[5]).
+using Affine = std::array<double, 6>;
+
+///@{
+/// cv::warpAffine: output pixel (x, y) (x the column) is the source at M^-1 (x, y), where `m`
+/// maps source to output as OpenCV's default (no WARP_INVERSE_MAP), with OpenCV's 1/32-pixel
+/// fixed-point coordinates. Outside the source: `border_value` (saturated to u8 for u8 images)
+/// or the nearest edge pixel. An output side below 1 or an empty image is a shape_error; a
+/// singular or non-finite `m`, Interp::area, or a value outside the enums is
+/// std::invalid_argument.
+DeviceMatrix<std::uint8_t> warp_affine(const MatrixView<const std::uint8_t>& img, const Affine& m, Index rows,
+                                       Index cols, Interp interp = Interp::linear, Border border = Border::constant,
+                                       double border_value = 0);
+DeviceMatrix<float> warp_affine(const MatrixView<const float>& img, const Affine& m, Index rows, Index cols,
+                                Interp interp = Interp::linear, Border border = Border::constant,
+                                double border_value = 0);
+///@}
+
+///@{
+/// `img` mirrored (cv::flip); any shape, empty included.
+DeviceMatrix<std::uint8_t> flip(const MatrixView<const std::uint8_t>& img, FlipAxis axis);
+DeviceMatrix<float> flip(const MatrixView<const float>& img, FlipAxis axis);
+///@}
+
+///@{
+/// `img` turned by k quarter turns counter-clockwise (numpy's rot90; any k, taken modulo 4):
+/// k = 1 is cv::rotate's ROTATE_90_COUNTERCLOCKWISE, 2 ROTATE_180, 3 ROTATE_90_CLOCKWISE.
+/// Odd k gives a cols x rows matrix.
+DeviceMatrix<std::uint8_t> rotate90(const MatrixView<const std::uint8_t>& img, int k);
+DeviceMatrix<float> rotate90(const MatrixView<const float>& img, int k);
+///@}
 
 }  // namespace devmat
