@@ -2,7 +2,9 @@
 // NVIDIA NPP's same operation in the same run (rows "npp"; bench/npp_support.hpp), where this
 // build found NPP. Geometry: resize (u8 linear to 2048^2 and 6000^2, nearest, area; f32
 // linear), warp_affine (u8 linear, a rotation), flip (left-right), rotate90 (NPP has no quarter
-// turn: its transpose, the same data movement, is the reference "npp-transpose").
+// turn: its transpose, the same data movement, is the reference "npp-transpose"). Colour (u8):
+// split_channels of an interleaved RGB image (NPP: nppiCopy C3P3R), rgb_to_gray and
+// rgb_to_hsv from planes (NPP reads the interleaved image: the same bytes).
 // Before timing, ours is compared once with NPP and the largest difference is reported as the
 // counter "max_diff_vs_npp" (the interpolating operations round differently from NPP; the tests
 // hold ours to OpenCV's results).
@@ -13,9 +15,11 @@
 #include <devmat/devmat.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -48,12 +52,12 @@ template <class T>
 void register_op(const std::string& op, const std::string& shape, Index out_rows, Index out_cols,
                  std::function<DeviceMatrix<T>()> ours,
                  [[maybe_unused]] std::function<void(DeviceMatrix<T>&, cudaStream_t)> npp,
-                 [[maybe_unused]] const std::string& npp_name = "npp") {
+                 [[maybe_unused]] const std::string& npp_name = "npp", [[maybe_unused]] bool compare = true) {
   const double pixels = static_cast<double>(out_rows) * static_cast<double>(out_cols);
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), shape, "ours").c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<T>().stream().native();
 #if DEVMAT_BENCH_HAVE_NPP
-    if (npp) {
+    if (npp && compare) {
       DeviceMatrix<T> ref(out_rows, out_cols);
       npp(ref, s);
       st.counters["max_diff_vs_npp"] = max_diff(ours(), ref);
@@ -156,6 +160,53 @@ void register_flip_rotate() {
                  "npp-transpose");
 }
 
+/// Planes of an RGB image and the same image interleaved (rows x 3 cols).
+const std::array<DeviceMatrix<std::uint8_t>, 3>& rgb_planes() {
+  static const std::array<DeviceMatrix<std::uint8_t>, 3> p = {b::random_matrix<std::uint8_t>(kSide, kSide, 1),
+                                                              b::random_matrix<std::uint8_t>(kSide, kSide, 2),
+                                                              b::random_matrix<std::uint8_t>(kSide, kSide, 3)};
+  return p;
+}
+const DeviceMatrix<std::uint8_t>& rgb_interleaved() {
+  static const DeviceMatrix<std::uint8_t> m = devmat::merge_channels({rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]});
+  return m;
+}
+
+/// Colour rows: ours() / npp() return or fill the first output plane only for the check.
+void register_color() {
+  using U8 = std::uint8_t;
+  const std::string shape = shape_of(kSide, kSide);
+  (void)input<U8>();  // the stream all rows run on is the input's (the calling thread's)
+  register_op<U8>("split_channels_3", shape, kSide, kSide,
+                  [] { return std::move(devmat::split_channels(rgb_interleaved(), 3)[1]); },
+                  DEVMAT_NPP([](DeviceMatrix<U8>& out, cudaStream_t s) {
+                    thread_local DeviceMatrix<U8> p0(kSide, kSide), p2(kSide, kSide);
+                    U8* const dst[3] = {p0.data(), out.data(), p2.data()};
+                    DEVMAT_BENCH_NPP(nppiCopy_8u_C3P3R_Ctx(rgb_interleaved().data(), step(3 * kSide, 1), dst,
+                                                           step(kSide, 1), b::npp_size(kSide, kSide),
+                                                           b::cached_npp_context(s)));
+                  }));
+  register_op<U8>("rgb_to_gray", shape, kSide, kSide,
+                  [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); },
+                  DEVMAT_NPP([](DeviceMatrix<U8>& out, cudaStream_t s) {
+                    DEVMAT_BENCH_NPP(nppiRGBToGray_8u_C3C1R_Ctx(rgb_interleaved().data(), step(3 * kSide, 1), out.data(),
+                                                                step(kSide, 1), b::npp_size(kSide, kSide),
+                                                                b::cached_npp_context(s)));
+                  }));
+  register_op<U8>("rgb_to_hsv", shape, kSide, kSide,
+                  [] { return std::move(devmat::rgb_to_hsv(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2])[0]); },
+                  DEVMAT_NPP([](DeviceMatrix<U8>& out, cudaStream_t s) {
+                    // NPP writes interleaved HSV with H in 0..255 (ours: planes, OpenCV's 0..179):
+                    // not comparable, so this row has no check (compare = false below).
+                    thread_local DeviceMatrix<U8> hsv(kSide, 3 * kSide);
+                    DEVMAT_BENCH_NPP(nppiRGBToHSV_8u_C3R_Ctx(rgb_interleaved().data(), step(3 * kSide, 1), hsv.data(),
+                                                             step(3 * kSide, 1), b::npp_size(kSide, kSide),
+                                                             b::cached_npp_context(s)));
+                    (void)out;
+                  }),
+                  "npp", false);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -175,6 +226,7 @@ int main(int argc, char** argv) {
   register_warp<float>();
   register_flip_rotate<std::uint8_t>();
   register_flip_rotate<float>();
+  register_color();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -1,8 +1,8 @@
 // Images in and out, and image filters. Plain C++.
 /// @file
 /// Images in and out (load_gray, load_rgb, save_image), image filters (filter2d,
-/// gaussian_blur, sobel) and geometry (resize, warp_affine, flip, rotate90), each the GPU twin
-/// of the OpenCV function named in its comment.
+/// gaussian_blur, sobel), geometry (resize, warp_affine, flip, rotate90) and colour (channels,
+/// rgb_to_gray, HSV, YCrCb), each the GPU twin of the OpenCV function named in its comment.
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace devmat {
 
@@ -32,7 +33,8 @@ Image8 load_gray(const std::string& path, const Stream& stream);
 ///@}
 ///@{
 /// Reads an image as three planar 8-bit channels (gray images give three equal planes), on
-/// the calling thread's Stream::per_thread() or on `stream`; errors as load_gray.
+/// the calling thread's Stream::per_thread() or on `stream`; errors as load_gray. The
+/// interleaved bytes are uploaded as decoded and split on the device (split_channels).
 Rgb8 load_rgb(const std::string& path);
 Rgb8 load_rgb(const std::string& path, const Stream& stream);
 ///@}
@@ -126,6 +128,69 @@ DeviceMatrix<float> flip(const MatrixView<const float>& img, FlipAxis axis);
 /// Odd k gives a cols x rows matrix.
 DeviceMatrix<std::uint8_t> rotate90(const MatrixView<const std::uint8_t>& img, int k);
 DeviceMatrix<float> rotate90(const MatrixView<const float>& img, int k);
+///@}
+
+// ---------------------------------------------------------------- colour
+// A colour image is three planes of one shape (Rgb8 for u8, RgbF for f32), in R, G, B order
+// (OpenCV's COLOR_RGB2* codes); an interleaved image is a matrix of rows x (cols * channels).
+// u8 results are OpenCV 4's cvtColor to within one level (HSV hue: within one step of its
+// 0..179 circle), f32 within 1e-5 relative. Planes of different shapes are a shape_error.
+
+/// A colour f32 image as three planes (R, G, B; or H, S, V; or Y, Cr, Cb).
+using RgbF = std::array<DeviceMatrix<float>, 3>;
+
+///@{
+/// The `channels` planes of an interleaved image (rows x (cols * channels), 1 to 4 channels)
+/// (cv::split). A width that is not a multiple of `channels`, or `channels` outside 1..4, is a
+/// shape_error.
+std::vector<DeviceMatrix<std::uint8_t>> split_channels(const MatrixView<const std::uint8_t>& interleaved, int channels);
+std::vector<DeviceMatrix<float>> split_channels(const MatrixView<const float>& interleaved, int channels);
+///@}
+///@{
+/// One interleaved image (rows x (cols * n)) from n = 1 to 4 planes of one shape (cv::merge).
+DeviceMatrix<std::uint8_t> merge_channels(const std::vector<MatrixView<const std::uint8_t>>& planes);
+DeviceMatrix<float> merge_channels(const std::vector<MatrixView<const float>>& planes);
+///@}
+
+///@{
+/// Luma 0.299 R + 0.587 G + 0.114 B (cv::cvtColor COLOR_RGB2GRAY: u8 in OpenCV's 14-bit fixed
+/// point, rounded).
+DeviceMatrix<std::uint8_t> rgb_to_gray(const MatrixView<const std::uint8_t>& r, const MatrixView<const std::uint8_t>& g,
+                                       const MatrixView<const std::uint8_t>& b);
+DeviceMatrix<float> rgb_to_gray(const MatrixView<const float>& r, const MatrixView<const float>& g,
+                                const MatrixView<const float>& b);
+///@}
+///@{
+/// Three copies of a gray image (COLOR_GRAY2RGB).
+Rgb8 gray_to_rgb(const MatrixView<const std::uint8_t>& gray);
+RgbF gray_to_rgb(const MatrixView<const float>& gray);
+///@}
+///@{
+/// H, S, V planes (COLOR_RGB2HSV). u8: H in 0..179 (degrees / 2), S and V in 0..255; f32 (RGB
+/// in [0, 1]): H in degrees [0, 360), S and V in [0, 1].
+Rgb8 rgb_to_hsv(const MatrixView<const std::uint8_t>& r, const MatrixView<const std::uint8_t>& g,
+                const MatrixView<const std::uint8_t>& b);
+RgbF rgb_to_hsv(const MatrixView<const float>& r, const MatrixView<const float>& g, const MatrixView<const float>& b);
+///@}
+///@{
+/// R, G, B planes from H, S, V in rgb_to_hsv's ranges (COLOR_HSV2RGB).
+Rgb8 hsv_to_rgb(const MatrixView<const std::uint8_t>& h, const MatrixView<const std::uint8_t>& s,
+                const MatrixView<const std::uint8_t>& v);
+RgbF hsv_to_rgb(const MatrixView<const float>& h, const MatrixView<const float>& s, const MatrixView<const float>& v);
+///@}
+///@{
+/// Y, Cr, Cb planes (COLOR_RGB2YCrCb): Y as rgb_to_gray, Cr = (R - Y) 0.713 + delta,
+/// Cb = (B - Y) 0.564 + delta, delta 128 for u8 (14-bit fixed point) and 0.5 for f32.
+Rgb8 rgb_to_ycrcb(const MatrixView<const std::uint8_t>& r, const MatrixView<const std::uint8_t>& g,
+                  const MatrixView<const std::uint8_t>& b);
+RgbF rgb_to_ycrcb(const MatrixView<const float>& r, const MatrixView<const float>& g, const MatrixView<const float>& b);
+///@}
+///@{
+/// R, G, B planes from Y, Cr, Cb (COLOR_YCrCb2RGB): R = Y + 1.403 Cr', G = Y - 0.714 Cr' -
+/// 0.344 Cb', B = Y + 1.773 Cb', with Cr' = Cr - delta, Cb' = Cb - delta.
+Rgb8 ycrcb_to_rgb(const MatrixView<const std::uint8_t>& y, const MatrixView<const std::uint8_t>& cr,
+                  const MatrixView<const std::uint8_t>& cb);
+RgbF ycrcb_to_rgb(const MatrixView<const float>& y, const MatrixView<const float>& cr, const MatrixView<const float>& cb);
 ///@}
 
 }  // namespace devmat
