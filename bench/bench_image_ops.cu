@@ -4,7 +4,9 @@
 // linear), warp_affine (u8 linear, a rotation), flip (left-right), rotate90 (NPP has no quarter
 // turn: its transpose, the same data movement, is the reference "npp-transpose"). Colour (u8):
 // split_channels of an interleaved RGB image (NPP: nppiCopy C3P3R), rgb_to_gray and
-// rgb_to_hsv from planes (NPP reads the interleaved image: the same bytes).
+// rgb_to_hsv from planes (NPP reads the interleaved image: the same bytes). Intensity (u8): the
+// 256-bin histogram (nppiHistogramEven, in input pixels per second) and threshold's trunc type
+// (nppiThreshold with NPP_CMP_GREATER, the same operation).
 // Before timing, ours is compared once with NPP and the largest difference is reported as the
 // counter "max_diff_vs_npp" (the interpolating operations round differently from NPP; the tests
 // hold ours to OpenCV's results).
@@ -52,10 +54,12 @@ template <class T>
 void register_op(const std::string& op, const std::string& shape, Index out_rows, Index out_cols,
                  std::function<DeviceMatrix<T>()> ours,
                  [[maybe_unused]] std::function<void(DeviceMatrix<T>&, cudaStream_t)> npp,
-                 [[maybe_unused]] const std::string& npp_name = "npp", [[maybe_unused]] bool compare = true) {
-  const double pixels = static_cast<double>(out_rows) * static_cast<double>(out_cols);
+                 [[maybe_unused]] const std::string& npp_name = "npp", [[maybe_unused]] bool compare = true,
+                 double work_pixels = 0) {
+  // Throughput in output pixels, or in `work_pixels` (the histogram's input).
+  const double pixels = work_pixels > 0 ? work_pixels : static_cast<double>(out_rows) * static_cast<double>(out_cols);
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), shape, "ours").c_str(), [=](benchmark::State& st) {
-    const cudaStream_t s = input<T>().stream().native();
+    const cudaStream_t s = input<std::uint8_t>().stream().native();
 #if DEVMAT_BENCH_HAVE_NPP
     if (npp && compare) {
       DeviceMatrix<T> ref(out_rows, out_cols);
@@ -69,7 +73,7 @@ void register_op(const std::string& op, const std::string& shape, Index out_rows
 #if DEVMAT_BENCH_HAVE_NPP
   if (!npp) return;
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), shape, npp_name).c_str(), [=](benchmark::State& st) {
-    const cudaStream_t s = input<T>().stream().native();
+    const cudaStream_t s = input<std::uint8_t>().stream().native();
     DeviceMatrix<T> out(out_rows, out_cols);
     b::time_on_stream(st, s, pixels, b::kMpixps, [&] { npp(out, s); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -207,6 +211,32 @@ void register_color() {
                   "npp", false);
 }
 
+void register_intensity() {
+  using U8 = std::uint8_t;
+  const std::string shape = shape_of(kSide, kSide);
+  register_op<std::int32_t>("histogram_256", shape, 1, 256, [] { return devmat::histogram(input<U8>()); },
+                            DEVMAT_NPP([](DeviceMatrix<std::int32_t>& out, cudaStream_t s) {
+                              const NppiSize sz = b::npp_size(kSide, kSide);
+                              thread_local DeviceMatrix<U8> buffer = [&] {
+                                std::size_t bytes = 0;
+                                DEVMAT_BENCH_NPP(nppiHistogramEvenGetBufferSize_8u_C1R_Ctx(sz, 257, &bytes,
+                                                                                           b::cached_npp_context(s)));
+                                return DeviceMatrix<U8>(1, static_cast<Index>(std::max<std::size_t>(bytes, 1)));
+                              }();
+                              DEVMAT_BENCH_NPP(nppiHistogramEven_8u_C1R_Ctx(input<U8>().data(), step(kSide, 1), sz,
+                                                                            out.data(), 257, 0, 256, buffer.data(),
+                                                                            b::cached_npp_context(s)));
+                            }),
+                            "npp", true, static_cast<double>(kSide) * kSide);
+  register_op<U8>("threshold_trunc", shape, kSide, kSide,
+                  [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); },
+                  DEVMAT_NPP([](DeviceMatrix<U8>& out, cudaStream_t s) {
+                    DEVMAT_BENCH_NPP(nppiThreshold_8u_C1R_Ctx(input<U8>().data(), step(kSide, 1), out.data(),
+                                                              step(kSide, 1), b::npp_size(kSide, kSide), 128,
+                                                              NPP_CMP_GREATER, b::cached_npp_context(s)));
+                  }));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -227,6 +257,7 @@ int main(int argc, char** argv) {
   register_flip_rotate<std::uint8_t>();
   register_flip_rotate<float>();
   register_color();
+  register_intensity();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -1,8 +1,9 @@
 // Images in and out, and image filters. Plain C++.
 /// @file
 /// Images in and out (load_gray, load_rgb, save_image), image filters (filter2d,
-/// gaussian_blur, sobel), geometry (resize, warp_affine, flip, rotate90) and colour (channels,
-/// rgb_to_gray, HSV, YCrCb), each the GPU twin of the OpenCV function named in its comment.
+/// gaussian_blur, sobel), geometry (resize, warp_affine, flip, rotate90), colour (channels,
+/// rgb_to_gray, HSV, YCrCb) and intensity (histogram, equalize_hist, threshold), each the GPU
+/// twin of the OpenCV function named in its comment.
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -192,5 +193,41 @@ Rgb8 ycrcb_to_rgb(const MatrixView<const std::uint8_t>& y, const MatrixView<cons
                   const MatrixView<const std::uint8_t>& cb);
 RgbF ycrcb_to_rgb(const MatrixView<const float>& y, const MatrixView<const float>& cr, const MatrixView<const float>& cb);
 ///@}
+
+// ---------------------------------------------------------------- intensity
+// Exact against OpenCV 4. Each reads a matrix or a view and runs on the image's stream without
+// blocking (otsu_threshold, which returns a host value, blocks).
+
+/// How threshold maps a pixel p against the threshold t (OpenCV's THRESH_* types).
+enum class Threshold {
+  binary,       ///< p > t ? maxval : 0 (THRESH_BINARY)
+  binary_inv,   ///< p > t ? 0 : maxval (THRESH_BINARY_INV)
+  trunc,        ///< p > t ? t : p (THRESH_TRUNC)
+  to_zero,      ///< p > t ? p : 0 (THRESH_TOZERO)
+  to_zero_inv,  ///< p > t ? 0 : p (THRESH_TOZERO_INV)
+  otsu,         ///< binary, with t chosen by Otsu's method on the image (THRESH_BINARY | THRESH_OTSU; u8 only)
+};
+
+/// The 256-bin histogram of a u8 image as a 1x256 int32 matrix (cv::calcHist with 256 bins over
+/// [0, 256), as counts). An image of 2^31 pixels or more is a shape_error.
+DeviceMatrix<std::int32_t> histogram(const MatrixView<const std::uint8_t>& img);
+
+/// Histogram equalisation (cv::equalizeHist): each level mapped through the normalised
+/// cumulative histogram, rounded as OpenCV does. An image of 2^31 pixels or more is a
+/// shape_error.
+DeviceMatrix<std::uint8_t> equalize_hist(const MatrixView<const std::uint8_t>& img);
+
+///@{
+/// cv::threshold(img, dst, t, maxval, type). For u8, t is floored and maxval rounded and
+/// saturated to 0..255 as OpenCV does; for f32 both are taken as float. Threshold::otsu ignores
+/// `t` and uses otsu_threshold's value, computed on the device (u8 only: for f32 it is
+/// std::invalid_argument, as is a type outside the enum or a value that is not finite).
+DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, double t, double maxval, Threshold type);
+DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, double maxval, Threshold type);
+///@}
+
+/// The threshold Otsu's method picks for a u8 image (the value cv::threshold returns with
+/// THRESH_OTSU); 0 for an empty image. Blocks until it is known.
+double otsu_threshold(const MatrixView<const std::uint8_t>& img);
 
 }  // namespace devmat
