@@ -39,6 +39,15 @@ struct Planes {
   }
 };
 
+/// Poisons the next `n` allocations of rows x cols on `stream` (the planes an operation returns):
+/// all n poisoned blocks are held at once, then freed.
+template <class T>
+void poison_planes(int n, Index rows, Index cols, const Stream& stream) {
+  if (rows * cols == 0) return;
+  std::vector<DeviceMatrix<T>> held;
+  for (int k = 0; k < n; ++k) held.push_back(DeviceMatrix<T>::constant(rows, cols, poison_value<T>(), stream));
+}
+
 /// The planes interleaved, as OpenCV holds a colour image.
 template <class T>
 HostMatrix<T> interleave(const std::array<HostMatrix<T>, 3>& p) {
@@ -92,7 +101,7 @@ void check_cvt3(const char* name, int code, Op op, std::array<std::pair<double, 
   for (auto [r, c] : shapes()) {
     CAPTURE(name, r, c);
     const Planes<T> in(r, c, range);
-    for (int k = 0; k < 3; ++k) poison_next<T>(r, c, in.view[0].stream());
+    poison_planes<T>(3, r, c, in.view[0].stream());
     const std::array<DeviceMatrix<T>, 3> got = op(in.view[0], in.view[1], in.view[2]);
     cv::Mat want;
     cv::cvtColor(to_cv(interleave(in.host), 3), want, code);
@@ -115,7 +124,7 @@ TEMPLATE_TEST_CASE("split_channels and merge_channels match cv::split and cv::me
       const HostMatrix<TestType> host = big.block(1, 1, r, n * c);
       const auto parent = to_device(big);
       const MatrixView<const TestType> view = parent.view().block(1, 1, r, n * c);
-      for (int k = 0; k < n; ++k) poison_next<TestType>(r, c, view.stream());
+      poison_planes<TestType>(n, r, c, view.stream());
       const std::vector<DeviceMatrix<TestType>> planes = split_channels(view, n);
       REQUIRE(planes.size() == static_cast<std::size_t>(n));
       std::vector<cv::Mat> want;
@@ -143,8 +152,10 @@ TEST_CASE("rgb_to_gray and gray_to_rgb match cv::cvtColor", "[image][color][gray
     cv::cvtColor(to_cv(interleave(inf.host), 3), want, cv::COLOR_RGB2GRAY);
     check_plane(to_eigen(rgb_to_gray(inf.view[0], inf.view[1], inf.view[2])), from_cv<float>(want));
     // gray_to_rgb: three exact copies.
+    poison_planes<std::uint8_t>(3, r, c, in8.view[0].stream());
     const Rgb8 rgb = gray_to_rgb(in8.view[1]);
     for (const auto& p : rgb) CHECK(to_eigen(p) == in8.host[1]);
+    poison_planes<float>(3, r, c, inf.view[0].stream());
     const RgbF rgbf = gray_to_rgb(inf.view[2]);
     for (const auto& p : rgbf) CHECK(to_eigen(p) == inf.host[2]);
   }
