@@ -55,10 +55,11 @@ void register_op(const std::string& op, const std::string& shape, Index out_rows
                  std::function<DeviceMatrix<T>()> ours,
                  [[maybe_unused]] std::function<void(DeviceMatrix<T>&, cudaStream_t)> npp,
                  [[maybe_unused]] const std::string& npp_name = "npp", [[maybe_unused]] bool compare = true,
-                 double work_pixels = 0) {
+                 double work_pixels = 0, const char* dtype_name = nullptr) {
+  const std::string dt = dtype_name ? dtype_name : b::dtype<T>();
   // Throughput in output pixels, or in `work_pixels` (the histogram's input).
   const double pixels = work_pixels > 0 ? work_pixels : static_cast<double>(out_rows) * static_cast<double>(out_cols);
-  benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), shape, "ours").c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name(op, dt, shape, "ours").c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<std::uint8_t>().stream().native();
 #if DEVMAT_BENCH_HAVE_NPP
     if (npp && compare) {
@@ -72,7 +73,7 @@ void register_op(const std::string& op, const std::string& shape, Index out_rows
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 #if DEVMAT_BENCH_HAVE_NPP
   if (!npp) return;
-  benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), shape, npp_name).c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name(op, dt, shape, npp_name).c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<std::uint8_t>().stream().native();
     DeviceMatrix<T> out(out_rows, out_cols);
     b::time_on_stream(st, s, pixels, b::kMpixps, [&] { npp(out, s); });
@@ -227,7 +228,7 @@ void register_intensity() {
                                                                             out.data(), 257, 0, 256, buffer.data(),
                                                                             b::cached_npp_context(s)));
                             }),
-                            "npp", true, static_cast<double>(kSide) * kSide);
+                            "npp", true, static_cast<double>(kSide) * kSide, "u8");
   register_op<U8>("threshold_trunc", shape, kSide, kSide,
                   [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); },
                   DEVMAT_NPP([](DeviceMatrix<U8>& out, cudaStream_t s) {
