@@ -108,5 +108,20 @@ DeviceMatrix<float> box_filter(const MatrixView<const float>& img, int ksize_row
 DeviceMatrix<std::int32_t> integral(const MatrixView<const std::uint8_t>& img);
 DeviceMatrix<double> integral(const MatrixView<const float>& img);
 ///@}
+///@{
+/// Median of the ksize x ksize window around each pixel, borders replicated, as OpenCV's
+/// medianBlur. ksize 1 (a copy), 3, 5 or 7 for u8; 1, 3 or 5 for float (the sizes OpenCV takes
+/// for float); any other is a shape_error. Exact: the result is always one of the inputs.
+Image8 median_blur(const MatrixView<const std::uint8_t>& img, int ksize);
+DeviceMatrix<float> median_blur(const MatrixView<const float>& img, int ksize);
+///@}
+/// Canny edges, as OpenCV's Canny(img, edges, low, high) with its defaults: 3x3 Sobel
+/// derivatives (borders replicated), the L1 magnitude |dx| + |dy|, non-maximum suppression in
+/// OpenCV's four sectors, thresholds floor(low) and floor(high), hysteresis: a pixel is an edge
+/// (255) when it survives suppression with a magnitude above low and is 8-connected through such
+/// pixels to one above high; every other pixel is 0. Exact. Thresholds that are not finite, or
+/// low > high (which OpenCV swaps), are std::invalid_argument. Waits for img's stream (the
+/// hysteresis repeats until nothing changes, which the host reads).
+Image8 canny(const MatrixView<const std::uint8_t>& img, double low, double high);
 
 }  // namespace devmat

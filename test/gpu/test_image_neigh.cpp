@@ -1,6 +1,6 @@
-// box_filter and integral against OpenCV (where the tests were built with it) and plain C++
+// box_filter, median_blur and integral against OpenCV (where the tests were built with it) and plain C++
 // references of OpenCV's definitions (boxFilter with
-// BORDER_REFLECT_101, its default; integral's (rows + 1) x (cols + 1) layout): exact for u8
+// BORDER_REFLECT_101, its default; medianBlur with BORDER_REPLICATE, exact; integral's (rows + 1) x (cols + 1) layout): exact for u8
 // (sums in int, means rounded halves up) and integral u8 -> int32, 1e-5 relative for float.
 // Shapes that break the tiles, odd and even sides 1..255, windows larger than the image,
 // regions of interest, more tile rows than a grid holds, 4097x4095; outputs poisoned, inputs
@@ -130,6 +130,35 @@ void check_integral(const HF& h) {
   CHECK(to_eigen(img) == h);
 }
 
+/// The median of the k x k window, borders replicated (medianBlur), by sorting.
+template <class T>
+H<T> median_ref(const H<T>& img, int k) {
+  const Index r = img.rows(), c = img.cols();
+  H<T> out(r, c);
+  std::vector<T> w(static_cast<std::size_t>(k) * k);
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      std::size_t n = 0;
+      for (int i = 0; i < k; ++i)
+        for (int j = 0; j < k; ++j)
+          w[n++] = img(std::clamp<Index>(y - k / 2 + i, 0, r - 1), std::clamp<Index>(x - k / 2 + j, 0, c - 1));
+      std::nth_element(w.begin(), w.begin() + w.size() / 2, w.end());
+      out(y, x) = w[w.size() / 2];
+    }
+  return out;
+}
+
+template <class T>
+void check_median(const H<T>& h, int k) {
+  CAPTURE(shape(h.rows(), h.cols()), k);
+  const auto img = to_device(h);
+  poison_next<T>(h.rows(), h.cols(), img.stream());
+  const DeviceMatrix<T> out = median_blur(img, k);
+  CHECK(out.stream() == img.stream());
+  CHECK(to_eigen(out) == median_ref(h, k));
+  CHECK(to_eigen(img) == h);
+}
+
 const std::vector<std::pair<int, int>> kBoxes = {{1, 1}, {3, 3}, {5, 5}, {1, 7}, {7, 1}, {2, 2}, {4, 7},
                                                  {31, 31}, {15, 3}, {1, 40}, {64, 2}, {255, 5}, {3, 255}};
 }  // namespace
@@ -208,6 +237,62 @@ TEST_CASE("box_filter: sides outside 1..255 are shape_errors, thrown before anyt
   CHECK(box_filter(DeviceMatrix<float>(4, 0), 3, 3).rows() == 4);
 }
 
+// ------------------------------------------------------------------ median_blur
+TEST_CASE("median_blur u8 (1, 3, 5, 7) and f32 (1, 3, 5) equal the sorted reference exactly", "[image][median]") {
+  for (auto [r, c] : awkward_shapes(4, 300)) {
+    if (r * c > 40000) continue;
+    const H8 h8 = random_matrix<std::uint8_t>(r, c, 0, 255);
+    const HF hf = random_matrix<float>(r, c, -100.0, 100.0);
+    for (int k : {1, 3, 5, 7}) check_median(h8, k);
+    for (int k : {1, 3, 5}) check_median(hf, k);
+    // Few distinct values: many ties.
+    const H8 ties = random_matrix<std::uint8_t>(r, c, 0, 2);
+    for (int k : {3, 5, 7}) check_median(ties, k);
+  }
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{4099, 3}, {3, 4099}, {1, 4097}, {4097, 1}, {2, 10007}}) {
+    check_median(random_matrix<std::uint8_t>(r, c, 0, 255), 7);
+    check_median(random_matrix<float>(r, c, 0.0, 1.0), 5);
+  }
+  check_median(random_matrix<std::uint8_t>(4097, 4095, 0, 255), 5);
+  check_median(random_matrix<float>(4097, 4095, 0.0, 1.0), 3);
+  check_median(random_matrix<std::uint8_t>(2100001, 3, 0, 255), 3);  // 65'626 tiles of 32 rows: past grid.y
+}
+
+TEST_CASE("median_blur of a region of interest is that of its dense copy", "[image][median][views]") {
+  // Odd offsets: the u8 kernel reads words of 4 bytes from unaligned rows and writes a dense result.
+  const H8 h = random_matrix<std::uint8_t>(301, 517, 0, 255);
+  const HF hf = random_matrix<float>(301, 517, -1.0, 1.0);
+  const auto img = to_device(h);
+  const auto imgf = to_device(hf);
+  for (const auto& w : std::vector<std::array<Index, 4>>{{1, 3, 299, 510}, {100, 1, 67, 129}, {0, 516, 301, 1},
+                                                         {300, 0, 1, 517}, {7, 9, 2, 3}}) {
+    CAPTURE(w[0], w[1], w[2], w[3]);
+    for (int k : {3, 5, 7}) {
+      CAPTURE(k);
+      poison_next<std::uint8_t>(w[2], w[3], img.stream());
+      CHECK(to_eigen(median_blur(img.block(w[0], w[1], w[2], w[3]), k)) == median_ref(H8(h.block(w[0], w[1], w[2], w[3])), k));
+      if (k < 7)
+        CHECK(to_eigen(median_blur(imgf.block(w[0], w[1], w[2], w[3]), k)) ==
+              median_ref(HF(hf.block(w[0], w[1], w[2], w[3])), k));
+    }
+  }
+  CHECK(to_eigen(img) == h);
+}
+
+TEST_CASE("median_blur: other sizes are shape_errors, thrown before anything runs", "[image][median]") {
+  const auto img = to_device(random_matrix<std::uint8_t>(20, 30, 0, 255));
+  const auto imgf = to_device(random_matrix<float>(20, 30));
+  for (int k : {0, -1, 2, 4, 6, 8, 9, 11}) {
+    CAPTURE(k);
+    CHECK_THROWS_AS(median_blur(img, k), shape_error);
+    CHECK_THROWS_AS(median_blur(imgf, k), shape_error);
+    CHECK_THROWS_AS(median_blur(Image8(0, 3), k), shape_error);
+    CHECK_THROWS_WITH(median_blur(img, k), contains("median_blur"));
+  }
+  CHECK_THROWS_AS(median_blur(imgf, 7), shape_error);  // OpenCV has no 7x7 float median either
+  CHECK(median_blur(Image8(0, 7), 3).cols() == 7);
+}
+
 // ------------------------------------------------------------------ integral
 TEST_CASE("integral u8 -> int32 (exact) and f32 -> double on awkward shapes", "[image][integral]") {
   for (auto [r, c] : awkward_shapes(6, 700)) {
@@ -239,7 +324,7 @@ TEST_CASE("integral of a region of interest is that of its dense copy; empty ima
 }
 
 // ------------------------------------------------------------------ OpenCV, the oracle
-DEVMAT_OPENCV_MISSING_CASE("[image][box][integral]")
+DEVMAT_OPENCV_MISSING_CASE("[image][box][median][integral]")
 
 #if DEVMAT_TEST_HAVE_OPENCV
 TEST_CASE("box_filter equals OpenCV's boxFilter: u8 within 1 grey level, f32 within 1e-5", "[image][box][opencv]") {
@@ -262,6 +347,27 @@ TEST_CASE("box_filter equals OpenCV's boxFilter: u8 within 1 grey level, f32 wit
         const HF want = from_cv<float>(wantf);
         const double range = 100.0 * (normalize ? 1.0 : double(kh) * kw);
         CHECK(max_abs_diff(to_eigen(box_filter(df, kh, kw, normalize)), want) <= 1e-5 * range);
+      }
+    }
+  }
+}
+
+TEST_CASE("median_blur equals OpenCV's medianBlur exactly", "[image][median][opencv]") {
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {1, 97}, {97, 1}, {2, 3}, {31, 37}, {257, 263},
+                                                          {509, 521}, {4097, 4095}}) {
+    CAPTURE(shape(r, c));
+    const H8 h8 = random_matrix<std::uint8_t>(r, c, 0, 255);
+    const HF hf = random_matrix<float>(r, c, -100.0, 100.0);
+    const auto d8 = to_device(h8);
+    const auto df = to_device(hf);
+    for (int k : {3, 5, 7}) {
+      CAPTURE(k);
+      cv::Mat want;
+      cv::medianBlur(to_cv(h8), want, k);
+      CHECK(to_eigen(median_blur(d8, k)) == from_cv<std::uint8_t>(want));
+      if (k < 7) {
+        cv::medianBlur(to_cv(hf), want, k);
+        CHECK(to_eigen(median_blur(df, k)) == from_cv<float>(want));
       }
     }
   }
