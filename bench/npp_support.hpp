@@ -40,6 +40,20 @@ inline NppStreamContext npp_context(cudaStream_t stream) {
   return ctx;
 }
 
+/// npp_context(stream), made once per stream and thread (its queries would otherwise add host
+/// time between the timing events to every NPP call).
+inline const NppStreamContext& cached_npp_context(cudaStream_t stream) {
+  thread_local cudaStream_t last = nullptr;
+  thread_local NppStreamContext ctx{};
+  thread_local bool made = false;
+  if (!made || last != stream) {
+    ctx = npp_context(stream);
+    last = stream;
+    made = true;
+  }
+  return ctx;
+}
+
 /// An NPP image size of rows x cols.
 inline NppiSize npp_size(long long rows, long long cols) { return NppiSize{static_cast<int>(cols), static_cast<int>(rows)}; }
 

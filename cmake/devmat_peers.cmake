@@ -35,6 +35,27 @@ function(devmat_find_opencv)
                    "libopencv-imgproc-dev, or -DDEVMAT_OPENCV_DIR=<scripts/pack-opencv-carry's folder>")
     return()
   endif()
+  if(DEVMAT_OPENCV_DIR)
+    # A carried copy was built on another system: make sure it links and loads here (the C and
+    # C++ runtimes are this machine's), or the tests that use it would fail to start at all.
+    get_filename_component(libdir ${DEVMAT_OPENCV_CORE} DIRECTORY)
+    set(probe_dir ${CMAKE_BINARY_DIR}/opencv-probe)
+    file(WRITE ${probe_dir}/probe.cpp
+         "#include <opencv2/imgproc.hpp>\nint main() { cv::Mat a(3, 3, CV_8U, cv::Scalar(1)), b; "
+         "cv::resize(a, b, cv::Size(2, 2)); return b.at<unsigned char>(0, 0) == 1 ? 0 : 1; }\n")
+    execute_process(COMMAND ${CMAKE_CXX_COMPILER} -std=c++17 -I${DEVMAT_OPENCV_INCLUDE_DIR} probe.cpp -o probe
+                            ${DEVMAT_OPENCV_IMGPROC} ${DEVMAT_OPENCV_CORE} -Wl,--disable-new-dtags
+                            -Wl,-rpath,${libdir} -Wl,-rpath-link,${libdir}
+                    WORKING_DIRECTORY ${probe_dir} RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+    if(rc EQUAL 0)
+      execute_process(COMMAND ${probe_dir}/probe RESULT_VARIABLE rc OUTPUT_VARIABLE log ERROR_VARIABLE log)
+    endif()
+    if(NOT rc EQUAL 0)
+      message(WARNING "devmat: the OpenCV in ${DEVMAT_OPENCV_DIR} does not link or run here (${rc}): ${log}"
+                      "The image tests' OpenCV cases are reported as skipped.")
+      return()
+    endif()
+  endif()
   add_library(devmat_opencv INTERFACE IMPORTED GLOBAL)
   target_include_directories(devmat_opencv SYSTEM INTERFACE ${DEVMAT_OPENCV_INCLUDE_DIR})
   target_link_libraries(devmat_opencv INTERFACE ${DEVMAT_OPENCV_IMGPROC} ${DEVMAT_OPENCV_CORE})
@@ -51,7 +72,7 @@ function(devmat_find_npp)
   if(TARGET devmat_npp)
     return()
   endif()
-  set(parts nppig nppif nppicc nppist nppim nppial nppidei nppc)
+  set(parts nppig nppif nppicc nppist nppim nppial nppidei nppitc nppc)
   set(libs)
   set(have_toolkit ON)
   foreach(p IN LISTS parts)
