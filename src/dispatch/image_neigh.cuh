@@ -39,8 +39,8 @@ void launch_integral(cudaStream_t s, const In* in, Index ld_in, Acc* out, Index 
       static_cast<unsigned>(std::min<unsigned long long>(ceil_div(static_cast<unsigned long long>(rows), warps_per_block), 1u << 20));
   launch(&integral_rows_kernel<In, Acc>, dim3(row_blocks), dim3(kIntegralThreads), 0, s, in, ld_in, out, ld_out, rows, cols);
   if (cols == 0) return;
-  const unsigned col_blocks = static_cast<unsigned>(ceil_div(static_cast<unsigned long long>(cols), kIntegralThreads));
-  launch(&integral_cols_kernel<Acc>, dim3(col_blocks), dim3(kIntegralThreads), 0, s, out, ld_out, rows, cols);
+  const unsigned col_blocks = static_cast<unsigned>(ceil_div(static_cast<unsigned long long>(cols), 32));
+  launch(&integral_cols_kernel<Acc>, dim3(col_blocks), dim3(32, kIntegralSegments), 0, s, out, ld_out, rows, cols);
 }
 
 }  // namespace devmat::detail

@@ -142,17 +142,40 @@ integral_rows_kernel(const In* __restrict__ in, Index ld_in, Acc* __restrict__ o
   }
 }
 
-/// Column scans in place: out(y, x) += out(y - 1, x) for y = 2..rows, one thread per column
-/// x = 1..cols (column 0 and row 0 are zeros), kIntegralColsPerThreadLoads rows loaded at once.
+/// Column scans in place: out(y, x) += out(y - 1, x) down each column x = 1..cols (column 0
+/// and row 0 are zeros). Block (32, kIntegralSegments): 32 adjacent columns (coalesced), each cut
+/// into kIntegralSegments runs of rows; a thread sums its run, the runs' totals are scanned in
+/// shared memory, then each thread scans its run again from its offset.
+constexpr int kIntegralSegments = 16;
+
 template <class Acc>
-__global__ void __launch_bounds__(kIntegralThreads)
+__global__ void __launch_bounds__(32 * kIntegralSegments)
 integral_cols_kernel(Acc* __restrict__ out, Index ld_out, Index rows, Index cols) {
-  const Index x = static_cast<Index>(blockIdx.x) * kIntegralThreads + threadIdx.x + 1;
-  if (x > cols) return;
+  __shared__ Acc total_smem[kIntegralSegments][32];
+  const Index x = static_cast<Index>(blockIdx.x) * 32 + threadIdx.x + 1;
+  const Index run = (rows + kIntegralSegments - 1) / kIntegralSegments;
+  const Index first = 1 + threadIdx.y * run;
+  const Index last = first + run - 1 < rows ? first + run - 1 : rows;  // rows 1..rows of out
   constexpr int kL = kIntegralColsPerThreadLoads;
+  Acc total = 0;
+  if (x <= cols) {
+    Index y = first;
+    for (; y + kL - 1 <= last; y += kL) {
+      Acc v[kL];
+#pragma unroll
+      for (int i = 0; i < kL; ++i) v[i] = out[(y + i) * ld_out + x];
+#pragma unroll
+      for (int i = 0; i < kL; ++i) total += v[i];
+    }
+    for (; y <= last; ++y) total += out[y * ld_out + x];
+  }
+  total_smem[threadIdx.y][threadIdx.x] = total;
+  __syncthreads();
+  if (x > cols) return;
   Acc acc = 0;
-  Index y = 1;
-  for (; y + kL - 1 <= rows; y += kL) {
+  for (int s = 0; s < static_cast<int>(threadIdx.y); ++s) acc += total_smem[s][threadIdx.x];
+  Index y = first;
+  for (; y + kL - 1 <= last; y += kL) {
     Acc v[kL];
 #pragma unroll
     for (int i = 0; i < kL; ++i) v[i] = out[(y + i) * ld_out + x];
@@ -162,7 +185,7 @@ integral_cols_kernel(Acc* __restrict__ out, Index ld_out, Index rows, Index cols
       out[(y + i) * ld_out + x] = acc;
     }
   }
-  for (; y <= rows; ++y) {
+  for (; y <= last; ++y) {
     acc += out[y * ld_out + x];
     out[y * ld_out + x] = acc;
   }
