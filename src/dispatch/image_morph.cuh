@@ -28,7 +28,7 @@ void launch_morph_pass(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
   if (k <= kMorphMaxTiledSide) {
     unsigned tiles_y = 0;
     const dim3 grid = kRows ? tile_grid(rows, cols, kMorphAlong, kMorphAcross, &tiles_y)
-                            : tile_grid(rows, cols, kMorphAcross, kMorphAlong, &tiles_y);
+                            : tile_grid(rows, cols, kMorphAcross * kMorphPack<T, kRows>, kMorphAlong, &tiles_y);
     const std::size_t smem = morph_smem_bytes<T>(k);
     const auto kernel = &morph_pass_kernel<T, kErode, kRows>;
     if (smem > 48 * 1024)

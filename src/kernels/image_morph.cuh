@@ -24,20 +24,27 @@ constexpr int kMorphAcross = 32;  // lines (rows for the row pass, columns for t
 constexpr int kMorphMaxTiledSide = 257;
 
 /// The shared-memory word of a pixel: 32 bits, so that one line's neighbours and the threads of
-/// a warp fall in distinct banks.
+/// a warp fall in distinct banks. For u8 a word holds one pixel (row pass) or four adjacent
+/// pixels of a row (column pass: four columns at once).
 template <class T>
 using MorphWord = std::conditional_t<std::is_same_v<T, std::uint8_t>, unsigned, T>;
 
-/// min (erosion) or max (dilation), and the value that leaves the other operand unchanged.
+/// Pixels per shared-memory word: four u8 columns in the column pass, else one.
+template <class T, bool kRows>
+inline constexpr int kMorphPack = std::is_same_v<T, std::uint8_t> && !kRows ? 4 : 1;
+
+/// min (erosion) or max (dilation), and the value that leaves the other operand unchanged. u8
+/// words are compared bytewise (__vminu4 / __vmaxu4), so one word may hold one pixel or four.
 template <class T, bool kErode>
 struct MorphOp {
   using W = MorphWord<T>;
   __device__ __forceinline__ static W apply(W a, W b) {
-    if constexpr (kErode) return b < a ? b : a;
+    if constexpr (std::is_same_v<T, std::uint8_t>) return kErode ? __vminu4(a, b) : __vmaxu4(a, b);
+    else if constexpr (kErode) return b < a ? b : a;
     else return a < b ? b : a;
   }
   __device__ __forceinline__ static W identity() {
-    if constexpr (std::is_same_v<T, std::uint8_t>) return kErode ? 255u : 0u;
+    if constexpr (std::is_same_v<T, std::uint8_t>) return kErode ? 0xffffffffu : 0u;
     else return kErode ? __int_as_float(0x7f800000) : __int_as_float(static_cast<int>(0xff800000u));
   }
 };
@@ -46,7 +53,8 @@ struct MorphOp {
 /// op over in(y, x - a .. x - a + k - 1), along columns over in(y - a .. y - a + k - 1, x), with
 /// a = k / 2 (OpenCV's anchor). Block 256 threads; grid (tiles along x, tiles along y up to the
 /// grid's limit, the rest looped over); a tile is kMorphAlong outputs along the pass times
-/// kMorphAcross lines. Dynamic shared memory: two (kMorphAcross, kMorphAlong + k - 1) arrays of
+/// kMorphAcross lines (of kMorphPack columns each: u8 columns go four to a word). Dynamic shared
+/// memory: two (kMorphAcross, kMorphAlong + k - 1) arrays of
 /// words, the input (overwritten by h) and g.
 template <class T, bool kErode, bool kRows>
 __global__ void __launch_bounds__(kMorphThreads)
@@ -54,6 +62,7 @@ morph_pass_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
                   int k, unsigned tiles_y) {
   using Op = MorphOp<T, kErode>;
   using W = MorphWord<T>;
+  constexpr int kPack = kMorphPack<T, kRows>;
   extern __shared__ unsigned char morph_smem_raw[];
   W* const smem = reinterpret_cast<W*>(morph_smem_raw);
   const int len_in = kMorphAlong + k - 1;                 // inputs along one line of the tile
@@ -67,7 +76,7 @@ morph_pass_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
   const int n_blocks = (len_in + k - 1) / k;
   const int tid = threadIdx.x;
 
-  const unsigned tile_w = kRows ? kMorphAlong : kMorphAcross;
+  const unsigned tile_w = kRows ? kMorphAlong : kMorphAcross * kPack;
   const unsigned tile_h = kRows ? kMorphAcross : kMorphAlong;
   const Index x0 = static_cast<Index>(blockIdx.x) * tile_w;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
@@ -78,9 +87,16 @@ morph_pass_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
       const int line = kRows ? e / len_in : e % kMorphAcross;
       const int pos = kRows ? e % len_in : e / kMorphAcross;
       const Index y = kRows ? y0 + line : y0 - anchor + pos;
-      const Index x = kRows ? x0 - anchor + pos : x0 + line;
-      const bool inside = y >= 0 && y < rows && x >= 0 && x < cols;
-      h_smem[at(line, pos)] = inside ? static_cast<W>(in[y * ld_in + x]) : Op::identity();
+      const Index x = kRows ? x0 - anchor + pos : x0 + line * kPack;
+      W word = Op::identity();
+      if constexpr (kPack == 1) {
+        if (y >= 0 && y < rows && x >= 0 && x < cols) word = static_cast<W>(in[y * ld_in + x]);
+      } else if (y >= 0 && y < rows) {  // four columns x .. x + 3; those past the image stay identity
+#pragma unroll
+        for (int b = 0; b < kPack; ++b)
+          if (x + b < cols) word = (word & ~(0xffu << (8 * b))) | (static_cast<unsigned>(in[y * ld_in + x + b]) << (8 * b));
+      }
+      h_smem[at(line, pos)] = word;
     }
     __syncthreads();
     // Prefix and suffix minima of each block of k along each line; a warp takes one block of 32
@@ -107,9 +123,21 @@ morph_pass_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
       const int line = kRows ? e / kMorphAlong : e % kMorphAcross;
       const int i = kRows ? e % kMorphAlong : e / kMorphAcross;
       const Index y = kRows ? y0 + line : y0 + i;
-      const Index x = kRows ? x0 + i : x0 + line;
-      if (y < rows && x < cols)
-        out[y * ld_out + x] = static_cast<T>(Op::apply(h_smem[at(line, i)], g_smem[at(line, i + k - 1)]));
+      const Index x = kRows ? x0 + i : x0 + line * kPack;
+      if (y >= rows || x >= cols) continue;
+      const W v = Op::apply(h_smem[at(line, i)], g_smem[at(line, i + k - 1)]);
+      if constexpr (kPack == 1) {
+        out[y * ld_out + x] = static_cast<T>(v);
+      } else {
+        T* dst = out + y * ld_out + x;
+        if (x + kPack <= cols && (reinterpret_cast<std::uintptr_t>(dst) & (sizeof(W) - 1)) == 0) {
+          *reinterpret_cast<W*>(dst) = v;
+        } else {
+#pragma unroll
+          for (int b = 0; b < kPack; ++b)
+            if (x + b < cols) dst[b] = static_cast<T>(v >> (8 * b));
+        }
+      }
     }
   }
 }
