@@ -1,6 +1,8 @@
 // Image filters on a 4096x4096 float image, in megapixels per second: filter2d with a 5x5 and a
-// 15x15 kernel and gaussian_blur (sigma 2), ours beside the same filter on the CPU with Eigen
-// (one thread, float, replicated borders) in the same run. The CPU is timed with a host clock.
+// 15x15 kernel, gaussian_blur (sigma 2: 13 taps) and sobel, ours beside NVIDIA NPP (where CMake
+// found it: the same filter with replicated borders; its counter "max_diff" is the largest
+// |NPP - ours| once) and the same filter on the CPU with Eigen (one thread, float, replicated
+// borders) in the same run. The CPU is timed with a host clock.
 #include "support.hpp"
 
 #include <devmat/devmat.hpp>
@@ -14,6 +16,9 @@
 
 #if DEVMAT_BENCH_HAVE_EIGEN
 #include "cpu_stages.hpp"
+#endif
+#if DEVMAT_BENCH_HAVE_NPP
+#include "npp_support.hpp"
 #endif
 
 namespace {
@@ -138,12 +143,74 @@ void register_gaussian() {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 #endif
 }
+
+#if DEVMAT_BENCH_HAVE_NPP
+// ------------------------------------------------------------------ NVIDIA NPP
+/// Largest |a - b|, elementwise.
+double max_diff(const DeviceMatrix<float>& a, const DeviceMatrix<float>& b) {
+  const std::vector<float> va = a.to_vector(), vb = b.to_vector();
+  double d = 0;
+  for (std::size_t i = 0; i < va.size(); ++i) d = std::max(d, static_cast<double>(std::fabs(va[i] - vb[i])));
+  return d;
+}
+
+void register_npp_filters() {
+  const double pixels = static_cast<double>(kSide * kSide);
+  const NppiSize size = b::npp_size(kSide, kSide);
+  const int step = static_cast<int>(kSide * sizeof(float));
+  const NppiPoint origin{0, 0};
+  for (int k : {5, 15}) {
+    const std::string op = "filter2d_" + std::to_string(k) + "x" + std::to_string(k);
+    benchmark::RegisterBenchmark(b::name(op, "f32", kShape, "npp").c_str(), [=](benchmark::State& st) {
+      const auto img = DeviceMatrix<float>::from_vector(image(), kSide, kSide);
+      const std::vector<float> w = box_like_kernel(k);
+      const std::vector<float> flipped(w.rbegin(), w.rend());  // NPP convolves: its kernel is reversed
+      const auto kernel = DeviceMatrix<float>::from_vector(flipped, k, k);
+      DeviceMatrix<float> out(kSide, kSide, img.stream());
+      const NppStreamContext ctx = b::npp_context(img.stream().native());
+      const auto run = [&] {
+        DEVMAT_BENCH_NPP(nppiFilterBorder_32f_C1R_Ctx(img.data(), step, size, origin, out.data(), step, size,
+                                                      kernel.data(), NppiSize{k, k}, NppiPoint{k / 2, k / 2},
+                                                      NPP_BORDER_REPLICATE, ctx));
+      };
+      run();
+      st.counters["max_diff"] = max_diff(out, devmat::filter2d(img, DeviceMatrix<float>::from_vector(w, k, k)));
+      b::time_on_stream(st, img.stream().native(), pixels, b::kMpixps, run);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+  benchmark::RegisterBenchmark(b::name("gaussian_blur", "f32", kShape, "npp").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<float>::from_vector(image(), kSide, kSide);
+    const int radius = static_cast<int>(std::ceil(3.0 * kSigma));
+    std::vector<double> wd(2 * radius + 1);
+    double sum = 0;
+    for (int d = -radius; d <= radius; ++d) sum += wd[d + radius] = std::exp(-0.5 * d * d / (double(kSigma) * kSigma));
+    std::vector<float> w(wd.size());
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(wd[i] / sum);  // symmetric: no flip needed
+    const auto taps = DeviceMatrix<float>::from_vector(w, 1, static_cast<Index>(w.size()));
+    DeviceMatrix<float> tmp(kSide, kSide, img.stream()), out(kSide, kSide, img.stream());
+    const NppStreamContext ctx = b::npp_context(img.stream().native());
+    const int n = static_cast<int>(w.size());
+    const auto run = [&] {
+      DEVMAT_BENCH_NPP(nppiFilterRowBorder_32f_C1R_Ctx(img.data(), step, size, origin, tmp.data(), step, size,
+                                                       taps.data(), n, radius, NPP_BORDER_REPLICATE, ctx));
+      DEVMAT_BENCH_NPP(nppiFilterColumnBorder_32f_C1R_Ctx(tmp.data(), step, size, origin, out.data(), step, size,
+                                                          taps.data(), n, radius, NPP_BORDER_REPLICATE, ctx));
+    };
+    run();
+    st.counters["max_diff"] = max_diff(out, devmat::gaussian_blur(img, kSigma));
+    b::time_on_stream(st, img.stream().native(), pixels, b::kMpixps, run);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+#endif
 }  // namespace
 
 int main(int argc, char** argv) {
   register_filter2d(5);
   register_filter2d(15);
   register_gaussian();
+#if DEVMAT_BENCH_HAVE_NPP
+  register_npp_filters();
+#endif
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

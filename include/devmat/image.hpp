@@ -2,8 +2,9 @@
 /// @file
 /// Images in and out (load_gray, load_rgb, save_image), image filters (filter2d,
 /// gaussian_blur, sobel), geometry (resize, warp_affine, flip, rotate90), colour (channels,
-/// rgb_to_gray, HSV, YCrCb) and intensity (histogram, equalize_hist, threshold), each the GPU
-/// twin of the OpenCV function named in its comment.
+/// rgb_to_gray, HSV, YCrCb), intensity (histogram, equalize_hist, threshold) and
+/// neighbourhoods (erode, dilate, morphology_open/close, box_filter, median_blur, integral,
+/// canny), each the GPU twin of the OpenCV function named in its comment.
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -229,5 +230,71 @@ DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, doub
 /// The threshold Otsu's method picks for a u8 image (the value cv::threshold returns with
 /// THRESH_OTSU); 0 for an empty image. Blocks until it is known.
 double otsu_threshold(const MatrixView<const std::uint8_t>& img);
+
+// ------------------------------------------------------------------ neighbourhoods
+// Morphology by a rectangular structuring element of ksize_rows x ksize_cols ones, any size
+// (even sides too), as OpenCV's erode/dilate/morphologyEx with getStructuringElement(MORPH_RECT,
+// Size(ksize_cols, ksize_rows)) and their defaults: anchor at (ksize_rows / 2, ksize_cols / 2),
+// one iteration, pixels outside the image ignored (OpenCV's default border for morphology,
+// BORDER_CONSTANT with morphologyDefaultBorderValue()). A view is an image of its own, as for the
+// filters above. The cost per pixel does not grow with the element (van Herk / Gil-Werman, rows
+// then columns). Runs on img's stream; a side below 1 is a shape_error.
+
+///@{
+/// Erosion: out(y, x) = min of img over the element placed at (y, x).
+Image8 erode(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols);
+DeviceMatrix<float> erode(const MatrixView<const float>& img, int ksize_rows, int ksize_cols);
+///@}
+///@{
+/// Dilation: out(y, x) = max of img over the element placed at (y, x).
+Image8 dilate(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols);
+DeviceMatrix<float> dilate(const MatrixView<const float>& img, int ksize_rows, int ksize_cols);
+///@}
+///@{
+/// Opening: dilate(erode(img)) with the same element (OpenCV morphologyEx MORPH_OPEN).
+Image8 morphology_open(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols);
+DeviceMatrix<float> morphology_open(const MatrixView<const float>& img, int ksize_rows, int ksize_cols);
+///@}
+///@{
+/// Closing: erode(dilate(img)) with the same element (OpenCV morphologyEx MORPH_CLOSE).
+Image8 morphology_close(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols);
+DeviceMatrix<float> morphology_close(const MatrixView<const float>& img, int ksize_rows, int ksize_cols);
+///@}
+
+///@{
+/// Box filter: the mean (or, with `normalize` false, the sum) of img over a ksize_rows x
+/// ksize_cols window anchored at its centre (ksize_rows / 2, ksize_cols / 2), borders reflected
+/// (OpenCV's default, BORDER_REFLECT_101: ... 2 1 | 0 1 2 ...), as OpenCV's boxFilter with
+/// ddepth -1 (cv::blur when normalised). Sums are exact ints for u8, doubles for float; u8
+/// means are rounded to nearest, halves up (OpenCV rounds some halves down: at most 1 apart),
+/// sums saturated. Sides from 1 to 255, even ones
+/// too; others are a shape_error.
+Image8 box_filter(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols, bool normalize = true);
+DeviceMatrix<float> box_filter(const MatrixView<const float>& img, int ksize_rows, int ksize_cols,
+                               bool normalize = true);
+///@}
+///@{
+/// Integral image in OpenCV's layout: (rows + 1) x (cols + 1), out(y, x) = sum of img(0..y-1,
+/// 0..x-1), so row 0 and column 0 are zeros (cv::integral's sum). u8 sums in int32 (which wrap
+/// past 2^31 - 1, as OpenCV's: over 8.4 million pixels of 255), float sums in double. An empty
+/// image gives its (rows + 1) x (cols + 1) zeros.
+DeviceMatrix<std::int32_t> integral(const MatrixView<const std::uint8_t>& img);
+DeviceMatrix<double> integral(const MatrixView<const float>& img);
+///@}
+///@{
+/// Median of the ksize x ksize window around each pixel, borders replicated, as OpenCV's
+/// medianBlur. ksize 1 (a copy), 3, 5 or 7 for u8; 1, 3 or 5 for float (the sizes OpenCV takes
+/// for float); any other is a shape_error. Exact: the result is always one of the inputs.
+Image8 median_blur(const MatrixView<const std::uint8_t>& img, int ksize);
+DeviceMatrix<float> median_blur(const MatrixView<const float>& img, int ksize);
+///@}
+/// Canny edges, as OpenCV's Canny(img, edges, low, high) with its defaults: 3x3 Sobel
+/// derivatives (borders replicated), the L1 magnitude |dx| + |dy|, non-maximum suppression in
+/// OpenCV's four sectors, thresholds floor(low) and floor(high), hysteresis: a pixel is an edge
+/// (255) when it survives suppression with a magnitude above low and is 8-connected through such
+/// pixels to one above high; every other pixel is 0. Exact. Thresholds that are not finite, or
+/// low > high (which OpenCV swaps), are std::invalid_argument. Waits for img's stream (the
+/// hysteresis repeats until nothing changes, which the host reads).
+Image8 canny(const MatrixView<const std::uint8_t>& img, double low, double high);
 
 }  // namespace devmat

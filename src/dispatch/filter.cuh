@@ -4,6 +4,7 @@
 
 #include "dispatch/common.hpp"
 #include "dispatch/launch.cuh"
+#include "dispatch/tile_grid.hpp"
 #include "kernels/filter.cuh"
 
 #include <devmat/error.hpp>
@@ -17,20 +18,6 @@
 #include <vector>
 
 namespace devmat::detail {
-
-// Sides past this many blocks of a tile do not fit in grid.x.
-inline void check_grid_x(const char* op, Index rows, Index cols, int tile_w) {
-  if (ceil_div(static_cast<unsigned long long>(cols), tile_w) > static_cast<unsigned long long>(INT_MAX))
-    throw shape_error(std::string("devmat: ") + op + ": image " + shape_string(rows, cols) + " is too wide");
-}
-
-/// (tiles along x, tiles along y capped at kMaxGridY; the kernels loop over the rest).
-inline dim3 tile_grid(Index rows, Index cols, int tile_w, int tile_h, unsigned* tiles_y) {
-  const auto ty = ceil_div(static_cast<unsigned long long>(rows), tile_h);
-  *tiles_y = static_cast<unsigned>(ty);
-  return dim3(static_cast<unsigned>(ceil_div(static_cast<unsigned long long>(cols), tile_w)),
-              static_cast<unsigned>(std::min<unsigned long long>(ty, kMaxGridY)));
-}
 
 inline const dim3 kBlock(kFilterThreadsX, kFilterThreadsY);
 

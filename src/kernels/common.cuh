@@ -18,6 +18,9 @@ struct alignas(sizeof(T) * V) Pack {
   T v[V];
 };
 
+/// Blocks along grid.y that the tiled image kernels launch at most; they loop over the tiles past it.
+inline constexpr unsigned kMaxGridY = 65535;
+
 /// Elements of T in one 16-byte vector.
 template <class T> inline constexpr int kVec16 = static_cast<int>(16 / sizeof(T));
 

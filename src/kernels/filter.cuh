@@ -17,7 +17,6 @@ namespace devmat::detail {
 constexpr int kFilterThreadsX = 32;
 constexpr int kFilterThreadsY = 8;
 constexpr int kFilterThreads = kFilterThreadsX * kFilterThreadsY;
-constexpr unsigned kMaxGridY = 65535;  // tiles past it are covered by a grid-stride loop
 
 constexpr int kMaxFilterSide = 31;  // filter2d kernels: odd sides up to 31
 

@@ -1,0 +1,254 @@
+// Neighbourhood image operations on a 4096x4096 image, in megapixels per second, ours beside
+// NVIDIA NPP in the same run (rows named "npp", built where CMake found NPP:
+// DEVMAT_BENCH_HAVE_NPP). Erosion and dilation by square elements from 3x3 to 31x31, whose time
+// should not depend on the side (van Herk / Gil-Werman); box filter, median (NPP's median reads
+// a border around its ROI: it gets a replicated padded copy) and the integral image. Each NPP
+// row first compares NPP's image with devmat's and reports the pixels that differ in the
+// counter "differs" (0 expected for morphology, median and integral; the box filter's borders
+// differ: NPP replicates, OpenCV and devmat reflect).
+#include "support.hpp"
+
+#include <devmat/devmat.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#if DEVMAT_BENCH_HAVE_NPP
+#include "npp_support.hpp"
+#endif
+
+namespace {
+using devmat::DeviceMatrix;
+using devmat::Index;
+namespace b = devmat::bench;
+
+constexpr Index kSide = 4096;
+const std::string kShape = std::to_string(kSide) + "x" + std::to_string(kSide);
+constexpr double kPixels = static_cast<double>(kSide * kSide);
+
+template <class T>
+const std::vector<T>& image() {
+  static const std::vector<T> img = [] {
+    std::mt19937 gen(1234);
+    std::vector<T> v(static_cast<std::size_t>(kSide * kSide));
+    if constexpr (std::is_same_v<T, float>) {
+      std::uniform_real_distribution<float> d(0.f, 1.f);
+      for (T& x : v) x = d(gen);
+    } else {
+      std::uniform_int_distribution<int> d(0, 255);
+      for (T& x : v) x = static_cast<T>(d(gen));
+    }
+    return v;
+  }();
+  return img;
+}
+
+template <class T>
+DeviceMatrix<T> morph(bool erode, const DeviceMatrix<T>& img, int k) {
+  return erode ? devmat::erode(img, k, k) : devmat::dilate(img, k, k);
+}
+
+template <class T>
+std::size_t count_differences(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
+  const std::vector<T> va = a.to_vector(), vb = b.to_vector();
+  std::size_t n = va.size() == vb.size() ? 0 : std::max(va.size(), vb.size());
+  for (std::size_t i = 0; i < std::min(va.size(), vb.size()); ++i) n += !(va[i] == vb[i]);
+  return n;
+}
+
+/// The image with r pixels replicated on each side, on the device.
+template <class T>
+DeviceMatrix<T> padded_image(int r) {
+  const Index side = kSide + 2 * r;
+  std::vector<T> p(static_cast<std::size_t>(side * side));
+  const std::vector<T>& img = image<T>();
+  for (Index y = 0; y < side; ++y)
+    for (Index x = 0; x < side; ++x)
+      p[y * side + x] = img[std::clamp<Index>(y - r, 0, kSide - 1) * kSide + std::clamp<Index>(x - r, 0, kSide - 1)];
+  return DeviceMatrix<T>::from_vector(p, side, side);
+}
+
+#if DEVMAT_BENCH_HAVE_NPP
+/// NPP's erosion or dilation of the whole image by a k x k element of ones, border replicated.
+template <class T>
+void npp_morph(bool erode, const DeviceMatrix<T>& img, DeviceMatrix<T>& out, const DeviceMatrix<std::uint8_t>& mask, int k,
+               const NppStreamContext& ctx) {
+  const NppiSize size = b::npp_size(img.rows(), img.cols());
+  const int step = static_cast<int>(img.cols() * sizeof(T));
+  const NppiSize mask_size{k, k};
+  const NppiPoint anchor{k / 2, k / 2}, offset{0, 0};
+  if constexpr (std::is_same_v<T, float>) {
+    if (erode)
+      DEVMAT_BENCH_NPP(nppiErodeBorder_32f_C1R_Ctx(img.data(), step, size, offset, out.data(), step, size, mask.data(),
+                                                   mask_size, anchor, NPP_BORDER_REPLICATE, ctx));
+    else
+      DEVMAT_BENCH_NPP(nppiDilateBorder_32f_C1R_Ctx(img.data(), step, size, offset, out.data(), step, size, mask.data(),
+                                                    mask_size, anchor, NPP_BORDER_REPLICATE, ctx));
+  } else {
+    if (erode)
+      DEVMAT_BENCH_NPP(nppiErodeBorder_8u_C1R_Ctx(img.data(), step, size, offset, out.data(), step, size, mask.data(),
+                                                  mask_size, anchor, NPP_BORDER_REPLICATE, ctx));
+    else
+      DEVMAT_BENCH_NPP(nppiDilateBorder_8u_C1R_Ctx(img.data(), step, size, offset, out.data(), step, size, mask.data(),
+                                                   mask_size, anchor, NPP_BORDER_REPLICATE, ctx));
+  }
+}
+#endif
+
+template <class T>
+void register_morph(bool erode, int k) {
+  const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
+  const char* dt = b::dtype<T>();
+  benchmark::RegisterBenchmark(b::name(op, dt, kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+    DeviceMatrix<T> out;
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, [&] { out = morph(erode, img, k); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_NPP
+  benchmark::RegisterBenchmark(b::name(op, dt, kShape, "npp").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+    const auto mask = DeviceMatrix<std::uint8_t>::constant(k, k, 1);
+    DeviceMatrix<T> out(kSide, kSide, img.stream());
+    const NppStreamContext ctx = b::npp_context(img.stream().native());
+    npp_morph(erode, img, out, mask, k, ctx);
+    st.counters["differs"] = static_cast<double>(count_differences(out, morph(erode, img, k)));
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, [&] { npp_morph(erode, img, out, mask, k, ctx); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+}
+template <class T>
+void register_median(int k) {
+  const std::string op = "median_" + std::to_string(k) + "x" + std::to_string(k);
+  const char* dt = b::dtype<T>();
+  benchmark::RegisterBenchmark(b::name(op, dt, kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+    DeviceMatrix<T> out;
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, [&] { out = devmat::median_blur(img, k); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_NPP
+  benchmark::RegisterBenchmark(b::name(op, dt, kShape, "npp").c_str(), [=](benchmark::State& st) {
+    const int r = k / 2;
+    const auto padded = padded_image<T>(r);
+    const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+    DeviceMatrix<T> out(kSide, kSide, padded.stream());
+    const NppStreamContext ctx = b::npp_context(padded.stream().native());
+    const NppiSize size = b::npp_size(kSide, kSide), mask{k, k};
+    const NppiPoint anchor{r, r};
+    Npp32u buffer_bytes = 0;
+    if constexpr (std::is_same_v<T, float>)
+      DEVMAT_BENCH_NPP(nppiFilterMedianGetBufferSize_32f_C1R_Ctx(size, mask, &buffer_bytes, ctx));
+    else
+      DEVMAT_BENCH_NPP(nppiFilterMedianGetBufferSize_8u_C1R_Ctx(size, mask, &buffer_bytes, ctx));
+    const auto buffer = DeviceMatrix<std::uint8_t>(1, std::max<Index>(1, buffer_bytes), padded.stream());
+    const int src_step = static_cast<int>(padded.cols() * sizeof(T)), dst_step = static_cast<int>(kSide * sizeof(T));
+    const T* src = padded.data() + r * padded.cols() + r;
+    const auto run = [&] {
+      if constexpr (std::is_same_v<T, float>)
+        DEVMAT_BENCH_NPP(nppiFilterMedian_32f_C1R_Ctx(src, src_step, out.data(), dst_step, size, mask, anchor,
+                                                      const_cast<std::uint8_t*>(buffer.data()), ctx));
+      else
+        DEVMAT_BENCH_NPP(nppiFilterMedian_8u_C1R_Ctx(src, src_step, out.data(), dst_step, size, mask, anchor,
+                                                     const_cast<std::uint8_t*>(buffer.data()), ctx));
+    };
+    run();
+    st.counters["differs"] = static_cast<double>(count_differences(out, devmat::median_blur(img, k)));
+    b::time_on_stream(st, padded.stream().native(), kPixels, b::kMpixps, run);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+}
+
+void register_box(int k) {
+  const std::string op = "box_" + std::to_string(k) + "x" + std::to_string(k);
+  benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
+    DeviceMatrix<std::uint8_t> out;
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, [&] { out = devmat::box_filter(img, k, k); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_NPP
+  benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "npp").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
+    DeviceMatrix<std::uint8_t> out(kSide, kSide, img.stream());
+    const NppStreamContext ctx = b::npp_context(img.stream().native());
+    const NppiSize size = b::npp_size(kSide, kSide), mask{k, k};
+    const NppiPoint anchor{k / 2, k / 2}, offset{0, 0};
+    const auto run = [&] {
+      DEVMAT_BENCH_NPP(nppiFilterBoxBorder_8u_C1R_Ctx(img.data(), kSide, size, offset, out.data(), kSide, size, mask,
+                                                      anchor, NPP_BORDER_REPLICATE, ctx));
+    };
+    run();
+    st.counters["differs"] = static_cast<double>(count_differences(out, devmat::box_filter(img, k, k)));
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, run);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+}
+
+void register_integral() {
+  benchmark::RegisterBenchmark(b::name("integral", "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
+    DeviceMatrix<std::int32_t> out;
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, [&] { out = devmat::integral(img); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_NPP
+  benchmark::RegisterBenchmark(b::name("integral", "u8", kShape, "npp").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
+    DeviceMatrix<std::int32_t> out(kSide + 1, kSide + 1, img.stream());
+    const NppStreamContext ctx = b::npp_context(img.stream().native());
+    const auto run = [&] {
+      DEVMAT_BENCH_NPP(nppiIntegral_8u32s_C1R_Ctx(img.data(), kSide, out.data(), (kSide + 1) * 4, b::npp_size(kSide, kSide),
+                                                  0, ctx));
+    };
+    run();
+    st.counters["differs"] = static_cast<double>(count_differences(out, devmat::integral(img)));
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, run);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+}
+void register_canny() {
+  // A smooth image (noise under a 9x9 box), so that edges are long and hysteresis has work.
+  // canny waits for its stream once per four hysteresis rounds: host time is part of its time.
+  benchmark::RegisterBenchmark(b::name("canny_5_15", "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto noise = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
+    const auto img = devmat::box_filter(noise, 9, 9);
+    DeviceMatrix<std::uint8_t> out;
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, [&] { out = devmat::canny(img, 5, 15); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_NPP
+  benchmark::RegisterBenchmark(b::name("canny_5_15", "u8", kShape, "npp").c_str(), [=](benchmark::State& st) {
+    const auto noise = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
+    const auto img = devmat::box_filter(noise, 9, 9);
+    DeviceMatrix<std::uint8_t> out(kSide, kSide, img.stream());
+    const NppStreamContext ctx = b::npp_context(img.stream().native());
+    const NppiSize size = b::npp_size(kSide, kSide);
+    int buffer_bytes = 0;
+    DEVMAT_BENCH_NPP(nppiFilterCannyBorderGetBufferSize(size, &buffer_bytes));
+    const auto buffer = DeviceMatrix<std::uint8_t>(1, std::max(1, buffer_bytes), img.stream());
+    const auto run = [&] {
+      DEVMAT_BENCH_NPP(nppiFilterCannyBorder_8u_C1R_Ctx(img.data(), kSide, size, NppiPoint{0, 0}, out.data(), kSide, size,
+                                                        NPP_FILTER_SOBEL, NPP_MASK_SIZE_3_X_3, 5, 15, nppiNormL1,
+                                                        NPP_BORDER_REPLICATE, const_cast<std::uint8_t*>(buffer.data()), ctx));
+    };
+    run();
+    st.counters["differs"] = static_cast<double>(count_differences(out, devmat::canny(img, 5, 15)));
+    b::time_on_stream(st, img.stream().native(), kPixels, b::kMpixps, run);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(false, k);
+  for (int k : {3, 31}) register_morph<std::uint8_t>(true, k);
+  for (int k : {3, 15, 31}) register_morph<float>(true, k);
+  for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
+  for (int k : {3, 5}) register_median<float>(k);
+  for (int k : {3, 5, 15}) register_box(k);
+  register_integral();
+  register_canny();
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,41 @@
+// Launcher of Canny (kernels/image_canny.cuh): suppression, then hysteresis rounds until four
+// in a row raise nothing (the host reads a flag after every four: Canny waits for its stream), then weak
+// pixels cleared.
+#pragma once
+
+#include "dispatch/common.hpp"
+#include "dispatch/launch.cuh"
+#include "dispatch/tile_grid.hpp"
+#include "dispatch/workspace.hpp"
+#include "kernels/image_canny.cuh"
+
+#include <devmat/error.hpp>
+
+#include <algorithm>
+
+namespace devmat::detail {
+
+constexpr int kCannyRoundsPerCheck = 4;
+
+inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                         int low, int high) {
+  const cudaStream_t s = stream.native();
+  unsigned tiles_y = 0;
+  const dim3 grid = tile_grid(rows, cols, kCannyTile, kCannyTile, &tiles_y);
+  const dim3 block(kCannyThreadsX, kCannyThreadsY);
+  launch(&canny_nms_kernel, grid, block, 0, s, in, ld, out, rows, cols, low, high, tiles_y);
+  const auto d_changed = Workspace::of<int>(1, stream);
+  int* changed = d_changed.as<int>();
+  for (int h_changed = 1; h_changed;) {
+    DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
+    for (int round = 0; round < kCannyRoundsPerCheck; ++round)  // several rounds per wait
+      launch(&canny_hysteresis_kernel, grid, block, 0, s, out, rows, cols, tiles_y, changed);
+    DEVMAT_CUDA_TRY(cudaMemcpyAsync(&h_changed, changed, sizeof(int), cudaMemcpyDeviceToHost, s));
+    DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+  const unsigned long long n = static_cast<unsigned long long>(rows) * static_cast<unsigned long long>(cols);
+  const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(ceil_div(n, kCannyThreads), 1u << 20));
+  launch(&canny_finish_kernel, dim3(blocks), dim3(kCannyThreads), 0, s, out, static_cast<Index>(n));
+}
+
+}  // namespace devmat::detail

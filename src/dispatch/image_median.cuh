@@ -1,0 +1,24 @@
+// Launchers of the median filters (kernels/image_median.cuh): one instantiation per side.
+#pragma once
+
+#include "dispatch/launch.cuh"
+#include "dispatch/tile_grid.hpp"
+#include "kernels/image_median.cuh"
+
+namespace devmat::detail {
+
+template <int K>
+void launch_median(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols) {
+  unsigned tiles_y = 0;
+  const dim3 grid = tile_grid(rows, cols, kMedianTileWU8, kMedianTileH, &tiles_y);
+  launch(&median_u8_kernel<K>, grid, dim3(kMedianThreadsX, kMedianThreadsY), 0, s, in, ld, out, cols, rows, cols, tiles_y);
+}
+
+template <int K>
+void launch_median(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols) {
+  unsigned tiles_y = 0;
+  const dim3 grid = tile_grid(rows, cols, kMedianTileWF32, kMedianTileH, &tiles_y);
+  launch(&median_f32_kernel<K>, grid, dim3(kMedianThreadsX, kMedianThreadsY), 0, s, in, ld, out, cols, rows, cols, tiles_y);
+}
+
+}  // namespace devmat::detail

@@ -1,0 +1,45 @@
+// Launchers of erosion and dilation (kernels/image_morph.cuh): one separable pass along rows or
+// columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it.
+#pragma once
+
+#include "dispatch/common.hpp"
+#include "dispatch/tile_grid.hpp"
+#include "dispatch/launch.cuh"
+#include "kernels/image_morph.cuh"
+
+#include <devmat/error.hpp>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace devmat::detail {
+
+/// Shared memory of one morph_pass_kernel tile for a side of k.
+template <class T>
+std::size_t morph_smem_bytes(int k) {
+  const std::size_t len_in = kMorphAlong + static_cast<std::size_t>(k) - 1;
+  return 2 * sizeof(MorphWord<T>) * kMorphAcross * (len_in | 1);
+}
+
+/// out (ld_out) = the erosion (kErode) or dilation of `in` (ld_in) by a 1 x k (kRows) or k x 1
+/// window, k >= 2.
+template <class T, bool kErode, bool kRows>
+void launch_morph_pass(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int k) {
+  if (k <= kMorphMaxTiledSide) {
+    unsigned tiles_y = 0;
+    const dim3 grid = kRows ? tile_grid(rows, cols, kMorphAlong, kMorphAcross, &tiles_y)
+                            : tile_grid(rows, cols, kMorphAcross * kMorphPack<T, kRows>, kMorphAlong, &tiles_y);
+    const std::size_t smem = morph_smem_bytes<T>(k);
+    const auto kernel = &morph_pass_kernel<T, kErode, kRows>;
+    if (smem > 48 * 1024)
+      DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    launch(kernel, grid, dim3(kMorphThreads), smem, s, in, ld_in, out, ld_out, rows, cols, k, tiles_y);
+  } else {
+    const unsigned long long n = static_cast<unsigned long long>(rows) * static_cast<unsigned long long>(cols);
+    const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(ceil_div(n, kMorphThreads), 1u << 20));
+    launch(&morph_pass_direct_kernel<T, kErode, kRows>, dim3(blocks), dim3(kMorphThreads), 0, s, in, ld_in, out, ld_out,
+           rows, cols, k);
+  }
+}
+
+}  // namespace devmat::detail

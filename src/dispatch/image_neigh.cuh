@@ -1,0 +1,46 @@
+// Launchers of the box filter and the integral image (kernels/image_neigh.cuh).
+#pragma once
+
+#include "dispatch/common.hpp"
+#include "dispatch/launch.cuh"
+#include "dispatch/tile_grid.hpp"
+#include "kernels/image_neigh.cuh"
+
+#include <devmat/error.hpp>
+
+#include <algorithm>
+#include <cstddef>
+
+namespace devmat::detail {
+
+/// One box pass (kRows: along rows) of side k, sums in Acc, written as Out times `scale` (float)
+/// or over `divisor` (u8; see box_store).
+template <class In, class Acc, class Out, bool kRows>
+void launch_box_pass(cudaStream_t s, const In* in, Index ld_in, Out* out, Index ld_out, Index rows, Index cols, int k,
+                     double scale, int divisor) {
+  unsigned tiles_y = 0;
+  const dim3 grid = kRows ? tile_grid(rows, cols, kBoxAlong, kBoxAcross, &tiles_y)
+                          : tile_grid(rows, cols, kBoxAcross, kBoxAlong, &tiles_y);
+  const std::size_t len_in = kBoxAlong + static_cast<std::size_t>(k) - 1;
+  const std::size_t smem = sizeof(Acc) * kBoxAcross * ((len_in | 1) + kBoxAlong + 1);  // <= 131 KiB
+  const auto kernel = &box_pass_kernel<In, Acc, Out, kRows>;
+  if (smem > 48 * 1024)
+    DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  launch(kernel, grid, dim3(kBoxThreads), smem, s, in, ld_in, out, ld_out, rows, cols, k, scale, divisor, tiles_y);
+}
+
+/// out ((rows + 1) x (cols + 1), ld_out) = the integral image of `in` (rows x cols, ld_in).
+template <class In, class Acc>
+void launch_integral(cudaStream_t s, const In* in, Index ld_in, Acc* out, Index ld_out, Index rows, Index cols) {
+  DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, sizeof(Acc) * static_cast<std::size_t>(cols + 1), s));  // row 0
+  if (rows == 0) return;
+  const unsigned long long warps_per_block = kIntegralThreads / 32;
+  const unsigned row_blocks =
+      static_cast<unsigned>(std::min<unsigned long long>(ceil_div(static_cast<unsigned long long>(rows), warps_per_block), 1u << 20));
+  launch(&integral_rows_kernel<In, Acc>, dim3(row_blocks), dim3(kIntegralThreads), 0, s, in, ld_in, out, ld_out, rows, cols);
+  if (cols == 0) return;
+  const unsigned col_blocks = static_cast<unsigned>(ceil_div(static_cast<unsigned long long>(cols), 32));
+  launch(&integral_cols_kernel<Acc>, dim3(col_blocks), dim3(32, kIntegralSegments), 0, s, out, ld_out, rows, cols);
+}
+
+}  // namespace devmat::detail

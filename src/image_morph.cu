@@ -1,0 +1,83 @@
+// Erosion, dilation, opening and closing by a rectangular element (all ones, any size), u8 and
+// f32. Separable: a pass along rows into a workspace, then one along columns into the result,
+// each by van Herk / Gil-Werman (kernels/image_morph.cuh), so the cost per pixel does not grow
+// with the element. As OpenCV's erode/dilate with their defaults: anchor at the element's centre
+// (rows / 2, cols / 2), pixels outside the image ignored (BORDER_CONSTANT with
+// morphologyDefaultBorderValue()), one iteration. A view is an image of its own (its edges are
+// the borders, as the other filters; OpenCV's BORDER_ISOLATED).
+#include "detail/runtime.hpp"
+#include "dispatch/image_morph.cuh"
+#include "dispatch/workspace.hpp"
+
+#include <devmat/image.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace devmat {
+namespace detail {
+namespace {
+
+void check_element(const char* op, Index rows, Index cols, int ksize_rows, int ksize_cols) {
+  if (ksize_rows < 1 || ksize_cols < 1)
+    throw_shape_error(op, rows, cols, ksize_rows, ksize_cols,
+                      "(image and structuring element): the element needs at least one row and one column");
+}
+
+template <class T, bool kErode>
+DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_rows, int ksize_cols) {
+  check_element(op, img.rows(), img.cols(), ksize_rows, ksize_cols);
+  if (img.empty()) return DeviceMatrix<T>(img.rows(), img.cols(), img.stream());
+  check_grid_x(op, img.rows(), img.cols(), kMorphAcross);
+  const Stream s = img.stream();
+  const Index rows = img.rows(), cols = img.cols();
+  DeviceMatrix<T> out(rows, cols, s);
+  use_on(s, img);
+  if (ksize_rows == 1 && ksize_cols == 1) {
+    copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
+  } else if (ksize_rows == 1) {
+    launch_morph_pass<T, kErode, true>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_cols);
+  } else if (ksize_cols == 1) {
+    launch_morph_pass<T, kErode, false>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows);
+  } else {
+    const auto tmp = Workspace::of<T>(static_cast<std::size_t>(img.size()), s);  // the row pass's output
+    launch_morph_pass<T, kErode, true>(s.native(), img.data(), img.stride(), tmp.template as<T>(), cols, rows, cols, ksize_cols);
+    launch_morph_pass<T, kErode, false>(s.native(), tmp.template as<const T>(), cols, out.data(), cols, rows, cols, ksize_rows);
+  }
+  return out;  // tmp is freed stream-ordered, after the kernels
+}
+
+}  // namespace
+}  // namespace detail
+
+Image8 erode(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols) {
+  return detail::morph<std::uint8_t, true>("erode", img, ksize_rows, ksize_cols);
+}
+DeviceMatrix<float> erode(const MatrixView<const float>& img, int ksize_rows, int ksize_cols) {
+  return detail::morph<float, true>("erode", img, ksize_rows, ksize_cols);
+}
+Image8 dilate(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols) {
+  return detail::morph<std::uint8_t, false>("dilate", img, ksize_rows, ksize_cols);
+}
+DeviceMatrix<float> dilate(const MatrixView<const float>& img, int ksize_rows, int ksize_cols) {
+  return detail::morph<float, false>("dilate", img, ksize_rows, ksize_cols);
+}
+
+Image8 morphology_open(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols) {
+  detail::check_element("morphology_open", img.rows(), img.cols(), ksize_rows, ksize_cols);
+  return dilate(erode(img, ksize_rows, ksize_cols), ksize_rows, ksize_cols);
+}
+DeviceMatrix<float> morphology_open(const MatrixView<const float>& img, int ksize_rows, int ksize_cols) {
+  detail::check_element("morphology_open", img.rows(), img.cols(), ksize_rows, ksize_cols);
+  return dilate(erode(img, ksize_rows, ksize_cols), ksize_rows, ksize_cols);
+}
+Image8 morphology_close(const MatrixView<const std::uint8_t>& img, int ksize_rows, int ksize_cols) {
+  detail::check_element("morphology_close", img.rows(), img.cols(), ksize_rows, ksize_cols);
+  return erode(dilate(img, ksize_rows, ksize_cols), ksize_rows, ksize_cols);
+}
+DeviceMatrix<float> morphology_close(const MatrixView<const float>& img, int ksize_rows, int ksize_cols) {
+  detail::check_element("morphology_close", img.rows(), img.cols(), ksize_rows, ksize_cols);
+  return erode(dilate(img, ksize_rows, ksize_cols), ksize_rows, ksize_cols);
+}
+
+}  // namespace devmat

@@ -1,0 +1,194 @@
+// Box filter (separable running sums) and integral image (row scans, then column scans).
+// Device code only; dispatch/image_neigh.cuh sizes the grids and launches.
+#pragma once
+
+#include "common.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace devmat::detail {
+
+// ------------------------------------------------------------------ box filter
+constexpr int kBoxThreads = 256;
+constexpr int kBoxAlong = 128;                                 // outputs of a tile along the pass
+constexpr int kBoxAcross = 32;                                 // lines of a tile
+constexpr int kBoxSegment = kBoxAlong * kBoxAcross / kBoxThreads;  // 16 outputs of one running sum
+constexpr int kMaxBoxSide = 255;
+
+/// OpenCV's BORDER_REFLECT_101 (its default border): ... 2 1 | 0 1 2 ... n-2 n-1 | n-2 ...,
+/// repeated for windows wider than the line (as cv::borderInterpolate).
+__device__ __forceinline__ Index reflect101(Index i, Index n) {
+  if (n == 1) return 0;
+  while (i < 0 || i >= n) {
+    if (i < 0) i = -i;
+    if (i >= n) i = 2 * n - 2 - i;
+  }
+  return i;
+}
+
+/// A sum written as Out: int as it is, float times `scale` in double, u8 (an int sum, never
+/// negative) divided by `divisor` exactly, halves rounded up, saturated. OpenCV's u8 box filter
+/// agrees except on some halves (its fixed-point division rounds those down for some areas, 2x2
+/// among them): never more than 1 apart.
+template <class Out, class Acc>
+__device__ __forceinline__ Out box_store(Acc v, double scale, int divisor) {
+  if constexpr (std::is_same_v<Out, std::uint8_t>) {
+    const long long r = (2 * static_cast<long long>(v) + divisor) / (2 * static_cast<long long>(divisor));
+    return static_cast<std::uint8_t>(r > 255 ? 255 : r);
+  } else if constexpr (std::is_same_v<Out, float>) {
+    return static_cast<float>(static_cast<double>(v) * scale);
+  } else {
+    return static_cast<Out>(v);
+  }
+}
+
+/// One pass of the box filter: along rows (kRows) out(y, x) = scale * sum of in(y, x - a + j),
+/// j < k, along columns the same over in(y - a + i, x), a = k / 2, borders reflected (101).
+/// Sums in Acc (int for u8, double for float), exact for integers. Block 256 threads; grid (tiles
+/// along x, tiles along y up to kMaxGridY, the rest looped over); a tile is kBoxAlong outputs
+/// along the pass times kBoxAcross lines, each thread one running sum over kBoxSegment outputs.
+/// Dynamic shared memory: the (kBoxAcross, kBoxAlong + k - 1) inputs and the (kBoxAcross,
+/// kBoxAlong) sums, as Acc.
+template <class In, class Acc, class Out, bool kRows>
+__global__ void __launch_bounds__(kBoxThreads)
+box_pass_kernel(const In* __restrict__ in, Index ld_in, Out* __restrict__ out, Index ld_out, Index rows, Index cols,
+                int k, double scale, int divisor, unsigned tiles_y) {
+  extern __shared__ unsigned char box_smem_raw[];
+  Acc* const in_smem = reinterpret_cast<Acc*>(box_smem_raw);
+  const int len_in = kBoxAlong + k - 1;
+  const int pitch = kRows ? (len_in | 1) : kBoxAcross;  // odd line pitch along rows: fewer conflicts
+  const int n_in = kRows ? kBoxAcross * pitch : len_in * kBoxAcross;
+  Acc* const sum_smem = in_smem + n_in;
+  const int sum_pitch = kRows ? kBoxAlong + 1 : kBoxAcross;
+  const auto at = [&](int line, int pos) { return kRows ? line * pitch + pos : pos * kBoxAcross + line; };
+  const auto sum_at = [&](int line, int pos) { return kRows ? line * sum_pitch + pos : pos * kBoxAcross + line; };
+  const int anchor = k / 2;
+  const int tid = threadIdx.x;
+  const Index len = kRows ? cols : rows;  // the line's length in the image
+
+  const unsigned tile_w = kRows ? kBoxAlong : kBoxAcross;
+  const unsigned tile_h = kRows ? kBoxAcross : kBoxAlong;
+  const Index x0 = static_cast<Index>(blockIdx.x) * tile_w;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * tile_h;
+    const Index along0 = kRows ? x0 : y0;
+    __syncthreads();  // the previous tile is no longer read
+    for (int e = tid; e < kBoxAcross * len_in; e += kBoxThreads) {
+      const int line = kRows ? e / len_in : e % kBoxAcross;
+      const int pos = kRows ? e % len_in : e / kBoxAcross;
+      const Index across = (kRows ? y0 : x0) + line;
+      Acc v = 0;
+      if (across < (kRows ? rows : cols)) {
+        const Index a = reflect101(along0 - anchor + pos, len);
+        v = static_cast<Acc>(kRows ? in[across * ld_in + a] : in[a * ld_in + across]);
+      }
+      in_smem[at(line, pos)] = v;
+    }
+    __syncthreads();
+    {
+      const int line = tid % kBoxAcross;
+      const int first = (tid / kBoxAcross) * kBoxSegment;
+      Acc acc = 0;
+      for (int j = 0; j < k; ++j) acc += in_smem[at(line, first + j)];
+      sum_smem[sum_at(line, first)] = acc;
+#pragma unroll
+      for (int i = 1; i < kBoxSegment; ++i) {
+        acc += in_smem[at(line, first + i + k - 1)] - in_smem[at(line, first + i - 1)];
+        sum_smem[sum_at(line, first + i)] = acc;
+      }
+    }
+    __syncthreads();
+    for (int e = tid; e < kBoxAcross * kBoxAlong; e += kBoxThreads) {
+      const int line = kRows ? e / kBoxAlong : e % kBoxAcross;
+      const int i = kRows ? e % kBoxAlong : e / kBoxAcross;
+      const Index y = kRows ? y0 + line : y0 + i;
+      const Index x = kRows ? x0 + i : x0 + line;
+      if (y < rows && x < cols) out[y * ld_out + x] = box_store<Out>(sum_smem[sum_at(line, i)], scale, divisor);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ integral image
+constexpr int kIntegralThreads = 256;
+constexpr int kIntegralColsPerThreadLoads = 8;  // loads in flight per thread in the column scan
+
+/// Row scans: out(y + 1, x + 1) = sum of in(y, 0..x), out(y + 1, 0) = 0, one warp per row (grid
+/// stride over rows), 32 columns at a time with a carry. Row 0 of `out` is not written.
+template <class In, class Acc>
+__global__ void __launch_bounds__(kIntegralThreads)
+integral_rows_kernel(const In* __restrict__ in, Index ld_in, Acc* __restrict__ out, Index ld_out, Index rows,
+                     Index cols) {
+  const int lane = threadIdx.x % 32;
+  const Index warps = static_cast<Index>(gridDim.x) * (kIntegralThreads / 32);
+  for (Index y = static_cast<Index>(blockIdx.x) * (kIntegralThreads / 32) + threadIdx.x / 32; y < rows; y += warps) {
+    const In* row = in + y * ld_in;
+    Acc* out_row = out + (y + 1) * ld_out;
+    if (lane == 0) out_row[0] = 0;
+    Acc carry = 0;
+    for (Index x0 = 0; x0 < cols; x0 += 32) {
+      const Index x = x0 + lane;
+      Acc v = x < cols ? static_cast<Acc>(row[x]) : Acc(0);
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const Acc u = __shfl_up_sync(0xffffffffu, v, d);
+        if (lane >= d) v += u;
+      }
+      if (x < cols) out_row[x + 1] = carry + v;
+      carry += __shfl_sync(0xffffffffu, v, 31);
+    }
+  }
+}
+
+/// Column scans in place: out(y, x) += out(y - 1, x) down each column x = 1..cols (column 0
+/// and row 0 are zeros). Block (32, kIntegralSegments): 32 adjacent columns (coalesced), each cut
+/// into kIntegralSegments runs of rows; a thread sums its run, the runs' totals are scanned in
+/// shared memory, then each thread scans its run again from its offset.
+constexpr int kIntegralSegments = 16;
+
+template <class Acc>
+__global__ void __launch_bounds__(32 * kIntegralSegments)
+integral_cols_kernel(Acc* __restrict__ out, Index ld_out, Index rows, Index cols) {
+  __shared__ Acc total_smem[kIntegralSegments][32];
+  const Index x = static_cast<Index>(blockIdx.x) * 32 + threadIdx.x + 1;
+  const Index run = (rows + kIntegralSegments - 1) / kIntegralSegments;
+  const Index first = 1 + threadIdx.y * run;
+  const Index last = first + run - 1 < rows ? first + run - 1 : rows;  // rows 1..rows of out
+  constexpr int kL = kIntegralColsPerThreadLoads;
+  Acc total = 0;
+  if (x <= cols) {
+    Index y = first;
+    for (; y + kL - 1 <= last; y += kL) {
+      Acc v[kL];
+#pragma unroll
+      for (int i = 0; i < kL; ++i) v[i] = out[(y + i) * ld_out + x];
+#pragma unroll
+      for (int i = 0; i < kL; ++i) total += v[i];
+    }
+    for (; y <= last; ++y) total += out[y * ld_out + x];
+  }
+  total_smem[threadIdx.y][threadIdx.x] = total;
+  __syncthreads();
+  if (x > cols) return;
+  Acc acc = 0;
+  for (int s = 0; s < static_cast<int>(threadIdx.y); ++s) acc += total_smem[s][threadIdx.x];
+  Index y = first;
+  for (; y + kL - 1 <= last; y += kL) {
+    Acc v[kL];
+#pragma unroll
+    for (int i = 0; i < kL; ++i) v[i] = out[(y + i) * ld_out + x];
+#pragma unroll
+    for (int i = 0; i < kL; ++i) {
+      acc += v[i];
+      out[(y + i) * ld_out + x] = acc;
+    }
+  }
+  for (; y <= last; ++y) {
+    acc += out[y * ld_out + x];
+    out[y * ld_out + x] = acc;
+  }
+}
+
+}  // namespace devmat::detail

@@ -1,0 +1,186 @@
+// canny against OpenCV's cv::Canny (where the tests were built with it) and a plain C++
+// reference of its definition (3x3 Sobel with replicated borders, L1 magnitude, OpenCV's
+// four-sector suppression with tan 22.5 in Q15, floor()ed thresholds, 8-connected hysteresis by
+// a breadth-first search): exact. Noise, smooth images, drawn shapes whose edges run across
+// many tiles (many hysteresis rounds), odd shapes, regions of interest, thresholds 0, equal and
+// fractional; errors before launch.
+#include "support/opencv.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <limits>
+#include <stdexcept>
+#include <utility>
+#include <vector>
+
+using namespace devmat;
+using namespace devmat::test;
+
+namespace {
+using H8 = HostMatrix<std::uint8_t>;
+
+H8 canny_ref(const H8& img, double low_t, double high_t) {
+  const Index r = img.rows(), c = img.cols();
+  const int low = static_cast<int>(std::floor(low_t)), high = static_cast<int>(std::floor(high_t));
+  auto px = [&](Index y, Index x) { return static_cast<int>(img(std::clamp<Index>(y, 0, r - 1), std::clamp<Index>(x, 0, c - 1))); };
+  std::vector<int> dx(static_cast<std::size_t>(r * c)), dy(dx.size()), mag(dx.size());
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      const Index e = y * c + x;
+      dx[e] = (px(y - 1, x + 1) + 2 * px(y, x + 1) + px(y + 1, x + 1)) - (px(y - 1, x - 1) + 2 * px(y, x - 1) + px(y + 1, x - 1));
+      dy[e] = (px(y + 1, x - 1) + 2 * px(y + 1, x) + px(y + 1, x + 1)) - (px(y - 1, x - 1) + 2 * px(y - 1, x) + px(y - 1, x + 1));
+      mag[e] = std::abs(dx[e]) + std::abs(dy[e]);
+    }
+  auto m_at = [&](Index y, Index x) { return y < 0 || y >= r || x < 0 || x >= c ? 0 : mag[y * c + x]; };
+  std::vector<std::uint8_t> state(dx.size(), 0);  // 0 none, 1 weak, 2 strong
+  std::vector<Index> queue;
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      const Index e = y * c + x;
+      const int m = mag[e];
+      if (m <= low) continue;
+      const long long ax = std::abs(dx[e]), ay = static_cast<long long>(std::abs(dy[e])) << 15;
+      const long long tg22x = ax * 13573, tg67x = tg22x + (ax << 16);
+      bool peak;
+      if (ay < tg22x) peak = m > m_at(y, x - 1) && m >= m_at(y, x + 1);
+      else if (ay > tg67x) peak = m > m_at(y - 1, x) && m >= m_at(y + 1, x);
+      else {
+        const int s = (dx[e] ^ dy[e]) < 0 ? -1 : 1;
+        peak = m > m_at(y - 1, x - s) && m > m_at(y + 1, x + s);
+      }
+      if (!peak) continue;
+      state[e] = m > high ? 2 : 1;
+      if (state[e] == 2) queue.push_back(e);
+    }
+  while (!queue.empty()) {
+    const Index e = queue.back();
+    queue.pop_back();
+    const Index y = e / c, x = e % c;
+    for (Index i = y - 1; i <= y + 1; ++i)
+      for (Index j = x - 1; j <= x + 1; ++j)
+        if (i >= 0 && i < r && j >= 0 && j < c && state[i * c + j] == 1) {
+          state[i * c + j] = 2;
+          queue.push_back(i * c + j);
+        }
+  }
+  H8 out(r, c);
+  for (Index e = 0; e < r * c; ++e) out.data()[e] = state[e] == 2 ? 255 : 0;
+  return out;
+}
+
+/// Noise blurred by a box filter of side `blur` (on the host), so that edges are long.
+H8 test_image(Index r, Index c, int blur) {
+  const H8 noise = random_matrix<std::uint8_t>(r, c, 0, 255);
+  if (blur <= 1) return noise;
+  H8 out(r, c);
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      int s = 0, n = 0;
+      for (Index i = std::max<Index>(0, y - blur / 2); i <= std::min(r - 1, y + blur / 2); ++i)
+        for (Index j = std::max<Index>(0, x - blur / 2); j <= std::min(c - 1, x + blur / 2); ++j) s += noise(i, j), ++n;
+      out(y, x) = static_cast<std::uint8_t>(s / n);
+    }
+  return out;
+}
+
+/// Rings and a diagonal: edges that cross many 32 x 32 tiles, one pixel apart.
+H8 drawn_image(Index r, Index c) {
+  H8 h(r, c);
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      const double d = std::hypot(double(y) - r / 2.0, double(x) - c / 2.0);
+      h(y, x) = static_cast<std::uint8_t>((static_cast<long long>(d) / 9) % 2 ? 200 : 40);
+      if (std::abs(double(y) * c - double(x) * r) < c) h(y, x) = 120;
+    }
+  return h;
+}
+
+void check_canny(const H8& h, double low, double high) {
+  CAPTURE(shape(h.rows(), h.cols()), low, high);
+  const auto img = to_device(h);
+  poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+  const Image8 out = canny(img, low, high);
+  CHECK(out.stream() == img.stream());
+  const H8 want = canny_ref(h, low, high);
+  const H8 got = to_eigen(out);
+  REQUIRE(got.rows() == want.rows());
+  Index bad = 0;
+  for (Index e = 0; e < got.size(); ++e) bad += got.data()[e] != want.data()[e];
+  CHECK(bad == 0);
+  CHECK(to_eigen(img) == h);
+}
+
+const std::vector<std::pair<double, double>> kThresholds = {{50, 150}, {10, 30}, {0, 0}, {20.7, 80.2}, {100, 100}, {600, 900}};
+}  // namespace
+
+TEST_CASE("canny equals the reference on noise, smooth images and drawn edges", "[image][canny]") {
+  for (auto [r, c] : awkward_shapes(4, 300)) {
+    if (r * c > 40000) continue;
+    const H8 noise = random_matrix<std::uint8_t>(r, c, 0, 255);
+    const H8 smooth = test_image(r, c, 5);
+    for (auto [lo, hi] : kThresholds) {
+      check_canny(noise, lo, hi);
+      check_canny(smooth, lo, hi);
+    }
+  }
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{257, 263}, {1021, 3}, {3, 1021}, {4097, 1}, {1, 4097}, {601, 599}}) {
+    check_canny(drawn_image(r, c), 50, 150);
+    check_canny(test_image(r, c, 7), 5, 20);
+  }
+}
+
+TEST_CASE("canny at 4097x4095: long edges across many tiles", "[image][canny]") {
+  check_canny(drawn_image(4097, 4095), 50, 150);
+  check_canny(test_image(1031, 2053, 9), 2, 12);  // low thresholds: long weak chains
+}
+
+TEST_CASE("canny of a region of interest is that of its dense copy", "[image][canny][views]") {
+  const H8 h = test_image(301, 517, 5);
+  const auto img = to_device(h);
+  for (const auto& w : std::vector<std::array<Index, 4>>{{1, 3, 299, 510}, {100, 1, 67, 129}, {0, 516, 301, 1}, {7, 9, 2, 3}}) {
+    CAPTURE(w[0], w[1], w[2], w[3]);
+    CHECK(to_eigen(canny(img.block(w[0], w[1], w[2], w[3]), 10, 40)) == canny_ref(H8(h.block(w[0], w[1], w[2], w[3])), 10, 40));
+  }
+  CHECK(to_eigen(img) == h);
+}
+
+TEST_CASE("canny: low > high and thresholds that are not finite are invalid_argument, thrown before anything runs",
+          "[image][canny]") {
+  const H8 h = random_matrix<std::uint8_t>(20, 30, 0, 255);
+  const auto img = to_device(h);
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (auto [lo, hi] : std::vector<std::pair<double, double>>{{150, 50}, {1, 0.5}, {nan, 10}, {10, nan}, {0, inf}, {-inf, 10}}) {
+    CAPTURE(lo, hi);
+    CHECK_THROWS_AS(canny(img, lo, hi), std::invalid_argument);
+    CHECK_THROWS_AS(canny(Image8(0, 3), lo, hi), std::invalid_argument);
+    CHECK_THROWS_WITH(canny(img, lo, hi), contains("canny"));
+  }
+  CHECK(to_eigen(img) == h);
+  CHECK(canny(Image8(0, 7), 1, 2).cols() == 7);
+}
+
+DEVMAT_OPENCV_MISSING_CASE("[image][canny]")
+
+#if DEVMAT_TEST_HAVE_OPENCV
+TEST_CASE("canny equals OpenCV's Canny exactly", "[image][canny][opencv]") {
+  INFO("OpenCV " << cv::getVersionString());
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {1, 97}, {97, 1}, {2, 3}, {31, 37}, {257, 263}, {509, 521}}) {
+    for (const H8& h : {random_matrix<std::uint8_t>(r, c, 0, 255), test_image(r, c, 5), drawn_image(r, c)}) {
+      const auto img = to_device(h);
+      for (auto [lo, hi] : kThresholds) {
+        CAPTURE(shape(r, c), lo, hi);
+        cv::Mat want;
+        cv::Canny(to_cv(h), want, lo, hi);
+        CHECK(to_eigen(canny(img, lo, hi)) == from_cv<std::uint8_t>(want));
+      }
+    }
+  }
+  const H8 big = drawn_image(4097, 4095);
+  cv::Mat want;
+  cv::Canny(to_cv(big), want, 50, 150);
+  CHECK(to_eigen(canny(to_device(big), 50, 150)) == from_cv<std::uint8_t>(want));
+}
+#endif

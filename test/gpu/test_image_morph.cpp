@@ -1,0 +1,265 @@
+// erode, dilate, morphology_open and morphology_close (u8 and f32, rectangular elements of any
+// size) against OpenCV's erode/dilate/morphologyEx (where the tests were built with it) and a
+// plain C++ reference of OpenCV's definition: anchor at the element's centre
+// (rows / 2, cols / 2), pixels outside the image ignored (OpenCV's default morphology border).
+// Exact equality. Shapes that break the tiles, elements from 1x1 to past the shared-memory path
+// (257), even sides, elements larger than the image, regions of interest at odd offsets, more
+// tile rows than a grid holds, 4097x4095; outputs poisoned, inputs checked intact; errors.
+#include "support/opencv.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace devmat;
+using namespace devmat::test;
+
+namespace {
+template <class T>
+using H = HostMatrix<T>;
+
+enum class Morph { erode, dilate, open, close };
+
+const char* name(Morph m) {
+  switch (m) {
+    case Morph::erode: return "erode";
+    case Morph::dilate: return "dilate";
+    case Morph::open: return "open";
+    default: return "close";
+  }
+}
+
+// ------------------------------------------------------------------ reference
+/// out(y, x) = min (erode) or max over img(y - kh/2 .. y - kh/2 + kh - 1, x - kw/2 .. + kw - 1)
+/// restricted to the image, computed directly over the window (no separability, no blocks).
+template <class T>
+H<T> morph_ref(const H<T>& img, int kh, int kw, bool erode) {
+  const Index r = img.rows(), c = img.cols();
+  // Rows first (any order gives the same result: the window is a rectangle).
+  H<T> rows_done(r, c), out(r, c);
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      const Index lo = std::max<Index>(0, x - kw / 2), hi = std::min<Index>(c, x - kw / 2 + kw);
+      T v = img(y, lo);
+      for (Index j = lo + 1; j < hi; ++j) v = erode ? std::min(v, img(y, j)) : std::max(v, img(y, j));
+      rows_done(y, x) = v;
+    }
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      const Index lo = std::max<Index>(0, y - kh / 2), hi = std::min<Index>(r, y - kh / 2 + kh);
+      T v = rows_done(lo, x);
+      for (Index i = lo + 1; i < hi; ++i) v = erode ? std::min(v, rows_done(i, x)) : std::max(v, rows_done(i, x));
+      out(y, x) = v;
+    }
+  return out;
+}
+
+template <class T>
+H<T> ref(Morph m, const H<T>& img, int kh, int kw) {
+  switch (m) {
+    case Morph::erode: return morph_ref(img, kh, kw, true);
+    case Morph::dilate: return morph_ref(img, kh, kw, false);
+    case Morph::open: return morph_ref(morph_ref(img, kh, kw, true), kh, kw, false);
+    default: return morph_ref(morph_ref(img, kh, kw, false), kh, kw, true);
+  }
+}
+
+template <class T>
+DeviceMatrix<T> run(Morph m, const MatrixView<const T>& img, int kh, int kw) {
+  switch (m) {
+    case Morph::erode: return erode(img, kh, kw);
+    case Morph::dilate: return dilate(img, kh, kw);
+    case Morph::open: return morphology_open(img, kh, kw);
+    default: return morphology_close(img, kh, kw);
+  }
+}
+
+template <class T>
+H<T> random_image(Index r, Index c) {
+  if constexpr (std::is_same_v<T, float>) return random_matrix<float>(r, c, -100.0, 100.0);
+  else return random_matrix<std::uint8_t>(r, c, 0, 255);
+}
+
+template <class T>
+const char* type_name() {
+  return std::is_same_v<T, float> ? "f32" : "u8";
+}
+
+template <class T>
+void check(Morph m, const H<T>& h, int kh, int kw) {
+  CAPTURE(name(m), type_name<T>(), shape(h.rows(), h.cols()), kh, kw);
+  const auto img = to_device(h);
+  poison_next<T>(h.rows(), h.cols(), img.stream());
+  const DeviceMatrix<T> out = run<T>(m, img, kh, kw);
+  REQUIRE(out.rows() == h.rows());
+  REQUIRE(out.cols() == h.cols());
+  CHECK(out.stream() == img.stream());
+  const H<T> got = to_eigen(out);
+  const H<T> want = ref(m, h, kh, kw);
+  Index bad = 0;
+  for (Index i = 0; i < got.size(); ++i) bad += !(got.data()[i] == want.data()[i]);
+  CHECK(bad == 0);
+  CHECK(to_eigen(img) == h);  // input intact
+}
+
+// Elements: 1x1 (a copy), one-pass ones, even sides, the sizes the benchmarks time, and one past
+// the shared-memory path (257) in each direction.
+const std::vector<std::pair<int, int>> kElements = {{1, 1}, {3, 3},  {1, 3},  {3, 1},   {5, 5},  {2, 2},
+                                                    {4, 7}, {7, 4},  {15, 15}, {31, 31}, {1, 40}, {64, 2},
+                                                    {3, 258}, {300, 5}};
+}  // namespace
+
+TEMPLATE_TEST_CASE("erode and dilate equal the direct reference on awkward shapes", "[image][morph]", std::uint8_t,
+                   float) {
+  for (auto [r, c] : awkward_shapes(4, 400)) {
+    if (r * c > 40000) continue;  // the long ones below, with fewer elements
+    const H<TestType> h = random_image<TestType>(r, c);
+    for (auto [kh, kw] : kElements) {
+      if (r * c * (kh + kw) > 2'000'000) continue;  // keeps the reference quick
+      check(Morph::erode, h, kh, kw);
+      check(Morph::dilate, h, kh, kw);
+    }
+  }
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{4099, 3}, {3, 4099}, {1, 4097}, {4097, 1}, {2, 10007}}) {
+    const H<TestType> h = random_image<TestType>(r, c);
+    for (auto [kh, kw] : std::vector<std::pair<int, int>>{{3, 3}, {31, 31}, {1, 300}, {300, 1}}) {
+      check(Morph::erode, h, kh, kw);
+      check(Morph::dilate, h, kh, kw);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("morphology_open and morphology_close equal the composed reference", "[image][morph]",
+                   std::uint8_t, float) {
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {1, 9}, {9, 1}, {37, 53}, {129, 127}, {257, 131}}) {
+    const H<TestType> h = random_image<TestType>(r, c);
+    for (auto [kh, kw] : std::vector<std::pair<int, int>>{{1, 1}, {3, 3}, {5, 3}, {2, 6}, {31, 31}}) {
+      check(Morph::open, h, kh, kw);
+      check(Morph::close, h, kh, kw);
+    }
+  }
+}
+
+TEST_CASE("erode and dilate at 4097x4095, 3x3 and 31x31", "[image][morph]") {
+  const H<std::uint8_t> h = random_image<std::uint8_t>(4097, 4095);
+  for (int k : {3, 31}) {
+    check(Morph::erode, h, k, k);
+    check(Morph::dilate, h, k, k);
+  }
+  const H<float> hf = random_image<float>(4097, 4095);
+  check(Morph::erode, hf, 5, 5);
+}
+
+TEST_CASE("erode and dilate with more tile rows than a grid holds", "[image][morph]") {
+  // 2'100'001 rows: 65'626 row-pass tiles of 32 rows, past the 65'535 blocks of grid.y; the
+  // column pass (128-row tiles) crosses the limit at 8.4M rows.
+  check(Morph::erode, random_image<std::uint8_t>(2100001, 3), 3, 3);
+  check(Morph::dilate, random_image<std::uint8_t>(8400001, 1), 5, 1);
+}
+
+TEMPLATE_TEST_CASE("morphology of a region of interest is that of its dense copy", "[image][morph][views]",
+                   std::uint8_t, float) {
+  // A view is an image of its own: its edges are the borders, whatever lies around it.
+  const H<TestType> h = random_image<TestType>(301, 517);
+  const auto img = to_device(h);
+  for (const auto& w : std::vector<std::array<Index, 4>>{
+           {0, 0, 301, 517}, {1, 3, 299, 510}, {100, 1, 67, 129}, {0, 516, 301, 1}, {300, 0, 1, 517}, {7, 9, 2, 3}}) {
+    CAPTURE(w[0], w[1], w[2], w[3]);
+    const MatrixView<const TestType> roi = img.block(w[0], w[1], w[2], w[3]);
+    const H<TestType> dense = h.block(w[0], w[1], w[2], w[3]);
+    for (auto [kh, kw] : std::vector<std::pair<int, int>>{{3, 3}, {5, 1}, {1, 5}, {9, 4}}) {
+      CAPTURE(kh, kw);
+      for (Morph m : {Morph::erode, Morph::dilate, Morph::open, Morph::close}) {
+        CAPTURE(name(m));
+        poison_next<TestType>(w[2], w[3], img.stream());
+        CHECK(to_eigen(run<TestType>(m, roi, kh, kw)) == ref(m, dense, kh, kw));
+      }
+    }
+  }
+  CHECK(to_eigen(img) == h);  // the parent is intact
+}
+
+TEST_CASE("float morphology keeps infinities", "[image][morph]") {
+  H<float> h = random_image<float>(40, 50);
+  h(0, 0) = std::numeric_limits<float>::infinity();
+  h(20, 25) = -std::numeric_limits<float>::infinity();
+  h(39, 49) = std::numeric_limits<float>::max();
+  for (auto [kh, kw] : std::vector<std::pair<int, int>>{{3, 3}, {7, 2}})
+    for (Morph m : {Morph::erode, Morph::dilate, Morph::open, Morph::close}) check(m, h, kh, kw);
+}
+
+TEST_CASE("morphology: elements with a side below 1 are shape_errors, thrown before anything runs",
+          "[image][morph]") {
+  const H<std::uint8_t> h = random_image<std::uint8_t>(20, 30);
+  const auto img = to_device(h);
+  const auto imgf = to_device(random_image<float>(20, 30));
+  for (auto [kh, kw] : std::vector<std::pair<int, int>>{{0, 3}, {3, 0}, {0, 0}, {-1, 3}, {3, -5}}) {
+    CAPTURE(kh, kw);
+    CHECK_THROWS_AS(erode(img, kh, kw), shape_error);
+    CHECK_THROWS_AS(dilate(img, kh, kw), shape_error);
+    CHECK_THROWS_AS(morphology_open(img, kh, kw), shape_error);
+    CHECK_THROWS_AS(morphology_close(img, kh, kw), shape_error);
+    CHECK_THROWS_AS(erode(imgf, kh, kw), shape_error);
+    CHECK_THROWS_AS(dilate(imgf, kh, kw), shape_error);
+    CHECK_THROWS_AS(morphology_open(imgf, kh, kw), shape_error);
+    CHECK_THROWS_AS(morphology_close(imgf, kh, kw), shape_error);
+    CHECK_THROWS_AS(erode(Image8(0, 4), kh, kw), shape_error);  // even with an empty image
+    CHECK_THROWS_WITH(erode(img, kh, kw), contains("erode"));
+    CHECK_THROWS_WITH(morphology_close(imgf, kh, kw), contains("morphology_close"));
+  }
+  CHECK(to_eigen(img) == h);
+  // Empty images give empty results of the same shape.
+  CHECK(erode(Image8(0, 7), 3, 3).cols() == 7);
+  CHECK(dilate(DeviceMatrix<float>(5, 0), 3, 3).rows() == 5);
+}
+
+// ------------------------------------------------------------------ OpenCV, the oracle
+DEVMAT_OPENCV_MISSING_CASE("[image][morph]")
+
+#if DEVMAT_TEST_HAVE_OPENCV
+namespace {
+template <class T>
+H<T> opencv_morph(Morph m, const H<T>& h, int kh, int kw) {
+  const cv::Mat el = cv::getStructuringElement(cv::MORPH_RECT, cv::Size(kw, kh));
+  const int op = m == Morph::erode ? cv::MORPH_ERODE
+                 : m == Morph::dilate ? cv::MORPH_DILATE
+                 : m == Morph::open   ? cv::MORPH_OPEN
+                                      : cv::MORPH_CLOSE;
+  cv::Mat out;
+  cv::morphologyEx(to_cv(h), out, op, el);  // default anchor, border and iterations
+  return from_cv<T>(out);
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("erode, dilate, open and close equal OpenCV exactly", "[image][morph][opencv]", std::uint8_t,
+                   float) {
+  INFO("OpenCV " << cv::getVersionString());
+  std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 97}, {97, 1}, {2, 3}, {31, 37}, {127, 129},
+                                                 {257, 263}, {509, 521}};
+  for (auto [r, c] : shapes) {
+    const H<TestType> h = random_image<TestType>(r, c);
+    const auto img = to_device(h);
+    for (auto [kh, kw] : std::vector<std::pair<int, int>>{{1, 1}, {3, 3}, {5, 5}, {2, 2}, {4, 7}, {1, 9}, {9, 1},
+                                                          {15, 15}, {31, 31}, {3, 300}}) {
+      for (Morph m : {Morph::erode, Morph::dilate, Morph::open, Morph::close}) {
+        CAPTURE(name(m), shape(r, c), kh, kw);
+        poison_next<TestType>(r, c, img.stream());
+        CHECK(to_eigen(run<TestType>(m, img, kh, kw)) == opencv_morph(m, h, kh, kw));
+      }
+    }
+  }
+  // 4097x4095 and a region of interest at odd offsets (OpenCV gets its dense copy).
+  const H<TestType> big = random_image<TestType>(4097, 4095);
+  const auto big_d = to_device(big);
+  for (auto [kh, kw] : std::vector<std::pair<int, int>>{{3, 3}, {31, 31}}) {
+    CAPTURE(kh, kw);
+    CHECK(to_eigen(erode(big_d.view(), kh, kw)) == opencv_morph(Morph::erode, big, kh, kw));
+    CHECK(to_eigen(dilate(big_d.block(3, 5, 1001, 2047), kh, kw)) ==
+          opencv_morph(Morph::dilate, H<TestType>(big.block(3, 5, 1001, 2047)), kh, kw));
+  }
+}
+#endif
