@@ -3,12 +3,22 @@
 // triple through the cvtColor functors, equalize_hist's table and Otsu's threshold from
 // histograms. A host test, so CI checks the rounding that the GPU tests check on the device;
 // it needs OpenCV and is registered only where the build found it.
-#include "emu_cuda.hpp"
-
+// The library headers first: emu_cuda.hpp defines __noinline__ as a macro, which breaks
+// headers (gcc 13's libstdc++) that spell __attribute__((__noinline__)) after it.
 #include <math.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include <opencv2/imgproc.hpp>
+
+#include "support/catch.hpp"
+
+#include "emu_cuda.hpp"
 
 // The few device intrinsics the image kernels use beyond the expression kernels'.
 inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
@@ -24,13 +34,7 @@ inline int max(int a, int b) { return a > b ? a : b; }
 #include "kernels/image_color.cuh"
 #include "kernels/image_geometry.cuh"
 #include "kernels/image_intensity.cuh"
-#include "support/catch.hpp"
 
-#include <opencv2/imgproc.hpp>
-
-#include <random>
-#include <type_traits>
-#include <vector>
 
 using devmat::Index;
 namespace d = devmat::detail;
