@@ -359,7 +359,7 @@ Stream Stream::per_thread() {
       DEVMAT_CUDA_TRY(cudaGetDevice(&dev));
     }
   }
-  if (static_cast<std::size_t>(dev) >= streams.size()) streams.resize(static_cast<std::size_t>(dev) + 1);
+  while (streams.size() <= static_cast<std::size_t>(dev)) streams.push_back(Stream());  // unset until used
   Stream& s = streams[static_cast<std::size_t>(dev)];
   if (!s.is_set()) s = create();
   return s;

@@ -12,7 +12,7 @@
 #include <devmat/dist_config.hpp>
 #endif
 #endif
-#if !defined(DEVMAT_HAVE_DIST) || !DEVMAT_HAVE_DIST
+#if !defined(DEVMAT_DOXYGEN) && (!defined(DEVMAT_HAVE_DIST) || !DEVMAT_HAVE_DIST)
 #error "devmat: <devmat/dist.hpp> needs devmat's multi-GPU component (libdevmat_dist, CMake target devmat::dist, pkg-config devmat-dist), which is either not linked or was not built because NCCL was not found. Install NCCL (pip install nvidia-nccl-cu13, or the libnccl-dev package), or configure devmat with -DDEVMAT_NCCL_DIR=<dir with include/nccl.h and lib/libnccl.so*>, rebuild it, and link devmat::dist."
 #endif
 
@@ -30,6 +30,8 @@
 #include <vector>
 
 namespace devmat {
+
+namespace detail { struct DistAccess; }
 
 /// The identity of a communicator being created with Communicator::join: made once
 /// (UniqueId::create, by one process) and handed to every rank by the caller's launcher (MPI, a
@@ -109,7 +111,7 @@ class Communicator {
   struct Impl;  // defined in src/dist
 
  private:
-  friend struct detail_dist_access;
+  friend struct detail::DistAccess;
   explicit Communicator(std::shared_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
   std::shared_ptr<Impl> impl_;
 };
@@ -175,7 +177,7 @@ class ReplicatedMatrix {
 
  private:
   template <class U> friend class ShardedMatrix;
-  friend struct detail_dist_access;
+  friend struct detail::DistAccess;
   Communicator comm_;
   Index rows_ = 0, cols_ = 0;
   std::vector<DeviceMatrix<T>> copies_;  // by local index
@@ -272,7 +274,7 @@ class ShardedMatrix {
  private:
   template <class U> friend class ShardedMatrix;
   template <class U> friend class ReplicatedMatrix;
-  friend struct detail_dist_access;
+  friend struct detail::DistAccess;
   Communicator comm_;
   Index rows_ = 0, cols_ = 0;
   std::vector<DeviceMatrix<T>> shards_;  // by local index (Communicator::local_ranks order)
@@ -280,7 +282,7 @@ class ShardedMatrix {
 
 /// Runs `f` on the shards of the operands, rank by rank, each on its rank's device: `f` takes
 /// one `const DeviceMatrix<T>&` per operand (the shards of one rank) and returns a
-/// DeviceMatrix<U> or an Expr<U> (evaluated there: one fused kernel per shard). The result is
+/// `DeviceMatrix<U>` or an `Expr<U>` (evaluated there: one fused kernel per shard). The result is
 /// sharded like the operands. No communication. Example:
 /// `auto mag = shardwise([](auto& gx, auto& gy) { return sqrt(square(gx) + square(gy)); }, GX, GY);`
 template <class F, class T, class... More>
@@ -323,8 +325,9 @@ ShardedMatrix<T> operator*(const ShardedMatrix<T>& A, const ShardedMatrix<T>& B)
 }
 
 // ------------------------------------------------------------------ shardwise, inline
+namespace detail {
 /// The library's access to the sharded types' internals (shardwise builds results with it).
-struct detail_dist_access {
+struct DistAccess {
   /// The shared state of a communicator handle.
   static Communicator::Impl& impl(const Communicator& c) { return *c.impl_; }
   /// Checks that `b` has a's shape and communicator (shape_error naming `op` otherwise).
@@ -345,24 +348,25 @@ struct detail_dist_access {
   template <class U>
   static const std::vector<DeviceMatrix<U>>& shards(const ShardedMatrix<U>& m) { return m.shards_; }
 };
+}  // namespace detail
 
 template <class F, class T, class... More>
 auto shardwise(F&& f, const ShardedMatrix<T>& first, const ShardedMatrix<More>&... more) {
   using R = std::decay_t<decltype(f(first.shard(0), more.shard(0)...))>;
   using U = typename detail::shard_result<R>::type;
-  (void)std::initializer_list<int>{(detail_dist_access::check_same("shardwise", first.comm(), first.rows(),
+  (void)std::initializer_list<int>{(detail::DistAccess::check_same("shardwise", first.comm(), first.rows(),
                                                                    first.cols(), more.comm(), more.rows(),
                                                                    more.cols()),
                                     0)...};
   const Communicator& comm = first.comm();
-  ShardedMatrix<U> out = detail_dist_access::make<U>(comm, first.rows(), first.cols());
-  auto& out_shards = detail_dist_access::shards(out);
+  ShardedMatrix<U> out = detail::DistAccess::make<U>(comm, first.rows(), first.cols());
+  auto& out_shards = detail::DistAccess::shards(out);
   const auto& ranks = comm.local_ranks();
   for (std::size_t i = 0; i < ranks.size(); ++i) {
     const detail::DeviceScope scope(comm.device(ranks[i]));
-    DeviceMatrix<U> s = f(detail_dist_access::shards(first)[i], detail_dist_access::shards(more)[i]...);
+    DeviceMatrix<U> s = f(detail::DistAccess::shards(first)[i], detail::DistAccess::shards(more)[i]...);
     if (s.rows() != first.block_rows(ranks[i]) || s.cols() != first.cols())
-      detail_dist_access::check_same("shardwise (the function's result)", comm, first.block_rows(ranks[i]),
+      detail::DistAccess::check_same("shardwise (the function's result)", comm, first.block_rows(ranks[i]),
                                      first.cols(), comm, s.rows(), s.cols());
     out_shards.push_back(std::move(s));
   }

@@ -153,7 +153,7 @@ void agree(Communicator::Impl& c, const char* op, std::vector<long long> sig) {
 
 Communicator::Impl& impl_of(const Communicator& c) {
   if (!c) throw cuda_error(cudaErrorInvalidValue, "devmat: an empty Communicator (make one with local() or join())");
-  return detail_dist_access::impl(c);
+  return detail::DistAccess::impl(c);
 }
 
 }  // namespace detail

@@ -31,7 +31,7 @@ bool prepare_c(ShardedMatrix<T>& C, const Communicator& comm, Index M, Index N, 
     C = ShardedMatrix<T>(M, N, comm);
     return true;
   }
-  detail_dist_access::check_same(op, comm, M, N, C.comm(), C.rows(), C.cols());
+  detail::DistAccess::check_same(op, comm, M, N, C.comm(), C.rows(), C.cols());
   return false;
 }
 

@@ -121,7 +121,7 @@ void require_nonempty(Index rows, Index cols, const char* op) {
 
 }  // namespace
 
-void detail_dist_access::check_same(const char* op, const Communicator& ca, Index ar, Index ac, const Communicator& cb,
+void detail::DistAccess::check_same(const char* op, const Communicator& ca, Index ar, Index ac, const Communicator& cb,
                                     Index br, Index bc) {
   if (ca != cb) throw shape_error(std::string("devmat: ") + op + ": the operands are on different communicators");
   if (ar != br || ac != bc) detail::throw_shape_error(op, ar, ac, br, bc);
@@ -286,13 +286,13 @@ void each_shard(const Communicator& comm, std::vector<DeviceMatrix<T>>& shards, 
 
 template <class T>
 ShardedMatrix<T>& ShardedMatrix<T>::operator+=(const ShardedMatrix& b) {
-  detail_dist_access::check_same("ShardedMatrix +=", comm_, rows_, cols_, b.comm_, b.rows_, b.cols_);
+  detail::DistAccess::check_same("ShardedMatrix +=", comm_, rows_, cols_, b.comm_, b.rows_, b.cols_);
   each_shard(comm_, shards_, [&](DeviceMatrix<T>& s, std::size_t i) { s += b.shards_[i]; });
   return *this;
 }
 template <class T>
 ShardedMatrix<T>& ShardedMatrix<T>::operator-=(const ShardedMatrix& b) {
-  detail_dist_access::check_same("ShardedMatrix -=", comm_, rows_, cols_, b.comm_, b.rows_, b.cols_);
+  detail::DistAccess::check_same("ShardedMatrix -=", comm_, rows_, cols_, b.comm_, b.rows_, b.cols_);
   each_shard(comm_, shards_, [&](DeviceMatrix<T>& s, std::size_t i) { s -= b.shards_[i]; });
   return *this;
 }
@@ -386,7 +386,7 @@ template <class T>
 ShardedMatrix<sum_t<T>> ShardedMatrix<T>::row_sums() const {
   using S = sum_t<T>;
   Communicator::Impl& c = live(comm_, "ShardedMatrix::row_sums");
-  ShardedMatrix<S> out = detail_dist_access::make<S>(comm_, rows_, 1);
+  ShardedMatrix<S> out = detail::DistAccess::make<S>(comm_, rows_, 1);
   for (std::size_t i = 0; i < shards_.size(); ++i) {
     const DeviceScope scope(device_of(c, i));
     out.shards_.push_back(cols_ == 0 ? DeviceMatrix<S>::zeros(shards_[i].rows(), 1, c.streams[i])
