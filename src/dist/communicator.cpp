@@ -2,6 +2,7 @@
 // detection (ncclCommGetAsyncError with a timeout) and abort.
 #include "dist/comm.hpp"
 
+#include "detail/device_guard.hpp"
 #include "detail/error_scope.hpp"
 #include "detail/runtime.hpp"
 
@@ -20,18 +21,9 @@ namespace devmat {
 // ------------------------------------------------------------------ device scope
 namespace detail {
 
-DeviceScope::DeviceScope(int device) {
-  int current = -1;
-  DEVMAT_CUDA_TRY(cudaGetDevice(&current));
-  if (current != device) {
-    DEVMAT_CUDA_TRY(cudaSetDevice(device));
-    previous_ = current;
-  }
-}
-
-DeviceScope::~DeviceScope() {
-  if (previous_ >= 0) (void)cudaSetDevice(previous_);  // never throws
-}
+// The public face of detail::DeviceGuard (dist.hpp's shardwise needs one in a header).
+DeviceScope::DeviceScope(int device) : previous_(switch_device(device)) {}
+DeviceScope::~DeviceScope() { restore_device(previous_); }
 
 [[noreturn]] void throw_nccl(ncclResult_t r, const char* call, ncclComm_t comm) {
   std::string msg = std::string("devmat: NCCL call ") + call + " failed: " + ncclGetErrorString(r);
@@ -175,10 +167,12 @@ Communicator::Impl::~Impl() {
   for (std::size_t i = 0; i < comms.size(); ++i) {
     if (!comms[i]) continue;
     int previous = -1;
-    if (cudaGetDevice(&previous) == cudaSuccess && previous != devices[local_ranks[i]])
-      (void)cudaSetDevice(devices[local_ranks[i]]);
+    try {
+      previous = detail::switch_device(devices[local_ranks[i]]);
+    } catch (...) {  // the runtime is gone (process exit): destroy anyway
+    }
     (void)ncclCommDestroy(comms[i]);
-    if (previous >= 0) (void)cudaSetDevice(previous);
+    detail::restore_device(previous);
   }
   (void)cudaGetLastError();  // at process exit the runtime may be shutting down: nothing to report
 }

@@ -57,8 +57,8 @@ void check_placement(const ShardedMatrix<T>& m) {
     const DeviceMatrix<T>& s = m.shard(r);
     CHECK(s.rows() == m.block_rows(r));
     CHECK(s.cols() == m.cols());
+    if (s.empty()) continue;  // an empty result may carry no stream
     CHECK(s.stream() == m.comm().stream(r));
-    if (s.empty()) continue;
     cudaPointerAttributes a{};
     REQUIRE(cudaPointerGetAttributes(&a, s.data()) == cudaSuccess);
     CHECK(a.device == m.comm().device(r));
@@ -137,6 +137,22 @@ TEST_CASE("dist: the caller's device is kept", "[dist]") {
   REQUIRE(cudaGetDevice(&now) == cudaSuccess);
   CHECK(now == last);
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
+}
+
+TEST_CASE("dist: expressions on one shard run on its device, from any current device", "[dist]") {
+  const int P = comm().size(), last = P - 1;
+  auto m = ShardedMatrix<float>::constant(2 * P, 3, 1.0f, comm());
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  m.shard(last) += 2.0f;                             // the last device's memory, from device 0
+  const DeviceMatrix<float> e = m.shard(last) * 2.0f;  // a new matrix on the shard's stream
+  int now = -1;
+  REQUIRE(cudaGetDevice(&now) == cudaSuccess);
+  CHECK(now == 0);
+  CHECK(e.stream() == comm().stream(last));
+  CHECK(m.sum() == static_cast<float>(6 * P + 12));
+  m.synchronize();
+  const detail::DeviceScope scope(comm().device(last));
+  CHECK(e.to_vector() == std::vector<float>(6, 6.0f));
 }
 
 TEST_CASE("dist: element-wise and expressions, shard by shard", "[dist]") {
