@@ -33,8 +33,9 @@ using devmat::ReplicatedMatrix;
 using devmat::ShardedMatrix;
 namespace b = devmat::bench;
 
+// Never destroyed: NCCL's communicators are not torn down from static destructors at exit.
 Communicator& comm() {
-  static Communicator c = Communicator::local();
+  static Communicator& c = *new Communicator(Communicator::local());
   return c;
 }
 

@@ -14,8 +14,9 @@ using namespace devmat::test;
 
 namespace {
 
+// Never destroyed: NCCL's communicators are not torn down from static destructors at exit.
 Communicator& comm() {
-  static Communicator c = Communicator::local();
+  static Communicator& c = *new Communicator(Communicator::local());
   return c;
 }
 
