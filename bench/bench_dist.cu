@@ -8,8 +8,8 @@
 //       sum() of the same total on one GPU (GB/s of input).
 //   col-sums-dist/f32/2^15x2^14: col_sums() (local column sums, then an all-reduce of a row).
 //   allreduce-busbw/f32/2^28: devmat's all-reduce-based col_sums of a 2^28-column matrix with one
-//       row per GPU (a 1 GiB all-reduce) in NCCL's bus bandwidth (algbw * 2(n-1)/n), against
-//       ncclAllReduce of the same 1 GiB ("nccl").
+//       row per GPU (a 1 GiB all-reduce that reads each rank's row in place) in NCCL's bus
+//       bandwidth (algbw * 2(n-1)/n), against ncclAllReduce of the same 1 GiB ("nccl").
 // Multi-GPU times are host wall times from the first launch until every GPU is done
 // (Communicator::synchronize), so they cover every device. With one GPU only the one-GPU rows
 // run. NVLink multicast is off (the library sets NCCL_NVLS_ENABLE=0; so does scripts/gpu-check).
@@ -33,9 +33,10 @@ using devmat::ReplicatedMatrix;
 using devmat::ShardedMatrix;
 namespace b = devmat::bench;
 
-// Never destroyed: NCCL's communicators are not torn down from static destructors at exit.
+// Destroyed at exit before the CUDA runtime (constructed after it), so its NCCL resources are
+// freed (the memcheck leak check sees no leak).
 Communicator& comm() {
-  static Communicator& c = *new Communicator(Communicator::local());
+  static Communicator c = Communicator::local();
   return c;
 }
 

@@ -404,12 +404,30 @@ ReplicatedMatrix<sum_t<T>> ShardedMatrix<T>::col_sums() const {
   out.comm_ = comm_;
   out.rows_ = 1;
   out.cols_ = cols_;
+  // A rank whose block is one row (of the sum type) is its own column sums: the all-reduce reads
+  // it in place (out of place into the result), with no local pass.
+  std::vector<const S*> send(shards_.size(), nullptr);
   for (std::size_t i = 0; i < shards_.size(); ++i) {
     const DeviceScope scope(device_of(c, i));
+    if constexpr (std::is_same_v<S, T>) {
+      if (shards_[i].rows() == 1) {
+        detail::use_on(c.streams[i], shards_[i]);
+        out.copies_.emplace_back(1, cols_, c.streams[i]);
+        send[i] = shards_[i].data();
+        continue;
+      }
+    }
     out.copies_.push_back(shards_[i].rows() == 0 ? DeviceMatrix<S>::zeros(1, cols_, c.streams[i])
                                                  : shards_[i].col_sums());
+    send[i] = out.copies_[i].data();
   }
-  all_reduce(c, out.copies_, ncclSum);
+  if (cols_ == 0) return out;
+  detail::nccl_group(c, [&] {
+    for (std::size_t i = 0; i < c.comms.size(); ++i)
+      DEVMAT_NCCL_TRY(ncclAllReduce(send[i], out.copies_[i].data(), static_cast<std::size_t>(cols_),
+                                    detail::nccl_type<S>(), ncclSum, c.comms[i], c.streams[i].native()),
+                      c.comms[i]);
+  });
   return out;
 }
 
