@@ -199,6 +199,14 @@ class ShardedMatrix {
 
   /// An empty matrix on no communicator.
   ShardedMatrix() = default;
+  /// A deep copy, shard by shard on each rank's device and stream.
+  ShardedMatrix(const ShardedMatrix& other);
+  /// A deep copy (this matrix takes other's shape and communicator).
+  ShardedMatrix& operator=(const ShardedMatrix& other);
+  /// Moves (free).
+  ShardedMatrix(ShardedMatrix&&) noexcept = default;
+  /// Moves (free).
+  ShardedMatrix& operator=(ShardedMatrix&&) noexcept = default;
   /// rows x cols, uninitialised.
   ShardedMatrix(Index rows, Index cols, const Communicator& comm);
   /// rows x cols of `value`.

@@ -139,6 +139,23 @@ ShardedMatrix<T>::ShardedMatrix(Index rows, Index cols, const Communicator& comm
 }
 
 template <class T>
+ShardedMatrix<T>::ShardedMatrix(const ShardedMatrix& other) : comm_(other.comm_), rows_(other.rows_), cols_(other.cols_) {
+  if (!comm_) return;
+  Communicator::Impl& c = detail::impl_of(comm_);
+  shards_.reserve(other.shards_.size());
+  for (std::size_t i = 0; i < other.shards_.size(); ++i) {
+    const DeviceScope scope(device_of(c, i));
+    shards_.push_back(other.shards_[i]);  // on the shard's stream
+  }
+}
+
+template <class T>
+ShardedMatrix<T>& ShardedMatrix<T>::operator=(const ShardedMatrix& other) {
+  if (this != &other) *this = ShardedMatrix(other);
+  return *this;
+}
+
+template <class T>
 ShardedMatrix<T> ShardedMatrix<T>::constant(Index rows, Index cols, T value, const Communicator& comm) {
   ShardedMatrix m(rows, cols, comm);
   Communicator::Impl& c = detail::impl_of(comm);

@@ -147,6 +147,12 @@ TEST_CASE("dist: expressions on one shard run on its device, from any current de
   REQUIRE(cudaSetDevice(0) == cudaSuccess);
   m.shard(last) += 2.0f;                             // the last device's memory, from device 0
   const DeviceMatrix<float> e = m.shard(last) * 2.0f;  // a new matrix on the shard's stream
+  DeviceMatrix<float> ones;
+  {
+    const detail::DeviceScope scope(comm().device(last));
+    ones = DeviceMatrix<float>::constant(3, 2, 1.0f, comm().stream(last));
+  }
+  const DeviceMatrix<float> prod = m.shard(last) * ones;  // a product on the shard's device
   int now = -1;
   REQUIRE(cudaGetDevice(&now) == cudaSuccess);
   CHECK(now == 0);
@@ -155,6 +161,8 @@ TEST_CASE("dist: expressions on one shard run on its device, from any current de
   m.synchronize();
   const detail::DeviceScope scope(comm().device(last));
   CHECK(e.to_vector() == std::vector<float>(6, 6.0f));
+  CHECK(prod.stream() == comm().stream(last));
+  CHECK(prod.to_vector() == std::vector<float>(4, 9.0f));
 }
 
 TEST_CASE("dist: element-wise and expressions, shard by shard", "[dist]") {
