@@ -11,6 +11,9 @@
 #include <thrust/iterator/zip_iterator.h>
 #include <thrust/tuple.h>
 
+#include <cuda.h>
+#include <nvrtc.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -186,6 +189,85 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+/// Start to end of one call on an idle stream, by events (as time_on_stream times it): the
+/// median of 2000, in microseconds.
+template <class Op>
+double event_us(cudaStream_t s, Op op) {
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<double> us(2000);
+  for (double& u : us) {
+    cudaEventRecord(e0, s);
+    op();
+    cudaEventRecord(e1, s);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    u = ms * 1e3;
+  }
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
+  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
+  return us[us.size() / 2];
+}
+
+/// What one launch costs the host through each way of launching: `<<<>>>`, cudaLaunchKernel of
+/// a cudaKernel_t from a library loaded at run time (how the engine launches), and the driver's
+/// cuLaunchKernel of that kernel's CUfunction in the current context. Prints nothing where a
+/// step fails (a probe, not a benchmark).
+template <class HostUs>
+void report_launch_paths(HostUs host_us, cudaStream_t s, float* x, const float* a, int n) {
+  const char* src = "extern \"C\" __global__ void k(float* x, const float* a, int n) {\n"
+                    "  int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] = a[i] + a[i]; }\n";
+  nvrtcProgram prog;
+  if (nvrtcCreateProgram(&prog, src, "probe.cu", 0, nullptr, nullptr) != NVRTC_SUCCESS) return;
+  const char* opts[] = {"-arch=sm_90"};
+  std::string image;
+  if (nvrtcCompileProgram(prog, 1, opts) == NVRTC_SUCCESS) {
+    std::size_t size = 0;
+    nvrtcGetCUBINSize(prog, &size);
+    image.resize(size);
+    nvrtcGetCUBIN(prog, image.data());
+  }
+  nvrtcDestroyProgram(&prog);
+  cudaLibrary_t lib;
+  cudaKernel_t k;
+  if (image.empty() || cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0) != cudaSuccess ||
+      cudaLibraryGetKernel(&k, lib, "k") != cudaSuccess)
+    return;
+  const dim3 grid((n + 255) / 256), block(256);
+  void* args[] = {&x, &a, &n};
+  const double lib_us = host_us([&] { cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, block, args, 0, s); });
+  using GetFunction = CUresult (*)(CUfunction*, CUkernel);
+  using Launch = CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                              CUstream, void**, void**);
+  void* get_fn = nullptr;
+  void* launch_fn = nullptr;
+  cudaDriverEntryPointQueryResult q1, q2;
+  CUfunction f = nullptr;
+  double drv_us = -1;
+  if (cudaGetDriverEntryPointByVersion("cuKernelGetFunction", &get_fn, 12000, cudaEnableDefault, &q1) == cudaSuccess &&
+      cudaGetDriverEntryPointByVersion("cuLaunchKernel", &launch_fn, 12000, cudaEnableDefault, &q2) == cudaSuccess &&
+      get_fn && launch_fn && reinterpret_cast<GetFunction>(get_fn)(&f, reinterpret_cast<CUkernel>(k)) == CUDA_SUCCESS) {
+    const auto launch = reinterpret_cast<Launch>(launch_fn);
+    drv_us = host_us([&] { launch(f, grid.x, 1, 1, 256, 1, 1, 0, s, args, nullptr); });
+  }
+  const double peek_us = host_us([&] {
+    for (int i = 0; i < 100; ++i) (void)cudaPeekAtLastError();
+  }) / 100;
+  const double dev_us = host_us([&] {
+    int d;
+    for (int i = 0; i < 100; ++i) (void)cudaGetDevice(&d);
+  }) / 100;
+  const double lib_ev = event_us(s, [&] { cudaLaunchKernel(reinterpret_cast<const void*>(k), grid, block, args, 0, s); });
+  const double bare_ev = event_us(s, [&] { add_kernel<<<grid, block, 0, s>>>(x, a, a, n); });
+  cudaStreamSynchronize(s);
+  std::printf("launch paths, host us: cudaLaunchKernel(library kernel) %.2f, cuLaunchKernel(CUfunction) %.2f; "
+              "cudaPeekAtLastError %.3f, cudaGetDevice %.3f\n", lib_us, drv_us, peek_us, dev_us);
+  std::printf("launch paths, event-timed us: <<<>>> %.2f, library kernel %.2f\n", bare_ev, lib_ev);
+}
+
 /// First evaluations of expressions this process has not seen (the disk cache may still hold
 /// them: DEVMAT_CACHE_DIR=off measures NVRTC), and the host time of cached evaluations.
 void report_costs() {
@@ -227,6 +309,13 @@ void report_costs() {
   std::printf("expr host time per cached evaluation: %.2f us; bare <<<>>> launch %.2f us; added %.2f us\n", ours_us,
               bare_us, ours_us - bare_us);
   std::printf("expr host time per cached evaluation: chain10 %.2f us; added %.2f us\n", chain_us, chain_us - bare_us);
+  // Where chain10's added time goes: building its tree (and freeing it), and the rest.
+  const double build_us = host_us([&] { const auto e = chain10(A, B); (void)e; });
+  const double add_us = host_us([&] { R = A + B; });
+  std::printf("expr host time: chain10 tree built and dropped %.2f us; R = A + B %.2f us\n", build_us, add_us);
+  report_launch_paths(host_us, s, R.data(), A.data(), 256 * 256);
+  std::printf("expr event-timed us: R = chain10 %.2f, R = A + B %.2f\n", event_us(s, [&] { R = chain10(A, B); }),
+              event_us(s, [&] { R = A + B; }));
 }
 }  // namespace
 

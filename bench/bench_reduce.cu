@@ -1,6 +1,7 @@
-// Reductions: sum() beside cub::DeviceReduce::Sum, row_sums() beside
-// cub::DeviceSegmentedReduce::Sum, col_sums() beside a cub::DeviceReduce::Sum over the same
-// bytes (a memory-speed bound: CUB has no column reduction; impl "cub-reduce-bound"). Other
+// Reductions: sum() beside cub::DeviceReduce::Sum; row_sums() and col_sums() beside a
+// cub::DeviceReduce::Sum over the same bytes (a memory-speed bound, impl "cub-reduce-bound":
+// a partial reduction reads what a full one reads and writes little more), row_sums() also
+// beside cub::DeviceSegmentedReduce::Sum (impl "cub-segmented", listed under the table). Other
 // configurations of dispatch/reduce.cuh run as impl "ours-<config>" so one run picks the
 // fastest. GB/s count bytes read; sums are timed in their async forms (no host sync).
 #include "random.cuh"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -116,7 +118,23 @@ void register_sum_config(Index n) {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-// ------------------------------------------------------------------ row sums
+// ------------------------------------------------------------------ row and column sums
+/// cub::DeviceReduce::Sum over the rows x cols f32 matrix's bytes, as <op>/f32/<shape>/cub-reduce-bound:
+/// the memory-speed bound a row or column sum of that shape is measured against.
+void register_reduce_bound(const std::string& op, Index rows, Index cols) {
+  const Index n = rows * cols;
+  const double bytes = static_cast<double>(n) * sizeof(float);
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), "cub-reduce-bound").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> out(1, 1);
+    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), out.data(), n, s); };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 void register_row_sums(Index rows, Index cols) {
   const double bytes = static_cast<double>(rows) * cols * sizeof(float);
   const std::string sh = shape_of(rows, cols);
@@ -137,7 +155,9 @@ void register_row_sums(Index rows, Index cols) {
     if (!agrees(A.row_sums().to_vector(), ref.to_vector())) return st.SkipWithError("row_sums disagrees with CUB");
     b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.row_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("row_sums", "f32", sh, "cub").c_str(), [=](benchmark::State& st) {
+  // The bound first: the table pairs "ours" with the first reference it meets.
+  register_reduce_bound("row_sums", rows, cols);
+  benchmark::RegisterBenchmark(b::name("row_sums", "f32", sh, "cub-segmented").c_str(), [=](benchmark::State& st) {
     const auto A = random_matrix<float>(rows, cols);
     std::vector<std::int64_t> h_off(static_cast<std::size_t>(rows + 1));
     for (Index r = 0; r <= rows; ++r) h_off[static_cast<std::size_t>(r)] = r * cols;
@@ -169,6 +189,25 @@ void register_row_sums_config(Index rows, Index cols, Index block_min_cols, cons
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+/// One configuration of the short-row teams (launch_row_team<L, G, K>: L lanes a row, G rows
+/// at a time, K chunks a lane), beside the library's row_sums() on the same input.
+template <int L, int G, int K>
+void register_row_team_config(Index rows, Index cols) {
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  const std::string impl = "ours-l" + std::to_string(L) + "g" + std::to_string(G) + "k" + std::to_string(K);
+  benchmark::RegisterBenchmark(b::name("row_sums", "f32", shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> out(rows, 1);
+    const Index chunks = d::row_chunks(A.data(), rows, cols, cols);
+    if (chunks > Index(L) * K * 64) return st.SkipWithError("rows too long for this configuration");
+    auto op = [&] { d::launch_row_team<float, L, G, K>(s, A.data(), rows, cols, cols, chunks, out.data()); };
+    op();
+    if (!agrees(out.to_vector(), A.row_sums().to_vector())) return st.SkipWithError("row sums disagree with row_sums()");
+    b::time_on_stream(st, s, bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 // ------------------------------------------------------------------ column sums
 void register_col_sums(Index rows, Index cols) {
   const Index n = rows * cols;
@@ -184,15 +223,7 @@ void register_col_sums(Index rows, Index cols) {
     if (!agrees(A.col_sums().to_vector(), ref.to_vector())) return st.SkipWithError("col_sums disagrees with the naive reference");
     b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("col_sums", "f32", sh, "cub-reduce-bound").c_str(), [=](benchmark::State& st) {
-    const auto A = random_matrix<float>(rows, cols);
-    const cudaStream_t s = A.stream().native();
-    DeviceMatrix<float> out(1, 1);
-    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), out.data(), n, s); };
-    auto tmp = cub_temp(call);
-    std::size_t tb = static_cast<std::size_t>(tmp.size());
-    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  register_reduce_bound("col_sums", rows, cols);
 }
 
 /// One configuration of launch_col_sums.
@@ -209,6 +240,25 @@ void register_col_sums_config(Index rows, Index cols) {
     op();
     if (!agrees(out.to_vector(), A.col_sums().to_vector())) return st.SkipWithError("col sums disagree with col_sums()");
     b::time_on_stream(st, stream.native(), bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+/// The short-wide column kernel with U rows in flight per thread (cols a multiple of 4).
+template <int U>
+void register_col_wide_config(Index rows, Index cols) {
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  const std::string impl = "ours-wide-u" + std::to_string(U);
+  benchmark::RegisterBenchmark(b::name("col_sums", "f32", shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> out(1, cols);
+    const auto grid = static_cast<unsigned>(d::ceil_div(cols / 4, d::kTeamThreads));
+    auto op = [&] {
+      d::launch(&d::col_sums_wide_kernel<float, 4, U, float>, grid, d::kTeamThreads, 0, s, A.data(), rows, cols, cols,
+                out.data());
+    };
+    op();
+    if (!agrees(out.to_vector(), A.col_sums().to_vector())) return st.SkipWithError("col sums disagree with col_sums()");
+    b::time_on_stream(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 }  // namespace
@@ -231,17 +281,33 @@ int main(int argc, char** argv) {
   register_row_sums_config<256, 4>(sq, sq, Index(1) << 40, "ours-warp");
   register_row_sums_config<512, 4>(sq, sq, 8192, "ours-block512");
   register_row_sums_config<256, 8>(sq, sq, 8192, "ours-block256u8");
-  register_row_sums(16, Index(1) << 24);  // wide: rows split into chunks
-  register_row_sums(Index(1) << 24, 16);  // tall: a team of 4 lanes per row
-  register_row_sums(Index(1) << 20, 256);
-
+  // Every aspect, each against the CUB full sum of the same bytes.
+  const std::vector<std::pair<Index, Index>> aspects = {
+      {16, Index(1) << 24},          // wide: rows split into chunks (row sums), a thread per vector (column sums)
+      {Index(1) << 24, 16},          // tall and narrow: teams of 2 lanes, four rows each at a time
+      {Index(1) << 20, 256},         // a warp per row, four rows at a time
+      {Index(1) << 22, 3},           // three columns: rows 12 bytes apart, unaligned
+      {Index(1) << 24, 3},
+      {3, Index(1) << 24},
+      {Index(1) << 20, 33},          // odd width: unaligned rows
+      {33, Index(1) << 20},
+      {1000003, 67},                 // primes
+      {67, 1000003}};
+  for (auto [r, c] : aspects) register_row_sums(r, c);
+  // The row teams' neighbours: the default for 2^24x16 f32 is l2g4k2, for 2^20x256 l32g4k2.
+  register_row_team_config<2, 8, 2>(Index(1) << 24, 16);
+  register_row_team_config<4, 4, 1>(Index(1) << 24, 16);
+  register_row_team_config<1, 4, 4>(Index(1) << 24, 16);
+  register_row_team_config<32, 2, 4>(Index(1) << 20, 256);
+  register_row_team_config<16, 4, 4>(Index(1) << 20, 256);
   register_col_sums(sq, sq);
   register_col_sums_config<4, 2, 4>(sq, sq);
   register_col_sums_config<2, 4, 4>(sq, sq);
   register_col_sums_config<1, 8, 8>(sq, sq);
-  register_col_sums(Index(1) << 24, 16);  // tall: columns split over row chunks
-  register_col_sums(16, Index(1) << 24);  // wide
-  register_col_sums(Index(1) << 22, 3);   // three columns, unaligned rows
+  for (auto [r, c] : aspects) register_col_sums(r, c);
+  register_col_wide_config<4>(16, Index(1) << 24);  // the default has 8 rows in flight
+  register_col_wide_config<16>(16, Index(1) << 24);
+  register_col_wide_config<16>(33, Index(1) << 20);
 
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -1,6 +1,9 @@
 // transpose(): ours beside a device-to-device copy of the same bytes, plus the other tile
-// shapes of dispatch/transpose.cuh (impl "ours-w<W>t<TW>b<BY>") so one run picks the fastest.
-// GB/s count bytes read plus bytes written.
+// shapes of dispatch/transpose.cuh (impl "ours-w<W>t<TW>b<BY>") so one run picks the fastest,
+// the tile walked in either order on unaligned shapes ("ours-across", "ours-down"), the tile on
+// few-rows / few-columns shapes instead of the chunk kernels ("ours-tile"), and windows of a
+// larger matrix ("transpose-view": ours on the window, read in place, beside a copy of the
+// window's bytes). GB/s count bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -19,25 +22,31 @@ using b::dtype;
 using b::random_matrix;
 namespace d = devmat::detail;
 
-/// Counts positions where out (cols x rows) is not the transpose of in (rows x cols).
+/// Counts positions where out (cols x rows, dense) is not the transpose of in (rows x cols, ld
+/// elements between row starts).
 template <class T>
-__global__ void count_mismatches_kernel(const T* in, const T* out, Index rows, Index cols,
+__global__ void count_mismatches_kernel(const T* in, Index ld, const T* out, Index rows, Index cols,
                                         unsigned long long* bad) {
   unsigned long long local = 0;
   for (Index i = blockIdx.x * Index(blockDim.x) + threadIdx.x; i < rows * cols; i += Index(gridDim.x) * blockDim.x) {
     const Index r = i / cols, c = i % cols;
-    local += in[i] != out[c * rows + r];
+    local += in[r * ld + c] != out[c * rows + r];
   }
   if (local) atomicAdd(bad, local);
 }
 
 template <class T>
-bool is_transpose(const DeviceMatrix<T>& in, const DeviceMatrix<T>& out) {
-  DeviceMatrix<std::uint64_t> bad = DeviceMatrix<std::uint64_t>::zeros(1, 1, in.stream());
-  count_mismatches_kernel<<<1024, 256, 0, in.stream().native()>>>(
-      in.data(), out.data(), in.rows(), in.cols(), reinterpret_cast<unsigned long long*>(bad.data()));
+bool is_transpose(const T* in, Index ld, Index rows, Index cols, const DeviceMatrix<T>& out) {
+  DeviceMatrix<std::uint64_t> bad = DeviceMatrix<std::uint64_t>::zeros(1, 1, out.stream());
+  count_mismatches_kernel<<<1024, 256, 0, out.stream().native()>>>(
+      in, ld, out.data(), rows, cols, reinterpret_cast<unsigned long long*>(bad.data()));
   DEVMAT_BENCH_CUDA(cudaGetLastError());
-  return out.rows() == in.cols() && out.cols() == in.rows() && bad.to_vector()[0] == 0;
+  return out.rows() == cols && out.cols() == rows && bad.to_vector()[0] == 0;
+}
+
+template <class T>
+bool is_transpose(const DeviceMatrix<T>& in, const DeviceMatrix<T>& out) {
+  return is_transpose(in.data(), in.cols(), in.rows(), in.cols(), out);
 }
 
 std::string shape_of(Index r, Index c) { return std::to_string(r) + "x" + std::to_string(c); }
@@ -79,6 +88,61 @@ void register_tile(Index rows, Index cols) {
     b::time_on_stream(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
+
+/// The default kernels with the tile order forced, or with the few-rows / few-columns kernels
+/// turned off (the tile for every shape).
+template <class T>
+void register_variant(Index rows, Index cols, const std::string& impl, d::TileOrder order, bool few) {
+  const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
+  benchmark::RegisterBenchmark(b::name("transpose", dtype<T>(), shape_of(rows, cols), impl).c_str(),
+                               [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols);
+    DeviceMatrix<T> B(cols, rows);
+    const cudaStream_t s = A.stream().native();
+    auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, order, few); };
+    op();
+    if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
+    b::time_on_stream(st, s, bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// An unaligned shape: ours and the copy, and the tile in both orders.
+template <class T>
+void register_unaligned(Index rows, Index cols) {
+  register_ours_and_memcpy<T>(rows, cols);
+  register_variant<T>(rows, cols, "ours-across", d::TileOrder::kAcross, true);
+  register_variant<T>(rows, cols, "ours-down", d::TileOrder::kDown, true);
+}
+
+/// A few rows or a few columns: ours and the copy, and the tile kernel on the same shape.
+template <class T>
+void register_few(Index rows, Index cols) {
+  register_ours_and_memcpy<T>(rows, cols);
+  register_variant<T>(rows, cols, "ours-tile", d::TileOrder::kAuto, false);
+}
+
+/// transpose() of the rows x cols window at (r0, c0) of an R x C matrix, read in place, beside a
+/// device copy of the window's bytes (op "transpose-view", shape the window's).
+template <class T>
+void register_view(Index R, Index C, Index r0, Index c0, Index rows, Index cols) {
+  const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
+  const std::string sh = shape_of(rows, cols);
+  benchmark::RegisterBenchmark(b::name("transpose-view", dtype<T>(), sh, "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(R, C);
+    const devmat::MatrixView<const T> v = A.block(r0, c0, rows, cols);
+    DeviceMatrix<T> B = v.transpose();
+    if (!is_transpose(v.data(), C, rows, cols, B)) return st.SkipWithError("transpose result is wrong");
+    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { B = v.transpose(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("transpose-view", dtype<T>(), sh, "memcpy").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols);
+    DeviceMatrix<T> B(cols, rows);
+    const cudaStream_t s = A.stream().native();
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+      DEVMAT_BENCH_CUDA(cudaMemcpyAsync(B.data(), A.data(), A.size() * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,6 +171,47 @@ int main(int argc, char** argv) {
   register_ours_and_memcpy<float>(64, Index(1) << 22);
   register_ours_and_memcpy<float>(Index(1) << 22, 64);
   register_ours_and_memcpy<std::uint8_t>(4096 + 4, 4096 * 64);  // not a multiple of the 128-byte tile
+
+  // The issue's shapes and more: sides off the tile and off 4 bytes (every row unaligned), a few
+  // rows or columns (interleaves), a single row (a copy), i32 beside f32.
+  register_unaligned<float>(n - 1, n + 1);
+  register_unaligned<float>(n + 1, n - 1);
+  register_unaligned<std::uint8_t>(n + 1, n - 1);
+  register_unaligned<std::uint8_t>(n - 1, n + 1);
+  register_unaligned<std::uint8_t>(4097, 65537);
+  register_unaligned<std::uint8_t>(65537, 4097);
+  register_variant<std::uint8_t>(4100, 4096 * 64, "ours-across", d::TileOrder::kAcross, true);  // ours: above
+  register_variant<std::uint8_t>(4100, 4096 * 64, "ours-down", d::TileOrder::kDown, true);
+  register_unaligned<double>(n - 1, n + 1);
+  register_ours_and_memcpy<std::int32_t>(n, n);
+  register_unaligned<std::int32_t>(n - 1, n + 1);
+  register_few<float>(3, Index(1) << 24);
+  register_few<float>(Index(1) << 24, 3);
+  register_few<float>(7, 9999991);
+  register_few<float>(9999991, 7);
+  register_few<float>(2, Index(1) << 25);
+  register_few<float>(16, Index(1) << 22);
+  register_few<float>(Index(1) << 22, 16);
+  register_ours_and_memcpy<float>(33, 2000003);  // past the few-rows kernels: the tile
+  register_ours_and_memcpy<float>(2000003, 33);
+  register_ours_and_memcpy<float>(1, Index(1) << 26);  // a copy
+  register_few<std::uint8_t>(3, Index(1) << 26);
+  register_few<std::uint8_t>(Index(1) << 26, 3);
+  register_few<std::uint8_t>(5, 40000001);
+  register_few<std::uint8_t>(40000001, 5);
+  register_few<std::uint8_t>(16, Index(1) << 24);
+  register_few<std::uint8_t>(Index(1) << 24, 16);
+  register_few<double>(3, Index(1) << 23);
+  register_few<double>(Index(1) << 23, 3);
+
+  // Windows whose rows all start unaligned (odd offset and stride).
+  register_view<float>(n, n, 1, 3, n - 2, n - 5);
+  register_view<std::uint8_t>(n, n + 1, 1, 3, n - 2, n - 5);
+  register_view<std::uint8_t>(8, 40000001, 1, 3, 5, 40000001 - 5);  // few rows through a stride
+  // Few columns through a stride: each row's bytes are 5 of 7 (f32: 3 of 5), so the copy of the
+  // window's bytes reads less than any strided read can (ratio at most about 0.83 and 0.75).
+  register_view<std::uint8_t>(Index(1) << 24, 7, 0, 1, Index(1) << 24, 5);
+  register_view<float>(Index(1) << 24, 5, 0, 1, Index(1) << 24, 3);
 
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -7,12 +7,14 @@
 // at every offset within 16 bytes (16384 rows, not 4096: three 4096 x 4095 u8 operands would
 // fit in the H200's 50 MB L2 between iterations and measure the cache, not memory).
 //
-// Names: view-add/<f32|u8>, view-sum/f32, view-transpose/f32 (GB/s, bytes read plus written),
-// view-gemm/f32 (TFLOP/s, 2 M N K); each ours | dense, plus ours-aligned, into a preallocated
-// result. Each result is checked once against the dense operation on dense copies
-// of the windows before timing.
+// Names: view-add/<f32|u8>, view-sum/<f32|u8> (u8: view-add's odd-stride window),
+// view-transpose/f32 (GB/s, bytes read plus written), view-gemm/f32 (TFLOP/s, 2 M N K); each
+// ours | dense, plus ours-aligned, into a preallocated result. Each result is checked once
+// against the dense operation on dense copies of the windows before timing.
 #include "random.cuh"
 #include "support.hpp"
+
+#include "dispatch/reduce.cuh"
 
 #include <devmat/devmat.hpp>
 
@@ -106,6 +108,29 @@ void register_sum(Index R, Index C, Index r0, Index c0, Index rows, Index cols, 
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+/// One configuration of the strided window sum (launch_reduce_2d<R, ReduceConfig<Threads,
+/// Unroll, Oversub>>: chunks in flight per thread, blocks per resident slot) on the same window.
+template <class T, int Threads, int Unroll, int Oversub>
+void register_sum_config(Index R, Index C, Index r0, Index c0, Index rows, Index cols) {
+  namespace d = devmat::detail;
+  using S = devmat::sum_t<T>;
+  const double bytes = static_cast<double>(rows) * cols * sizeof(T);
+  const std::string impl =
+      "ours-t" + std::to_string(Threads) + "u" + std::to_string(Unroll) + "x" + std::to_string(Oversub);
+  benchmark::RegisterBenchmark(b::name("view-sum", dtype<T>(), shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+    const Windows<T> w(R, C, r0, c0, rows, cols);
+    DeviceMatrix<S> out(1, 1, w.a.stream());
+    auto op = [&] {
+      d::launch_reduce_2d<d::SumReducer<T>, d::ReduceConfig<Threads, Unroll, Oversub>>(
+          w.a.stream(), w.va.data(), rows, cols, w.va.stride(), out.data(), d::CastTo<d::sum_acc_t<T>, S>{});
+    };
+    op();
+    const double got = static_cast<double>(out.to_vector()[0]), want = static_cast<double>(w.va.sum());
+    if (!(std::fabs(got - want) <= 1e-5 * std::fabs(want))) return st.SkipWithError("view sum differs from sum()");
+    b::time_on_stream(st, w.a.stream().native(), bytes, b::kGBps, op);
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 /// view.transpose() beside A.transpose() on a dense matrix.
 template <class T>
 void register_transpose(Index R, Index C, Index r0, Index c0, Index rows, Index cols, bool aligned) {
@@ -129,6 +154,52 @@ void register_transpose(Index R, Index C, Index r0, Index c0, Index rows, Index 
     const auto A = random_matrix<T>(rows, cols, 1);
     DeviceMatrix<T> out = A.transpose();
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { out = A.transpose(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+// ------------------------------------------------------------------ view-copy
+/// A dense copy of a window (`out = view`, the path of DeviceMatrix(view) and of gemm's padded
+/// operands) beside a copy of a dense matrix of the same shape.
+template <class T>
+void register_copy(Index R, Index C, Index r0, Index c0, Index rows, Index cols, bool aligned) {
+  const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
+  const std::string sh = shape_of(rows, cols);
+  const auto ours = [=](Index wr0, Index wc0) {
+    return [=](benchmark::State& st) {
+      const Windows<T> w(R, C, wr0, wc0, rows, cols);
+      DeviceMatrix<T> out(rows, cols, w.a.stream());
+      out = w.va;
+      b::time_on_stream(st, w.a.stream().native(), bytes, b::kGBps, [&] { out = w.va; });
+    };
+  };
+  benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "ours").c_str(), ours(r0, c0))
+      ->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (aligned)
+    benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "ours-aligned").c_str(), ours(0, 0))
+        ->UseManualTime()->Unit(benchmark::kMillisecond);
+  // The same windows through cudaMemcpy2DAsync (which copy_rows takes for aligned rows).
+  const auto memcpy2d = [=](Index wr0, Index wc0) {
+    return [=](benchmark::State& st) {
+    const Windows<T> w(R, C, wr0, wc0, rows, cols);
+    DeviceMatrix<T> out(rows, cols, w.a.stream());
+    const cudaStream_t s = w.a.stream().native();
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+      cudaMemcpy2DAsync(out.data(), cols * sizeof(T), w.va.data(), w.va.stride() * sizeof(T), cols * sizeof(T), rows,
+                        cudaMemcpyDeviceToDevice, s);
+    });
+    };
+  };
+  benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "memcpy2d").c_str(), memcpy2d(r0, c0))
+      ->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (aligned)
+    benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "memcpy2d-aligned").c_str(), memcpy2d(0, 0))
+        ->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("view-copy", dtype<T>(), sh, "dense").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols, 1);
+    DeviceMatrix<T> out(rows, cols, A.stream());
+    const cudaStream_t s = A.stream().native();
+    const std::size_t n = static_cast<std::size_t>(rows) * cols * sizeof(T);
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { cudaMemcpyAsync(out.data(), A.data(), n, cudaMemcpyDeviceToDevice, s); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -169,7 +240,14 @@ int main(int argc, char** argv) {
   register_add<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_add<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
   register_sum<float>(kBig, kBig, 1, 3, kN, kN, true);
+  register_sum_config<float, 256, 8, 1>(kBig, kBig, 1, 3, kN, kN);  // the default is t256u4x1
+  register_sum_config<float, 256, 2, 1>(kBig, kBig, 1, 3, kN, kN);
+  register_sum_config<float, 512, 4, 1>(kBig, kBig, 1, 3, kN, kN);
+  register_sum_config<float, 256, 4, 2>(kBig, kBig, 1, 3, kN, kN);
+  register_sum<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);  // odd stride: every row head offset
   register_transpose<float>(kBig, kBig, 1, 3, kN, kN, true);
+  register_copy<float>(kBig, kBig, 1, 3, kN, kN, true);
+  register_copy<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
   register_gemm<float>(kBig, kBig, 1, 3, kN, true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -11,8 +11,9 @@ import sys
 
 UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
 # "dense": ours on a dense matrix of a view's shape, the reference of the view benchmarks
-# (ratio = view throughput / dense throughput); "fused-kernel": a hand-written single-pass kernel.
-REF_ORDER = ["cublas", "cub", "thrust", "fused-kernel", "dense", "memcpy", "launch-only", "cudamalloc", "eigen-cpu"]
+# (ratio = view throughput / dense throughput); "fused-kernel": a hand-written single-pass kernel;
+# "npp": NVIDIA NPP, "cupy": cupyx.scipy.ndimage (the image operations' peers).
+REF_ORDER = ["cublas", "cub", "thrust", "npp", "cupy", "fused-kernel", "dense", "memcpy", "launch-only", "cudamalloc", "eigen-cpu"]
 
 
 def load(paths):

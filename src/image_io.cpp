@@ -747,14 +747,10 @@ void encode_image(const std::string& path, const HostImage& image) {
 // ------------------------------------------------------------------ the public API
 namespace {
 Rgb8 to_planes(const detail::HostImage& h, const Stream& stream) {
-  const std::size_t n = std::size_t(h.rows) * std::size_t(h.cols);
-  Rgb8 out;
-  std::vector<std::uint8_t> plane(n);
-  for (int c = 0; c < 3; ++c) {
-    for (std::size_t i = 0; i < n; ++i) plane[i] = h.pixels[3 * i + c];
-    out[c] = Image8::from_host(plane.data(), h.rows, h.cols, stream);  // plane is reusable on return
-  }
-  return out;
+  // The interleaved bytes go up as decoded; the device splits them (split_channels).
+  const Image8 interleaved = Image8::from_host(h.pixels.data(), h.rows, 3 * h.cols, stream);
+  std::vector<Image8> planes = split_channels(interleaved, 3);
+  return {std::move(planes[0]), std::move(planes[1]), std::move(planes[2])};
 }
 }  // namespace
 

@@ -117,17 +117,43 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     return detail::lower(*bin(ExprOp::add, leaf(DType::f32, a, 32, 20, stride), leaf(DType::f32, b, 32, 20, 20)));
   };
   SECTION("element-wise") {
-    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 20).spec.kind == KernelKind::elementwise_flat);
+    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 20, 0).spec.kind == KernelKind::elementwise_flat);
     // A strided window, an unaligned leaf, a strided or unaligned output: 2D.
-    const detail::Plan strided = detail::plan_elementwise(prog(kAligned, 24, kAligned), kAligned, 20);
+    const detail::Plan strided = detail::plan_elementwise(prog(kAligned, 24, kAligned), kAligned, 20, 0);
     CHECK(strided.spec.kind == KernelKind::elementwise_2d);
     CHECK(strided.spec.vec);
-    CHECK(detail::plan_elementwise(prog(kAligned, 22, kAligned), kAligned, 20).spec.vec == false);  // rows not aligned
-    CHECK(detail::plan_elementwise(prog(kOdd, 20, kAligned), kAligned, 20).spec.kind == KernelKind::elementwise_2d);
-    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kOdd, 20).spec.kind == KernelKind::elementwise_2d);
-    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 24).spec.kind == KernelKind::elementwise_2d);
-    const detail::Plan flat = detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 20);
+    CHECK(detail::plan_elementwise(prog(kAligned, 22, kAligned), kAligned, 20, 0).spec.vec == false);  // rows not aligned
+    CHECK(detail::plan_elementwise(prog(kOdd, 20, kAligned), kAligned, 20, 0).spec.kind == KernelKind::elementwise_2d);
+    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kOdd, 20, 0).spec.kind == KernelKind::elementwise_2d);
+    CHECK(detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 24, 0).spec.kind == KernelKind::elementwise_2d);
+    const detail::Plan flat = detail::plan_elementwise(prog(kAligned, 20, kAligned), kAligned, 20, 0);
     CHECK(flat.shape.gx == 1);  // 640 floats: 160 vectors, one block of 256 threads x 4
+    CHECK(flat.head.units == 4);
+  }
+  SECTION("element-wise flat: small matrices take fewer units a thread, over more blocks") {
+    const auto dense = [](Index rows, Index cols) {
+      return detail::lower(*bin(ExprOp::add, leaf(DType::f32, kAligned, rows, cols, cols),
+                                leaf(DType::f32, kAligned, rows, cols, cols)));
+    };
+    // 256 x 256 floats, 132 SMs: 16384 vectors; four a thread would be 16 blocks, one is 64.
+    const detail::Plan small = detail::plan_elementwise(dense(256, 256), kAligned, 256, 132);
+    CHECK(small.head.units == 1);
+    CHECK(small.shape.gx == 64);
+    // 1024 x 512: 131072 vectors; 128 blocks of four (< 264), so 512 of one.
+    const detail::Plan mid = detail::plan_elementwise(dense(1024, 512), kAligned, 512, 132);
+    CHECK(mid.head.units == 1);
+    CHECK(mid.shape.gx == 512);
+    // 1024 x 1056: 270336 vectors; 264 blocks of four: enough.
+    const detail::Plan edge = detail::plan_elementwise(dense(1024, 1056), kAligned, 1056, 132);
+    CHECK(edge.head.units == 4);
+    CHECK(edge.shape.gx == 264);
+    // 4096 x 4096: 4096 blocks of four cover every SM many times over.
+    const detail::Plan big = detail::plan_elementwise(dense(4096, 4096), kAligned, 4096, 132);
+    CHECK(big.head.units == 4);
+    CHECK(big.shape.gx == 4096);
+    // The kernel covers every vector: gx * 256 * units >= n / V.
+    for (const detail::Plan* q : {&small, &mid, &edge, &big})
+      CHECK(Index(q->shape.gx) * 256 * q->head.units * 4 >= q->head.n);
   }
   SECTION("element-wise 2D rows not all aligned: the slot path") {
     // view + view of uint8 (bench_views): 16384 x 4095 at column 1 of 16384 x 8191, into a
@@ -135,7 +161,7 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     const auto u8 = [](const void* a, Index stride) {
       return detail::lower(*bin(ExprOp::add, leaf(DType::u8, a, 16384, 4095, stride), leaf(DType::u8, a, 16384, 4095, stride)));
     };
-    const detail::Plan view = detail::plan_elementwise(u8(g_mem + 1, 8191), kAligned, 4095);
+    const detail::Plan view = detail::plan_elementwise(u8(g_mem + 1, 8191), kAligned, 4095, 0);
     CHECK(view.spec.kind == KernelKind::elementwise_2d);
     CHECK_FALSE(view.spec.vec);
     CHECK(view.head.chunk == 257);  // 4095 + 15 columns of slots of 16
@@ -143,9 +169,9 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     CHECK(view.shape.by == 1);
     CHECK(view.shape.gx == (16384 * 257 + 8 * 31 * 2 - 1) / (8 * 31 * 2));  // 8 warps of 2 runs of 31
     // Aligned output rows: no extra slot.
-    CHECK(detail::plan_elementwise(u8(g_mem + 1, 8191), kAligned, 4096).head.chunk == 256);
+    CHECK(detail::plan_elementwise(u8(g_mem + 1, 8191), kAligned, 4096, 0).head.chunk == 256);
     // Aligned rows everywhere: the vector path.
-    CHECK(detail::plan_elementwise(u8(kAligned, 8192), kAligned, 4096).spec.vec);
+    CHECK(detail::plan_elementwise(u8(kAligned, 8192), kAligned, 4096, 0).spec.vec);
   }
   SECTION("reductions take launch_reduce's grid") {
     const Program p = detail::lower(*bin(ExprOp::sub, leaf(DType::f32, kAligned, 1 << 14, 1 << 10, 1 << 10),

@@ -348,6 +348,14 @@ std::vector<Case>& cases(Emulator& emu) {
                                  un(ExprOp::abs, c)),
                              s);
       add({"E1 flat", e1, What::elementwise, 67});
+      {  // fewer units a thread than the unroll (a small matrix on many SMs)
+        Case c{"E1 flat, one unit a thread", e1, What::elementwise, 67};
+        c.sm_count = 132;
+        add(c);
+        c.name = "E1 flat, one unit a thread, two blocks striding";
+        c.grid = 2;
+        add(c);
+      }
       add({"E1 into a strided output", e1, What::elementwise, 72});
       add({"E1 into an unaligned output", e1, What::elementwise, 67, 1});
       add({"E1 into its own operand a", e1, What::elementwise, 0, 0, a});
@@ -607,7 +615,7 @@ std::vector<Case>& cases(Emulator& emu) {
           Index ld = c.alias ? c.alias->stride : c.ld_out;
           if (!out) out = static_cast<unsigned char*>(g_arena.alloc(1)) + c.out_offset * detail::dtype_size(p.out_type);
           c.ld_out = ld;
-          c.plan = detail::plan_elementwise(p, out, ld);
+          c.plan = detail::plan_elementwise(p, out, ld, c.sm_count);
           if (c.grid) c.plan.shape.gx = c.grid;
           break;
         }

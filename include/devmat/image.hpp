@@ -1,7 +1,9 @@
 // Images in and out, and image filters. Plain C++.
 /// @file
-/// Images in and out (load_gray, load_rgb, save_image) and image filters (filter2d,
-/// gaussian_blur, sobel).
+/// Images in and out (load_gray, load_rgb, save_image), image filters (filter2d,
+/// gaussian_blur, sobel), geometry (resize, warp_affine, flip, rotate90), colour (channels,
+/// rgb_to_gray, HSV, YCrCb) and intensity (histogram, equalize_hist, threshold), each the GPU
+/// twin of the OpenCV function named in its comment.
 #pragma once
 
 #include <devmat/device_matrix.hpp>
@@ -9,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace devmat {
 
@@ -31,7 +34,8 @@ Image8 load_gray(const std::string& path, const Stream& stream);
 ///@}
 ///@{
 /// Reads an image as three planar 8-bit channels (gray images give three equal planes), on
-/// the calling thread's Stream::per_thread() or on `stream`; errors as load_gray.
+/// the calling thread's Stream::per_thread() or on `stream`; errors as load_gray. The
+/// interleaved bytes are uploaded as decoded and split on the device (split_channels).
 Rgb8 load_rgb(const std::string& path);
 Rgb8 load_rgb(const std::string& path, const Stream& stream);
 ///@}
@@ -57,5 +61,173 @@ DeviceMatrix<float> filter2d(const MatrixView<const float>& img, const MatrixVie
 DeviceMatrix<float> gaussian_blur(const MatrixView<const float>& img, float sigma);
 /// Gradient magnitude sqrt(gx^2 + gy^2) of the 3x3 Sobel derivatives, borders replicated.
 DeviceMatrix<float> sobel(const MatrixView<const float>& img);
+
+// ---------------------------------------------------------------- geometry
+// u8 and f32 images, one channel (a colour image is three planes: apply to each). Each reads a
+// matrix or a view (a region of interest) and returns a new matrix on the image's stream; bad
+// parameters throw before anything runs. Results are OpenCV 4's: exact for nearest, flip and
+// rotate90; u8 interpolation within one grey level (OpenCV mixes fixed-point paths), f32 within
+// 1e-5 relative.
+
+/// How resize and warp_affine interpolate (OpenCV's INTER_NEAREST, INTER_LINEAR, INTER_AREA).
+enum class Interp {
+  nearest,  ///< the source pixel at floor(x * src / dst) (INTER_NEAREST)
+  linear,   ///< bilinear, pixel centres aligned (INTER_LINEAR)
+  area,     ///< the mean over each output pixel's footprint when shrinking; when enlarging,
+            ///< OpenCV's INTER_AREA upscale (bilinear weights snapped to whole pixels)
+};
+
+/// What warp_affine reads outside the source (OpenCV's BORDER_CONSTANT, BORDER_REPLICATE).
+enum class Border {
+  constant,   ///< the border value
+  replicate,  ///< the nearest edge pixel
+};
+
+/// Which way flip mirrors (OpenCV's flip codes 0, 1 and -1).
+enum class FlipAxis {
+  vertical,    ///< upside down: row i goes to rows - 1 - i (flipCode 0)
+  horizontal,  ///< left to right: column j goes to cols - 1 - j (flipCode 1)
+  both,        ///< both at once, a half turn (flipCode -1)
+};
+
+///@{
+/// `img` resized to rows x cols (cv::resize with dsize = (cols, rows)). An output side below 1,
+/// or an empty image with a non-empty output, is a shape_error; an Interp outside the enum is
+/// std::invalid_argument.
+DeviceMatrix<std::uint8_t> resize(const MatrixView<const std::uint8_t>& img, Index rows, Index cols,
+                                  Interp interp = Interp::linear);
+DeviceMatrix<float> resize(const MatrixView<const float>& img, Index rows, Index cols, Interp interp = Interp::linear);
+///@}
+
+/// A 2x3 affine matrix, row-major: (m[0] m[1] m[2]; m[3] m[4] m[5]).
+using Affine = std::array<double, 6>;
+
+///@{
+/// cv::warpAffine: output pixel (x, y) (x the column) is the source at M^-1 (x, y), where `m`
+/// maps source to output as OpenCV's default (no WARP_INVERSE_MAP), with OpenCV's 1/32-pixel
+/// fixed-point coordinates. Outside the source: `border_value` (saturated to u8 for u8 images)
+/// or the nearest edge pixel. An output side below 1 or an empty image is a shape_error; a
+/// singular or non-finite `m`, Interp::area, or a value outside the enums is
+/// std::invalid_argument.
+DeviceMatrix<std::uint8_t> warp_affine(const MatrixView<const std::uint8_t>& img, const Affine& m, Index rows,
+                                       Index cols, Interp interp = Interp::linear, Border border = Border::constant,
+                                       double border_value = 0);
+DeviceMatrix<float> warp_affine(const MatrixView<const float>& img, const Affine& m, Index rows, Index cols,
+                                Interp interp = Interp::linear, Border border = Border::constant,
+                                double border_value = 0);
+///@}
+
+///@{
+/// `img` mirrored (cv::flip); any shape, empty included.
+DeviceMatrix<std::uint8_t> flip(const MatrixView<const std::uint8_t>& img, FlipAxis axis);
+DeviceMatrix<float> flip(const MatrixView<const float>& img, FlipAxis axis);
+///@}
+
+///@{
+/// `img` turned by k quarter turns counter-clockwise (numpy's rot90; any k, taken modulo 4):
+/// k = 1 is cv::rotate's ROTATE_90_COUNTERCLOCKWISE, 2 ROTATE_180, 3 ROTATE_90_CLOCKWISE.
+/// Odd k gives a cols x rows matrix.
+DeviceMatrix<std::uint8_t> rotate90(const MatrixView<const std::uint8_t>& img, int k);
+DeviceMatrix<float> rotate90(const MatrixView<const float>& img, int k);
+///@}
+
+// ---------------------------------------------------------------- colour
+// A colour image is three planes of one shape (Rgb8 for u8, RgbF for f32), in R, G, B order
+// (OpenCV's COLOR_RGB2* codes); an interleaved image is a matrix of rows x (cols * channels).
+// u8 results are OpenCV 4's cvtColor to within one level (HSV hue: within one step of its
+// 0..179 circle), f32 within 1e-5 relative. Planes of different shapes are a shape_error.
+
+/// A colour f32 image as three planes (R, G, B; or H, S, V; or Y, Cr, Cb).
+using RgbF = std::array<DeviceMatrix<float>, 3>;
+
+///@{
+/// The `channels` planes of an interleaved image (rows x (cols * channels), 1 to 4 channels)
+/// (cv::split). A width that is not a multiple of `channels`, or `channels` outside 1..4, is a
+/// shape_error.
+std::vector<DeviceMatrix<std::uint8_t>> split_channels(const MatrixView<const std::uint8_t>& interleaved, int channels);
+std::vector<DeviceMatrix<float>> split_channels(const MatrixView<const float>& interleaved, int channels);
+///@}
+///@{
+/// One interleaved image (rows x (cols * n)) from n = 1 to 4 planes of one shape (cv::merge).
+DeviceMatrix<std::uint8_t> merge_channels(const std::vector<MatrixView<const std::uint8_t>>& planes);
+DeviceMatrix<float> merge_channels(const std::vector<MatrixView<const float>>& planes);
+///@}
+
+///@{
+/// Luma 0.299 R + 0.587 G + 0.114 B (cv::cvtColor COLOR_RGB2GRAY: u8 in OpenCV's 14-bit fixed
+/// point, rounded).
+DeviceMatrix<std::uint8_t> rgb_to_gray(const MatrixView<const std::uint8_t>& r, const MatrixView<const std::uint8_t>& g,
+                                       const MatrixView<const std::uint8_t>& b);
+DeviceMatrix<float> rgb_to_gray(const MatrixView<const float>& r, const MatrixView<const float>& g,
+                                const MatrixView<const float>& b);
+///@}
+///@{
+/// Three copies of a gray image (COLOR_GRAY2RGB).
+Rgb8 gray_to_rgb(const MatrixView<const std::uint8_t>& gray);
+RgbF gray_to_rgb(const MatrixView<const float>& gray);
+///@}
+///@{
+/// H, S, V planes (COLOR_RGB2HSV). u8: H in 0..179 (degrees / 2), S and V in 0..255; f32 (RGB
+/// in [0, 1]): H in degrees [0, 360), S and V in [0, 1].
+Rgb8 rgb_to_hsv(const MatrixView<const std::uint8_t>& r, const MatrixView<const std::uint8_t>& g,
+                const MatrixView<const std::uint8_t>& b);
+RgbF rgb_to_hsv(const MatrixView<const float>& r, const MatrixView<const float>& g, const MatrixView<const float>& b);
+///@}
+///@{
+/// R, G, B planes from H, S, V in rgb_to_hsv's ranges (COLOR_HSV2RGB).
+Rgb8 hsv_to_rgb(const MatrixView<const std::uint8_t>& h, const MatrixView<const std::uint8_t>& s,
+                const MatrixView<const std::uint8_t>& v);
+RgbF hsv_to_rgb(const MatrixView<const float>& h, const MatrixView<const float>& s, const MatrixView<const float>& v);
+///@}
+///@{
+/// Y, Cr, Cb planes (COLOR_RGB2YCrCb): Y as rgb_to_gray, Cr = (R - Y) 0.713 + delta,
+/// Cb = (B - Y) 0.564 + delta, delta 128 for u8 (14-bit fixed point) and 0.5 for f32.
+Rgb8 rgb_to_ycrcb(const MatrixView<const std::uint8_t>& r, const MatrixView<const std::uint8_t>& g,
+                  const MatrixView<const std::uint8_t>& b);
+RgbF rgb_to_ycrcb(const MatrixView<const float>& r, const MatrixView<const float>& g, const MatrixView<const float>& b);
+///@}
+///@{
+/// R, G, B planes from Y, Cr, Cb (COLOR_YCrCb2RGB): R = Y + 1.403 Cr', G = Y - 0.714 Cr' -
+/// 0.344 Cb', B = Y + 1.773 Cb', with Cr' = Cr - delta, Cb' = Cb - delta.
+Rgb8 ycrcb_to_rgb(const MatrixView<const std::uint8_t>& y, const MatrixView<const std::uint8_t>& cr,
+                  const MatrixView<const std::uint8_t>& cb);
+RgbF ycrcb_to_rgb(const MatrixView<const float>& y, const MatrixView<const float>& cr, const MatrixView<const float>& cb);
+///@}
+
+// ---------------------------------------------------------------- intensity
+// Exact against OpenCV 4. Each reads a matrix or a view and runs on the image's stream without
+// blocking (otsu_threshold, which returns a host value, blocks).
+
+/// How threshold maps a pixel p against the threshold t (OpenCV's THRESH_* types).
+enum class Threshold {
+  binary,       ///< p > t ? maxval : 0 (THRESH_BINARY)
+  binary_inv,   ///< p > t ? 0 : maxval (THRESH_BINARY_INV)
+  trunc,        ///< p > t ? t : p (THRESH_TRUNC)
+  to_zero,      ///< p > t ? p : 0 (THRESH_TOZERO)
+  to_zero_inv,  ///< p > t ? 0 : p (THRESH_TOZERO_INV)
+  otsu,         ///< binary, with t chosen by Otsu's method on the image (THRESH_BINARY | THRESH_OTSU; u8 only)
+};
+
+/// The 256-bin histogram of a u8 image as a 1x256 int32 matrix (cv::calcHist with 256 bins over
+/// [0, 256), as counts). An image of 2^31 pixels or more is a shape_error.
+DeviceMatrix<std::int32_t> histogram(const MatrixView<const std::uint8_t>& img);
+
+/// Histogram equalisation (cv::equalizeHist): each level mapped through the normalised
+/// cumulative histogram, rounded as OpenCV does. An image of 2^31 pixels or more is a
+/// shape_error.
+DeviceMatrix<std::uint8_t> equalize_hist(const MatrixView<const std::uint8_t>& img);
+
+///@{
+/// cv::threshold(img, dst, t, maxval, type). For u8, t is floored and maxval rounded and
+/// saturated to 0..255 as OpenCV does; for f32 both are taken as float. Threshold::otsu ignores
+/// `t` and uses otsu_threshold's value, computed on the device (u8 only: for f32 it is
+/// std::invalid_argument, as is a type outside the enum or a value that is not finite).
+DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, double t, double maxval, Threshold type);
+DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, double maxval, Threshold type);
+///@}
+
+/// The threshold Otsu's method picks for a u8 image (the value cv::threshold returns with
+/// THRESH_OTSU); 0 for an empty image. Blocks until it is known.
+double otsu_threshold(const MatrixView<const std::uint8_t>& img);
 
 }  // namespace devmat

@@ -59,43 +59,45 @@ void launch_reduce(const Stream& stream, const typename R::Value* in, Index n, t
          out, fin);
 }
 
-template <class R, int L, class Final>
-void launch_reduce_units(const Stream& stream, const typename R::Value* in, Index rows, Index cols, Index ld,
-                         Index chunks, Index chunk_len, typename Final::Out* out, Final fin) {
-  using Acc = typename R::Acc;
-  using ToAcc = CastTo<Acc, Acc>;
-  constexpr int kThreads = DefaultReduceConfig::kThreads, U = DefaultReduceConfig::kUnroll;
-  constexpr Index kTeams = kThreads / L;
-  const auto kernel = &reduce_strided_kernel<R, kThreads, L, U, ToAcc>;
-  const Index units = rows * chunks;
-  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kThreads);
-  Index grid = std::min(ceil_div(units, kTeams), cap);
-  const Index per_block = ceil_div(units, grid);
-  grid = ceil_div(units, per_block);
-  const cudaStream_t s = stream.native();
-  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(grid), stream);
-  launch(kernel, static_cast<unsigned>(grid), kThreads, 0, s, in, rows, cols, ld, chunks, chunk_len, per_block,
-         partials.template as<Acc>(), ToAcc{});
-  launch(&reduce_partials_kernel<R, kFinalThreads, Final>, 1, kFinalThreads, 0, s, partials.template as<const Acc>(),
-         grid, out, fin);
+/// The most 16-byte-aligned chunks that one row of a rows x cols window at `in` (ld elements
+/// between row starts) touches: exact when every row starts at the same offset within 16
+/// bytes, else the bound for the worst offset.
+template <class T>
+Index row_chunks(const T* in, Index rows, Index cols, Index ld) {
+  constexpr Index V = kVec16<T>;
+  const bool same_head = rows <= 1 || (ld * static_cast<Index>(sizeof(T))) % 16 == 0;
+  const Index head = same_head ? static_cast<Index>(reinterpret_cast<std::uintptr_t>(in) % 16 / sizeof(T)) : V - 1;
+  return ceil_div(head + cols, V);
 }
 
 /// The strided form: out[0] = fin(reduction of the rows x cols window at `in`, ld elements
 /// between row starts). A window whose rows follow each other with no gap takes the flat
-/// kernel above; otherwise units of at most 8192 elements of a row go to teams of lanes
-/// sized to the unit, over a grid of resident blocks, and one block combines the partials.
-template <class R, class Final>
+/// kernel above; otherwise reduce_window_kernel strides over every row's 16-byte-aligned
+/// chunks with a grid of resident blocks (Cfg: threads, chunks in flight per thread, blocks
+/// per resident slot), and one block combines the partials.
+template <class R, class Cfg = DefaultReduceConfig, class Final>
 void launch_reduce_2d(const Stream& stream, const typename R::Value* in, Index rows, Index cols, Index ld,
                       typename Final::Out* out, Final fin) {
-  if (rows <= 1 || ld == cols || cols == 0) return launch_reduce<R>(stream, in, rows * cols, out, fin);
-  using T = typename R::Value;
-  constexpr Index kMaxUnit = 8192;
-  const Index chunk_len = cols <= kMaxUnit ? cols : round_up(kMaxUnit, Index(kVec16<T>));
-  const Index chunks = ceil_div(cols, chunk_len);
-  const Index unit_bytes = chunk_len * static_cast<Index>(sizeof(T));
-  if (unit_bytes < 64) return launch_reduce_units<R, 1>(stream, in, rows, cols, ld, chunks, chunk_len, out, fin);
-  if (unit_bytes < 512) return launch_reduce_units<R, 4>(stream, in, rows, cols, ld, chunks, chunk_len, out, fin);
-  launch_reduce_units<R, 32>(stream, in, rows, cols, ld, chunks, chunk_len, out, fin);
+  if (rows <= 1 || ld == cols || cols == 0) return launch_reduce<R, Cfg>(stream, in, rows * cols, out, fin);
+  using Acc = typename R::Acc;
+  using ToAcc = CastTo<Acc, Acc>;
+  constexpr int kThreads = Cfg::kThreads, U = Cfg::kUnroll;
+  const auto kernel = &reduce_window_kernel<R, kThreads, U, ToAcc>;
+  const Index chunks = row_chunks(in, rows, cols, ld);
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kThreads) * Cfg::kOversub;
+  const Index grid = std::min(ceil_div(rows * chunks, Index(kThreads) * U), cap);
+  const Index step = grid * kThreads;
+  const cudaStream_t s = stream.native();
+  if (grid == 1) {
+    launch(&reduce_window_kernel<R, kThreads, U, Final>, 1, kThreads, 0, s, in, rows, cols, ld, chunks,
+           step / chunks, step % chunks, out, fin);
+    return;
+  }
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(grid), stream);
+  launch(kernel, static_cast<unsigned>(grid), kThreads, 0, s, in, rows, cols, ld, chunks, step / chunks,
+         step % chunks, partials.template as<Acc>(), ToAcc{});
+  launch(&reduce_partials_kernel<R, kFinalThreads, Final>, 1, kFinalThreads, 0, s, partials.template as<const Acc>(),
+         grid, out, fin);
 }
 
 // ================================================================== row sums
@@ -111,11 +113,15 @@ using DefaultRowSumsConfig = RowSumsConfig<256, 4, 8192>;
 
 constexpr Index kMinRowChunk = 8192;  // elements: a block's share of a split row
 
-template <class T, int L, int U>
-void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  const Index blocks = ceil_div(rows * L, kTeamThreads);
-  launch(&row_sums_team_kernel<T, sum_t<T>, L, U>, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows,
-         cols, ld, out);
+/// Teams of L lanes, G rows per team at a time, K chunks per lane per row and round
+/// (row_sums_team_kernel), over at most the resident blocks: a persistent grid, so a short row
+/// costs a few instructions, not a block.
+template <class T, int L, int G, int K>
+void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, Index chunks, sum_t<T>* out) {
+  const auto kernel = &row_sums_team_kernel<T, sum_t<T>, L, G, K>;
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads);
+  const Index blocks = std::min(ceil_div(ceil_div(rows, G) * L, kTeamThreads), cap);
+  launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, ld, chunks, out);
 }
 
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
@@ -132,16 +138,20 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(rows) * sizeof(Out), s));
     return;
   }
-  // About two 16-byte vectors per lane for short rows, a warp up to block_min_cols.
-  constexpr int U = Cfg::kUnroll;
-  const Index row_bytes = cols * static_cast<Index>(sizeof(T));
-  if (row_bytes < 32) return launch_row_team<T, 1, U>(s, in, rows, cols, ld, out);
-  if (row_bytes < 64) return launch_row_team<T, 2, U>(s, in, rows, cols, ld, out);
-  if (row_bytes < 128) return launch_row_team<T, 4, U>(s, in, rows, cols, ld, out);
-  if (row_bytes < 256) return launch_row_team<T, 8, U>(s, in, rows, cols, ld, out);
-  if (row_bytes < 512) return launch_row_team<T, 16, U>(s, in, rows, cols, ld, out);
-  if (cols < block_min_cols) return launch_row_team<T, 32, U>(s, in, rows, cols, ld, out);
+  // Rows of up to 32 chunks: a team of 1..16 lanes, two chunks a lane, four rows at a time;
+  // longer rows a warp, up to block_min_cols.
+  const Index row_chunk_count = row_chunks(in, rows, cols, ld);
+  if (row_chunk_count <= 2) return launch_row_team<T, 1, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
+  if (row_chunk_count <= 4) return launch_row_team<T, 2, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
+  if (row_chunk_count <= 8) return launch_row_team<T, 4, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
+  if (row_chunk_count <= 16) return launch_row_team<T, 8, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
+  if (row_chunk_count <= 32) return launch_row_team<T, 16, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
+  if (cols < block_min_cols) {
+    if (row_chunk_count <= 64) return launch_row_team<T, 32, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
+    return launch_row_team<T, 32, 2, 4>(s, in, rows, cols, ld, row_chunk_count, out);
+  }
 
+  constexpr int U = Cfg::kUnroll;
   constexpr int kThreads = Cfg::kBlockThreads;
   using ToAcc = CastTo<Acc, Acc>;
   using ToOut = CastTo<Acc, Out>;
@@ -176,6 +186,8 @@ struct ColSumsConfig {
 };
 using DefaultColSumsConfig = ColSumsConfig<1, 8, 4>;
 
+constexpr int kColWideUnroll = 8;  // rows in flight per thread of col_sums_wide_kernel
+
 template <class T, int V, class Cfg>
 void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Acc = sum_acc_t<T>;
@@ -189,6 +201,14 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
   const cudaStream_t s = stream.native();
 
   const Index units = cols / V;
+  // Short and wide: enough vectors of columns to give half the resident threads one each, so
+  // a thread per vector sums its columns down every row; no partials, no second pass.
+  const auto wide = &col_sums_wide_kernel<T, V, kColWideUnroll, Out>;
+  if (rows <= kMaxColChunkRows &&
+      units * 2 >= resident_blocks(reinterpret_cast<const void*>(wide), kTeamThreads) * kTeamThreads) {
+    launch(wide, static_cast<unsigned>(ceil_div(units, kTeamThreads)), kTeamThreads, 0, s, in, rows, cols, ld, out);
+    return;
+  }
   const int W = static_cast<int>(std::min<Index>(units, TX));
   const int rows_side = TX / W;
   const Index strips = ceil_div(units, W);

@@ -1,5 +1,6 @@
-// Launcher of the transpose (kernels/transpose.cuh): picks the tile whose words fit the shape and
-// the pointers, sizes the grid, launches.
+// Launcher of the transpose (kernels/transpose.cuh): a copy when the transpose is one already,
+// the few-rows / few-columns chunk kernels when a side is at most kTransposeFewMax, else the tile
+// whose words fit the shape and the pointers; sizes the grid, launches.
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -13,25 +14,45 @@
 
 namespace devmat::detail {
 
-template <class T, class Tile>
-void launch_transpose_tile(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+/// The order in which blocks walk the tiles: across (along input rows) or down (along output
+/// rows); kAuto goes down when output rows do not start on 128-byte lines, so that the blocks
+/// whose runs meet inside a line run together.
+enum class TileOrder { kAuto, kAcross, kDown };
+
+template <class T, class Tile, bool Realign = false>
+void launch_transpose_tile(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                           TileOrder order = TileOrder::kAuto) {
   constexpr Index kTile = Tile::kTile;
   constexpr int kSmemBytes = static_cast<int>(kTile * Tile::kTW * Tile::kW * sizeof(T));
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_tile: tile exceeds shared memory");
-  const auto kernel = &transpose_kernel<T, Tile::kW, Tile::kTW, Tile::kBY>;
+  const auto kernel = &transpose_kernel<T, Tile::kW, Tile::kTW, Tile::kBY, Realign>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), 32 * Tile::kBY, kSmemBytes);
-  const Index tiles_c = ceil_div(cols, kTile);
-  const Index tiles = ceil_div(rows, kTile) * tiles_c;
-  launch(kernel, static_cast<unsigned>(tiles), dim3(32, Tile::kBY), kSmemBytes, stream, in, ld, out, rows, cols, tiles_c);
+  const Index tiles_r = ceil_div(rows, kTile), tiles_c = ceil_div(cols, kTile);
+  const bool down = order == TileOrder::kDown ||
+                    (order == TileOrder::kAuto && (rows * static_cast<Index>(sizeof(T))) % 128 != 0);
+  launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(32, Tile::kBY), kSmemBytes, stream, in, ld, out,
+         rows, cols, tiles_r, tiles_c, down);
+}
+
+/// Sides of at most this many elements take the few-rows / few-columns kernels.
+inline constexpr Index kTransposeFewMax = 16;
+
+/// Rows (or columns) of a few-columns (few-rows) chunk of `few` elements a row: as many as fill
+/// the chunk, in multiples of 128.
+template <class T>
+int transpose_chunk_lines(Index few) {
+  const Index lines = kTransposeChunkBytes / (few * static_cast<Index>(sizeof(T))) / 128 * 128;
+  return static_cast<int>(lines < 128 ? 128 : lines);
 }
 
 /// The tile that moves T fastest (the bench compares the others), and the one used when rows
-/// or cols is not a multiple of its word (words of one element, always aligned).
+/// or cols is not a multiple of its word (words of one element, always aligned) and the tile
+/// cannot realign its words.
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
-  using Tile = TransposeTile<4, 32, 8>;      // 128 x 128 bytes, 4-byte words
-  using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes
+  using Tile = TransposeTile<4, 32, 8>;      // 128 x 128 bytes, 4-byte words (realigned where rows are not)
+  using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes (for the bench's other word sizes)
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -40,17 +61,30 @@ template <class T> struct DefaultTranspose {
 };
 
 /// out (dense, cols x rows) = transpose of in (rows x cols, ld elements between row starts),
-/// on `stream`. A single row is already its own transpose in memory, and so is a single
-/// column once its elements are gathered: a (strided) copy.
+/// on `stream`. A single row is already its own transpose in memory, and so is a dense single
+/// column: a copy. A few rows or a few columns (at most kTransposeFewMax) take the chunk kernels
+/// (`few` = false skips them, for the bench); the rest the tile, in `order`.
 template <class T, class Tile = typename DefaultTranspose<T>::Tile,
           class Fallback = typename DefaultTranspose<T>::Fallback>
-void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                      TileOrder order = TileOrder::kAuto, bool few = true) {
   if (rows == 0 || cols == 0) return;
-  if (rows == 1 || cols == 1) {
-    DEVMAT_CUDA_TRY(cudaMemcpy2DAsync(out, static_cast<std::size_t>(cols) * sizeof(T), in,
-                                      static_cast<std::size_t>(ld) * sizeof(T),
-                                      static_cast<std::size_t>(cols) * sizeof(T), static_cast<std::size_t>(rows),
-                                      cudaMemcpyDeviceToDevice, stream));
+  if (rows == 1 || (cols == 1 && ld == 1)) {
+    DEVMAT_CUDA_TRY(cudaMemcpyAsync(out, in, static_cast<std::size_t>(rows * cols) * sizeof(T),
+                                    cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  // Bytes of the few-rows kernel are stored as aligned words; a DeviceMatrix always is.
+  if (few && rows <= kTransposeFewMax && (sizeof(T) != 1 || is_aligned(out, 4))) {
+    const int per_block = transpose_chunk_lines<T>(rows);
+    launch(&transpose_few_rows_kernel<T>, static_cast<unsigned>(ceil_div(cols, per_block)),
+           dim3(kTransposeChunkThreads), 0, stream, in, ld, out, static_cast<int>(rows), cols, per_block);
+    return;
+  }
+  if (few && cols <= kTransposeFewMax) {
+    const int per_block = transpose_chunk_lines<T>(cols);
+    launch(&transpose_few_cols_kernel<T>, static_cast<unsigned>(ceil_div(rows, per_block)),
+           dim3(kTransposeChunkThreads), 0, stream, in, ld, out, rows, static_cast<int>(cols), per_block);
     return;
   }
   static_assert(Fallback::kW == 1, "launch_transpose: the fallback tile moves single elements");
@@ -58,8 +92,10 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   constexpr std::uintptr_t kWordBytes = W * sizeof(T);
   const bool whole_words = rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) &&
                            is_aligned(out, kWordBytes);
-  if (whole_words) launch_transpose_tile<T, Tile>(in, ld, out, rows, cols, stream);
-  else launch_transpose_tile<T, Fallback>(in, ld, out, rows, cols, stream);
+  if (whole_words) launch_transpose_tile<T, Tile>(in, ld, out, rows, cols, stream, order);
+  else if constexpr (kTransposeCanRealign<T, W>)
+    launch_transpose_tile<T, Tile, true>(in, ld, out, rows, cols, stream, order);
+  else launch_transpose_tile<T, Fallback>(in, ld, out, rows, cols, stream, order);
 }
 
 }  // namespace devmat::detail

@@ -381,7 +381,7 @@ void execute(const Program& p, Plan& plan, void* out, const Stream& stream) {
 }  // namespace
 
 void run_elementwise(const Program& p, void* out, Index ld_out, const Stream& stream) {
-  Plan plan = plan_elementwise(p, out, ld_out);
+  Plan plan = plan_elementwise(p, out, ld_out, current_device_props().sm_count);
   execute(p, plan, out, stream);
 }
 

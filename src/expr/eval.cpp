@@ -131,6 +131,16 @@ void assign(const ExprNode& e, const Target<T>& out, const Stream& s) {
 }  // namespace
 
 template <class T>
+void copy_rows_unaligned(T* dst, Index ld_dst, const T* src, Index ld_src, Index rows, Index cols, const Stream& s) {
+  // The program of one leaf: the engine's slot path moves unaligned rows as aligned vectors.
+  ExprNode leaf(ExprOp::leaf, dtype_of<T>::value, rows, cols);
+  leaf.data = src;
+  leaf.stride = ld_src;
+  const Lowered lowered(leaf);
+  run_elementwise(*lowered, dst, ld_dst, s);
+}
+
+template <class T>
 DeviceMatrix<T> expr_eval(const ExprPtr& e) {
   if (e->rows * e->cols == 0) {  // nothing to run: no device needed unless an operand has a stream
     const Stream raw = expr_raw_stream(*e);
@@ -223,7 +233,8 @@ Index expr_arg(const ExprPtr& e, bool max) {
   template DeviceMatrix<double> expr_mean<T>(const ExprPtr&);                   \
   template DeviceMatrix<sum_t<T>> expr_row_sums<T>(const ExprPtr&);             \
   template DeviceMatrix<sum_t<T>> expr_col_sums<T>(const ExprPtr&);             \
-  template Index expr_arg<T>(const ExprPtr&, bool);
+  template Index expr_arg<T>(const ExprPtr&, bool);                             \
+  template void copy_rows_unaligned<T>(T*, Index, const T*, Index, Index, Index, const Stream&);
 DEVMAT_FOR_EACH_TYPE(DEVMAT_INSTANTIATE)
 #undef DEVMAT_INSTANTIATE
 

@@ -44,7 +44,9 @@ struct Plan {
 /// and every leaf are contiguous and 16-byte aligned (1 x 1 leaves allowed), else the 2D
 /// vector path where every row start is aligned, else the 2D slot path (any strides and
 /// offsets; kernels/expr.cuh).
-Plan plan_elementwise(const Program& p, const void* out, Index ld_out);
+/// sms: the device's SMs (the flat path takes one unit a thread where its full unroll would
+/// not give 2 blocks an SM; 0 keeps the full unroll).
+Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms);
 /// sum, mean, min, max: launch_reduce's grid, min(ceil(n / (256 * 4 * V)), cap) with `cap` the
 /// resident blocks of its first pass; a second pass (launch_reduce's) when the grid is not 1.
 /// min_blocks: the fused kernel's __launch_bounds__ blocks per SM.

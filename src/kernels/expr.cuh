@@ -123,15 +123,15 @@ __device__ __forceinline__ void expr_split(Index e, Index d, Index& r, Index& c)
 // ================================================================== element-wise
 /// Flat path: the output and every leaf that is not 1 x 1 are contiguous and 16-byte aligned.
 /// Each thread takes U units of V elements spaced a block apart (a warp's accesses stay
-/// contiguous), issues every load before evaluating; block 0 also does the n % V tail.
-/// Each element is read and written by one thread (the output may be one of the leaves).
+/// contiguous), issues every load before evaluating; block 0 also does the n % V tail. A small
+/// matrix (p.h.units == 1) runs one unit a thread over U times the blocks, and more SMs: the
+/// latency of a pass is then that of one unit. Each element is read and written by one
+/// thread (the output may be one of the leaves).
 template <class G, int V, int U>
-__device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
+__device__ __forceinline__ void expr_flat_units(const typename G::Params& p, const typename G::Fixed& f) {
   using Out = typename G::Out;
-  typename G::Fixed f;
-  G::template load_fixed<false>(p, f);
   Out* out = static_cast<Out*>(p.h.out);
-  const Index n = p.h.n, n_vec = n / V;
+  const Index n_vec = p.h.n / V;
   const Index step = static_cast<Index>(gridDim.x) * (kExprThreads * U);
   for (Index first = static_cast<Index>(blockIdx.x) * (kExprThreads * U) + threadIdx.x; first < n_vec;
        first += step) {
@@ -152,8 +152,19 @@ __device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
       }
     }
   }
+}
+
+template <class G, int V, int U>
+__device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
+  using Out = typename G::Out;
+  typename G::Fixed f;
+  G::template load_fixed<false>(p, f);
+  if (U == 1 || p.h.units == U) expr_flat_units<G, V, U>(p, f);
+  else expr_flat_units<G, V, 1>(p, f);
+  const Index n = p.h.n;
+  Out* out = static_cast<Out*>(p.h.out);
   if (blockIdx.x == 0)
-    for (Index e = n_vec * V + threadIdx.x; e < n; e += kExprThreads) out[e] = G::template at<false>(p, f, 0, e);
+    for (Index e = n / V * V + threadIdx.x; e < n; e += kExprThreads) out[e] = G::template at<false>(p, f, 0, e);
 }
 
 /// 2D vector path: strided or broadcast operands whose rows all start aligned. A block is

@@ -25,6 +25,7 @@ struct ExprHead {
   double count;           // mean: the element count, as the unfused mean divides by it
   int mode;               // reductions: an ExprMode
   int team;               // row sums: lanes per row (1..32), or 0 for a block per (row, chunk)
+  int units;              // flat element-wise path: units a thread takes per pass, 1..U (see expr_flat_body)
 };
 
 /// A leaf: element (r, c) of a leaf that is not broadcast is data[r * rs + c]; the generated
@@ -46,7 +47,7 @@ enum ExprMode : int {
 inline constexpr int kExprSlotLanes = 31;
 
 inline constexpr std::size_t kExprHeadBytes = sizeof(ExprHead);
-static_assert(sizeof(ExprHead) == 80 && sizeof(ExprLeaf) == 16, "ExprHead/ExprLeaf: the layout NVRTC sees");
+static_assert(sizeof(ExprHead) == 88 && sizeof(ExprLeaf) == 16, "ExprHead/ExprLeaf: the layout NVRTC sees");
 
 /// Bytes of the parameter block of a program with `leaves` leaves and `scalars` scalars.
 constexpr std::size_t expr_params_bytes(std::size_t leaves, std::size_t scalars) {

@@ -42,41 +42,98 @@ reduce_partials_kernel(const typename R::Acc* __restrict__ partials, Index count
   if (threadIdx.x == 0) *out = fin(v);
 }
 
-/// Pass 1 over a strided rows x cols window (ld elements between row starts). The window is
-/// cut into units, a unit being at most chunk_len elements of one row (unit u: row u / chunks,
-/// chunk u % chunks); block b takes units [b * per_block, (b + 1) * per_block), its teams of
-/// L lanes take one unit at a time in turn, and it writes fin(its combined value) to out[b].
-template <class R, int Threads, int L, int U, class Final>
+/// Pass 1 over a strided rows x cols window (ld elements between row starts). Row r is read
+/// as the `chunks` 16-byte-aligned chunks that cover it (load_chunk: whole chunks as vectors,
+/// the partial first and last element by element, all loads of a round issued before any
+/// add); `chunks` is the most any row needs, a row that needs fewer pads the rest. The
+/// rows * chunks chunks form one index space that the grid strides over, U chunks in flight
+/// per thread, consecutive lanes on consecutive chunks; a thread steps by the grid's size,
+/// which is step_rows rows and step_chunks chunks (step_chunks < chunks). Block b writes
+/// fin(its combined value) to out[b].
+template <class R, int Threads, int U, class Final>
 __global__ void __launch_bounds__(Threads)
-reduce_strided_kernel(const typename R::Value* __restrict__ in, Index rows, Index cols, Index ld, Index chunks,
-                      Index chunk_len, Index per_block, typename Final::Out* __restrict__ out, Final fin) {
-  static_assert(Threads % L == 0 && L <= 32, "reduce_strided_kernel: teams of at most a warp");
-  constexpr int kTeams = Threads / L;
-  const int team = static_cast<int>(threadIdx.x) / L, lane = static_cast<int>(threadIdx.x) % L;
-  const Index u_begin = static_cast<Index>(blockIdx.x) * per_block;
-  const Index u_end = std::min(rows * chunks, u_begin + per_block);
+reduce_window_kernel(const typename R::Value* __restrict__ in, Index rows, Index cols, Index ld, Index chunks,
+                     Index step_rows, Index step_chunks, typename Final::Out* __restrict__ out, Final fin) {
+  using T = typename R::Value;
+  using P = Pack<T, kVec16<T>>;
+  const Index t = static_cast<Index>(blockIdx.x) * Threads + threadIdx.x;
+  Index r = t / chunks, c = t % chunks;  // this thread's next chunk
   typename R::State s;
-  for (Index u = u_begin + team; u < u_end; u += kTeams) {
-    const Index r = u / chunks, c0 = (u % chunks) * chunk_len;
-    reduce_range<R, U, true>(s, in + r * ld + c0, std::min(chunk_len, cols - c0), lane, L);
+  while (r < rows) {
+    P v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (r < rows) {
+        const T* row = in + r * ld;
+        const Index head = head_of(row);
+        v[u] = load_chunk(row - head, head, cols, c, R::pad());
+      } else {
+#pragma unroll
+        for (int k = 0; k < kVec16<T>; ++k) v[u].v[k] = R::pad();
+      }
+      c += step_chunks;
+      r += step_rows;
+      if (c >= chunks) c -= chunks, ++r;
+    }
+    R::add_packs(s, v);
   }
   const typename R::Acc v = block_reduce<R, Threads>(R::finish(s));
   if (threadIdx.x == 0) out[blockIdx.x] = fin(v);
 }
 
 // ================================================================== row sums
-/// Teams of L lanes, one row each (L = 32: a warp per row; rows ld elements apart); each team
-/// reads its row as 16-byte vectors, with the unaligned ends element by element.
-template <class T, class Out, int L, int U>
-__global__ void __launch_bounds__(kTeamThreads)
-row_sums_team_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
+/// Teams of L lanes over rows (rows ld elements apart), G rows at a time: team k of the grid
+/// takes rows k, k + teams, ..., k + (G - 1) teams, then moves on by G * teams. A row is read
+/// as the 16-byte-aligned chunks that cover it (at most `chunks`, load_chunk), lane l taking
+/// chunks l, l + L, ..., K of them per round; every lane issues the loads of its G rows'
+/// round before it adds any, so even rows of a few bytes keep G * K vectors in flight per
+/// lane. Each row is summed by one team in an order fixed by (L, K) alone, whatever the grid.
+/// Every round count is the same for the whole grid, so all 32 lanes of a warp reach the
+/// team shuffles together.
+template <class T, class Out, int L, int G, int K>
+__global__ void __launch_bounds__(kTeamThreads, 3)
+row_sums_team_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Index chunks, Out* __restrict__ out) {
+  static_assert(L >= 1 && L <= 32 && kTeamThreads % L == 0, "row_sums_team_kernel: teams of at most a warp");
   using R = SumReducer<T>;
-  const Index row = (static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x) / L;
+  using P = Pack<T, kVec16<T>>;
+  constexpr Index kTeams = kTeamThreads / L;
   const int lane = static_cast<int>(threadIdx.x % L);
-  typename R::State s;
-  if (row < rows) reduce_range<R, U, true>(s, in + row * ld, cols, lane, L);
-  const typename R::Acc v = team_reduce<R, L>(R::finish(s));  // every lane takes part
-  if (row < rows && lane == 0) out[row] = static_cast<Out>(v);
+  const Index team = static_cast<Index>(blockIdx.x) * kTeams + threadIdx.x / L;
+  const Index teams = static_cast<Index>(gridDim.x) * kTeams;
+  const Index rounds = (rows + teams * G - 1) / (teams * G);
+  for (Index round = 0; round < rounds; ++round) {
+    const Index row0 = round * teams * G + team;  // row g: row0 + g * teams
+    const T* base[G];
+    Index head[G];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const T* row = row0 + g * teams < rows ? in + (row0 + g * teams) * ld : in;
+      head[g] = head_of(row);
+      base[g] = row - head[g];
+    }
+    typename R::State s[G];
+    for (Index c0 = 0; c0 < chunks; c0 += K * L) {  // the same bounds for every lane
+      P v[G][K];
+#pragma unroll
+      for (int g = 0; g < G; ++g)
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          if (row0 + g * teams < rows) {
+            v[g][k] = load_chunk(base[g], head[g], cols, c0 + lane + k * L, T(0));
+          } else {
+#pragma unroll
+            for (int e = 0; e < kVec16<T>; ++e) v[g][k].v[e] = T(0);
+          }
+        }
+#pragma unroll
+      for (int g = 0; g < G; ++g) R::add_packs(s[g], v[g]);
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const typename R::Acc v = team_reduce<R, L>(R::finish(s[g]));  // every lane takes part
+      if (row0 + g * teams < rows && lane == 0) out[row0 + g * teams] = static_cast<Out>(v);
+    }
+  }
 }
 
 /// A block per (row, chunk): block b reduces chunk b % chunks of row b / chunks and writes
@@ -191,6 +248,56 @@ col_sums_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Inde
     for (int y = 0; y < WY; ++y)
       for (int p = 0; p < rows_side; ++p) v += red_smem[y][p * W + ul][k];
     out[chunk * cols + col0 + idx] = fin(v);
+  }
+}
+
+/// Column sums of a short, wide matrix: thread u sums the V adjacent columns of vector u down
+/// every row, in row order, U rows in flight, and writes the V sums (as 16-byte stores where
+/// `out` is aligned to them). Rows are ld elements apart (V divides ld unless rows == 1; `in`
+/// aligned to a vector); at most kMaxColChunkRows rows (the 32-bit byte sums).
+template <class T, int V, int U, class Out>
+__global__ void __launch_bounds__(kTeamThreads)
+col_sums_wide_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
+  using Acc = sum_acc_t<T>;
+  using ColAcc = typename col_accumulator<T>::type;
+  using P = Pack<T, V>;
+  const Index unit = static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x;
+  if (unit >= cols / V) return;
+  const P* col_g = reinterpret_cast<const P*>(in) + unit;  // row r's vector at col_g[r * ld_units]
+  const Index ld_units = ld / V;
+  ColAcc acc[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k] = ColAcc(0);
+  for (Index r = 0; r < rows; r += U) {
+    P v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (r + u < rows) {
+        v[u] = load_pack(col_g + (r + u) * ld_units);
+      } else {
+#pragma unroll
+        for (int k = 0; k < V; ++k) v[u].v[k] = T(0);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] += static_cast<ColAcc>(v[u].v[k]);
+  }
+  constexpr int kOutVec = V < kVec16<Out> ? V : kVec16<Out>;  // sums per store
+  using OutPack = Pack<Out, kOutVec>;
+  Out* dst = out + unit * V;
+  if (reinterpret_cast<std::uintptr_t>(out) % sizeof(OutPack) == 0) {
+#pragma unroll
+    for (int k0 = 0; k0 < V; k0 += kOutVec) {
+      OutPack o;
+#pragma unroll
+      for (int k = 0; k < kOutVec; ++k) o.v[k] = static_cast<Out>(static_cast<Acc>(acc[k0 + k]));
+      *reinterpret_cast<OutPack*>(dst + k0) = o;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < V; ++k) dst[k] = static_cast<Out>(static_cast<Acc>(acc[k]));
   }
 }
 

@@ -55,6 +55,31 @@ __device__ __forceinline__ T load_one(const T* p) {
   return load_pack(reinterpret_cast<const Pack<T, 1>*>(p)).v[0];
 }
 
+/// Chunk c of the 16-byte-aligned chunks that cover the `len` elements starting `head`
+/// elements past `base` (base aligned to 16 bytes, head < kVec16<T>): a whole chunk as one
+/// vector; a partial one (the first, the last, or past the end) element by element, reading
+/// only elements of [base + head, base + head + len), with `pad` in the other lanes. Nothing
+/// outside the range is read, so the 16 bytes around a window's edge need not be allocated.
+template <class T>
+__device__ __forceinline__ Pack<T, kVec16<T>> load_chunk(const T* base, Index head, Index len, Index c, T pad) {
+  constexpr int V = kVec16<T>;
+  const Index e0 = c * V - head;  // the chunk's first lane, relative to base + head
+  if (e0 >= 0 && e0 + V <= len) return load_pack(reinterpret_cast<const Pack<T, V>*>(base) + c);
+  Pack<T, V> r;
+#pragma unroll
+  for (int k = 0; k < V; ++k) {
+    const Index e = e0 + k;
+    r.v[k] = e >= 0 && e < len ? load_one(base + c * V + k) : pad;
+  }
+  return r;
+}
+
+/// How many elements p lies past the 16-byte boundary below it.
+template <class T>
+__device__ __forceinline__ Index head_of(const T* p) {
+  return static_cast<Index>(reinterpret_cast<std::uintptr_t>(p) % 16 / sizeof(T));
+}
+
 /// The k-th 32-bit word of a Pack (for byte-SIMD intrinsics on uint8_t).
 template <class T, int V>
 __device__ __forceinline__ unsigned word_of(const Pack<T, V>& p, int k) {
@@ -92,6 +117,8 @@ struct SumReducer {
   };
 
   __host__ __device__ static constexpr Acc identity() { return Acc(0); }
+  /// The value of T that fills the masked lanes of a partial vector (adds nothing).
+  __host__ __device__ static constexpr T pad() { return T(0); }
   __device__ static Acc combine(Acc a, Acc b) { return a + b; }
 
   __device__ static void add(State& s, T x) {
@@ -148,6 +175,8 @@ struct MinMaxReducer {
     else
       return kMax ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
   }
+  /// The value of T that fills the masked lanes of a partial vector (changes nothing).
+  __host__ __device__ static constexpr T pad() { return identity(); }
 
   // b wins if it is better or NaN; a NaN in a stays (b > NaN and b < NaN are false).
   __device__ static T combine(T a, T b) {

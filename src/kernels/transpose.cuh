@@ -1,7 +1,13 @@
 // Transpose through a swizzled shared-memory tile, moving whole words: a word is W adjacent
 // elements of a row (W * sizeof(T) = 4, 8 or 16 bytes), each thread loads W x W sub-blocks as
 // W words, transposes them in registers (__byte_perm for bytes) and stores them as W words of
-// the output. Device code only; dispatch/transpose.cuh picks the tile and launches it.
+// the output. Bytes are moved as 4-byte words whatever the alignment of the rows: a warp reads
+// the aligned words that cover its 128-byte run of a row and shifts them into place with
+// __funnelshift (warp_read_run + warp_align_run, warp_store_run), so odd strides and ragged edges
+// stay on the word path. A matrix with a few rows or a few columns (an interleave or de-interleave)
+// goes through a shared-memory chunk that is contiguous on the dense side instead of a square
+// tile (transpose_few_rows_kernel / transpose_few_cols_kernel). Device code only;
+// dispatch/transpose.cuh picks the kernel and launches it.
 #pragma once
 
 #include "common.cuh"
@@ -33,6 +39,111 @@ template <> struct RawWord<4> { using type = unsigned; };
 template <> struct RawWord<8> { using type = unsigned long long; };
 template <> struct RawWord<16> { using type = uint4; };
 
+/// Bytes [lo, hi) of the aligned 4-byte word at p (0 <= lo < hi <= 4); the others read as 0.
+__device__ __forceinline__ unsigned load_word_bytes(const unsigned char* p, int lo, int hi) {
+  if (lo == 0 && hi == 4) return __ldg(reinterpret_cast<const unsigned*>(p));
+  unsigned w = 0;
+  for (int t = lo; t < hi; ++t) w |= static_cast<unsigned>(__ldg(p + t)) << (8 * t);
+  return w;
+}
+
+/// Stores bytes [lo, hi) of w into the aligned 4-byte word at p (0 <= lo < hi <= 4), touching no
+/// other byte: one word, or at most a byte, a 2-byte half and a byte.
+__device__ __forceinline__ void store_word_bytes(unsigned char* p, unsigned w, int lo, int hi) {
+  if (lo == 0 && hi == 4) {
+    *reinterpret_cast<unsigned*>(p) = w;
+    return;
+  }
+  if (lo & 1) {
+    p[lo] = static_cast<unsigned char>(w >> (8 * lo));
+    ++lo;
+  }
+  if (hi - lo >= 2) {
+    *reinterpret_cast<unsigned short*>(p + lo) = static_cast<unsigned short>(w >> (8 * lo));
+    lo += 2;
+  }
+  if (lo < hi) p[lo] = static_cast<unsigned char>(w >> (8 * lo));
+}
+
+/// The bytes [lo, hi) of aligned word k (k = 0..32) that hold bytes of the range [from, to) of a
+/// run that starts m bytes into word 0 (word k holds run bytes [4k - m, 4k - m + 4)).
+struct WordBytes {
+  int lo, hi;
+  __device__ __forceinline__ WordBytes(int k, int m, int from, int to) {
+    const int s = 4 * k - m;  // the run byte in the word's byte 0
+    lo = s >= from ? 0 : (from - s < 4 ? from - s : 4);
+    hi = to - s >= 4 ? 4 : (to - s > 0 ? to - s : 0);
+  }
+};
+
+/// `bytes` clamped to [-4, 132]: the part of a run's neighbourhood that a word can reach.
+__device__ __forceinline__ int clamp_run(Index bytes) {
+  return static_cast<int>(bytes < -4 ? -4 : (bytes > 132 ? 132 : bytes));
+}
+
+/// The aligned words under a 128-byte run of a row: lane L's word k = L and, on lane 31 when
+/// the run is not aligned, word 32. Reading them (warp_read_run) and shifting them into place
+/// (warp_align_run) are separate steps so that a thread issues all its loads before the first
+/// shuffle waits for one.
+struct RunWords {
+  unsigned word, word32;
+};
+
+/// Step 1 of a warp's read of bytes [begin, begin + 128) of `row` (valid bytes [0, valid)):
+/// loads the aligned words that cover them, whatever row + begin's alignment, reading no byte
+/// outside the valid ones. A warp-wide call: every lane, the same arguments.
+__device__ __forceinline__ RunWords warp_read_run(const unsigned char* row, Index begin, Index valid) {
+  const unsigned char* run = row + begin;
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 3);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  RunWords w{0u, 0u};
+  if (m == 0 && valid - begin >= 128) {  // aligned and whole: one word a lane
+    w.word = __ldg(reinterpret_cast<const unsigned*>(run) + lane);
+    return w;
+  }
+  const unsigned char* base = run - m;  // aligned: word k holds run bytes [4k - m, 4k - m + 4)
+  const int from = clamp_run(-begin), to = clamp_run(valid - begin);
+  const WordBytes b(lane, m, from, to);
+  if (b.lo < b.hi) w.word = load_word_bytes(base + 4 * lane, b.lo, b.hi);
+  if (lane == 31 && m != 0) {
+    const WordBytes b32(32, m, from, to);
+    if (b32.lo < b32.hi) w.word32 = load_word_bytes(base + 128, b32.lo, b32.hi);
+  }
+  return w;
+}
+
+/// Step 2: lane L gets bytes [begin + 4L, begin + 4L + 4) of the run read by warp_read_run(row,
+/// begin, ...) (bytes past the valid ones as 0). A warp-wide call.
+__device__ __forceinline__ unsigned warp_align_run(const RunWords& w, const unsigned char* row, Index begin) {
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + begin) & 3);
+  if (m == 0) return w.word;
+  const unsigned next = __shfl_down_sync(0xffffffffu, w.word, 1);
+  return __funnelshift_r(w.word, (threadIdx.x & 31) == 31 ? w.word32 : next, 8 * m);  // bytes m..m+3
+}
+
+/// A warp-wide call (every lane, the same arguments): lane L's word y holds bytes
+/// [begin + 4L, begin + 4L + 4) of `row`; stores the run [begin, min(begin + 128, valid)) and no
+/// other byte, as aligned words whatever row + begin's alignment (each lane joins its word to its
+/// lower neighbour's with __funnelshift; lane 31 also stores the last, partial word).
+__device__ __forceinline__ void warp_store_run(unsigned char* row, Index begin, Index valid, unsigned y) {
+  unsigned char* run = row + begin;
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 3);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  if (m == 0 && valid - begin >= 128) {  // aligned and whole: one word a lane
+    reinterpret_cast<unsigned*>(run)[lane] = y;
+    return;
+  }
+  unsigned char* base = run - m;
+  const int to = clamp_run(valid - begin < 128 ? valid - begin : 128);
+  const unsigned prev = __shfl_up_sync(0xffffffffu, y, 1);
+  const WordBytes b(lane, m, 0, to);
+  if (b.lo < b.hi) store_word_bytes(base + 4 * lane, __funnelshift_l(prev, y, 8 * m), b.lo, b.hi);
+  if (lane == 31 && m != 0) {  // run bytes [128 - m, 128): the top of y
+    const WordBytes b32(32, m, 0, to);
+    if (b32.lo < b32.hi) store_word_bytes(base + 128, __funnelshift_l(y, 0u, 8 * m), b32.lo, b32.hi);
+  }
+}
+
 /// x[i] holds row i of a W x W block of T (W elements a word); y[j] gets its column j.
 template <class T, int W, class Word>
 __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word (&y)[W]) {
@@ -61,19 +172,29 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
   }
 }
 
+/// Whether transpose_kernel<T, W, ..., true> can move words at any alignment (bytes in 4-byte
+/// words, through warp_read_run / warp_store_run).
+template <class T, int W>
+inline constexpr bool kTransposeCanRealign = sizeof(T) == 1 && W == 4;
+
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
-/// cols x rows `out`. Block b handles tile (b / tiles_c, b % tiles_c). Requires rows, cols
-/// and ld multiples of W and both pointers aligned to a word, so every word lies wholly inside
-/// or wholly outside the matrix.
+/// cols x rows `out`. Block b handles tile (b / tiles_c, b % tiles_c), or with `down` tile
+/// (b % tiles_r, b / tiles_r): consecutive blocks then write consecutive runs of the same output
+/// rows, so the partial sectors where their runs meet are completed while still in L2. Without
+/// Realign, requires rows, cols and ld multiples of W and both pointers aligned to a word, so
+/// every word lies wholly inside or wholly outside the matrix; with it (bytes in 4-byte words
+/// only), any shape, stride and alignment, at the cost of more registers (the aligned shapes keep
+/// the plain kernel).
 ///
 /// Sub-block (a, b) of a tile is rows [a*W, a*W+W) and word column b. Its transposed words
 /// go to shared row b*W + j (an output row of the tile), word column a ^ b: the XOR swizzle
 /// puts the 32 words that a warp stores (b = lane, a fixed) and the 32 words it loads (one
 /// shared row, 32 consecutive word columns) in 32 different banks (or, for 8- and 16-byte
 /// words, in different banks within each half- or quarter-warp), with no padding.
-template <class T, int W, int TW, int BY>
+template <class T, int W, int TW, int BY, bool Realign = false>
 __global__ void __launch_bounds__(32 * BY)
-transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_c) {
+transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                 Index tiles_c, bool down) {
   static_assert((TW == 32 || TW == 64) && TW % BY == 0, "transpose_kernel: TW is 32 or 64 words, BY divides it");
   using Word = typename RawWord<W * sizeof(T)>::type;
   constexpr int kTile = TW * W;
@@ -82,7 +203,10 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   extern __shared__ uint4 transpose_smem[];  // dynamic: tiles may pass 48 KiB
   auto& tile_smem = *reinterpret_cast<Word(*)[kTile][TW]>(transpose_smem);  // (out rows, out word cols), swizzled
 
-  const Index tile_r = blockIdx.x / tiles_c, tile_c = blockIdx.x % tiles_c;
+  static_assert(!Realign || kTransposeCanRealign<T, W>, "transpose_kernel: only 4-byte words of bytes realign");
+  constexpr bool kRealign = Realign;
+  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
   const Index r0 = tile_r * kTile, c0 = tile_c * kTile;
   const Index in_words = cols / W, out_words = rows / W;  // words per row of in and out
   const Index ld_words = ld / W;                            // between row starts of in
@@ -90,20 +214,45 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   Word* out_w = reinterpret_cast<Word*>(out);
   const int tx = threadIdx.x, ty = threadIdx.y;
 
-  // Load: each warp reads whole rows of word columns, all loads issued before any store.
+  // Load: each warp reads whole rows of word columns, all loads issued before any store (and,
+  // for realigned bytes, before the first shuffle).
   Word x_reg[kAY][kBX][W];  // (sub-block row, word column, row within sub-block)
+  if constexpr (kRealign) {
+    RunWords raw[kAY][kBX][W];
 #pragma unroll
-  for (int k = 0; k < kAY; ++k)
+    for (int k = 0; k < kAY; ++k)
 #pragma unroll
-    for (int bx = 0; bx < kBX; ++bx) {
-      const int a = ty + BY * k, b = tx + 32 * bx;
-      const Index wc = c0 / W + b;
+      for (int bx = 0; bx < kBX; ++bx)
 #pragma unroll
-      for (int i = 0; i < W; ++i) {
-        const Index r = r0 + a * W + i;
-        x_reg[k][bx][i] = r < rows && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
+        for (int i = 0; i < W; ++i) {
+          const Index r = r0 + (ty + BY * k) * W + i;  // the same for the whole warp
+          const auto* row = reinterpret_cast<const unsigned char*>(in + r * ld);
+          raw[k][bx][i] = r < rows ? warp_read_run(row, c0 + 128 * bx, cols) : RunWords{0u, 0u};
+        }
+#pragma unroll
+    for (int k = 0; k < kAY; ++k)
+#pragma unroll
+      for (int bx = 0; bx < kBX; ++bx)
+#pragma unroll
+        for (int i = 0; i < W; ++i) {
+          const Index r = r0 + (ty + BY * k) * W + i;
+          const auto* row = reinterpret_cast<const unsigned char*>(in + r * ld);
+          x_reg[k][bx][i] = r < rows ? warp_align_run(raw[k][bx][i], row, c0 + 128 * bx) : 0u;
+        }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kAY; ++k)
+#pragma unroll
+      for (int bx = 0; bx < kBX; ++bx) {
+        const int a = ty + BY * k, b = tx + 32 * bx;
+        const Index wc = c0 / W + b;
+#pragma unroll
+        for (int i = 0; i < W; ++i) {
+          const Index r = r0 + a * W + i;
+          x_reg[k][bx][i] = r < rows && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
+        }
       }
-    }
+  }
 
 #pragma unroll
   for (int k = 0; k < kAY; ++k)
@@ -124,9 +273,185 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
 #pragma unroll
     for (int bx = 0; bx < kBX; ++bx) {
       const int o = ty + BY * k, oc = tx + 32 * bx;
-      const Index out_r = c0 + o, out_wc = r0 / W + oc;
-      if (out_r < cols && out_wc < out_words) out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
+      const Index out_r = c0 + o, out_wc = r0 / W + oc;  // out_r: the same for the whole warp
+      if constexpr (kRealign) {
+        if (out_r < cols)
+          warp_store_run(reinterpret_cast<unsigned char*>(out + out_r * rows), r0 + 128 * bx, rows,
+                         tile_smem[o][oc ^ (o / W)]);
+      } else if (out_r < cols && out_wc < out_words) {
+        out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
+      }
     }
+}
+
+/// Shared memory of one few-rows / few-columns chunk: kTransposeChunkBytes of elements plus a
+/// pad of 4 bytes after every 128 (so lanes that write with a stride of a power of two elements
+/// still spread over the banks).
+inline constexpr int kTransposeChunkBytes = 16384;
+inline constexpr int kTransposeChunkSmem = kTransposeChunkBytes / 32 * 33;
+inline constexpr int kTransposeChunkThreads = 256;
+
+/// Where element e of a chunk lives in shared memory (in elements of T).
+template <class T>
+__device__ __forceinline__ int chunk_slot(int e) {
+  if constexpr (sizeof(T) == 1) return e + ((e >> 7) << 2);
+  else return e + (e >> 5);
+}
+
+/// Loads of one thread that a chunk kernel issues before it stores any (enough bytes in flight).
+inline constexpr int kTransposeChunkBatch = 16;
+
+/// The transpose of a matrix with few rows (an interleave): out (dense, cols x rows) holds
+/// out[j * rows + i] = in[i * ld + j]. Block b takes input columns [b * cols_per_block, ...),
+/// whose transpose is one contiguous run of out: it gathers the run into shared memory in output
+/// order (bytes: each warp reads 128-byte runs of a row as words), then stores it linearly.
+/// Requires rows * cols_per_block * sizeof(T) <= kTransposeChunkBytes, cols_per_block a multiple
+/// of 128 and, for bytes, out aligned to 4.
+template <class T>
+__global__ void __launch_bounds__(kTransposeChunkThreads)
+transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols,
+                          int cols_per_block) {
+  constexpr int kThreads = kTransposeChunkThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
+  __shared__ uint4 chunk_raw[kTransposeChunkSmem / 16];
+  T* chunk_smem = reinterpret_cast<T*>(chunk_raw);  // (cols_per_block, rows) in output order, padded
+  const Index j0 = blockIdx.x * static_cast<Index>(cols_per_block);
+  const int n = static_cast<int>(cols - j0 < cols_per_block ? cols - j0 : cols_per_block);  // columns here
+  const int tid = threadIdx.x;
+
+  if constexpr (sizeof(T) == 1) {
+    // Runs of 128 columns of one row, u = i * runs + run; warp w takes u = w, w + kWarps, ...
+    const int lane = tid & 31, warp = tid >> 5;
+    const int runs = (n + 127) / 128, all_runs = rows * runs;
+    constexpr int kRuns = kBatch / 2;
+    for (int u0 = warp; u0 < all_runs; u0 += kWarps * kRuns) {  // the same for the whole warp
+      RunWords raw[kRuns];
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int u = u0 + kWarps * b, i = u / runs, s = (u - i * runs) * 128;
+        if (u < all_runs) raw[b] = warp_read_run(reinterpret_cast<const unsigned char*>(in + i * ld), j0 + s, cols);
+      }
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int u = u0 + kWarps * b, i = u / runs, s = (u - i * runs) * 128;
+        if (u >= all_runs) break;
+        const unsigned w = warp_align_run(raw[b], reinterpret_cast<const unsigned char*>(in + i * ld), j0 + s);
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          const int jj = s + 4 * lane + t;
+          if (jj < n) chunk_smem[chunk_slot<T>(jj * rows + i)] = static_cast<T>(w >> (8 * t));
+        }
+      }
+    }
+  } else {
+    // Element (i, q) of this thread: row i, column tid + kThreads * q, for q < per_row.
+    const int per_row = (n + kThreads - 1) / kThreads, all = rows * per_row;
+    for (int u0 = 0; u0 < all; u0 += kBatch) {
+      T v[kBatch];
+      int i = u0 / per_row, q = u0 - i * per_row;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int jj = tid + kThreads * q;
+        v[b] = i < rows && jj < n ? __ldg(in + i * ld + j0 + jj) : T{};
+        if (++q == per_row) q = 0, ++i;
+      }
+      i = u0 / per_row, q = u0 - i * per_row;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        const int jj = tid + kThreads * q;
+        if (i < rows && jj < n) chunk_smem[chunk_slot<T>(jj * rows + i)] = v[b];
+        if (++q == per_row) q = 0, ++i;
+      }
+    }
+  }
+  __syncthreads();
+
+  const int total = n * rows;
+  T* out_run = out + j0 * rows;  // (n, rows) dense
+  if constexpr (sizeof(T) == 1) {
+    // 4-byte words: out_run is aligned to 4 (out is, and j0 * rows is a multiple of 128), and a
+    // word's 4 bytes never straddle a pad (pads fall every 128 bytes).
+    for (int e = 4 * tid; e < total; e += 4 * kThreads) {
+      const unsigned w = *reinterpret_cast<const unsigned*>(chunk_smem + chunk_slot<T>(e));
+      store_word_bytes(reinterpret_cast<unsigned char*>(out_run + e), w, 0, total - e < 4 ? total - e : 4);
+    }
+  } else {
+    for (int e = tid; e < total; e += kThreads) out_run[e] = chunk_smem[chunk_slot<T>(e)];
+  }
+}
+
+/// The transpose of a matrix with few columns (a de-interleave): out (dense, cols x rows) holds
+/// out[i * rows + r] = in[r * ld + i]. Block b takes input rows [b * rows_per_block, ...): it
+/// reads them into shared memory in input order (one contiguous run when ld == cols; bytes as
+/// words), then writes each output row's run (bytes as words at any alignment). Requires
+/// cols * rows_per_block * sizeof(T) <= kTransposeChunkBytes and rows_per_block a multiple of 128.
+template <class T>
+__global__ void __launch_bounds__(kTransposeChunkThreads)
+transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols,
+                          int rows_per_block) {
+  constexpr int kThreads = kTransposeChunkThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
+  __shared__ uint4 chunk_raw[kTransposeChunkSmem / 16];
+  T* chunk_smem = reinterpret_cast<T*>(chunk_raw);  // (rows_per_block, cols) in input order, padded
+  const Index r0 = blockIdx.x * static_cast<Index>(rows_per_block);
+  const int n = static_cast<int>(rows - r0 < rows_per_block ? rows - r0 : rows_per_block);  // rows here
+  const int total = n * cols;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+
+  if (sizeof(T) == 1 && ld == cols) {
+    // The block's rows are one run of bytes: warp w reads its 128-byte pieces s = 128 * (w + kWarps * b).
+    // Bytes past `total` land in the chunk's spare room (s + 128 <= its capacity), never read.
+    const auto* run = reinterpret_cast<const unsigned char*>(in);
+    constexpr int kRuns = kBatch / 2;
+    for (int s0 = 128 * warp; s0 < total; s0 += 128 * kWarps * kRuns) {  // the same for the whole warp
+      RunWords raw[kRuns];
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int s = s0 + 128 * kWarps * b;
+        if (s < total) raw[b] = warp_read_run(run, r0 * cols + s, rows * cols);
+      }
+#pragma unroll
+      for (int b = 0; b < kRuns; ++b) {
+        const int s = s0 + 128 * kWarps * b;
+        if (s >= total) break;
+        *reinterpret_cast<unsigned*>(chunk_smem + chunk_slot<T>(s + 4 * lane)) = warp_align_run(raw[b], run, r0 * cols + s);
+      }
+    }
+  } else {
+    // Element e = tid + kThreads * b of a batch: row e / cols, column e % cols, stepped without
+    // dividing again.
+    const int step_r = kThreads / cols, step_c = kThreads % cols;
+    for (int e0 = tid; e0 < total; e0 += kThreads * kBatch) {
+      T v[kBatch];
+      int r = e0 / cols, c = e0 - r * cols;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        v[b] = e0 + kThreads * b < total ? __ldg(in + (r0 + r) * ld + c) : T{};
+        r += step_r, c += step_c;
+        if (c >= cols) c -= cols, ++r;
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if (e0 + kThreads * b < total) chunk_smem[chunk_slot<T>(e0 + kThreads * b)] = v[b];
+    }
+  }
+  __syncthreads();
+
+  for (int i = 0; i < cols; ++i) {
+    T* out_row = out + i * rows;
+    if constexpr (sizeof(T) == 1) {
+      for (int s = warp * 128; s < n; s += kWarps * 128) {  // the same for the whole warp
+        unsigned w = 0;
+#pragma unroll
+        for (int t = 0; t < 4; ++t) {
+          const int rr = s + 4 * lane + t;
+          if (rr < n) w |= static_cast<unsigned>(chunk_smem[chunk_slot<T>(rr * cols + i)]) << (8 * t);
+        }
+        warp_store_run(reinterpret_cast<unsigned char*>(out_row), r0 + s, rows, w);
+      }
+    } else {
+#pragma unroll 4
+      for (int rr = tid; rr < n; rr += kThreads) out_row[r0 + rr] = chunk_smem[chunk_slot<T>(rr * cols + i)];
+    }
+  }
 }
 
 }  // namespace devmat::detail

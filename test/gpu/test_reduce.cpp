@@ -247,7 +247,10 @@ TEMPLATE_TEST_CASE("reductions of views read the window through its stride", "[r
   const Stream stream = Stream::per_thread();
   // Parents whose windows have short strided rows (a team per row), rows past the 2048-element
   // unit (split into units), one long row, single columns, and odd offsets everywhere.
-  for (auto [R, C] : std::vector<std::pair<Index, Index>>{{37, 53}, {300, 8200}, {20001, 3}, {5, 70001}, {1, 1}}) {
+  // Strides of every alignment: 53 and 1031 elements (each row's head at another offset within
+  // 16 bytes), 8200 and 1024 (every row's head at the window's offset).
+  for (auto [R, C] : std::vector<std::pair<Index, Index>>{
+           {37, 53}, {300, 8200}, {20001, 3}, {5, 70001}, {1, 1}, {64, 1031}, {1029, 1024}}) {
     const HostMatrix<T> h = random_matrix<T>(R, C, lo<T>(), hi<T>());
     const auto a = to_device(h, stream);
     const std::vector<std::array<Index, 4>> windows = {
@@ -304,6 +307,79 @@ TEMPLATE_TEST_CASE("reductions of views read the window through its stride", "[r
       CHECK(bad == 0);
     }
     CHECK(to_eigen(a) == h);  // the parent is intact
+  }
+}
+
+TEMPLATE_TEST_CASE("row and column sums of tall-narrow and short-wide matrices", "[reduce]", float, double,
+                   std::int32_t, std::uint8_t) {
+  using T = TestType;
+  using S = sum_t<T>;
+  const Stream stream = Stream::per_thread();
+  // Tall: more rows than one round of the persistent teams takes (several rounds, a partial
+  // last one), aligned rows of 16 and unaligned rows of 3 and 33. Wide: enough columns for a
+  // thread per vector of columns (16 bytes, and single elements where cols is odd).
+  const std::vector<std::pair<Index, Index>> shapes = {
+      {(Index(1) << 20) + 7, 16}, {(Index(1) << 20) + 3, 3}, {(Index(1) << 19) + 1, 33},
+      {16, (Index(1) << 21) + 16}, {5, 1000003}, {33, Index(1) << 18}};
+  for (auto [r, c] : shapes) {
+    CAPTURE(shape(r, c));
+    const HostMatrix<T> h = random_matrix<T>(r, c, lo<T>(), hi<T>());
+    const auto a = to_device(h, stream);
+    poison_next<S>(r, 1, stream);
+    const std::vector<S> rv = a.row_sums().to_vector();
+    REQUIRE(static_cast<Index>(rv.size()) == r);
+    Index bad_rows = 0;
+    for (Index i = 0; i < r; ++i) {
+      if constexpr (std::is_integral_v<T>) {
+        bad_rows += rv[static_cast<std::size_t>(i)] != ref_int_sum(h.data() + i * c, c);
+      } else {
+        const auto [s, m] = ref_sum(h.data() + i * c, c);
+        bad_rows += !sum_close(rv[static_cast<std::size_t>(i)], s, m, c);
+      }
+    }
+    CHECK(bad_rows == 0);
+    poison_next<S>(1, c, stream);
+    const std::vector<S> cv = a.col_sums().to_vector();
+    REQUIRE(static_cast<Index>(cv.size()) == c);
+    Index bad_cols = 0;
+    for (Index j = 0; j < c; ++j) {
+      if constexpr (std::is_integral_v<T>) {
+        bad_cols += cv[static_cast<std::size_t>(j)] != ref_int_sum(h.data() + j, r, c);
+      } else {
+        const auto [s, m] = ref_sum(h.data() + j, r, c);
+        bad_cols += !sum_close(cv[static_cast<std::size_t>(j)], s, m, r);
+      }
+    }
+    CHECK(bad_cols == 0);
+    // The same through a window at an odd offset: unaligned rows, another path for each.
+    if (r > 2 && c > 2) {
+      const MatrixView<const T> v = a.block(1, 1, r - 2, c - 2);
+      const HostMatrix<T> want = h.block(1, 1, r - 2, c - 2);
+      const Index wr = want.rows(), wc = want.cols();
+      check_sum_value<T>(v.sum(), want.data(), wr * wc);
+      poison_next<S>(wr, 1, stream);
+      const std::vector<S> wrv = v.row_sums().to_vector();
+      poison_next<S>(1, wc, stream);
+      const std::vector<S> wcv = v.col_sums().to_vector();
+      Index bad = 0;
+      for (Index i = 0; i < wr; ++i) {
+        if constexpr (std::is_integral_v<T>) {
+          bad += wrv[static_cast<std::size_t>(i)] != ref_int_sum(want.data() + i * wc, wc);
+        } else {
+          const auto [s, m] = ref_sum(want.data() + i * wc, wc);
+          bad += !sum_close(wrv[static_cast<std::size_t>(i)], s, m, wc);
+        }
+      }
+      for (Index j = 0; j < wc; ++j) {
+        if constexpr (std::is_integral_v<T>) {
+          bad += wcv[static_cast<std::size_t>(j)] != ref_int_sum(want.data() + j, wr, wc);
+        } else {
+          const auto [s, m] = ref_sum(want.data() + j, wr, wc);
+          bad += !sum_close(wcv[static_cast<std::size_t>(j)], s, m, wr);
+        }
+      }
+      CHECK(bad == 0);
+    }
   }
 }
 
@@ -426,7 +502,8 @@ TEST_CASE("sums are bitwise the same on every run") {
   CHECK(a.mean() == mean);
   check_sum_value<float>(first, h.data(), n);
 
-  for (auto [r, c] : {std::pair<Index, Index>{3, 3'000'017}, {3'000'017, 3}, {4096, 4096}}) {
+  for (auto [r, c] : {std::pair<Index, Index>{3, 3'000'017}, {3'000'017, 3}, {4096, 4096}, {(1 << 20) + 7, 16},
+                      {16, (1 << 21) + 16}, {(1 << 19) + 1, 33}}) {
     CAPTURE(shape(r, c));
     const auto m = to_device(random_matrix<float>(r, c, -1, 1));
     const std::vector<float> rows0 = m.row_sums().to_vector(), cols0 = m.col_sums().to_vector();
@@ -434,6 +511,18 @@ TEST_CASE("sums are bitwise the same on every run") {
       const std::vector<float> rows1 = m.row_sums().to_vector(), cols1 = m.col_sums().to_vector();
       CHECK(std::memcmp(rows0.data(), rows1.data(), rows0.size() * sizeof(float)) == 0);
       CHECK(std::memcmp(cols0.data(), cols1.data(), cols0.size() * sizeof(float)) == 0);
+    }
+  }
+
+  // A window's sum, at an odd offset of a parent with an odd stride and with an aligned one.
+  for (Index C : {Index(4103), Index(4104)}) {
+    CAPTURE(C);
+    const auto m = to_device(random_matrix<float>(4097, C, -1, 1));
+    const MatrixView<const float> v = m.block(1, 3, 4000, 4000);
+    const float first_view = v.sum();
+    for (int i = 0; i < 3; ++i) {
+      const float again = v.sum_async().to_vector()[0];
+      CHECK(std::memcmp(&again, &first_view, sizeof(float)) == 0);
     }
   }
 }

@@ -1,6 +1,9 @@
-// transpose(): exact equality with Eigen on awkward shapes, every type, outputs poisoned.
+// transpose(): exact equality with Eigen on awkward shapes, every type, outputs poisoned: the
+// tile kernel (bytes as words at any alignment), the few-rows and few-columns chunk kernels
+// (sides up to 16) around their block edges, and views at odd offsets and strides.
 #include "support/util.hpp"
 
+#include <array>
 #include <utility>
 #include <vector>
 
@@ -29,7 +32,63 @@ void check_transpose(Index r, Index c, const Stream& stream) {
 const std::vector<std::pair<Index, Index>> kExtraShapes = {
     {3, 100003}, {100003, 3}, {2, 65537}, {65537, 2}, {64, 64}, {128, 128}, {192, 320}, {320, 192},
     {260, 516}, {516, 260}, {4096, 4100}, {4100, 4096}, {4097, 4099}, {1000, 1024}, {8, 12}, {12, 8}};
+
+// The few-rows / few-columns kernels: sides 2..16 against long sides around their chunk edges
+// (chunks of 128 * k lines: 128, 1280, 5376, 8192 ...), and 17 (the first tile shape).
+const std::vector<Index> kFewSides = {2, 3, 5, 7, 8, 15, 16, 17};
+const std::vector<Index> kLongSides = {1, 2, 127, 129, 1281, 5377, 8193, 65537};
+
+// Rows and columns of every residue mod 4 past one 128-byte tile: the byte tile moves 4-byte
+// words whatever the alignment of its rows.
+const std::vector<Index> kRaggedSides = {129, 130, 131, 132, 387};
+
+template <class T>
+void check_view_transpose(const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index r0, Index c0, Index rows,
+                          Index cols) {
+  CAPTURE(shape(h.rows(), h.cols()), r0, c0, shape(rows, cols));
+  const MatrixView<const T> v = a.block(r0, c0, rows, cols);
+  poison_next<T>(cols, rows, v.stream());
+  const DeviceMatrix<T> t = v.transpose();
+  REQUIRE(t.rows() == cols);
+  REQUIRE(t.cols() == rows);
+  const HostMatrix<T> want = h.block(r0, c0, rows, cols).transpose();
+  CHECK(to_eigen(t) == want);
+}
 }  // namespace
+
+TEMPLATE_TEST_CASE("transpose with a few rows or a few columns equals Eigen's", "[transpose]", float, double,
+                   std::int32_t, std::uint8_t) {
+  const Stream s = Stream::per_thread();
+  for (Index few : kFewSides)
+    for (Index n : kLongSides) {
+      check_transpose<TestType>(few, n, s);
+      check_transpose<TestType>(n, few, s);
+    }
+}
+
+TEMPLATE_TEST_CASE("transpose of ragged shapes equals Eigen's", "[transpose]", float, double, std::int32_t,
+                   std::uint8_t) {
+  const Stream s = Stream::per_thread();
+  for (Index r : kRaggedSides)
+    for (Index c : kRaggedSides) check_transpose<TestType>(r, c, s);
+}
+
+TEMPLATE_TEST_CASE("transpose of views at odd offsets and strides equals Eigen's", "[transpose]", float, double,
+                   std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  // Windows: few rows and few columns (the chunk kernels through a stride), a single row and a
+  // single strided column, tile edges, all at offsets that leave byte rows unaligned.
+  const std::vector<std::array<Index, 4>> windows = {
+      {1, 3, 3, 1001}, {2, 1, 1001, 3},  {0, 5, 1, 999},   {5, 2, 999, 1},   {3, 7, 257, 259},
+      {1, 1, 16, 700}, {7, 3, 700, 16},  {0, 0, 17, 900},  {1, 2, 900, 17},  {9, 11, 1000, 1001},
+      {2, 3, 2, 1090}, {3, 2, 1090, 2},  {1, 0, 129, 131}, {0, 1, 131, 129}, {4, 4, 128, 128}};
+  for (auto [R, C] : {std::pair<Index, Index>{1100, 1100}, {1101, 1103}}) {
+    const HostMatrix<T> h = random_matrix<T>(R, C, std::is_signed_v<T> ? -1000 : 0, std::is_same_v<T, std::uint8_t> ? 255 : 1000);
+    const auto a = to_device(h, s);
+    for (const auto& w : windows) check_view_transpose<T>(h, a, w[0], w[1], w[2], w[3]);
+  }
+}
 
 TEMPLATE_TEST_CASE("transpose equals Eigen's on awkward shapes", "[transpose]", float, double, std::int32_t,
                    std::uint8_t) {
@@ -69,10 +128,11 @@ TEST_CASE("transpose of empty matrices keeps the swapped shape") {
 }
 
 TEST_CASE("transpose of a matrix past 2^31 bytes", "[large]") {
-  // Just past 2^31 bytes, so element offsets pass 2^31: once with 4-byte words (both sides
-  // multiples of 4), once with the single-byte fallback (odd cols). Checked on a stride of
-  // columns and on the last rows.
-  for (auto [rows, cols] : {std::pair<Index, Index>{32772, 65536}, {32771, 65537}}) {
+  // Just past 2^31 bytes, so element offsets pass 2^31: the byte tile with aligned rows (both
+  // sides multiples of 4) and with unaligned ones (odd cols). Checked on a stride of columns and
+  // on the last rows.
+  // Then a few rows and a few columns (the chunk kernels).
+  for (auto [rows, cols] : {std::pair<Index, Index>{32772, 65536}, {32771, 65537}, {3, 715827891}, {715827891, 3}}) {
     CAPTURE(shape(rows, cols));
     std::vector<std::uint8_t> h(static_cast<std::size_t>(rows * cols));
     for (Index r = 0; r < rows; ++r) {
@@ -84,7 +144,7 @@ TEST_CASE("transpose of a matrix past 2^31 bytes", "[large]") {
     const std::vector<std::uint8_t> t = a.transpose().to_vector();
     REQUIRE(t.size() == h.size());
     Index bad = 0;
-    for (Index c = 0; c < cols; c += 97)
+    for (Index c = 0; c < cols; c += cols < 97 ? 1 : 97)
       for (Index r = 0; r < rows; ++r) bad += t[static_cast<std::size_t>(c * rows + r)] != h[static_cast<std::size_t>(r * cols + c)];
     for (Index r = rows - 3; r < rows; ++r)  // the last rows, every column
       for (Index c = 0; c < cols; ++c) bad += t[static_cast<std::size_t>(c * rows + r)] != h[static_cast<std::size_t>(r * cols + c)];

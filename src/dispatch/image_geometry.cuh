@@ -1,0 +1,48 @@
+// Launchers of the geometry kernels (kernels/image_geometry.cuh): the per-pixel grid (grid.y
+// capped, the kernel strides over the rest) and rotate90's tile grid.
+#pragma once
+
+#include "dispatch/common.hpp"
+#include "dispatch/launch.cuh"
+#include "kernels/image_geometry.cuh"
+
+#include <devmat/error.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <string>
+
+namespace devmat::detail {
+
+constexpr unsigned kGeomMaxGridY = 65535;
+
+/// out (rows x cols, dense, from the pool: 256-byte aligned) = f(y, x), on `s`.
+template <class T, class F>
+void launch_geom_map(cudaStream_t s, T* out, Index rows, Index cols, const F& f) {
+  if (rows == 0 || cols == 0) return;
+  const auto bx = ceil_div(ceil_div(static_cast<unsigned long long>(cols), kGeomVec), kGeomThreadsX);
+  const auto by = std::min<unsigned long long>(ceil_div(static_cast<unsigned long long>(rows), kGeomThreadsY),
+                                               kGeomMaxGridY);
+  if (bx > static_cast<unsigned long long>(INT_MAX))
+    throw shape_error("devmat: image of " + shape_string(rows, cols) + " is too wide");
+  const bool vec_ok = cols % kGeomVec == 0;
+  launch(&geom_map_kernel<T, F>, dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)),
+         dim3(kGeomThreadsX, kGeomThreadsY), 0, s, out, rows, cols, vec_ok, f);
+}
+
+/// out (cols x rows, dense) = in (rows x cols, row stride ld) turned a quarter counter-clockwise
+/// (ccw) or clockwise.
+template <class T>
+void launch_rotate90(cudaStream_t s, const T* in, Index ld, T* out, Index rows, Index cols, bool ccw) {
+  if (rows == 0 || cols == 0) return;
+  const auto bx = ceil_div(static_cast<unsigned long long>(rows), kRotTile);  // output columns
+  const auto ty = ceil_div(static_cast<unsigned long long>(cols), kRotTile);  // output rows
+  if (bx > static_cast<unsigned long long>(INT_MAX) || ty > static_cast<unsigned long long>(UINT_MAX))
+    throw shape_error("devmat: rotate90: image of " + shape_string(rows, cols) + " is too large");
+  const dim3 grid(static_cast<unsigned>(bx), static_cast<unsigned>(std::min<unsigned long long>(ty, kGeomMaxGridY)));
+  const dim3 block(kRotTile, kGeomThreadsY);
+  if (ccw) launch(&rotate90_kernel<T, true>, grid, block, 0, s, in, ld, out, rows, cols, static_cast<unsigned>(ty));
+  else launch(&rotate90_kernel<T, false>, grid, block, 0, s, in, ld, out, rows, cols, static_cast<unsigned>(ty));
+}
+
+}  // namespace devmat::detail

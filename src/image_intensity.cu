@@ -1,0 +1,142 @@
+// Intensity: histogram, equalize_hist, threshold (with Otsu's threshold computed on the device)
+// and otsu_threshold, exact against OpenCV 4 (kernels/image_intensity.cuh). Each checks its
+// arguments before any launch and runs on the image's stream; only otsu_threshold blocks.
+#include "detail/runtime.hpp"
+#include "dispatch/image_geometry.cuh"
+#include "dispatch/workspace.hpp"
+#include "kernels/image_intensity.cuh"
+
+#include <devmat/image.hpp>
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+namespace devmat {
+namespace detail {
+namespace {
+
+void check_pixels(const char* op, const MatrixView<const std::uint8_t>& img) {
+  if (img.rows() > 0 && img.cols() > INT_MAX / img.rows())
+    throw shape_error(std::string("devmat: ") + op + ": image " + shape_string(img.rows(), img.cols()) +
+                      " has 2^31 pixels or more (the counts are int32)");
+}
+
+/// hist (256 ints on `s`) = the histogram of img; hist is zeroed first.
+void launch_histogram(const Stream& s, const MatrixView<const std::uint8_t>& img, int* hist) {
+  DEVMAT_CUDA_TRY(cudaMemsetAsync(hist, 0, kHistBins * sizeof(int), s.native()));
+  if (img.empty()) return;
+  const bool contiguous = img.contiguous();
+  const Index n = img.rows() * img.cols();
+  // Contiguous: enough 256-thread blocks for 64 bytes a thread, at most 8 per SM's worth (a
+  // block's shared copies are flushed once); strided: a block per row up to the same cap.
+  const unsigned long long want = contiguous ? ceil_div(static_cast<unsigned long long>(n), 64ull * kHistThreads)
+                                             : static_cast<unsigned long long>(img.rows());
+  const unsigned blocks = static_cast<unsigned>(std::clamp<unsigned long long>(want, 1, 1056));
+  launch(&histogram_kernel, dim3(blocks), dim3(kHistThreads), 0, s.native(), img.data(), img.stride(), img.rows(),
+         img.cols(), contiguous, hist);
+}
+
+}  // namespace
+}  // namespace detail
+
+DeviceMatrix<std::int32_t> histogram(const MatrixView<const std::uint8_t>& img) {
+  detail::check_pixels("histogram", img);
+  const Stream s = img.stream();
+  DeviceMatrix<std::int32_t> out(1, detail::kHistBins, s);
+  detail::use_on(s, img);
+  detail::launch_histogram(s, img, out.data());
+  return out;
+}
+
+DeviceMatrix<std::uint8_t> equalize_hist(const MatrixView<const std::uint8_t>& img) {
+  detail::check_pixels("equalize_hist", img);
+  const Stream s = img.stream();
+  DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
+  if (img.empty()) return out;
+  const auto hist = detail::Workspace::of<int>(detail::kHistBins, s);
+  const auto lut = detail::Workspace::of<std::uint8_t>(detail::kHistBins, s);
+  detail::use_on(s, img);
+  detail::launch_histogram(s, img, hist.as<int>());
+  detail::launch(&detail::equalize_lut_kernel, dim3(1), dim3(32), 0, s.native(), hist.as<const int>(),
+                 static_cast<int>(img.rows() * img.cols()), lut.as<std::uint8_t>());
+  detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
+                          detail::LookupU8{img.data(), img.stride(), lut.as<const std::uint8_t>()});
+  return out;  // hist and lut are freed stream-ordered, after the kernels
+}
+
+namespace detail {
+namespace {
+
+void check_threshold_args(Threshold type, double t, double maxval) {
+  if (static_cast<int>(type) < 0 || static_cast<int>(type) > static_cast<int>(Threshold::otsu))
+    throw std::invalid_argument("devmat: threshold: unknown Threshold " + std::to_string(static_cast<int>(type)));
+  if (!std::isfinite(t) || !std::isfinite(maxval))
+    throw std::invalid_argument("devmat: threshold: the threshold and maxval must be finite");
+}
+
+}  // namespace
+}  // namespace detail
+
+DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, double t, double maxval,
+                                     Threshold type) {
+  detail::check_threshold_args(type, t, maxval);
+  if (type == Threshold::otsu) detail::check_pixels("threshold", img);
+  const Stream s = img.stream();
+  DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
+  if (img.empty()) return out;
+  // OpenCV: the threshold floored (any value below 0 or from 255 up acts as -1 or 255), maxval
+  // rounded to nearest even and saturated.
+  const int ithresh = static_cast<int>(std::clamp(std::floor(t), -1.0, 255.0));
+  const auto imax = static_cast<std::uint8_t>(std::clamp(std::nearbyint(maxval), 0.0, 255.0));
+  detail::Workspace d_t;
+  detail::use_on(s, img);
+  if (type == Threshold::otsu) {
+    d_t = detail::Workspace::of<int>(detail::kHistBins + 1, s);
+    int* hist = d_t.as<int>();
+    detail::launch_histogram(s, img, hist);
+    detail::launch(&detail::otsu_kernel, dim3(1), dim3(32), 0, s.native(), static_cast<const int*>(hist),
+                   static_cast<long long>(img.rows() * img.cols()), hist + detail::kHistBins);
+  }
+  const int kind = type == Threshold::otsu ? detail::kThBinary : static_cast<int>(type);
+  detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
+                          detail::ThresholdMap<std::uint8_t, int>{img.data(), img.stride(), ithresh, imax, kind,
+                                                                  type == Threshold::otsu
+                                                                      ? d_t.as<const int>() + detail::kHistBins
+                                                                      : nullptr});
+  return out;
+}
+
+DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, double maxval, Threshold type) {
+  detail::check_threshold_args(type, t, maxval);
+  if (type == Threshold::otsu)
+    throw std::invalid_argument("devmat: threshold: Threshold::otsu needs a u8 image (as OpenCV's THRESH_OTSU)");
+  const Stream s = img.stream();
+  DeviceMatrix<float> out(img.rows(), img.cols(), s);
+  if (img.empty()) return out;
+  detail::use_on(s, img);
+  detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
+                          detail::ThresholdMap<float, float>{img.data(), img.stride(), static_cast<float>(t),
+                                                             static_cast<float>(maxval), static_cast<int>(type),
+                                                             nullptr});
+  return out;
+}
+
+double otsu_threshold(const MatrixView<const std::uint8_t>& img) {
+  detail::check_pixels("otsu_threshold", img);
+  if (img.empty()) return 0.0;
+  const Stream s = img.stream();
+  const auto ws = detail::Workspace::of<int>(detail::kHistBins + 1, s);
+  detail::use_on(s, img);
+  detail::launch_histogram(s, img, ws.as<int>());
+  detail::launch(&detail::otsu_kernel, dim3(1), dim3(32), 0, s.native(), ws.as<const int>(),
+                 static_cast<long long>(img.rows() * img.cols()), ws.as<int>() + detail::kHistBins);
+  int t = 0;
+  DEVMAT_CUDA_TRY(cudaMemcpyAsync(&t, ws.as<int>() + detail::kHistBins, sizeof(int), cudaMemcpyDeviceToHost, s.native()));
+  DEVMAT_CUDA_TRY(cudaStreamSynchronize(s.native()));
+  return static_cast<double>(t);
+}
+
+}  // namespace devmat

@@ -1,0 +1,283 @@
+// Geometry kernels: resize (nearest, linear, area), warp_affine, flip, rotate90, on one-channel
+// u8 and f32 images. Device code only. Where OpenCV's result depends on how a coordinate is
+// rounded, the arithmetic is OpenCV 4's (imgproc/src/resize.cpp, imgwarp.cpp), with the rounding
+// spelled out (__dmul_rn, __dadd_rn: no fused multiply-add that the CPU does not do).
+#pragma once
+
+#include "kernels/common.cuh"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace devmat::detail {
+
+constexpr int kGeomThreadsX = 32, kGeomThreadsY = 8;  // block of the per-pixel kernels
+constexpr int kGeomVec = 4;                            // output pixels per thread, along a row
+constexpr int kRotTile = 32;                           // rotate90's square tile
+
+/// OpenCV's cvRound / saturate_cast<int>(float or double): nearest, ties to even.
+__device__ __forceinline__ int round_even(float v) { return __float2int_rn(v); }
+__device__ __forceinline__ int round_even(double v) { return __double2int_rn(v); }
+
+template <class T>
+__device__ __forceinline__ T saturate_from_float(float v) {
+  if constexpr (std::is_same_v<T, std::uint8_t>) return static_cast<T>(::min(::max(round_even(v), 0), 255));
+  else return v;
+}
+
+// ---------------------------------------------------------------- the per-pixel driver
+/// out (rows x cols, dense) = f(y, x) for every pixel; each thread writes kGeomVec consecutive
+/// pixels of a row, as one vector store where `vec_ok` (cols a multiple of kGeomVec). grid.x
+/// covers ::ceil(cols / kGeomVec) / kGeomThreadsX, grid.y strides over the rows.
+template <class T, class F>
+__global__ void __launch_bounds__(kGeomThreadsX* kGeomThreadsY)
+    geom_map_kernel(T* __restrict__ out, Index rows, Index cols, bool vec_ok, F f) {
+  const Index x0 = (static_cast<Index>(blockIdx.x) * kGeomThreadsX + threadIdx.x) * kGeomVec;
+  if (x0 >= cols) return;
+  for (Index y = static_cast<Index>(blockIdx.y) * kGeomThreadsY + threadIdx.y; y < rows;
+       y += static_cast<Index>(gridDim.y) * kGeomThreadsY) {
+    T* row = out + y * cols;
+    if (vec_ok) {  // x0 + kGeomVec <= cols: cols is a multiple of kGeomVec
+      Pack<T, kGeomVec> p;
+#pragma unroll
+      for (int k = 0; k < kGeomVec; ++k) p.v[k] = f(y, x0 + k);
+      *reinterpret_cast<Pack<T, kGeomVec>*>(row + x0) = p;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kGeomVec; ++k)
+        if (x0 + k < cols) row[x0 + k] = f(y, x0 + k);
+    }
+  }
+}
+
+// ---------------------------------------------------------------- resize
+/// INTER_NEAREST: source index min(floor(d * inv), n - 1), inv = 1 / (dst / src) in double.
+struct NearestIndex {
+  double inv;
+  Index n;
+  __device__ __forceinline__ Index operator()(Index d) const {
+    const Index s = static_cast<Index>(::floor(__dmul_rn(static_cast<double>(d), inv)));
+    return s < n - 1 ? s : n - 1;
+  }
+};
+
+template <class T>
+struct ResizeNearest {
+  const T* src;
+  Index ld;
+  NearestIndex ix, iy;
+  __device__ __forceinline__ T operator()(Index y, Index x) const { return __ldg(src + iy(y) * ld + ix(x)); }
+};
+
+/// One axis of a linear (or INTER_AREA upscale) resize: the two taps s0, s1 and the weight of s1.
+struct LinearTap {
+  Index s0, s1;
+  float f;
+};
+
+/// OpenCV's coefficients for output index d: linear fx = (d + 0.5) scale - 0.5; area-mode
+/// (INTER_AREA enlarging) sx = floor(d scale), fx = (d + 1) - (sx + 1) / scale, snapped to 0 when
+/// <= 0. Taps past an edge collapse onto it with weight 0.
+template <bool kArea>
+__device__ __forceinline__ LinearTap linear_tap(Index d, double scale, double inv_scale, Index n) {
+  Index s;
+  float f;
+  if constexpr (!kArea) {
+    f = static_cast<float>(__dadd_rn(__dmul_rn(static_cast<double>(d) + 0.5, scale), -0.5));
+    s = static_cast<Index>(::floorf(f));
+    f -= static_cast<float>(s);
+  } else {
+    s = static_cast<Index>(::floor(__dmul_rn(static_cast<double>(d), scale)));
+    f = static_cast<float>(__dadd_rn(static_cast<double>(d + 1), -__dmul_rn(static_cast<double>(s + 1), inv_scale)));
+    f = f <= 0.f ? 0.f : f - ::floorf(f);
+  }
+  if (s < 0) {
+    s = 0;
+    f = 0.f;
+  }
+  if (s >= n - 1) {
+    s = n - 1;
+    f = 0.f;
+  }
+  return {s, s + 1 < n ? s + 1 : s, f};
+}
+
+/// Bilinear resize. u8 in OpenCV's fixed point: weights round(w * 2048) as shorts, the row pass
+/// in int, the column pass rounded by 22 bits; f32 in float as OpenCV.
+template <class T, bool kArea>
+struct ResizeLinear {
+  const T* src;
+  Index ld, src_rows, src_cols;
+  double scale_x, inv_x, scale_y, inv_y;
+  __device__ __forceinline__ T operator()(Index y, Index x) const {
+    const LinearTap ty = linear_tap<kArea>(y, scale_y, inv_y, src_rows);
+    const LinearTap tx = linear_tap<kArea>(x, scale_x, inv_x, src_cols);
+    const T* r0 = src + ty.s0 * ld;
+    const T* r1 = src + ty.s1 * ld;
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+      const int a0 = round_even((1.f - tx.f) * 2048.f), a1 = round_even(tx.f * 2048.f);
+      const int b0 = round_even((1.f - ty.f) * 2048.f), b1 = round_even(ty.f * 2048.f);
+      const int h0 = __ldg(r0 + tx.s0) * a0 + __ldg(r0 + tx.s1) * a1;
+      const int h1 = __ldg(r1 + tx.s0) * a0 + __ldg(r1 + tx.s1) * a1;
+      const long long v = static_cast<long long>(b0) * h0 + static_cast<long long>(b1) * h1;
+      return static_cast<T>(::min(::max(static_cast<int>((v + (1 << 21)) >> 22), 0), 255));
+    } else {
+      const float a0 = 1.f - tx.f, b0 = 1.f - ty.f;
+      const float h0 = __fadd_rn(__fmul_rn(__ldg(r0 + tx.s0), a0), __fmul_rn(__ldg(r0 + tx.s1), tx.f));
+      const float h1 = __fadd_rn(__fmul_rn(__ldg(r1 + tx.s0), a0), __fmul_rn(__ldg(r1 + tx.s1), tx.f));
+      return __fadd_rn(__fmul_rn(h0, b0), __fmul_rn(h1, ty.f));
+    }
+  }
+};
+
+/// INTER_AREA shrinking (both scales >= 1): the mean over the footprint [d scale, (d + 1) scale)
+/// of each output pixel, partial pixels weighted by their overlap (OpenCV's area table, with
+/// its 1e-3 cut-off), clipped to the image; the sum in float, rounded to u8 as saturate_cast.
+template <class T>
+struct ResizeArea {
+  const T* src;
+  Index ld, src_rows, src_cols;
+  double scale_x, scale_y;
+
+  /// The footprint of output index d along an axis of n source pixels: first and last source
+  /// index, the weights of the partial ends (0 if none) and 1 / cell width.
+  struct Span {
+    Index s1, s2;  // whole pixels s1 .. s2 - 1
+    float w_lo, w_hi, inv_cell;
+  };
+  __device__ __forceinline__ static Span span(Index d, double scale, Index n) {
+    const double f1 = __dmul_rn(static_cast<double>(d), scale), f2 = __dadd_rn(f1, scale);
+    const double cell = ::fmin(scale, __dadd_rn(static_cast<double>(n), -f1));
+    Index s2 = static_cast<Index>(::floor(f2));
+    Index s1 = static_cast<Index>(::ceil(f1));
+    s2 = s2 < n - 1 ? s2 : n - 1;
+    s1 = s1 < s2 ? s1 : s2;
+    Span sp;
+    sp.s1 = s1;
+    sp.s2 = s2;
+    sp.inv_cell = static_cast<float>(1.0 / cell);
+    const double lo = static_cast<double>(s1) - f1;
+    sp.w_lo = lo > 1e-3 ? static_cast<float>(lo / cell) : 0.f;
+    const double hi = ::fmin(::fmin(f2 - static_cast<double>(s2), 1.0), cell);
+    sp.w_hi = hi > 1e-3 ? static_cast<float>(hi / cell) : 0.f;
+    return sp;
+  }
+
+  __device__ __forceinline__ float row_sum(const T* r, const Span& sx) const {
+    float acc = 0.f;
+    if (sx.w_lo > 0.f) acc += sx.w_lo * static_cast<float>(__ldg(r + sx.s1 - 1));
+    for (Index j = sx.s1; j < sx.s2; ++j) acc += sx.inv_cell * static_cast<float>(__ldg(r + j));
+    if (sx.w_hi > 0.f) acc += sx.w_hi * static_cast<float>(__ldg(r + sx.s2));
+    return acc;
+  }
+
+  __device__ __forceinline__ T operator()(Index y, Index x) const {
+    const Span sy = span(y, scale_y, src_rows), sx = span(x, scale_x, src_cols);
+    float acc = 0.f;
+    if (sy.w_lo > 0.f) acc += sy.w_lo * row_sum(src + (sy.s1 - 1) * ld, sx);
+    for (Index i = sy.s1; i < sy.s2; ++i) acc += sy.inv_cell * row_sum(src + i * ld, sx);
+    if (sy.w_hi > 0.f) acc += sy.w_hi * row_sum(src + sy.s2 * ld, sx);
+    return saturate_from_float<T>(acc);
+  }
+};
+
+// ---------------------------------------------------------------- warp_affine
+constexpr int kInterBits = 5, kInterTab = 1 << kInterBits;  // 1/32-pixel coordinates
+constexpr int kAbBits = 10;                                  // the affine map's fixed point
+constexpr double kAbScale = 1 << kAbBits;
+
+__device__ __forceinline__ int sat_short(int v) { return ::min(::max(v, -32768), 32767); }
+
+/// warpAffine with `m` the inverse map (output -> source), OpenCV's fixed-point coordinates:
+/// X = round(m0 x 1024) + round((m1 y + m2) 1024) + delta, then 1/32-pixel steps.
+template <class T, bool kLinear, bool kReplicate>
+struct WarpAffine {
+  const T* src;
+  Index ld, src_rows, src_cols;
+  double m0, m1, m2, m3, m4, m5;
+  T cval;
+  __device__ __forceinline__ T at(Index sy, Index sx) const {
+    if constexpr (kReplicate) {
+      sy = sy < 0 ? 0 : (sy >= src_rows ? src_rows - 1 : sy);
+      sx = sx < 0 ? 0 : (sx >= src_cols ? src_cols - 1 : sx);
+      return __ldg(src + sy * ld + sx);
+    } else {
+      return sy >= 0 && sy < src_rows && sx >= 0 && sx < src_cols ? __ldg(src + sy * ld + sx) : cval;
+    }
+  }
+  __device__ __forceinline__ T operator()(Index y, Index x) const {
+    constexpr int delta = kLinear ? kInterTab / 2 : static_cast<int>(kAbScale) / 2;
+    const double yd = static_cast<double>(y), xd = static_cast<double>(x);
+    const int x_row = round_even(__dmul_rn(__dadd_rn(__dmul_rn(m1, yd), m2), kAbScale)) + delta;
+    const int y_row = round_even(__dmul_rn(__dadd_rn(__dmul_rn(m4, yd), m5), kAbScale)) + delta;
+    const int xx = x_row + round_even(__dmul_rn(__dmul_rn(m0, xd), kAbScale));
+    const int yy = y_row + round_even(__dmul_rn(__dmul_rn(m3, xd), kAbScale));
+    if constexpr (!kLinear) {
+      const Index sx = sat_short(xx >> kAbBits), sy = sat_short(yy >> kAbBits);
+      return at(sy, sx);
+    } else {
+      const int X = xx >> (kAbBits - kInterBits), Y = yy >> (kAbBits - kInterBits);
+      const Index sx = sat_short(X >> kInterBits), sy = sat_short(Y >> kInterBits);
+      const int ax = X & (kInterTab - 1), ay = Y & (kInterTab - 1);
+      if (!kReplicate && (sx >= src_cols || sx + 1 < 0 || sy >= src_rows || sy + 1 < 0)) return cval;
+      const T v0 = at(sy, sx), v1 = at(sy, sx + 1), v2 = at(sy + 1, sx), v3 = at(sy + 1, sx + 1);
+      if constexpr (std::is_same_v<T, std::uint8_t>) {
+        // OpenCV's table: w = (1 - ay/32)(1 - ax/32) 2^15 ..., exact in integers.
+        const int w0 = (kInterTab - ay) * (kInterTab - ax) * 32, w1 = (kInterTab - ay) * ax * 32;
+        const int w2 = ay * (kInterTab - ax) * 32, w3 = ay * ax * 32;
+        const int v = v0 * w0 + v1 * w1 + v2 * w2 + v3 * w3;
+        return static_cast<T>(::min(::max((v + (1 << 14)) >> 15, 0), 255));
+      } else {
+        const float fx = ax * (1.f / kInterTab), fy = ay * (1.f / kInterTab);
+        const float w0 = __fmul_rn(1.f - fy, 1.f - fx), w1 = __fmul_rn(1.f - fy, fx);
+        const float w2 = __fmul_rn(fy, 1.f - fx), w3 = __fmul_rn(fy, fx);
+        return __fadd_rn(__fadd_rn(__fadd_rn(__fmul_rn(v0, w0), __fmul_rn(v1, w1)), __fmul_rn(v2, w2)),
+                         __fmul_rn(v3, w3));
+      }
+    }
+  }
+};
+
+// ---------------------------------------------------------------- flip
+template <class T>
+struct Flip {
+  const T* src;
+  Index ld, rows, cols;
+  bool flip_rows, flip_cols;
+  __device__ __forceinline__ T operator()(Index y, Index x) const {
+    return __ldg(src + (flip_rows ? rows - 1 - y : y) * ld + (flip_cols ? cols - 1 - x : x));
+  }
+};
+
+// ---------------------------------------------------------------- rotate90
+/// A quarter turn (kCcw: counter-clockwise, out(i, j) = in(j, C - 1 - i); else clockwise,
+/// out(i, j) = in(R - 1 - j, i)) of an R x C image into a C x R one, through a shared tile so
+/// that reads and writes are both along rows. Block (kRotTile, kGeomThreadsY); grid.x over the
+/// output's columns, grid.y over its rows, tiles_y of them (grid.y may be capped).
+template <class T, bool kCcw>
+__global__ void __launch_bounds__(kRotTile* kGeomThreadsY)
+    rotate90_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
+                    unsigned tiles_y) {
+  __shared__ T tile[kRotTile][kRotTile + 1];  // (input rows, input cols) of the tile
+  const Index out_rows = cols, out_cols = rows;
+  const Index oj0 = static_cast<Index>(blockIdx.x) * kRotTile;
+  for (unsigned by = blockIdx.y; by < tiles_y; by += gridDim.y) {
+    const Index oi0 = static_cast<Index>(by) * kRotTile;
+    // The input window: rows r0 .., cols c0 .. (kRotTile each; may start before 0).
+    const Index r0 = kCcw ? oj0 : rows - oj0 - kRotTile;
+    const Index c0 = kCcw ? cols - oi0 - kRotTile : oi0;
+    for (int ty = threadIdx.y; ty < kRotTile; ty += kGeomThreadsY) {
+      const Index r = r0 + ty, c = c0 + threadIdx.x;
+      if (r >= 0 && r < rows && c >= 0 && c < cols) tile[ty][threadIdx.x] = __ldg(in + r * ld + c);
+    }
+    __syncthreads();
+    for (int ty = threadIdx.y; ty < kRotTile; ty += kGeomThreadsY) {
+      const Index i = oi0 + ty, j = oj0 + threadIdx.x;
+      if (i < out_rows && j < out_cols)
+        out[i * out_cols + j] = kCcw ? tile[threadIdx.x][kRotTile - 1 - ty] : tile[kRotTile - 1 - threadIdx.x][ty];
+    }
+    __syncthreads();
+  }
+}
+
+}  // namespace devmat::detail

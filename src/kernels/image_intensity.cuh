@@ -1,0 +1,154 @@
+// Intensity kernels: the 256-bin histogram (per-warp shared copies, 16-byte loads where the
+// bytes allow), equalize_hist's lookup table and Otsu's threshold from a histogram (one thread,
+// OpenCV 4's double arithmetic, unfused), and the per-pixel maps (lookup, threshold). Device
+// code only.
+#pragma once
+
+#include "kernels/common.cuh"
+
+#include <cstdint>
+#include <type_traits>
+
+namespace devmat::detail {
+
+constexpr int kHistBins = 256;
+constexpr int kHistThreads = 256;
+constexpr int kHistCopies = kHistThreads / 32;  // one shared histogram per warp
+
+__device__ __forceinline__ void hist_add4(int* h, unsigned w) {
+  atomicAdd(h + (w & 255u), 1);
+  atomicAdd(h + ((w >> 8) & 255u), 1);
+  atomicAdd(h + ((w >> 16) & 255u), 1);
+  atomicAdd(h + (w >> 24), 1);
+}
+
+/// Counts bytes p[0 .. n) into `h`, split over `nthreads` threads of which this is `tid`:
+/// a scalar head up to 16-byte alignment, 16-byte loads, a scalar tail.
+__device__ __forceinline__ void hist_span(const std::uint8_t* p, Index n, int* h, Index tid, Index nthreads) {
+  const Index head = static_cast<Index>((16 - (reinterpret_cast<std::uintptr_t>(p) & 15)) & 15);
+  const Index n_head = head < n ? head : n;
+  if (tid < n_head) atomicAdd(h + __ldg(p + tid), 1);
+  const uint4* body = reinterpret_cast<const uint4*>(p + n_head);
+  const Index n_vec = (n - n_head) / 16;
+  for (Index i = tid; i < n_vec; i += nthreads) {
+    const uint4 v = __ldg(body + i);
+    hist_add4(h, v.x);
+    hist_add4(h, v.y);
+    hist_add4(h, v.z);
+    hist_add4(h, v.w);
+  }
+  const Index tail0 = n_head + n_vec * 16;
+  if (tail0 + tid < n) atomicAdd(h + __ldg(p + tail0 + tid), 1);  // at most 15 bytes
+}
+
+/// hist (256 ints, zeroed before) += the histogram of a rows x cols image with row stride ld.
+/// A contiguous image is one span over all threads of the grid; otherwise blocks take rows.
+__global__ void __launch_bounds__(kHistThreads)
+    histogram_kernel(const std::uint8_t* __restrict__ img, Index ld, Index rows, Index cols, bool contiguous,
+                     int* __restrict__ hist) {
+  __shared__ int h_smem[kHistCopies][kHistBins];
+  for (int i = threadIdx.x; i < kHistCopies * kHistBins; i += kHistThreads) (&h_smem[0][0])[i] = 0;
+  __syncthreads();
+  int* h = h_smem[threadIdx.x / 32];
+  if (contiguous) {
+    hist_span(img, rows * cols, h, static_cast<Index>(blockIdx.x) * kHistThreads + threadIdx.x,
+              static_cast<Index>(gridDim.x) * kHistThreads);
+  } else {
+    for (Index r = blockIdx.x; r < rows; r += gridDim.x) hist_span(img + r * ld, cols, h, threadIdx.x, kHistThreads);
+  }
+  __syncthreads();
+  for (int b = threadIdx.x; b < kHistBins; b += kHistThreads) {
+    int sum = 0;
+#pragma unroll
+    for (int c = 0; c < kHistCopies; ++c) sum += h_smem[c][b];
+    if (sum) atomicAdd(hist + b, sum);
+  }
+}
+
+/// cv::equalizeHist's table from the histogram of `total` pixels (one thread): levels below the
+/// first used one are never read; a one-level image maps to that level.
+__global__ void equalize_lut_kernel(const int* __restrict__ hist, int total, std::uint8_t* __restrict__ lut) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  int i = 0;
+  while (i < kHistBins - 1 && hist[i] == 0) ++i;
+  if (hist[i] == total) {
+    for (int k = 0; k < kHistBins; ++k) lut[k] = static_cast<std::uint8_t>(i);
+    return;
+  }
+  const float scale = __fdiv_rn(255.f, static_cast<float>(total - hist[i]));
+  for (int k = 0; k <= i; ++k) lut[k] = 0;
+  int sum = 0;
+  for (++i; i < kHistBins; ++i) {
+    sum += hist[i];
+    const int v = __float2int_rn(__fmul_rn(static_cast<float>(sum), scale));
+    lut[i] = static_cast<std::uint8_t>(v < 0 ? 0 : (v > 255 ? 255 : v));
+  }
+}
+
+/// Otsu's threshold from the histogram of `total` pixels, OpenCV 4's loop step by step with
+/// no fused multiply-add (one thread); writes the level to *t.
+__global__ void otsu_kernel(const int* __restrict__ hist, long long total, int* __restrict__ t) {
+  if (threadIdx.x != 0 || blockIdx.x != 0) return;
+  constexpr double kFltEps = 1.1920928955078125e-07;
+  const double scale = 1.0 / static_cast<double>(total);
+  double mu = 0;
+  for (int i = 0; i < kHistBins; ++i) mu = __dadd_rn(mu, __dmul_rn(static_cast<double>(i), static_cast<double>(hist[i])));
+  mu = __dmul_rn(mu, scale);
+  double mu1 = 0, q1 = 0, max_sigma = 0;
+  int max_val = 0;
+  for (int i = 0; i < kHistBins; ++i) {
+    const double p_i = __dmul_rn(static_cast<double>(hist[i]), scale);
+    mu1 = __dmul_rn(mu1, q1);
+    q1 = __dadd_rn(q1, p_i);
+    const double q2 = __dadd_rn(1.0, -q1);
+    if (::fmin(q1, q2) < kFltEps || ::fmax(q1, q2) > __dadd_rn(1.0, -kFltEps)) continue;
+    mu1 = __ddiv_rn(__dadd_rn(mu1, __dmul_rn(static_cast<double>(i), p_i)), q1);
+    const double mu2 = __ddiv_rn(__dadd_rn(mu, -__dmul_rn(q1, mu1)), q2);
+    const double d = __dadd_rn(mu1, -mu2);
+    const double sigma = __dmul_rn(__dmul_rn(__dmul_rn(q1, q2), d), d);
+    if (sigma > max_sigma) {
+      max_sigma = sigma;
+      max_val = i;
+    }
+  }
+  *t = max_val;
+}
+
+/// out = lut[img] (the per-pixel map of geom_map_kernel).
+struct LookupU8 {
+  const std::uint8_t* img;
+  Index ld;
+  const std::uint8_t* lut;
+  __device__ __forceinline__ std::uint8_t operator()(Index y, Index x) const { return __ldg(lut + __ldg(img + y * ld + x)); }
+};
+
+/// OpenCV's threshold types, in Threshold's order (otsu runs as binary).
+enum ThresholdKind : int { kThBinary = 0, kThBinaryInv, kThTrunc, kThToZero, kThToZeroInv };
+
+/// cv::threshold for one pixel; for u8 the threshold is an int (floored, any range), or read
+/// from the device (*d_thresh, Otsu's) when d_thresh is set.
+template <class T, class TT>
+struct ThresholdMap {
+  const T* img;
+  Index ld;
+  TT thresh;
+  T maxval;
+  int kind;
+  const int* d_thresh;
+  __device__ __forceinline__ T operator()(Index y, Index x) const {
+    const T p = __ldg(img + y * ld + x);
+    const TT t = d_thresh ? static_cast<TT>(*d_thresh) : thresh;
+    const bool above = static_cast<TT>(p) > t;
+    switch (kind) {
+      case kThBinary: return above ? maxval : T(0);
+      case kThBinaryInv: return above ? T(0) : maxval;
+      case kThTrunc:
+        if constexpr (std::is_integral_v<T>) return above ? static_cast<T>(t < TT(0) ? TT(0) : t) : p;  // saturated
+        else return above ? static_cast<T>(t) : p;
+      case kThToZero: return above ? p : T(0);
+      default: return above ? T(0) : p;
+    }
+  }
+};
+
+}  // namespace devmat::detail

@@ -1,0 +1,245 @@
+// resize, warp_affine, flip and rotate90 against OpenCV 4 on the CPU (support/opencv.hpp), u8
+// and f32, on sizes that break tiling (1x1, 1xN, Nx1, primes, 4097x4095), regions of interest
+// at odd offsets, outputs poisoned: exact for nearest, flip and rotate; u8 interpolation within
+// one grey level, f32 within 1e-5 relative. Bad parameters are typed errors thrown before any
+// launch (no OpenCV needed for those).
+#include "support/opencv.hpp"
+
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace devmat;
+using namespace devmat::test;
+
+namespace {
+
+using Shape = std::pair<Index, Index>;
+
+const std::vector<Shape>& source_shapes() {
+  static const std::vector<Shape> shapes = {{1, 1}, {1, 7}, {7, 1}, {2, 2}, {13, 17}, {31, 29}, {64, 64}, {97, 131}, {257, 33}};
+  return shapes;
+}
+
+/// A random image of rows x cols as a view at an odd offset (1, 3) inside a larger matrix, with
+/// its host copy. u8 in [0, 255]; f32 in [0, 255] too, as an image would be.
+template <class T>
+struct Roi {
+  HostMatrix<T> host;
+  DeviceMatrix<T> parent;
+  MatrixView<const T> view;
+  Roi(Index rows, Index cols, bool offset = true) {
+    const Index dr = offset ? 1 : 0, dc = offset ? 3 : 0;
+    const HostMatrix<T> big = random_matrix<T>(rows + 2 * dr, cols + 2 * dc, 0, 255);
+    host = big.block(dr, dc, rows, cols);
+    parent = to_device(big);
+    view = parent.view().block(dr, dc, rows, cols);
+  }
+};
+
+/// |got - want| <= tol (u8: grey levels) or <= tol max(1, |want|) (f32), counted over all pixels;
+/// the first mismatch is reported.
+template <class T>
+void check_close(const HostMatrix<T>& got, const HostMatrix<T>& want, double tol) {
+  REQUIRE(got.rows() == want.rows());
+  REQUIRE(got.cols() == want.cols());
+  Index bad = 0, first = -1;
+  for (Index i = 0; i < got.size(); ++i) {
+    const double g = static_cast<double>(got.data()[i]), w = static_cast<double>(want.data()[i]);
+    const double lim = std::is_floating_point_v<T> ? tol * std::max(1.0, std::abs(w)) : tol;
+    if (!(std::abs(g - w) <= lim)) {
+      if (first < 0) first = i;
+      ++bad;
+    }
+  }
+  if (bad > 0) {
+    const Index c = got.cols();
+    INFO("first mismatch at (" << first / c << ", " << first % c << "): got " << +got.data()[first] << ", OpenCV "
+                               << +want.data()[first]);
+    CHECK(bad == 0);
+  }
+}
+
+template <class T>
+double interp_tol() {
+  return std::is_same_v<T, std::uint8_t> ? 1.0 : 1e-5;
+}
+
+const char* interp_name(Interp i) { return i == Interp::nearest ? "nearest" : i == Interp::linear ? "linear" : "area"; }
+
+int cv_interp(Interp i) {
+  return i == Interp::nearest ? cv::INTER_NEAREST : i == Interp::linear ? cv::INTER_LINEAR : cv::INTER_AREA;
+}
+
+}  // namespace
+
+DEVMAT_OPENCV_MISSING_CASE("[image][geometry]")
+
+#if DEVMAT_TEST_HAVE_OPENCV
+namespace {
+
+template <class T>
+void check_resize(const Roi<T>& src, Index rows, Index cols, Interp interp) {
+  CAPTURE(src.host.rows(), src.host.cols(), rows, cols, interp_name(interp));
+  poison_next<T>(rows, cols, src.view.stream());
+  const HostMatrix<T> got = to_eigen(resize(src.view, rows, cols, interp));
+  cv::Mat want;
+  cv::resize(to_cv(src.host), want, cv::Size(static_cast<int>(cols), static_cast<int>(rows)), 0, 0, cv_interp(interp));
+  check_close(got, from_cv<T>(want), interp == Interp::nearest ? 0.0 : interp_tol<T>());
+}
+
+template <class T>
+void resize_cases() {
+  for (auto [r, c] : source_shapes()) {
+    const Roi<T> src(r, c);
+    // Shrinking, enlarging, both at once, integer factors (OpenCV's fast area path), 1 pixel.
+    const std::vector<Shape> outs = {{1, 1},         {r, c},         {2 * r, 2 * c},     {3 * r + 1, c + 2},
+                                     {(r + 1) / 2, (c + 1) / 2},     {std::max<Index>(r / 3, 1), std::max<Index>(c / 3, 1)},
+                                     {r + 5, std::max<Index>(c / 2, 1)}, {7, 5}};
+    for (auto [orows, ocols] : outs)
+      for (Interp interp : {Interp::nearest, Interp::linear, Interp::area}) check_resize(src, orows, ocols, interp);
+  }
+  // Fresh random shapes and ratios.
+  for (int t = 0; t < 6; ++t) {
+    std::uniform_int_distribution<Index> d(1, 300);
+    const Roi<T> src(d(rng()), d(rng()));
+    const Index orows = d(rng()), ocols = d(rng());
+    for (Interp interp : {Interp::nearest, Interp::linear, Interp::area}) check_resize(src, orows, ocols, interp);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("resize matches cv::resize (u8)", "[image][geometry][resize]") { resize_cases<std::uint8_t>(); }
+TEST_CASE("resize matches cv::resize (f32)", "[image][geometry][resize]") { resize_cases<float>(); }
+
+TEMPLATE_TEST_CASE("resize of a 4097x4095 image matches cv::resize", "[image][geometry][resize][large]", std::uint8_t,
+                   float) {
+  const Roi<TestType> src(4097, 4095);
+  for (Interp interp : {Interp::nearest, Interp::linear, Interp::area}) {
+    check_resize(src, 2048, 2047, interp);
+    check_resize(src, 6001, 5999, interp);
+  }
+}
+
+namespace {
+
+/// A source -> output affine map: rotate by `deg` about the image centre, scale, shift.
+Affine rotation(double deg, double scale, double cx, double cy, double tx, double ty) {
+  const cv::Mat m = cv::getRotationMatrix2D(cv::Point2f(static_cast<float>(cx), static_cast<float>(cy)), deg, scale);
+  return {m.at<double>(0, 0), m.at<double>(0, 1), m.at<double>(0, 2) + tx,
+          m.at<double>(1, 0), m.at<double>(1, 1), m.at<double>(1, 2) + ty};
+}
+
+template <class T>
+void check_warp(const Roi<T>& src, const Affine& m, Index rows, Index cols, Interp interp, Border border, double value) {
+  CAPTURE(src.host.rows(), src.host.cols(), rows, cols, interp_name(interp), border == Border::replicate, value);
+  CAPTURE(m[0], m[1], m[2], m[3], m[4], m[5]);
+  poison_next<T>(rows, cols, src.view.stream());
+  const HostMatrix<T> got = to_eigen(warp_affine(src.view, m, rows, cols, interp, border, value));
+  cv::Mat want;
+  const cv::Mat cm = (cv::Mat_<double>(2, 3) << m[0], m[1], m[2], m[3], m[4], m[5]);
+  cv::warpAffine(to_cv(src.host), want, cm, cv::Size(static_cast<int>(cols), static_cast<int>(rows)), cv_interp(interp),
+                 border == Border::replicate ? cv::BORDER_REPLICATE : cv::BORDER_CONSTANT, cv::Scalar(value));
+  // Nearest is exact; linear u8 too in OpenCV's fixed point, f32 to float rounding.
+  check_close(got, from_cv<T>(want), interp == Interp::nearest ? 0.0 : interp_tol<T>());
+}
+
+template <class T>
+void warp_cases() {
+  std::uniform_real_distribution<double> angle(-180, 180), scale(0.4, 2.5), shift(-20, 20), value(-10, 300);
+  for (auto [r, c] : source_shapes()) {
+    const Roi<T> src(r, c);
+    const std::vector<std::pair<Affine, Shape>> maps = {
+        {{1, 0, 0, 0, 1, 0}, {r, c}},                        // identity
+        {{1, 0, 2.5, 0, 1, -1.25}, {r + 3, c + 4}},          // a shift by fractions of a pixel
+        {{0.5, 0, 0, 0, 0.5, 0}, {(r + 1) / 2, (c + 1) / 2}},  // a halving
+        {rotation(90, 1, c / 2.0, r / 2.0, 0, 0), {c, r}},
+        {rotation(angle(rng()), scale(rng()), c / 2.0, r / 2.0, shift(rng()), shift(rng())), {r + 7, c + 2}},
+        {rotation(angle(rng()), scale(rng()), 0, 0, shift(rng()), shift(rng())), {2 * r + 1, 2 * c + 1}},
+    };
+    for (const auto& [m, out] : maps)
+      for (Interp interp : {Interp::nearest, Interp::linear})
+        for (Border border : {Border::constant, Border::replicate})
+          check_warp(src, m, out.first, out.second, interp, border, value(rng()));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("warp_affine matches cv::warpAffine (u8)", "[image][geometry][warp]") { warp_cases<std::uint8_t>(); }
+TEST_CASE("warp_affine matches cv::warpAffine (f32)", "[image][geometry][warp]") { warp_cases<float>(); }
+
+TEMPLATE_TEST_CASE("flip and rotate90 match cv::flip and cv::rotate", "[image][geometry][flip][rotate]", std::uint8_t,
+                   float) {
+  std::vector<Shape> shapes = source_shapes();
+  shapes.push_back({33, 95});
+  shapes.push_back({100, 31});
+  for (auto [r, c] : shapes) {
+    CAPTURE(r, c);
+    const Roi<TestType> src(r, c);
+    for (auto [axis, code] : {std::pair{FlipAxis::vertical, 0}, {FlipAxis::horizontal, 1}, {FlipAxis::both, -1}}) {
+      CAPTURE(code);
+      poison_next<TestType>(r, c, src.view.stream());
+      cv::Mat want;
+      cv::flip(to_cv(src.host), want, code);
+      CHECK(to_eigen(flip(src.view, axis)) == from_cv<TestType>(want));
+    }
+    for (int k = -1; k <= 5; ++k) {
+      CAPTURE(k);
+      const int q = ((k % 4) + 4) % 4;
+      poison_next<TestType>(q % 2 ? c : r, q % 2 ? r : c, src.view.stream());
+      cv::Mat want = to_cv(src.host);
+      if (q == 1) cv::rotate(to_cv(src.host), want, cv::ROTATE_90_COUNTERCLOCKWISE);
+      if (q == 2) cv::rotate(to_cv(src.host), want, cv::ROTATE_180);
+      if (q == 3) cv::rotate(to_cv(src.host), want, cv::ROTATE_90_CLOCKWISE);
+      CHECK(to_eigen(rotate90(src.view, k)) == from_cv<TestType>(want));
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("flip and rotate90 of a 4097x4095 image", "[image][geometry][flip][rotate][large]", std::uint8_t,
+                   float) {
+  const Roi<TestType> src(4097, 4095);
+  cv::Mat want;
+  cv::flip(to_cv(src.host), want, -1);
+  CHECK(to_eigen(flip(src.view, FlipAxis::both)) == from_cv<TestType>(want));
+  cv::rotate(to_cv(src.host), want, cv::ROTATE_90_CLOCKWISE);
+  CHECK(to_eigen(rotate90(src.view, -1)) == from_cv<TestType>(want));
+  cv::rotate(to_cv(src.host), want, cv::ROTATE_90_COUNTERCLOCKWISE);
+  CHECK(to_eigen(rotate90(src.view, 1)) == from_cv<TestType>(want));
+}
+#endif
+
+TEMPLATE_TEST_CASE("geometry: bad parameters are typed errors thrown before any launch", "[image][geometry][errors]",
+                   std::uint8_t, float) {
+  const HostMatrix<TestType> host = random_matrix<TestType>(5, 6, 0, 255);
+  const auto img = to_device(host);
+  const DeviceMatrix<TestType> empty(0, 4);
+  CHECK_THROWS_AS(resize(img, 0, 3), shape_error);
+  CHECK_THROWS_AS(resize(img, 3, 0), shape_error);
+  CHECK_THROWS_AS(resize(img, -1, 3), shape_error);
+  CHECK_THROWS_AS(resize(empty, 3, 3), shape_error);
+  CHECK_THROWS_AS(resize(img, 3, 3, static_cast<Interp>(7)), std::invalid_argument);
+  CHECK_THROWS_WITH(resize(img, 0, 3), contains("resize"));
+
+  const Affine id = {1, 0, 0, 0, 1, 0};
+  CHECK_THROWS_AS(warp_affine(img, {1, 2, 0, 2, 4, 0}, 5, 6), std::invalid_argument);  // singular
+  CHECK_THROWS_WITH(warp_affine(img, {0, 0, 1, 0, 0, 1}, 5, 6), contains("singular"));
+  CHECK_THROWS_AS(warp_affine(img, {1, 0, NAN, 0, 1, 0}, 5, 6), std::invalid_argument);
+  CHECK_THROWS_AS(warp_affine(img, id, 5, 6, Interp::area), std::invalid_argument);
+  CHECK_THROWS_AS(warp_affine(img, id, 5, 6, Interp::linear, static_cast<Border>(9)), std::invalid_argument);
+  CHECK_THROWS_AS(warp_affine(img, id, 5, 6, Interp::linear, Border::constant, INFINITY), std::invalid_argument);
+  CHECK_THROWS_AS(warp_affine(img, id, 0, 6), shape_error);
+  CHECK_THROWS_AS(warp_affine(empty, id, 5, 6), shape_error);
+
+  CHECK_THROWS_AS(flip(img, static_cast<FlipAxis>(5)), std::invalid_argument);
+  // Empty images flip and turn to empty images.
+  CHECK(flip(empty, FlipAxis::both).rows() == 0);
+  CHECK(rotate90(empty, 1).rows() == 4);
+  CHECK(rotate90(empty, 1).cols() == 0);
+  // The input is untouched by the failed calls.
+  CHECK(to_eigen(img) == host);
+}

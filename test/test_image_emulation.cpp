@@ -1,0 +1,228 @@
+// The image kernels' per-pixel arithmetic, run on the CPU (the expression emulation's CUDA
+// stand-in, expr_emu/) against OpenCV 4: resize and warp_affine functors, every u8 colour
+// triple through the cvtColor functors, equalize_hist's table and Otsu's threshold from
+// histograms. A host test, so CI checks the rounding that the GPU tests check on the device;
+// it needs OpenCV and is registered only where the build found it.
+#include "emu_cuda.hpp"
+
+#include <math.h>
+
+#include <algorithm>
+#include <cmath>
+
+// The few device intrinsics the image kernels use beyond the expression kernels'.
+inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
+inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }
+inline int atomicAdd(int* p, int v) {
+  const int old = *p;
+  *p += v;
+  return old;
+}
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+
+#include "kernels/image_color.cuh"
+#include "kernels/image_geometry.cuh"
+#include "kernels/image_intensity.cuh"
+#include "support/catch.hpp"
+
+#include <opencv2/imgproc.hpp>
+
+#include <random>
+#include <type_traits>
+#include <vector>
+
+using devmat::Index;
+namespace d = devmat::detail;
+
+namespace {
+
+std::mt19937& gen() {
+  static std::mt19937 g(std::random_device{}());
+  return g;
+}
+
+template <class T>
+cv::Mat random_image(int rows, int cols) {
+  cv::Mat m(rows, cols, cv::DataType<T>::type);
+  std::uniform_int_distribution<int> dist(0, 255);
+  for (int i = 0; i < rows; ++i)
+    for (int j = 0; j < cols; ++j) m.at<T>(i, j) = static_cast<T>(dist(gen()));
+  return m;
+}
+
+/// Pixels of f (y, x) further than the tolerance from `want` (u8: levels; f32: relative).
+template <class T, class F>
+long long count_bad(const cv::Mat& want, const F& f, double tol) {
+  long long bad = 0;
+  for (int y = 0; y < want.rows; ++y)
+    for (int x = 0; x < want.cols; ++x) {
+      const double g = static_cast<double>(f(y, x)), w = static_cast<double>(want.at<T>(y, x));
+      double diff = std::abs(g - w);
+      if (std::is_floating_point_v<T>) diff /= std::max(1.0, std::abs(w));
+      bad += diff > tol;
+    }
+  return bad;
+}
+
+template <class T>
+void check_resize(int r, int c, int rows, int cols, int interp) {
+  CAPTURE(r, c, rows, cols, interp);
+  const cv::Mat src = random_image<T>(r, c);
+  cv::Mat want;
+  cv::resize(src, want, cv::Size(cols, rows), 0, 0, interp);
+  const double inv_x = static_cast<double>(cols) / c, inv_y = static_cast<double>(rows) / r;
+  const double sx = 1 / inv_x, sy = 1 / inv_y;
+  const T* p = src.ptr<T>();
+  const Index ld = static_cast<Index>(src.step1());
+  const double tol = std::is_same_v<T, std::uint8_t> ? (interp == cv::INTER_NEAREST ? 0 : 1) : 1e-5;
+  long long bad;
+  if (interp == cv::INTER_NEAREST)
+    bad = count_bad<T>(want, d::ResizeNearest<T>{p, ld, d::NearestIndex{sx, c}, d::NearestIndex{sy, r}}, tol);
+  else if (interp == cv::INTER_AREA && sx >= 1 && sy >= 1)
+    bad = count_bad<T>(want, d::ResizeArea<T>{p, ld, r, c, sx, sy}, tol);
+  else if (interp == cv::INTER_AREA)
+    bad = count_bad<T>(want, d::ResizeLinear<T, true>{p, ld, r, c, sx, inv_x, sy, inv_y}, tol);
+  else
+    bad = count_bad<T>(want, d::ResizeLinear<T, false>{p, ld, r, c, sx, inv_x, sy, inv_y}, tol);
+  CHECK(bad == 0);
+}
+
+template <class T>
+void check_warp(int r, int c, int rows, int cols, const double* m, bool linear, bool replicate, double value) {
+  CAPTURE(r, c, rows, cols, linear, replicate, value, m[0], m[1], m[2], m[3], m[4], m[5]);
+  const cv::Mat src = random_image<T>(r, c);
+  const cv::Mat cm = (cv::Mat_<double>(2, 3) << m[0], m[1], m[2], m[3], m[4], m[5]);
+  cv::Mat want;
+  cv::warpAffine(src, want, cm, cv::Size(cols, rows), linear ? cv::INTER_LINEAR : cv::INTER_NEAREST,
+                 replicate ? cv::BORDER_REPLICATE : cv::BORDER_CONSTANT, cv::Scalar(value));
+  // The inverse as src/image_geometry.cu computes it.
+  double im[6] = {m[0], m[1], m[2], m[3], m[4], m[5]};
+  const double det = 1.0 / (im[0] * im[4] - im[1] * im[3]);
+  const double a11 = im[4] * det, a22 = im[0] * det;
+  im[0] = a11;
+  im[1] *= -det;
+  im[3] *= -det;
+  im[4] = a22;
+  const double b1 = -im[0] * im[2] - im[1] * im[5], b2 = -im[3] * im[2] - im[4] * im[5];
+  im[2] = b1;
+  im[5] = b2;
+  const T cval = std::is_same_v<T, std::uint8_t> ? static_cast<T>(std::lrint(std::fmin(std::fmax(value, 0.), 255.)))
+                                                  : static_cast<T>(value);
+  const T* p = src.ptr<T>();
+  const Index ld = static_cast<Index>(src.step1());
+  const double tol = std::is_same_v<T, std::uint8_t> ? 0 : 1e-5;  // u8 exact: OpenCV's integer weights
+  long long bad;
+  if (linear && replicate)
+    bad = count_bad<T>(want, d::WarpAffine<T, true, true>{p, ld, r, c, im[0], im[1], im[2], im[3], im[4], im[5], cval}, tol);
+  else if (linear)
+    bad = count_bad<T>(want, d::WarpAffine<T, true, false>{p, ld, r, c, im[0], im[1], im[2], im[3], im[4], im[5], cval}, tol);
+  else if (replicate)
+    bad = count_bad<T>(want, d::WarpAffine<T, false, true>{p, ld, r, c, im[0], im[1], im[2], im[3], im[4], im[5], cval}, tol);
+  else
+    bad = count_bad<T>(want, d::WarpAffine<T, false, false>{p, ld, r, c, im[0], im[1], im[2], im[3], im[4], im[5], cval}, tol);
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("emulated resize functors match cv::resize", "[image][emulation]") {
+  const int shapes[][2] = {{1, 1}, {1, 7}, {7, 1}, {2, 2}, {13, 17}, {31, 29}, {97, 131}, {257, 33}};
+  for (const auto& s : shapes) {
+    const int r = s[0], c = s[1];
+    const int outs[][2] = {{1, 1}, {r, c}, {2 * r, 2 * c}, {3 * r + 1, c + 2}, {(r + 1) / 2, (c + 1) / 2},
+                           {std::max(r / 3, 1), std::max(c / 3, 1)}, {r + 5, std::max(c / 2, 1)}, {7, 5}};
+    for (const auto& o : outs)
+      for (int interp : {cv::INTER_NEAREST, cv::INTER_LINEAR, cv::INTER_AREA}) {
+        check_resize<std::uint8_t>(r, c, o[0], o[1], interp);
+        check_resize<float>(r, c, o[0], o[1], interp);
+      }
+  }
+}
+
+TEST_CASE("emulated warp_affine functors match cv::warpAffine", "[image][emulation]") {
+  std::uniform_real_distribution<double> angle(-180, 180), scale(0.4, 2.5), shift(-20, 20), value(-10, 300);
+  const int shapes[][2] = {{1, 1}, {1, 7}, {7, 1}, {13, 17}, {64, 64}, {97, 131}};
+  for (const auto& s : shapes) {
+    const int r = s[0], c = s[1];
+    for (int t = 0; t < 6; ++t) {
+      const cv::Mat rot = cv::getRotationMatrix2D(cv::Point2f(c / 2.f, r / 2.f), t == 0 ? 90 : angle(gen()),
+                                                  t == 0 ? 1 : scale(gen()));
+      double m[6] = {rot.at<double>(0, 0), rot.at<double>(0, 1), rot.at<double>(0, 2) + (t ? shift(gen()) : 0),
+                     rot.at<double>(1, 0), rot.at<double>(1, 1), rot.at<double>(1, 2) + (t ? shift(gen()) : 0)};
+      if (t == 1) {
+        const double shifted[6] = {1, 0, 2.5, 0, 1, -1.25};
+        std::copy(shifted, shifted + 6, m);
+      }
+      for (bool linear : {false, true})
+        for (bool replicate : {false, true}) {
+          const double v = value(gen());
+          check_warp<std::uint8_t>(r, c, r + 7, c + 2, m, linear, replicate, v);
+          check_warp<float>(r, c, r + 7, c + 2, m, linear, replicate, v);
+        }
+    }
+  }
+}
+
+namespace {
+/// Every u8 triple (R low byte, G, B high byte) through `f` against cv::cvtColor(code).
+template <int NO, class F>
+long long cvt_bad_u8(int code, const F& f, int hue_circle) {
+  const int n = 1 << 24;
+  cv::Mat src(1, n, CV_8UC3);
+  for (int i = 0; i < n; ++i)
+    for (int k = 0; k < 3; ++k) src.ptr<std::uint8_t>()[3 * i + k] = static_cast<std::uint8_t>((i >> (8 * k)) & 255);
+  cv::Mat want;
+  cv::cvtColor(src, want, code);
+  long long bad = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::uint8_t* a3 = src.ptr<std::uint8_t>() + 3 * i;
+    const std::uint8_t a[3] = {a3[0], a3[1], a3[2]};
+    std::uint8_t b[NO];
+    f(a, b);
+    for (int k = 0; k < NO; ++k) {
+      int diff = std::abs(int(b[k]) - int(want.ptr<std::uint8_t>()[NO * i + k]));
+      if (k == 0 && hue_circle) diff = std::min(diff, hue_circle - diff);
+      bad += diff > 1;
+    }
+  }
+  return bad;
+}
+}  // namespace
+
+TEST_CASE("emulated colour functors match cv::cvtColor on every u8 triple", "[image][emulation]") {
+  CHECK(cvt_bad_u8<1>(cv::COLOR_RGB2GRAY, d::RgbToGray<std::uint8_t>{}, 0) == 0);
+  CHECK(cvt_bad_u8<3>(cv::COLOR_RGB2YCrCb, d::RgbToYCrCb<std::uint8_t>{}, 0) == 0);
+  CHECK(cvt_bad_u8<3>(cv::COLOR_YCrCb2RGB, d::YCrCbToRgb<std::uint8_t>{}, 0) == 0);
+  CHECK(cvt_bad_u8<3>(cv::COLOR_RGB2HSV, d::RgbToHsv<std::uint8_t>{}, 180) == 0);
+  CHECK(cvt_bad_u8<3>(cv::COLOR_HSV2RGB, d::HsvToRgb<std::uint8_t>{}, 0) == 0);
+}
+
+TEST_CASE("emulated equalize_hist table and Otsu threshold match OpenCV", "[image][emulation]") {
+  for (int t = 0; t < 200; ++t) {
+    std::uniform_int_distribution<int> side(1, 150), level(0, 255);
+    const int r = side(gen()), c = side(gen());
+    int a = level(gen()), b = level(gen());
+    if (a > b) std::swap(a, b);
+    cv::Mat m(r, c, CV_8U);
+    for (int i = 0; i < r * c; ++i) {
+      const int kind = t % 3;
+      m.data[i] = static_cast<std::uint8_t>(kind == 0 ? level(gen()) : kind == 1 ? a + level(gen()) % (b - a + 1)
+                                                                     : (level(gen()) % 2 ? a : b));
+    }
+    CAPTURE(t, r, c, a, b);
+    int hist[256] = {0};
+    for (int i = 0; i < r * c; ++i) ++hist[m.data[i]];
+    std::uint8_t lut[256];
+    d::equalize_lut_kernel(hist, r * c, lut);
+    cv::Mat eq;
+    cv::equalizeHist(m, eq);
+    int bad = 0;
+    for (int i = 0; i < r * c; ++i) bad += lut[m.data[i]] != eq.data[i];
+    CHECK(bad == 0);
+    int th = -1;
+    d::otsu_kernel(hist, static_cast<long long>(r) * c, &th);
+    cv::Mat dst;
+    CHECK(th == cv::threshold(m, dst, 0, 255, cv::THRESH_BINARY | cv::THRESH_OTSU));
+  }
+}
