@@ -50,3 +50,28 @@ devmat_find_nvcc() {
   echo "Install the CUDA toolkit (https://developer.nvidia.com/cuda-downloads), or put its bin/ on PATH." >&2
   exit 1
 }
+
+#   devmat_need_nccl ROOT    NCCL for the multi-GPU component (devmat::dist): nothing to do when
+#                            $DEVMAT_NCCL_DIR is set, the nvidia-nccl-cu13 wheel is importable
+#                            or the system has nccl.h; otherwise installs the wheel's files into
+#                            ROOT/.deps/nccl (pip --target: no system Python is touched) and
+#                            exports DEVMAT_NCCL_DIR for CMake. DEVMAT_NO_NCCL=1 skips it (the
+#                            component is then off). A failure only notes it: devmat builds without.
+devmat_need_nccl() {
+  local root=$1 dir
+  [ -n "${DEVMAT_NO_NCCL:-}" ] && return 0
+  [ -n "${DEVMAT_NCCL_DIR:-}" ] && return 0
+  python3 -c "import nvidia.nccl" 2>/dev/null && return 0
+  [ -f /usr/include/nccl.h ] && return 0
+  dir=$root/.deps/nccl
+  if [ ! -f "$dir/nvidia/nccl/include/nccl.h" ]; then
+    command -v python3 >/dev/null 2>&1 && python3 -m pip --version >/dev/null 2>&1 || devmat_need python3-pip
+    echo "Installing NCCL (the nvidia-nccl-cu13 wheel, about 300 MB) into $dir" >&2
+    python3 -m pip install --quiet --no-deps --target "$dir" --break-system-packages nvidia-nccl-cu13 2>/dev/null ||
+      python3 -m pip install --quiet --no-deps --target "$dir" nvidia-nccl-cu13 || {
+        echo "note: NCCL could not be installed; the multi-GPU component (devmat::dist) will be off" >&2
+        return 0
+      }
+  fi
+  export DEVMAT_NCCL_DIR=$dir/nvidia/nccl
+}

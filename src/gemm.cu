@@ -3,6 +3,7 @@
 // model and launches. Kernels: tensor-core tiles (kernels/gemm_mma.cuh) for double (FP64 DMMA)
 // and float (3xTF32, FP32-accurate), CUDA-core SIMT tiles (kernels/gemm_simt.cuh) for int32 and
 // for float under FloatMath::simt, GEMVs (kernels/gemm_gemv.cuh) for m == 1 or n == 1.
+#include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "detail/view_overlap.hpp"
 #include "dispatch/gemm.cuh"
@@ -53,6 +54,7 @@ Dims check_gemm(const char* name, const M& A, const N& B, const P& C, Op op_a, O
 template <class T>
 void gemm_impl(const char* name, int forced_config, int forced_splits, T alpha, const DeviceMatrix<T>& A,
                const DeviceMatrix<T>& B, T beta, DeviceMatrix<T>& C, Op op_a, Op op_b) {
+  const DeviceGuard device(Access::raw_stream(C));  // C's device, whatever the caller's current one
   const Dims d = check_gemm(name, A, B, C, op_a, op_b);
   if (forced_config < -1 || forced_config >= static_cast<int>(tiled_kernels<T>().size()))
     throw std::invalid_argument("devmat: gemm_forced: no configuration " + std::to_string(forced_config));
@@ -88,6 +90,7 @@ void gemm_impl(const char* name, int forced_config, int forced_splits, T alpha, 
 template <class T>
 void gemm_views(const char* name, T alpha, const MatrixView<const T>& A, const MatrixView<const T>& B, T beta,
                 const MatrixView<T>& C, Op op_a, Op op_b) {
+  const DeviceGuard device(C.stream());
   const Dims d = check_gemm(name, A, B, C, op_a, op_b);
   if (C.rows() != d.m || C.cols() != d.n)  // an empty C is not resized either
     throw_shape_error(name, C.rows(), C.cols(), d.m, d.n, "(C and op(A)*op(B)) do not match");
@@ -121,6 +124,7 @@ void gemm_views(const char* name, T alpha, const MatrixView<const T>& A, const M
 template <class T>
 DeviceMatrix<T> multiply_views(const MatrixView<const T>& a, const MatrixView<const T>& b) {
   if (a.cols() != b.rows()) throw_shape_error("operator*", a.rows(), a.cols(), b.rows(), b.cols());
+  const DeviceGuard device(a.stream());
   DeviceMatrix<T> c(a.rows(), b.cols(), a.stream());  // the result carries A's stream
   gemm_views("operator*", T(1), a, b, T(0), c.view(), Op::none, Op::none);
   return c;
@@ -129,6 +133,7 @@ DeviceMatrix<T> multiply_views(const MatrixView<const T>& a, const MatrixView<co
 template <class T>
 DeviceMatrix<T> multiply(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
   if (a.cols() != b.rows()) throw_shape_error("operator*", a.rows(), a.cols(), b.rows(), b.cols());
+  const DeviceGuard device(a.stream());
   DeviceMatrix<T> c(a.rows(), b.cols(), a.stream());  // the result carries A's stream
   gemm_impl("operator*", -1, 0, T(1), a, b, T(0), c, Op::none, Op::none);
   return c;

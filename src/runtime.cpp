@@ -346,8 +346,23 @@ Stream Stream::create() {
 }
 
 Stream Stream::per_thread() {
-  thread_local Stream stream = create();
-  return stream;
+  // One stream per (thread, device): a stream belongs to the device that was current when it
+  // was made, so a thread that switches devices gets that device's own stream. The common case,
+  // the same device as last time, costs one cudaGetDevice (no lock, no cudaSetDevice).
+  thread_local std::vector<Stream> streams;  // by device ordinal
+  int dev = 0;
+  {
+    const detail::ErrorScope scope;
+    if (cudaGetDevice(&dev) != cudaSuccess) {
+      scope.forget_ours();
+      detail::require_device();  // no device: says so
+      DEVMAT_CUDA_TRY(cudaGetDevice(&dev));
+    }
+  }
+  while (streams.size() <= static_cast<std::size_t>(dev)) streams.push_back(Stream());  // unset until used
+  Stream& s = streams[static_cast<std::size_t>(dev)];
+  if (!s.is_set()) s = create();
+  return s;
 }
 
 Stream Stream::wrap(cudaStream_t native) {

@@ -17,15 +17,16 @@ namespace detail { struct Access; }
 /// destroyed when the last copy (including every matrix that carries it) goes away.
 ///
 /// - `Stream::create()`      a new non-blocking stream that devmat owns.
-/// - `Stream::per_thread()`  one non-blocking stream per host thread, created on first use;
+/// - `Stream::per_thread()`  one non-blocking stream per host thread and device, created on
+///                           first use on the calling thread's current device;
 ///                           the default stream of every matrix created on that thread.
 /// - `Stream::wrap(s)`       uses a stream the caller owns (and must keep alive).
 class Stream {
  public:
   /// A new non-blocking CUDA stream that devmat owns (destroyed with its last handle).
   static Stream create();
-  /// The calling host thread's own non-blocking stream, created on first use; the default
-  /// stream of every matrix created on that thread.
+  /// The calling host thread's own non-blocking stream on the current device, created on first
+  /// use (one per thread and device); the default stream of every matrix created on that thread.
   static Stream per_thread();
   /// Uses `native`, a stream the caller owns and keeps alive while devmat uses it.
   static Stream wrap(cudaStream_t native);

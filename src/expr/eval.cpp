@@ -1,6 +1,7 @@
 // The entry points of expressions (include/devmat/expr.hpp): evaluation into a new matrix or into
 // a window, and the fused reductions. Each lowers the tree to a Program, orders the stream after
 // every operand, handles aliasing, and hands the program to the engine (expr/engine.hpp).
+#include "detail/device_guard.hpp"
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
 #include "detail/thread_cache.hpp"
@@ -86,6 +87,7 @@ void require_nonempty(const ExprNode& e, const char* op) {
 template <class Out>
 DeviceMatrix<Out> reduce(const ExprPtr& e, ReduceKind kind, Index rows, Index cols) {
   const Stream s = expr_stream(*e);
+  const DeviceGuard device(s);  // the stream's device, whatever the caller's current one
   DeviceMatrix<Out> out(rows, cols, s);
   if (out.empty()) return out;
   if (e->rows * e->cols == 0) {  // sums of nothing
@@ -110,6 +112,7 @@ struct Target {
 /// out = e on stream s (out has e's shape and is not empty).
 template <class T>
 void assign(const ExprNode& e, const Target<T>& out, const Stream& s) {
+  const DeviceGuard device(s);
   const Lowered lowered(e);
   const Program& p = *lowered;
   if (out.buf) out.buf->prepare_use(s);
@@ -144,6 +147,7 @@ DeviceMatrix<T> expr_eval(const ExprPtr& e) {
     return Access::is_set(raw) ? DeviceMatrix<T>(e->rows, e->cols, raw) : DeviceMatrix<T>(e->rows, e->cols);
   }
   const Stream s = expr_stream(*e);
+  const DeviceGuard device(s);
   DeviceMatrix<T> out(e->rows, e->cols, s);
   if (out.empty()) return out;
   const Lowered lowered(*e);
@@ -210,6 +214,7 @@ template <class T>
 Index expr_arg(const ExprPtr& e, bool max) {
   require_nonempty(*e, max ? "arg_max" : "arg_min");
   const Stream s = expr_stream(*e);
+  const DeviceGuard device(s);
   DeviceMatrix<std::int64_t> out(1, 1, s);
   const Lowered lowered(*e);
   const Program& p = *lowered;

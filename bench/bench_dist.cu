@@ -1,0 +1,193 @@
+// The multi-GPU component (devmat::dist) beside devmat on one GPU, in the same run, and NCCL's
+// own all-reduce. Rows (bench/support.hpp naming; ratio = ours / reference):
+//   gemm-dist-replicated/f32/N^3: C = A * B, A row-sharded over every GPU, B replicated (no
+//       communication), against the same product on one GPU ("one-gpu"); N = 16384, 8192.
+//   gemm-dist-sharded/f32/N^3: the same with B row-sharded (its blocks broadcast in chunks,
+//       overlapped with the products: included in the time).
+//   sum-dist/f32/2x2^28: sum() of a 2^15 x 2^14 sharded matrix (2 x 2^28 elements) against
+//       sum() of the same total on one GPU (GB/s of input).
+//   col-sums-dist/f32/2^15x2^14: col_sums() (local column sums, then an all-reduce of a row).
+//   allreduce-busbw/f32/2^28: devmat's all-reduce-based col_sums of a 2^28-column matrix with one
+//       row per GPU (a 1 GiB all-reduce that reads each rank's row in place) in NCCL's bus
+//       bandwidth (algbw * 2(n-1)/n), against ncclAllReduce of the same 1 GiB ("nccl").
+// Multi-GPU times are host wall times from the first launch until every GPU is done
+// (Communicator::synchronize), so they cover every device. With one GPU only the one-GPU rows
+// run. NVLink multicast is off (the library sets NCCL_NVLS_ENABLE=0; so does scripts/gpu-check).
+#include "support.hpp"
+
+#include <devmat/devmat.hpp>
+#include <devmat/dist.hpp>
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+namespace {
+using devmat::Communicator;
+using devmat::DeviceMatrix;
+using devmat::Index;
+using devmat::ReplicatedMatrix;
+using devmat::ShardedMatrix;
+namespace b = devmat::bench;
+
+// Destroyed at exit before the CUDA runtime (constructed after it), so its NCCL resources are
+// freed (the memcheck leak check sees no leak).
+Communicator& comm() {
+  static Communicator c = Communicator::local();
+  return c;
+}
+
+template <class T>
+ShardedMatrix<T> random_sharded(Index rows, Index cols, std::uint64_t seed) {
+  ShardedMatrix<T> m(rows, cols, comm());
+  for (int r : comm().local_ranks()) {
+    const devmat::detail::DeviceScope scope(comm().device(r));
+    m.shard(r) = DeviceMatrix<T>::random_uniform(m.block_rows(r), cols, T(-1), T(1), seed + r, comm().stream(r));
+  }
+  return m;
+}
+
+/// Wall time of `op` followed by waiting for every GPU, one warm-up first.
+template <class Op>
+void time_all(benchmark::State& state, double work, b::Unit unit, Op&& op) {
+  op();
+  comm().synchronize();
+  double total = 0;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    op();
+    comm().synchronize();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    state.SetIterationTime(s);
+    total += s;
+  }
+  const double scale = unit == b::kTflops ? 1e12 : 1e9;
+  state.counters["value"] = work * static_cast<double>(state.iterations()) / total / scale;
+  state.counters["unit"] = unit;
+}
+
+std::string cube(Index n) { return std::to_string(n) + "^3"; }
+
+void register_gemm(Index n, bool multi) {
+  const double flops = 2.0 * n * n * n;
+  for (const char* op : {"gemm-dist-replicated", "gemm-dist-sharded"}) {
+    const bool sharded = std::string(op) == "gemm-dist-sharded";
+    benchmark::RegisterBenchmark(b::name(op, "f32", cube(n), "one-gpu").c_str(), [=](benchmark::State& st) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+      const auto A = DeviceMatrix<float>::random_uniform(n, n, -1.f, 1.f, 1);
+      const auto B = DeviceMatrix<float>::random_uniform(n, n, -1.f, 1.f, 2);
+      DeviceMatrix<float> C(n, n);
+      b::time_on_stream(st, C.stream().native(), flops, b::kTflops, [&] { devmat::gemm(1.f, A, B, 0.f, C); });
+    })->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+    if (!multi) continue;
+    benchmark::RegisterBenchmark(b::name(op, "f32", cube(n), "ours").c_str(), [=](benchmark::State& st) {
+      const auto A = random_sharded<float>(n, n, 1);
+      const auto Bs = random_sharded<float>(n, n, 2);
+      ShardedMatrix<float> C(n, n, comm());
+      if (sharded) {
+        time_all(st, flops, b::kTflops, [&] { devmat::gemm(1.f, A, Bs, 0.f, C); });
+      } else {
+        ReplicatedMatrix<float> Br = ReplicatedMatrix<float>::broadcast(Bs.gather(0), comm(), 0);
+        time_all(st, flops, b::kTflops, [&] { devmat::gemm(1.f, A, Br, 0.f, C); });
+      }
+    })->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(1.0);
+  }
+}
+
+void register_reductions(bool multi) {
+  const Index rows = Index(1) << 15, cols = Index(1) << 14;  // 2 x 2^28 elements
+  const double bytes = double(rows) * cols * sizeof(float);
+  benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "2x2^28", "one-gpu").c_str(), [=](benchmark::State& st) {
+    DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+    const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
+    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { benchmark::DoNotOptimize(A.sum()); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "2^15x2^14", "one-gpu").c_str(), [=](benchmark::State& st) {
+    DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+    const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
+    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { auto c = A.col_sums(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  if (!multi) return;
+  benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "2x2^28", "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_sharded<float>(rows, cols, 3);
+    time_all(st, bytes, b::kGBps, [&] { benchmark::DoNotOptimize(A.sum()); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "2^15x2^14", "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_sharded<float>(rows, cols, 3);
+    time_all(st, bytes, b::kGBps, [&] { auto c = A.col_sums(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+
+  // All-reduce bus bandwidth at 2^28 floats (1 GiB): devmat's col_sums of P x 2^28 (one row per
+  // GPU: a local column sum, then the all-reduce) beside NCCL's own all-reduce.
+  const int P = comm().size();
+  const Index n = Index(1) << 28;
+  const double bus = double(n) * sizeof(float) * 2.0 * (P - 1) / P;
+  benchmark::RegisterBenchmark(b::name("allreduce-busbw", "f32", "2^28", "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_sharded<float>(P, n, 4);
+    time_all(st, bus, b::kGBps, [&] { auto c = A.col_sums(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("allreduce-busbw", "f32", "2^28", "nccl").c_str(), [=](benchmark::State& st) {
+    // NCCL's own communicators over the same GPUs, one buffer of 2^28 floats each.
+    std::vector<int> devs(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) devs[static_cast<std::size_t>(r)] = r;
+    std::vector<ncclComm_t> comms(static_cast<std::size_t>(P));
+    if (ncclCommInitAll(comms.data(), P, devs.data()) != ncclSuccess) {
+      st.SkipWithError("ncclCommInitAll failed");
+      return;
+    }
+    std::vector<float*> buf(static_cast<std::size_t>(P));
+    std::vector<cudaStream_t> streams(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+      DEVMAT_BENCH_CUDA(cudaMalloc(&buf[r], n * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaMemset(buf[r], 0, n * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+    }
+    const auto run = [&] {
+      ncclGroupStart();
+      for (int r = 0; r < P; ++r) ncclAllReduce(buf[r], buf[r], n, ncclFloat32, ncclSum, comms[r], streams[r]);
+      ncclGroupEnd();
+      for (int r = 0; r < P; ++r) {
+        DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+        DEVMAT_BENCH_CUDA(cudaStreamSynchronize(streams[r]));
+      }
+    };
+    run();
+    double total = 0;
+    for (auto _ : st) {
+      const auto t0 = std::chrono::steady_clock::now();
+      run();
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      st.SetIterationTime(s);
+      total += s;
+    }
+    st.counters["value"] = bus * static_cast<double>(st.iterations()) / total / 1e9;
+    st.counters["unit"] = b::kGBps;
+    for (int r = 0; r < P; ++r) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+      cudaFree(buf[r]);
+      cudaStreamDestroy(streams[r]);
+      ncclCommDestroy(comms[r]);
+    }
+    DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  setenv("NCCL_NVLS_ENABLE", "0", 1);  // NVLink multicast stays off (also for NCCL's own rows)
+  int gpus = 0;
+  DEVMAT_BENCH_CUDA(cudaGetDeviceCount(&gpus));
+  const bool multi = gpus >= 2;
+  if (!multi) std::printf("bench_dist: %d GPU: only the one-GPU rows run (the multi-GPU ones need 2)\n", gpus);
+  register_gemm(16384, multi);
+  register_gemm(8192, multi);
+  register_reductions(multi);
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
