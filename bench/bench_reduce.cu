@@ -305,7 +305,7 @@ int main(int argc, char** argv) {
   register_col_sums_config<2, 4, 4>(sq, sq);
   register_col_sums_config<1, 8, 8>(sq, sq);
   for (auto [r, c] : aspects) register_col_sums(r, c);
-  register_col_wide_config<4>(16, Index(1) << 24);  // the default has 8 rows in flight
+  register_col_wide_config<8>(16, Index(1) << 24);  // the default has 4 rows in flight
   register_col_wide_config<16>(16, Index(1) << 24);
   register_col_wide_config<16>(33, Index(1) << 20);
 

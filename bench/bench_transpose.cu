@@ -92,14 +92,15 @@ void register_tile(Index rows, Index cols) {
 /// The default kernels with the tile order forced, or with the few-rows / few-columns kernels
 /// turned off (the tile for every shape).
 template <class T>
-void register_variant(Index rows, Index cols, const std::string& impl, d::TileOrder order, bool few) {
+void register_variant(Index rows, Index cols, const std::string& impl, d::TileOrder order, bool few,
+                      bool realign = false) {
   const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
   benchmark::RegisterBenchmark(b::name("transpose", dtype<T>(), shape_of(rows, cols), impl).c_str(),
                                [=](benchmark::State& st) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B(cols, rows);
     const cudaStream_t s = A.stream().native();
-    auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, order, few); };
+    auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, order, few, realign); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, s, bytes, b::kGBps, op);
@@ -112,6 +113,8 @@ void register_unaligned(Index rows, Index cols) {
   register_ours_and_memcpy<T>(rows, cols);
   register_variant<T>(rows, cols, "ours-across", d::TileOrder::kAcross, true);
   register_variant<T>(rows, cols, "ours-down", d::TileOrder::kDown, true);
+  // Bytes: the tile that realigns 4-byte words (not taken by launch_transpose until faster).
+  if constexpr (sizeof(T) == 1) register_variant<T>(rows, cols, "ours-realign", d::TileOrder::kAuto, true, true);
 }
 
 /// A few rows or a few columns: ours and the copy, and the tile kernel on the same shape.

@@ -240,9 +240,9 @@ int main(int argc, char** argv) {
   register_add<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_add<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);
   register_sum<float>(kBig, kBig, 1, 3, kN, kN, true);
-  register_sum_config<float, 256, 8, 1>(kBig, kBig, 1, 3, kN, kN);  // the default is t256u4x1
+  register_sum_config<float, 256, 4, 1>(kBig, kBig, 1, 3, kN, kN);  // the default is t512u4x1
+  register_sum_config<float, 256, 8, 1>(kBig, kBig, 1, 3, kN, kN);
   register_sum_config<float, 256, 2, 1>(kBig, kBig, 1, 3, kN, kN);
-  register_sum_config<float, 512, 4, 1>(kBig, kBig, 1, 3, kN, kN);
   register_sum_config<float, 256, 4, 2>(kBig, kBig, 1, 3, kN, kN);
   register_sum<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);  // odd stride: every row head offset
   register_transpose<float>(kBig, kBig, 1, 3, kN, kN, true);
