@@ -1,13 +1,13 @@
 // The multi-GPU component (devmat::dist) beside devmat on one GPU, in the same run, and NCCL's
 // own all-reduce. Rows (bench/support.hpp naming; ratio = ours / reference):
-//   gemm-dist-replicated/f32/N^3: C = A * B, A row-sharded over every GPU, B replicated (no
+//   gemm-dist-replicated/f32/NxNxN: C = A * B, A row-sharded over every GPU, B replicated (no
 //       communication), against the same product on one GPU ("one-gpu"); N = 16384, 8192.
-//   gemm-dist-sharded/f32/N^3: the same with B row-sharded (its blocks broadcast in chunks,
+//   gemm-dist-sharded/f32/NxNxN: the same with B row-sharded (its blocks broadcast in chunks,
 //       overlapped with the products: included in the time).
-//   sum-dist/f32/2x2^28: sum() of a 2^15 x 2^14 sharded matrix (2 x 2^28 elements) against
+//   sum-dist/f32/32768x16384: sum() of a 2^15 x 2^14 sharded matrix (2 x 2^28 elements) against
 //       sum() of the same total on one GPU (GB/s of input).
-//   col-sums-dist/f32/2^15x2^14: col_sums() (local column sums, then an all-reduce of a row).
-//   allreduce-busbw/f32/2^28: devmat's all-reduce-based col_sums of a 2^28-column matrix with one
+//   col-sums-dist/f32/32768x16384: col_sums() (local column sums, then an all-reduce of a row).
+//   allreduce-busbw/f32/268435456: devmat's all-reduce-based col_sums of a 2^28-column matrix with one
 //       row per GPU (a 1 GiB all-reduce that reads each rank's row in place) in NCCL's bus
 //       bandwidth (algbw * 2(n-1)/n), against ncclAllReduce of the same 1 GiB ("nccl").
 // Multi-GPU times are host wall times from the first launch until every GPU is done
@@ -69,7 +69,7 @@ void time_all(benchmark::State& state, double work, b::Unit unit, Op&& op) {
   state.counters["unit"] = unit;
 }
 
-std::string cube(Index n) { return std::to_string(n) + "^3"; }
+std::string cube(Index n) { return std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n); }
 
 void register_gemm(Index n, bool multi) {
   const double flops = 2.0 * n * n * n;
@@ -100,22 +100,22 @@ void register_gemm(Index n, bool multi) {
 void register_reductions(bool multi) {
   const Index rows = Index(1) << 15, cols = Index(1) << 14;  // 2 x 2^28 elements
   const double bytes = double(rows) * cols * sizeof(float);
-  benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "2x2^28", "one-gpu").c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "32768x16384", "one-gpu").c_str(), [=](benchmark::State& st) {
     DEVMAT_BENCH_CUDA(cudaSetDevice(0));
     const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { benchmark::DoNotOptimize(A.sum()); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "2^15x2^14", "one-gpu").c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "32768x16384", "one-gpu").c_str(), [=](benchmark::State& st) {
     DEVMAT_BENCH_CUDA(cudaSetDevice(0));
     const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { auto c = A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   if (!multi) return;
-  benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "2x2^28", "ours").c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "32768x16384", "ours").c_str(), [=](benchmark::State& st) {
     const auto A = random_sharded<float>(rows, cols, 3);
     time_all(st, bytes, b::kGBps, [&] { benchmark::DoNotOptimize(A.sum()); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "2^15x2^14", "ours").c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "32768x16384", "ours").c_str(), [=](benchmark::State& st) {
     const auto A = random_sharded<float>(rows, cols, 3);
     time_all(st, bytes, b::kGBps, [&] { auto c = A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -125,11 +125,11 @@ void register_reductions(bool multi) {
   const int P = comm().size();
   const Index n = Index(1) << 28;
   const double bus = double(n) * sizeof(float) * 2.0 * (P - 1) / P;
-  benchmark::RegisterBenchmark(b::name("allreduce-busbw", "f32", "2^28", "ours").c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name("allreduce-busbw", "f32", "268435456", "ours").c_str(), [=](benchmark::State& st) {
     const auto A = random_sharded<float>(P, n, 4);
     time_all(st, bus, b::kGBps, [&] { auto c = A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("allreduce-busbw", "f32", "2^28", "nccl").c_str(), [=](benchmark::State& st) {
+  benchmark::RegisterBenchmark(b::name("allreduce-busbw", "f32", "268435456", "nccl").c_str(), [=](benchmark::State& st) {
     // NCCL's own communicators over the same GPUs, one buffer of 2^28 floats each.
     std::vector<int> devs(static_cast<std::size_t>(P));
     for (int r = 0; r < P; ++r) devs[static_cast<std::size_t>(r)] = r;

@@ -7,6 +7,7 @@ the first other impl of the same op/dtype/shape as its reference; ratio = ours /
 ratio to the same reference.
 """
 import json
+import re
 import sys
 
 UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
@@ -25,7 +26,8 @@ def load(paths):
         for b in data.get("benchmarks", []):
             if b.get("run_type") == "aggregate" or "value" not in b:
                 continue
-            name = b["name"].split("/manual_time")[0]
+            # Google Benchmark appends "/min_time:..." for benchmarks with their own MinTime.
+            name = re.sub(r"/min_time:[^/]*", "", b["name"].split("/manual_time")[0])
             parts = name.split("/")
             if len(parts) < 4:
                 continue
