@@ -1,4 +1,5 @@
 // DeviceMatrix<T>: construction, copies, host transfers and streams.
+#include "detail/device_guard.hpp"
 #include "detail/error_scope.hpp"
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
@@ -28,6 +29,12 @@ struct FillFn {
   T value;
   __device__ T operator()() const { return value; }
 };
+
+// Every entry point below that queues work makes the matrix's stream's device current for the
+// whole operation (detail::DeviceGuard: one cudaGetDevice when it already is): a device's pool
+// memory may not be copied, nor a kernel launched on its stream, while another device is
+// current. Allocations, frees and cross-stream waits (set_stream, synchronize) switch on their
+// own (runtime.cpp).
 
 // The calling thread's stream for a non-empty matrix; none (no device touched) for an empty one.
 template <class T>
@@ -59,6 +66,7 @@ DeviceMatrix<T> DeviceMatrix<T>::zeros(Index rows, Index cols) {
 
 template <class T>
 DeviceMatrix<T> DeviceMatrix<T>::zeros(Index rows, Index cols, const Stream& stream) {
+  const detail::DeviceGuard device(stream);
   DeviceMatrix m(rows, cols, stream);
   if (!m.empty()) DEVMAT_CUDA_TRY(cudaMemsetAsync(m.data_, 0, m.size() * sizeof(T), stream.native()));
   return m;
@@ -71,6 +79,7 @@ DeviceMatrix<T> DeviceMatrix<T>::constant(Index rows, Index cols, T value) {
 
 template <class T>
 DeviceMatrix<T> DeviceMatrix<T>::constant(Index rows, Index cols, T value, const Stream& stream) {
+  const detail::DeviceGuard device(stream);
   DeviceMatrix m(rows, cols, stream);
   m.fill(value);
   return m;
@@ -84,6 +93,7 @@ DeviceMatrix<T> DeviceMatrix<T>::from_host(const T* row_major, Index rows, Index
 template <class T>
 DeviceMatrix<T> DeviceMatrix<T>::from_host(const T* row_major, Index rows, Index cols,
                                            const Stream& stream) {
+  const detail::DeviceGuard device(stream);
   DeviceMatrix m(rows, cols, stream);
   if (m.empty()) return m;
   if (!row_major) throw std::invalid_argument("devmat: from_host: null host pointer");
@@ -118,6 +128,7 @@ DeviceMatrix<T> DeviceMatrix<T>::from_vector(const std::vector<T>& values, Index
 template <class T>
 DeviceMatrix<T>::DeviceMatrix(const DeviceMatrix& other) : rows_(other.rows_), cols_(other.cols_), stream_(other.stream_) {
   if (other.empty()) return;
+  const detail::DeviceGuard device(stream_);
   buf_ = std::make_shared<detail::Buffer>(other.size() * sizeof(T), stream_);
   data_ = static_cast<T*>(buf_->ptr);
   detail::use_on(stream_, other);
@@ -128,6 +139,7 @@ template <class T>
 DeviceMatrix<T>& DeviceMatrix<T>::operator=(const DeviceMatrix& other) {
   if (this == &other) return *this;
   const Stream s = detail::Access::is_set(stream_) ? stream_ : other.stream_;
+  const detail::DeviceGuard device(s);
   DeviceMatrix copy(other.rows_, other.cols_, s);
   if (!other.empty()) {
     detail::use_on(s, other);
@@ -188,6 +200,7 @@ template <class T>
 void DeviceMatrix<T>::copy_to_host(T* row_major) const {
   if (empty()) return;
   if (!row_major) throw std::invalid_argument("devmat: copy_to_host: null host pointer");
+  const detail::DeviceGuard device(stream_);
   detail::use_on(stream_, *this);
   DEVMAT_CUDA_TRY(cudaMemcpyAsync(row_major, data_, size() * sizeof(T), cudaMemcpyDeviceToHost, stream_.native()));
   DEVMAT_CUDA_TRY(cudaStreamSynchronize(stream_.native()));
@@ -203,6 +216,7 @@ std::vector<T> DeviceMatrix<T>::to_vector() const {
 template <class T>
 void DeviceMatrix<T>::fill(T value) {
   if (empty()) return;
+  const detail::DeviceGuard device(stream_);
   detail::use_on(stream_, *this);
   detail::launch_transform(stream_.native(), size(), data_, static_cast<const detail::None*>(nullptr),
                            static_cast<const detail::None*>(nullptr), FillFn<T>{value});

@@ -3,6 +3,7 @@
 // the image's stream, and returns a new matrix of the image's shape (dispatch/filter.cuh
 // launches the kernels). A view is read in place through its stride and filtered as an image
 // of its own: its edges are the borders (OpenCV's BORDER_ISOLATED).
+#include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/filter.cuh"
 #include "dispatch/workspace.hpp"
@@ -35,6 +36,7 @@ DeviceMatrix<float> filter2d(const MatrixView<const float>& img, const MatrixVie
   if (img.empty()) return DeviceMatrix<float>(img.rows(), img.cols(), img.stream());
   detail::check_grid_x("filter2d", img.rows(), img.cols(), detail::kF2dTileW);
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<float> out(img.rows(), img.cols(), s);
   // The weights are read as one dense block: a strided kernel window is copied first (it is small).
   const DeviceMatrix<float> dense_kernel = kernel_window.contiguous() ? DeviceMatrix<float>() : DeviceMatrix<float>(kernel_window);
@@ -59,6 +61,7 @@ DeviceMatrix<float> gaussian_blur(const MatrixView<const float>& img, float sigm
   detail::check_grid_x("gaussian_blur", img.rows(), img.cols(), detail::kColTileW);
   const std::vector<float> w = detail::gaussian_weights(static_cast<double>(sigma), radius);
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<float> out(img.rows(), img.cols(), s);
   const auto tmp = detail::Workspace::of<float>(static_cast<std::size_t>(img.size()), s);  // the row pass's output
   detail::use_on(s, img);
@@ -81,6 +84,7 @@ DeviceMatrix<float> sobel(const MatrixView<const float>& img) {
   if (img.empty()) return DeviceMatrix<float>(img.rows(), img.cols(), img.stream());
   detail::check_grid_x("sobel", img.rows(), img.cols(), detail::kSobelTileW);
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<float> out(img.rows(), img.cols(), s);
   detail::use_on(s, img);
   detail::launch_sobel(s.native(), img.data(), img.stride(), out.data(), img.rows(), img.cols());

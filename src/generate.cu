@@ -3,6 +3,7 @@
 //
 // CMakeLists.txt compiles this file with -fmad=false: the random values are then made of IEEE
 // rounded operations only, the same on every GPU (see kernels/generate.cuh).
+#include "detail/device_guard.hpp"
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/generate.cuh"
@@ -22,6 +23,7 @@ template <class T>
 void set_identity(DeviceMatrix<T>& m) {
   if (m.empty()) return;
   const Stream s = m.stream();
+  const detail::DeviceGuard device(s);
   DEVMAT_CUDA_TRY(cudaMemsetAsync(m.data(), 0, static_cast<std::size_t>(m.size()) * sizeof(T), s.native()));
   detail::launch_identity_diagonal(m.rows(), m.data(), s.native());
 }
@@ -51,7 +53,9 @@ void check_parameters(detail::Random dist, T a, T b) {
 template <class T>
 void fill_random(DeviceMatrix<T>& m, detail::Random dist, T a, T b, std::uint64_t seed) {
   if (m.empty()) return;
-  const cudaStream_t s = m.stream().native();
+  const Stream stream = m.stream();
+  const detail::DeviceGuard device(stream);
+  const cudaStream_t s = stream.native();
   if (dist == detail::Random::uniform)
     detail::launch_random(m.size(), m.data(), seed, detail::Uniform<T>{a, b}, s);
   else
@@ -103,6 +107,7 @@ DeviceMatrix<T> concat(const MatrixView<const T>& a, const MatrixView<const T>& 
   if (!horizontal && a.cols() != b.cols())
     throw_shape_error("vconcat", a.rows(), a.cols(), b.rows(), b.cols(), "do not have the same number of columns");
   const Stream s = a.stream();
+  const DeviceGuard device(s);
   const Index rows = horizontal ? a.rows() : a.rows() + b.rows();
   const Index cols = horizontal ? a.cols() + b.cols() : a.cols();
   DeviceMatrix<T> out(rows, cols, s);

@@ -1,6 +1,7 @@
 // Colour: channel split/merge and cvtColor's RGB <-> gray, HSV, YCrCb on planes, u8 and f32, as
 // OpenCV 4 computes them (kernels/image_color.cuh). Each checks that its planes share one shape
 // before any launch, runs on the first plane's stream and returns new matrices.
+#include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/common.hpp"
 #include "dispatch/launch.cuh"
@@ -53,6 +54,7 @@ std::array<DeviceMatrix<T>, NO> convert3(const char* op, const MatrixView<const 
   check_same_shape(op, a, b);
   check_same_shape(op, a, c);
   const Stream s = a.stream();
+  const DeviceGuard device(s);
   std::array<DeviceMatrix<T>, NO> out;
   PlanesOut<T, NO> po{};
   po.cols = a.cols();
@@ -69,6 +71,7 @@ std::array<DeviceMatrix<T>, NO> convert3(const char* op, const MatrixView<const 
 template <class T, int N>
 std::vector<DeviceMatrix<T>> split_n(const MatrixView<const T>& in, Index cols) {
   const Stream s = in.stream();
+  const DeviceGuard device(s);
   std::vector<DeviceMatrix<T>> out;
   PlanesOut<T, N> po{};
   po.cols = cols;
@@ -101,6 +104,7 @@ template <class T, int N>
 DeviceMatrix<T> merge_n(const std::vector<MatrixView<const T>>& planes) {
   const MatrixView<const T>& a = planes[0];
   const Stream s = a.stream();
+  const DeviceGuard device(s);
   DeviceMatrix<T> out(a.rows(), a.cols() * N, s);
   if (a.empty()) return out;
   std::array<const MatrixView<const T>*, N> v{};
@@ -130,6 +134,7 @@ DeviceMatrix<T> merge_impl(const std::vector<MatrixView<const T>>& planes) {
 template <class T>
 std::array<DeviceMatrix<T>, 3> gray_to_rgb_impl(const MatrixView<const T>& g) {
   const Stream s = g.stream();
+  const DeviceGuard device(s);
   std::array<DeviceMatrix<T>, 3> out;
   PlanesOut<T, 3> po{};
   po.cols = g.cols();

@@ -2,6 +2,7 @@
 // (kernels/image_geometry.cuh says where the arithmetic follows OpenCV's). Each checks its
 // arguments before any launch, runs on the image's stream and returns a new matrix; a view is
 // read in place through its stride.
+#include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_geometry.cuh"
 
@@ -34,6 +35,7 @@ DeviceMatrix<T> resize_impl(const MatrixView<const T>& img, Index rows, Index co
   check_out_size("resize", "(image and output size): an empty image has nothing to resize", img.rows(), img.cols(),
                  rows, cols);
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
   // OpenCV: inv_scale = dst / src, scale = 1 / inv_scale, in double.
@@ -102,6 +104,7 @@ DeviceMatrix<T> warp_affine_impl(const MatrixView<const T>& img, const Affine& m
   else
     cval = static_cast<T>(border_value);
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
   const bool linear = interp == Interp::linear, rep = border == Border::replicate;
@@ -117,6 +120,7 @@ DeviceMatrix<T> flip_impl(const MatrixView<const T>& img, FlipAxis axis) {
   if (axis != FlipAxis::vertical && axis != FlipAxis::horizontal && axis != FlipAxis::both)
     throw std::invalid_argument("devmat: flip: unknown FlipAxis " + std::to_string(static_cast<int>(axis)));
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   DeviceMatrix<T> out(img.rows(), img.cols(), s);
   if (img.empty()) return out;
   use_on(s, img);
@@ -132,6 +136,7 @@ DeviceMatrix<T> rotate90_impl(const MatrixView<const T>& img, int k) {
   if (q == 0) return DeviceMatrix<T>(img);
   if (q == 2) return flip_impl(img, FlipAxis::both);
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   DeviceMatrix<T> out(img.cols(), img.rows(), s);
   if (img.empty()) return out;
   use_on(s, img);

@@ -1,6 +1,7 @@
 // Intensity: histogram, equalize_hist, threshold (with Otsu's threshold computed on the device)
 // and otsu_threshold, exact against OpenCV 4 (kernels/image_intensity.cuh). Each checks its
 // arguments before any launch and runs on the image's stream; only otsu_threshold blocks.
+#include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_geometry.cuh"
 #include "dispatch/workspace.hpp"
@@ -45,6 +46,7 @@ void launch_histogram(const Stream& s, const MatrixView<const std::uint8_t>& img
 DeviceMatrix<std::int32_t> histogram(const MatrixView<const std::uint8_t>& img) {
   detail::check_pixels("histogram", img);
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<std::int32_t> out(1, detail::kHistBins, s);
   detail::use_on(s, img);
   detail::launch_histogram(s, img, out.data());
@@ -54,6 +56,7 @@ DeviceMatrix<std::int32_t> histogram(const MatrixView<const std::uint8_t>& img) 
 DeviceMatrix<std::uint8_t> equalize_hist(const MatrixView<const std::uint8_t>& img) {
   detail::check_pixels("equalize_hist", img);
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
   if (img.empty()) return out;
   const auto hist = detail::Workspace::of<int>(detail::kHistBins, s);
@@ -85,6 +88,7 @@ DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, 
   detail::check_threshold_args(type, t, maxval);
   if (type == Threshold::otsu) detail::check_pixels("threshold", img);
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
   if (img.empty()) return out;
   // OpenCV: the threshold floored (any value below 0 or from 255 up acts as -1 or 255), maxval
@@ -114,6 +118,7 @@ DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, doub
   if (type == Threshold::otsu)
     throw std::invalid_argument("devmat: threshold: Threshold::otsu needs a u8 image (as OpenCV's THRESH_OTSU)");
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<float> out(img.rows(), img.cols(), s);
   if (img.empty()) return out;
   detail::use_on(s, img);
@@ -128,6 +133,7 @@ double otsu_threshold(const MatrixView<const std::uint8_t>& img) {
   detail::check_pixels("otsu_threshold", img);
   if (img.empty()) return 0.0;
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   const auto ws = detail::Workspace::of<int>(detail::kHistBins + 1, s);
   detail::use_on(s, img);
   detail::launch_histogram(s, img, ws.as<int>());

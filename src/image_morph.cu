@@ -5,6 +5,7 @@
 // (rows / 2, cols / 2), pixels outside the image ignored (BORDER_CONSTANT with
 // morphologyDefaultBorderValue()), one iteration. A view is an image of its own (its edges are
 // the borders, as the other filters; OpenCV's BORDER_ISOLATED).
+#include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
 #include "dispatch/workspace.hpp"
@@ -30,6 +31,7 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
   if (img.empty()) return DeviceMatrix<T>(img.rows(), img.cols(), img.stream());
   check_grid_x(op, img.rows(), img.cols(), kMorphAcross);
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);

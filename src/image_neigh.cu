@@ -4,6 +4,7 @@
 // OpenCV's (rows + 1) x (cols + 1) layout). Arguments are checked before any launch; results
 // are new matrices on the image's stream. A view is an image of its own (its edges are the
 // borders; OpenCV's BORDER_ISOLATED).
+#include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_canny.cuh"
 #include "dispatch/image_median.cuh"
@@ -39,6 +40,7 @@ DeviceMatrix<T> box(const MatrixView<const T>& img, int ksize_rows, int ksize_co
   if (img.empty()) return DeviceMatrix<T>(img.rows(), img.cols(), img.stream());
   check_grid_x("box_filter", img.rows(), img.cols(), kBoxAlong);
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   const auto tmp = Workspace::of<BoxTmp<T>>(static_cast<std::size_t>(img.size()), s);
@@ -56,6 +58,7 @@ template <class T, class Acc>
 DeviceMatrix<Acc> integral_image(const MatrixView<const T>& img) {
   const Index rows = img.rows(), cols = img.cols();
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   DeviceMatrix<Acc> out(rows + 1, cols + 1, s);
   use_on(s, img);
   launch_integral<T, Acc>(s.native(), img.data(), img.stride(), out.data(), cols + 1, rows, cols);
@@ -71,6 +74,7 @@ DeviceMatrix<T> median(const MatrixView<const T>& img, int ksize) {
   if (img.empty()) return DeviceMatrix<T>(img.rows(), img.cols(), img.stream());
   check_grid_x("median_blur", img.rows(), img.cols(), kMedianTileWF32);
   const Stream s = img.stream();
+  const DeviceGuard device(s);
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
@@ -94,6 +98,7 @@ Image8 canny(const MatrixView<const std::uint8_t>& img, double low, double high)
   if (img.empty()) return Image8(img.rows(), img.cols(), img.stream());
   detail::check_grid_x("canny", img.rows(), img.cols(), detail::kCannyTile);
   const Stream s = img.stream();
+  const detail::DeviceGuard device(s);
   Image8 out(img.rows(), img.cols(), s);
   detail::use_on(s, img);
   // As OpenCV: integer thresholds floor(low), floor(high) on |dx| + |dy| (at most 2040).

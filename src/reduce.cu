@@ -1,5 +1,6 @@
 // Reductions: sum, min, max, mean (host values and 1x1 device results), row and column sums,
 // of views read in place through their stride; a matrix reduces as its whole view.
+#include "detail/device_guard.hpp"
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/reduce.cuh"
@@ -22,6 +23,7 @@ void require_nonempty(const MatrixView<const T>& m, const char* op) {
 template <class R, class T, class Final>
 DeviceMatrix<typename Final::Out> reduce_to_device(const MatrixView<const T>& m, Final fin) {
   const Stream s = m.stream();
+  const DeviceGuard device(s);
   DeviceMatrix<typename Final::Out> out(1, 1, s);
   use_on(s, m);
   launch_reduce_2d<R>(s, m.data(), m.rows(), m.cols(), m.stride(), out.data(), fin);
@@ -86,6 +88,7 @@ double MatrixView<const T>::mean() const {
 template <class T>
 DeviceMatrix<sum_t<T>> MatrixView<const T>::row_sums() const {
   const Stream s = stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<sum_t<T>> out(rows_, 1, s);
   if (out.empty()) return out;
   detail::use_on(s, *this);
@@ -96,6 +99,7 @@ DeviceMatrix<sum_t<T>> MatrixView<const T>::row_sums() const {
 template <class T>
 DeviceMatrix<sum_t<T>> MatrixView<const T>::col_sums() const {
   const Stream s = stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<sum_t<T>> out(1, cols_, s);
   if (out.empty()) return out;
   detail::use_on(s, *this);

@@ -2,6 +2,7 @@
 #include "detail/runtime.hpp"
 
 #include "detail/arch_check.hpp"
+#include "detail/device_guard.hpp"
 #include "detail/error_scope.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/workspace.hpp"
@@ -65,8 +66,21 @@ void require_device() {
   }
 }
 
+namespace {
+/// The device a CUDA stream belongs to.
+int stream_device(cudaStream_t s) {
+  int device = 0;
+  DEVMAT_CUDA_TRY(cudaStreamGetDevice(s, &device));
+  return device;
+}
+}  // namespace
+
 void stream_wait(cudaStream_t waiter, cudaStream_t on) {
   if (waiter == on) return;
+  // The event belongs to the device current at its creation and is recorded on `on`: make `on`'s
+  // device current, whatever the caller's (a matrix moved or freed while another device is
+  // current). cudaStreamWaitEvent waits across devices.
+  const DeviceGuard device(stream_device(on));
   cudaEvent_t ev;
   DEVMAT_CUDA_TRY(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
   cudaError_t st = cudaEventRecord(ev, on);
@@ -145,11 +159,20 @@ void* take_cached(std::size_t bytes, cudaStream_t stream) {
   return nullptr;
 }
 
-// Frees a block stream-ordered. Never throws: a failure here (the driver shutting down at
-// process exit) leaves nothing to do, and is not left behind as the thread's last error.
+// Frees a block stream-ordered, with the stream's device current whatever the caller's (a
+// matrix of another device going out of scope). Never throws: a failure here (the driver
+// shutting down at process exit) leaves nothing to do, and is not left behind as the thread's
+// last error.
 void free_async(void* ptr, cudaStream_t stream) noexcept {
   const ErrorScope scope;
+  int previous = -1;
+  try {
+    previous = switch_device(stream_device(stream));
+  } catch (...) {
+    scope.forget_ours();
+  }
   if (cudaFreeAsync(ptr, stream) != cudaSuccess) scope.forget_ours();
+  restore_device(previous);
 }
 
 // Frees (stream-ordered) every cached block of `stream`, or of all streams with `all`.
@@ -180,6 +203,9 @@ void* pool_allocate(std::size_t bytes, const Stream& s) {
   bytes = rounded(bytes);
   if (bytes <= kCacheMaxBlock)
     if (void* p = take_cached(bytes, stream)) return p;
+  // The allocator, cudaMemGetInfo and the retry's cudaDeviceSynchronize act on the stream's
+  // device, whatever the caller's current one (a cache hit above needs no device).
+  const DeviceGuard device(s);
   cudaMemPool_t pool = pool_for_device(Access::device(s));
   std::size_t free_b = 0, total_b = 0;
   if (bytes > (std::size_t(1) << 30) && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess &&

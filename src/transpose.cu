@@ -1,5 +1,6 @@
 // transpose(): a new cols() x rows() matrix, through a shared-memory tile (kernels/transpose.cuh);
 // a view is read in place through its stride, a matrix is transposed as its whole view.
+#include "detail/device_guard.hpp"
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/transpose.cuh"
@@ -11,6 +12,7 @@ namespace devmat {
 template <class T>
 DeviceMatrix<T> MatrixView<const T>::transpose() const {
   const Stream s = stream();
+  const detail::DeviceGuard device(s);
   DeviceMatrix<T> out(cols_, rows_, s);
   if (empty()) return out;
   detail::use_on(s, *this);

@@ -1,6 +1,7 @@
 // Views: windows of a matrix and of foreign device memory (include/devmat/matrix_view.hpp), dense
 // copies of them, writes through them, element access, printing, and element-wise operations
 // on strided operands (dispatch/transform.cuh's 2D launcher).
+#include "detail/device_guard.hpp"
 #include "detail/error_scope.hpp"
 #include "detail/instantiate.hpp"
 #include "detail/runtime.hpp"
@@ -65,6 +66,7 @@ void check_element(const char* op, const MatrixView<const T>& v, Index i, Index 
 /// A dense copy of `v` on `s` (for an operand that overlaps the output).
 template <class T>
 DeviceMatrix<T> dense_copy(const MatrixView<const T>& v, const Stream& s) {
+  const DeviceGuard device(s);
   DeviceMatrix<T> m(v.rows(), v.cols(), s);
   if (m.empty()) return m;
   use_on(s, v);
@@ -108,6 +110,7 @@ template <class T>
 T MatrixView<const T>::at(Index i, Index j) const {
   detail::check_element("at", *this, i, j);
   const Stream s = stream();
+  const detail::DeviceGuard device(s);  // the view's device, whatever the caller's current one
   T v{};
   detail::use_on(s, *this);
   DEVMAT_CUDA_TRY(cudaMemcpyAsync(&v, data_ + i * stride_ + j, sizeof(T), cudaMemcpyDeviceToHost, s.native()));
@@ -120,6 +123,7 @@ void MatrixView<const T>::copy_to_host(T* row_major) const {
   if (empty()) return;
   if (!row_major) throw std::invalid_argument("devmat: copy_to_host: null host pointer");
   const Stream s = stream();
+  const detail::DeviceGuard device(s);
   detail::use_on(s, *this);
   detail::copy_rows(row_major, cols_, data_, stride_, rows_, cols_, s, cudaMemcpyDeviceToHost);
   DEVMAT_CUDA_TRY(cudaStreamSynchronize(s.native()));
@@ -155,6 +159,7 @@ MatrixView<T>& MatrixView<T>::operator=(const MatrixView<const T>& src) {
   detail::check_same_shape("view assignment", *this, src);
   if (this->empty()) return *this;
   const Stream s = this->stream();
+  const detail::DeviceGuard device(s);
   if (detail::overlap_differs<T>(*this, src)) {
     const DeviceMatrix<T> tmp = detail::dense_copy(src, s);  // read the whole right side first
     return *this = tmp.view();
@@ -169,6 +174,7 @@ template <class T>
 void MatrixView<T>::set(Index i, Index j, T value) const {
   detail::check_element("set", *this, i, j);
   const Stream s = this->stream();
+  const detail::DeviceGuard device(s);
   detail::use_on(s, *this);
   DEVMAT_CUDA_TRY(cudaMemcpyAsync(data() + i * this->stride_ + j, &value, sizeof(T), cudaMemcpyHostToDevice, s.native()));
   DEVMAT_CUDA_TRY(cudaStreamSynchronize(s.native()));  // `value` lives on this stack frame
@@ -178,6 +184,7 @@ template <class T>
 void MatrixView<T>::fill(T value) const {
   if (this->empty()) return;
   const Stream s = this->stream();
+  const detail::DeviceGuard device(s);
   detail::use_on(s, *this);
   detail::launch_transform_2d(s.native(), this->rows_, this->cols_, data(), this->stride_,
                               static_cast<const detail::None*>(nullptr), Index(0),
