@@ -54,7 +54,11 @@ Dims check_gemm(const char* name, const M& A, const N& B, const P& C, Op op_a, O
 template <class T>
 void gemm_impl(const char* name, int forced_config, int forced_splits, T alpha, const DeviceMatrix<T>& A,
                const DeviceMatrix<T>& B, T beta, DeviceMatrix<T>& C, Op op_a, Op op_b) {
-  const DeviceGuard device(Access::raw_stream(C));  // C's device, whatever the caller's current one
+  // C's stream and device, whatever the caller's current one; an empty C that never had a
+  // stream takes A's (the first operand's, as every operation).
+  const Stream& raw = Access::raw_stream(C);
+  const Stream run_on = Access::is_set(raw) ? raw : A.stream();
+  const DeviceGuard device(run_on);
   const Dims d = check_gemm(name, A, B, C, op_a, op_b);
   if (forced_config < -1 || forced_config >= static_cast<int>(tiled_kernels<T>().size()))
     throw std::invalid_argument("devmat: gemm_forced: no configuration " + std::to_string(forced_config));
@@ -63,7 +67,7 @@ void gemm_impl(const char* name, int forced_config, int forced_splits, T alpha, 
     throw std::invalid_argument("devmat: gemm_forced: configuration " + std::to_string(forced_config) +
                                 " needs the TF32 tensor cores (sm_80 or later)");
   if (C.empty() && (C.rows() != d.m || C.cols() != d.n)) {
-    C = DeviceMatrix<T>(d.m, d.n, C.stream());  // beta*C is taken as zero
+    C = DeviceMatrix<T>(d.m, d.n, run_on);  // beta*C is taken as zero
     beta = T(0);
   }
   if (d.m == 0 || d.n == 0) return;

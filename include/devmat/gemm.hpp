@@ -17,7 +17,8 @@ enum class Op { none, transpose };
 ///
 /// T is float, double or int32_t (int32 accumulates in int32, as Eigen does). If C is empty
 /// and op(A)*op(B) is not, C is resized to the product's shape first (and beta*C is taken as
-/// zero); otherwise C of the wrong shape is a shape_error, thrown before anything runs.
+/// zero; a C that never had a stream takes A's, and A's device); otherwise C of the wrong
+/// shape is a shape_error, thrown before anything runs.
 /// Any of A, B and C may be the same matrix: the product is computed into a fresh buffer
 /// when C aliases an operand, so `gemm(1, A, A, 0, A)` gives A*A.
 template <class T>
