@@ -51,8 +51,9 @@ const DeviceProps& device_props(int device) {
   return *slot;
 }
 
-const DeviceProps& current_device_props() {
-  const int dev = current_device();
+const DeviceProps& current_device_props() { return cached_device_props(current_device()); }
+
+const DeviceProps& cached_device_props(int dev) {
   thread_local int last_device = -1;
   thread_local const DeviceProps* last = nullptr;  // device_props' entries never move
   if (dev != last_device) {
