@@ -51,10 +51,12 @@ const DeviceProps& device_props(int device) {
   return *slot;
 }
 
-const DeviceProps& current_device_props() {
-  const int dev = current_device();
-  thread_local int last_device = -1;
-  thread_local const DeviceProps* last = nullptr;  // device_props' entries never move
+const DeviceProps& current_device_props() { return cached_device_props(current_device()); }
+
+const DeviceProps& cached_device_props(int dev) {
+  // initial-exec: a %fs-relative load, not a __tls_get_addr call (libdevmat is a shared library).
+  [[gnu::tls_model("initial-exec")]] thread_local int last_device = -1;
+  [[gnu::tls_model("initial-exec")]] thread_local const DeviceProps* last = nullptr;  // device_props' entries never move
   if (dev != last_device) {
     last = &device_props(dev);
     last_device = dev;

@@ -26,6 +26,9 @@ const DeviceProps& device_props(int device);
 /// device_props(current_device()), without device_props' lock when the calling thread asks
 /// about the same device as last time.
 const DeviceProps& current_device_props();
+/// device_props(device), without device_props' lock when the calling thread asks about the same
+/// device as last time, and with no CUDA call: for a caller that knows its device (a stream's).
+const DeviceProps& cached_device_props(int device);
 
 /// How many blocks of `kernel` one SM of the current device runs at once with `threads` threads
 /// and `dynamic_smem` bytes of dynamic shared memory per block (at least 1). The first call for

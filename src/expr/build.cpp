@@ -84,10 +84,13 @@ class BlockList {
     s.drain_registered = true;
   }
 
-  static thread_local State state_;
+  // initial-exec: one %fs-relative load instead of a __tls_get_addr call per node made and per
+  // node freed (libdevmat is a shared library; the default model calls it). 16 bytes of the
+  // static TLS block, which glibc reserves spare room for even when libdevmat is dlopen()ed.
+  [[gnu::tls_model("initial-exec")]] static thread_local State state_;
 };
 template <std::size_t kBytes>
-thread_local typename BlockList<kBytes>::State BlockList<kBytes>::state_{};
+[[gnu::tls_model("initial-exec")]] thread_local typename BlockList<kBytes>::State BlockList<kBytes>::state_{};
 
 /// The allocator of expression nodes (and their shared_ptr control blocks): BlockList's blocks.
 template <class T>

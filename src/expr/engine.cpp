@@ -327,13 +327,13 @@ decltype(auto) with_type(DType t, F&& f) {
 }
 
 /// Runs a plan: the generated kernel into `out` or into partials, then the second pass.
-void execute(const Program& p, Plan& plan, void* out, const Stream& stream) {
+void execute(const Program& p, Plan& plan, void* out, const Stream& stream, int arch) {
   if (plan.empty) return;
   if (plan.zero_bytes) {
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, plan.zero_bytes, stream.native()));
     return;
   }
-  const Compiled& k = KernelCache::instance().get(p, plan.spec, current_device_props().arch());
+  const Compiled& k = KernelCache::instance().get(p, plan.spec, arch);
   Workspace partials;
   if (plan.partial_bytes) {
     partials = Workspace(plan.partial_bytes, stream);
@@ -378,15 +378,24 @@ void execute(const Program& p, Plan& plan, void* out, const Stream& stream) {
   }
 }
 
+/// The properties of the device that `stream` runs on, the current one: read from the stream when
+/// it is set (no cudaGetDevice: the entry points' DeviceGuard has made its device current, and a
+/// kernel runs on its stream's device anyway).
+const DeviceProps& stream_device_props(const Stream& stream) {
+  return Access::is_set(stream) ? cached_device_props(Access::device(stream)) : current_device_props();
+}
+
 }  // namespace
 
 void run_elementwise(const Program& p, void* out, Index ld_out, const Stream& stream) {
-  Plan plan = plan_elementwise(p, out, ld_out, current_device_props().sm_count);
-  execute(p, plan, out, stream);
+  const DeviceProps& props = stream_device_props(stream);
+  Plan plan = plan_elementwise(p, out, ld_out, props.sm_count);
+  execute(p, plan, out, stream, props.arch());
 }
 
 void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stream) {
-  const int sms = current_device_props().sm_count;
+  const DeviceProps& props = stream_device_props(stream);
+  const int sms = props.sm_count;
   Plan plan;
   if (kind == ReduceKind::row_sums) {
     plan = plan_row_sums(p, sms);
@@ -404,18 +413,19 @@ void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stre
     plan = plan_reduce(p, op, cap, min_blocks);
     plan.spec.relax_min_blocks = setting < 0;
   }
-  execute(p, plan, out, stream);
+  execute(p, plan, out, stream, props.arch());
 }
 
 void set_expr_reduce_min_blocks(int n) { minblocks_setting().store(n < 0 ? -1 : n); }
 
 void run_arg_reduce(const Program& p, bool max, void* out, const Stream& stream) {
-  Plan plan = plan_arg(p, max, current_device_props().sm_count);
+  const DeviceProps& props = stream_device_props(stream);
+  Plan plan = plan_arg(p, max, props.sm_count);
   if (plan.empty) {
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0xFF, sizeof(long long), stream.native()));  // -1
     return;
   }
-  execute(p, plan, out, stream);
+  execute(p, plan, out, stream, props.arch());
 }
 
 }  // namespace devmat::detail

@@ -91,8 +91,9 @@ struct Lowering {
 
   /// The value id of an operand. A node whose only owner is its parent is reached once (the
   /// parent is lowered once), so only nodes with other owners are looked up and remembered:
-  /// identical subtrees are shared, and a tree of distinct nodes does no lookups.
-  int operand(const ExprPtr& k) {
+  /// identical subtrees are shared, and a tree of distinct nodes does no lookups. Inlined into
+  /// lower_node: the call between the two cost a quarter of lowering chain10 (190 -> 145 ns).
+  [[gnu::always_inline]] int operand(const ExprPtr& k) {
     if (!k) return -1;
     if (k.use_count() == 1) return lower_node(*k);
     if (const int id = find_seen(k.get()); id >= 0) return id;
