@@ -2,6 +2,7 @@
 // kernel of libdevmat, whether the library has code for a device; when it has none, the error
 // says which GPU, which architectures the library has, and how to rebuild it.
 #include "detail/arch_check.hpp"
+#include "detail/device_guard.hpp"
 
 #include <devmat/error.hpp>
 
@@ -28,13 +29,13 @@ __global__ void arch_probe_kernel() {}
 // "" when the device has code; otherwise the error thrown for it. Throws (uncached) when CUDA
 // cannot answer at all.
 std::pair<cudaError_t, std::string> probe(int device) {
-  int current = 0;
-  DEVMAT_CUDA_TRY(cudaGetDevice(&current));
-  if (current != device) DEVMAT_CUDA_TRY(cudaSetDevice(device));
-  cudaFuncAttributes attr{};
-  const cudaError_t st = cudaFuncGetAttributes(&attr, arch_probe_kernel);
-  cudaGetLastError();  // not sticky: clear it, so the next launch check does not see it
-  if (current != device) DEVMAT_CUDA_TRY(cudaSetDevice(current));
+  cudaError_t st;
+  {
+    const DeviceGuard on(device);
+    cudaFuncAttributes attr{};
+    st = cudaFuncGetAttributes(&attr, arch_probe_kernel);
+    cudaGetLastError();  // not sticky: clear it, so the next launch check does not see it
+  }
   if (st == cudaSuccess) return {cudaSuccess, {}};
   if (st != cudaErrorNoKernelImageForDevice && st != cudaErrorInvalidDeviceFunction)
     throw_cuda_error(st, "cudaFuncGetAttributes(arch_probe_kernel)", __FILE__, __LINE__);

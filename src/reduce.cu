@@ -12,13 +12,6 @@ namespace devmat {
 namespace detail {
 namespace {
 
-template <class T>
-void require_nonempty(const MatrixView<const T>& m, const char* op) {
-  if (m.empty())
-    throw shape_error(std::string("devmat: ") + op + ": the matrix is empty (" +
-                      shape_string(m.rows(), m.cols()) + "); its " + op + " is undefined");
-}
-
 /// A 1x1 result of reducer R on the window's stream, read in place through its stride.
 template <class R, class T, class Final>
 DeviceMatrix<typename Final::Out> reduce_to_device(const MatrixView<const T>& m, Final fin) {
@@ -48,19 +41,19 @@ DeviceMatrix<sum_t<T>> MatrixView<const T>::sum_async() const {
 
 template <class T>
 DeviceMatrix<T> MatrixView<const T>::min_async() const {
-  detail::require_nonempty(*this, "min");
+  detail::require_nonempty(this->rows(), this->cols(), "min");
   return detail::reduce_to_device<detail::MinMaxReducer<T, false>>(*this, detail::CastTo<T, T>{});
 }
 
 template <class T>
 DeviceMatrix<T> MatrixView<const T>::max_async() const {
-  detail::require_nonempty(*this, "max");
+  detail::require_nonempty(this->rows(), this->cols(), "max");
   return detail::reduce_to_device<detail::MinMaxReducer<T, true>>(*this, detail::CastTo<T, T>{});
 }
 
 template <class T>
 DeviceMatrix<double> MatrixView<const T>::mean_async() const {
-  detail::require_nonempty(*this, "mean");
+  detail::require_nonempty(this->rows(), this->cols(), "mean");
   return detail::reduce_to_device<detail::SumReducer<T>>(
       *this, detail::MeanOf<detail::sum_acc_t<T>>{static_cast<double>(size())});
 }

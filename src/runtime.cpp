@@ -47,6 +47,12 @@ std::string shape_string(Index rows, Index cols) {
   return std::to_string(rows) + "x" + std::to_string(cols);
 }
 
+void require_nonempty(Index rows, Index cols, const char* op, const char* what) {
+  if (rows * cols == 0)
+    throw shape_error(std::string("devmat: ") + op + ": the " + what + " is empty (" + shape_string(rows, cols) +
+                      "); its " + op + " is undefined");
+}
+
 void throw_shape_error(const char* op, Index ar, Index ac, Index br, Index bc, const char* why) {
   std::string msg = std::string("devmat: ") + op + ": shapes " + shape_string(ar, ac) + " and " +
                     shape_string(br, bc) + (why ? std::string(" ") + why : " do not match");

@@ -82,3 +82,21 @@ TEST_CASE("empty matrices need no device") {
   CHECK(copy.cols() == 7);
   CHECK(moved.to_vector().empty());
 }
+
+TEST_CASE("min, max and mean of nothing are shape errors naming the operation, before any device is touched") {
+  const DeviceMatrix<float> e(0, 5);
+  const auto message = [](auto&& f) {
+    try {
+      f();
+    } catch (const shape_error& x) {
+      return std::string(x.what());
+    }
+    return std::string("no shape_error");
+  };
+  CHECK(message([&] { (void)e.min(); }) == "devmat: min: the matrix is empty (0x5); its min is undefined");
+  CHECK(message([&] { (void)e.max_async(); }) == "devmat: max: the matrix is empty (0x5); its max is undefined");
+  CHECK(message([&] { (void)e.view().mean(); }) == "devmat: mean: the matrix is empty (0x5); its mean is undefined");
+  CHECK(message([&] { (void)(e + e).min(); }) == "devmat: min: the expression is empty (0x5); its min is undefined");
+  CHECK(message([&] { (void)arg_max(e); }) ==
+        "devmat: arg_max: the expression is empty (0x5); its arg_max is undefined");
+}

@@ -90,6 +90,10 @@ struct Access {
   static Stream unset() { return Stream(); }
 };
 
+/// Throws shape_error when a rows x cols `what` ("matrix", "expression") has no element: its
+/// `op` (min, max, mean, arg_min, ...) is undefined.
+void require_nonempty(Index rows, Index cols, const char* op, const char* what = "matrix");
+
 /// dst = src for windows of device memory whose rows do not all start on 16 bytes, by the
 /// expression engine's copy kernel (expr/eval.cpp): cudaMemcpy2DAsync moves such rows at half
 /// the speed of memory (1.5 against 3.3 TB/s on the H200, bench_views' view-copy rows).

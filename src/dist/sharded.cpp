@@ -114,11 +114,6 @@ T first_value(Communicator::Impl& c, const std::vector<DeviceMatrix<T>>& v, cons
   return v[0].at(0, 0);
 }
 
-void require_nonempty(Index rows, Index cols, const char* op) {
-  if (rows * cols == 0)
-    throw shape_error(std::string("devmat: ") + op + ": the matrix is empty (" + detail::shape_string(rows, cols) + ")");
-}
-
 }  // namespace
 
 void detail::DistAccess::check_same(const char* op, const Communicator& ca, Index ar, Index ac, const Communicator& cb,
@@ -353,7 +348,7 @@ template <class T>
 double ShardedMatrix<T>::mean() const {
   Communicator::Impl& c = live(comm_, "ShardedMatrix::mean");
   detail::agree(c, "ShardedMatrix::mean", {rows_, cols_});
-  require_nonempty(rows_, cols_, "ShardedMatrix::mean");
+  detail::require_nonempty(rows_, cols_, "ShardedMatrix::mean");
   // Each shard's mean (in double, as DeviceMatrix::mean) times its size, summed over the ranks.
   std::vector<DeviceMatrix<double>> part;
   for (std::size_t i = 0; i < shards_.size(); ++i) {
@@ -376,7 +371,7 @@ T extreme(const Communicator& comm, const std::vector<DeviceMatrix<T>>& shards, 
           const char* op) {
   Communicator::Impl& c = live(comm, op);
   detail::agree(c, op, {rows, cols});
-  require_nonempty(rows, cols, op);
+  detail::require_nonempty(rows, cols, op);
   std::vector<DeviceMatrix<T>> part;
   for (std::size_t i = 0; i < shards.size(); ++i) {
     const DeviceScope scope(device_of(c, i));

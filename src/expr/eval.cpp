@@ -78,12 +78,6 @@ bool reads_overlap(const Program& p, const Window& out) {
   return false;
 }
 
-void require_nonempty(const ExprNode& e, const char* op) {
-  if (e.rows * e.cols == 0)
-    throw shape_error(std::string("devmat: ") + op + ": the expression is empty (" + shape_string(e.rows, e.cols) +
-                      "); its " + op + " is undefined");
-}
-
 template <class Out>
 DeviceMatrix<Out> reduce(const ExprPtr& e, ReduceKind kind, Index rows, Index cols) {
   const Stream s = expr_stream(*e);
@@ -184,19 +178,19 @@ DeviceMatrix<sum_t<T>> expr_sum(const ExprPtr& e) {
 
 template <class T>
 DeviceMatrix<T> expr_min(const ExprPtr& e) {
-  require_nonempty(*e, "min");
+  require_nonempty(e->rows, e->cols, "min", "expression");
   return reduce<T>(e, ReduceKind::min, 1, 1);
 }
 
 template <class T>
 DeviceMatrix<T> expr_max(const ExprPtr& e) {
-  require_nonempty(*e, "max");
+  require_nonempty(e->rows, e->cols, "max", "expression");
   return reduce<T>(e, ReduceKind::max, 1, 1);
 }
 
 template <class T>
 DeviceMatrix<double> expr_mean(const ExprPtr& e) {
-  require_nonempty(*e, "mean");
+  require_nonempty(e->rows, e->cols, "mean", "expression");
   return reduce<double>(e, ReduceKind::mean, 1, 1);
 }
 
@@ -212,7 +206,7 @@ DeviceMatrix<sum_t<T>> expr_col_sums(const ExprPtr& e) {
 
 template <class T>
 Index expr_arg(const ExprPtr& e, bool max) {
-  require_nonempty(*e, max ? "arg_max" : "arg_min");
+  require_nonempty(e->rows, e->cols, max ? "arg_max" : "arg_min", "expression");
   const Stream s = expr_stream(*e);
   const DeviceGuard device(s);
   DeviceMatrix<std::int64_t> out(1, 1, s);
