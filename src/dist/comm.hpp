@@ -28,6 +28,8 @@ struct Communicator::Impl {
   bool single_process() const noexcept { return static_cast<int>(local_ranks.size()) == size; }
   /// The local index of `rank`; cuda_error when this process does not drive it.
   std::size_t index(int rank) const;
+  /// The device of the rank at local index i.
+  int local_device(std::size_t i) const { return devices[local_ranks[i]]; }
   ~Impl();
 };
 
@@ -58,6 +60,13 @@ void agree(Communicator::Impl& c, const char* op, std::vector<long long> sig);
 
 /// The Impl of a handle (shared state of every matrix on it).
 Communicator::Impl& impl_of(const Communicator& c);
+
+/// impl_of(comm), after require_live: what every operation on the handle starts with.
+inline Communicator::Impl& live(const Communicator& comm, const char* op) {
+  Communicator::Impl& c = impl_of(comm);
+  require_live(c, op);
+  return c;
+}
 
 template <class T> ncclDataType_t nccl_type() {
   if constexpr (std::is_same_v<T, float>) return ncclFloat32;

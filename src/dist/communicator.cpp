@@ -113,7 +113,7 @@ void agree(Communicator::Impl& c, const char* op, std::vector<long long> sig) {
   }
   std::vector<DeviceMatrix<std::int64_t>> bufs;
   for (std::size_t i = 0; i < c.comms.size(); ++i) {
-    const DeviceScope scope(c.devices[c.local_ranks[i]]);
+    const DeviceScope scope(c.local_device(i));
     bufs.push_back(DeviceMatrix<std::int64_t>::from_host(h.data(), 1, static_cast<Index>(2 * n), c.streams[i]));
   }
   nccl_group(c, [&] {
@@ -125,7 +125,7 @@ void agree(Communicator::Impl& c, const char* op, std::vector<long long> sig) {
   wait_ranks(c, op);
   std::vector<std::int64_t> r(2 * n);
   {
-    const DeviceScope scope(c.devices[c.local_ranks[0]]);
+    const DeviceScope scope(c.local_device(0));
     r = bufs[0].to_vector();
   }
   for (std::size_t i = 0; i < n; ++i) {

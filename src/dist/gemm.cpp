@@ -18,12 +18,6 @@ using detail::DeviceScope;
 
 namespace {
 
-Communicator::Impl& live(const Communicator& comm, const char* op) {
-  Communicator::Impl& c = detail::impl_of(comm);
-  detail::require_live(c, op);
-  return c;
-}
-
 /// An empty C becomes M x N sharded like A (its beta then counts as zero).
 template <class T>
 bool prepare_c(ShardedMatrix<T>& C, const Communicator& comm, Index M, Index N, const char* op) {
@@ -64,7 +58,7 @@ struct Events {
 template <class T>
 void gemm(T alpha, const ShardedMatrix<T>& A, const ReplicatedMatrix<T>& B, T beta, ShardedMatrix<T>& C, Op op_b) {
   const char* op = "gemm (sharded A, replicated B)";
-  Communicator::Impl& c = live(A.comm(), op);
+  Communicator::Impl& c = detail::live(A.comm(), op);
   if (A.comm() != B.comm()) throw shape_error(std::string("devmat: ") + op + ": A and B are on different communicators");
   const Index K = op_b == Op::none ? B.rows() : B.cols(), N = op_b == Op::none ? B.cols() : B.rows();
   detail::agree(c, op, {A.rows(), A.cols(), B.rows(), B.cols(), C.rows(), C.cols(), static_cast<long long>(op_b)});
@@ -81,7 +75,7 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ReplicatedMatrix<T>& B, T be
 template <class T>
 void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta, ShardedMatrix<T>& C) {
   const char* op = "gemm (sharded A, sharded B)";
-  Communicator::Impl& c = live(A.comm(), op);
+  Communicator::Impl& c = detail::live(A.comm(), op);
   if (A.comm() != B.comm()) throw shape_error(std::string("devmat: ") + op + ": A and B are on different communicators");
   detail::agree(c, op, {A.rows(), A.cols(), B.rows(), B.cols(), C.rows(), C.cols()});
   if (A.cols() != B.rows()) detail::throw_shape_error(op, A.rows(), A.cols(), B.rows(), B.cols(), "do not multiply");
@@ -103,7 +97,7 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta,
 
   if (chunks.empty() || N == 0) {  // K == 0: C = beta * C
     for (std::size_t i = 0; i < L; ++i) {
-      const DeviceScope scope(c.devices[c.local_ranks[i]]);
+      const DeviceScope scope(c.local_device(i));
       DeviceMatrix<T>& c_r = C.shard(c.local_ranks[i]);
       if (beta == T(0)) c_r.fill(T(0));
       else c_r *= beta;
@@ -116,7 +110,7 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta,
   std::vector<DeviceMatrix<T>> buf[2];
   std::vector<std::unique_ptr<Events>> events;
   for (std::size_t i = 0; i < L; ++i) {
-    const DeviceScope scope(c.devices[c.local_ranks[i]]);
+    const DeviceScope scope(c.local_device(i));
     const Stream& s = c.streams[i];
     detail::use_on(s, A.shard(c.local_ranks[i]), B.shard(c.local_ranks[i]), C.shard(c.local_ranks[i]));
     for (auto& b : buf) b.emplace_back(max_rows, N, s);
@@ -137,7 +131,7 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta,
 
   const auto issue_broadcast = [&](std::size_t ch) {
     for (std::size_t i = 0; i < L; ++i) {
-      const DeviceScope scope(c.devices[c.local_ranks[i]]);
+      const DeviceScope scope(c.local_device(i));
       if (ch >= 2) DEVMAT_CUDA_TRY(cudaStreamWaitEvent(c.side[i].native(), used(i, ch), 0));
     }
     detail::nccl_group(c, [&] {
@@ -149,7 +143,7 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta,
       }
     });
     for (std::size_t i = 0; i < L; ++i) {
-      const DeviceScope scope(c.devices[c.local_ranks[i]]);
+      const DeviceScope scope(c.local_device(i));
       DEVMAT_CUDA_TRY(cudaEventRecord(ready(i, ch), c.side[i].native()));
     }
   };
@@ -176,7 +170,7 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta,
   // The buffers are freed on the rank's streams: after the last broadcast (the last product
   // already waited for it; this also orders the side stream's earlier work).
   for (std::size_t i = 0; i < L; ++i) {
-    const DeviceScope scope(c.devices[c.local_ranks[i]]);
+    const DeviceScope scope(c.local_device(i));
     DEVMAT_CUDA_TRY(cudaEventRecord(events[i]->ev[4], c.side[i].native()));
     DEVMAT_CUDA_TRY(cudaStreamWaitEvent(c.streams[i].native(), events[i]->ev[4], 0));
   }

@@ -17,14 +17,6 @@ using detail::DeviceScope;
 
 namespace {
 
-Communicator::Impl& live(const Communicator& comm, const char* op) {
-  Communicator::Impl& c = detail::impl_of(comm);
-  detail::require_live(c, op);
-  return c;
-}
-
-int device_of(const Communicator::Impl& c, std::size_t i) { return c.devices[c.local_ranks[i]]; }
-
 void check_root(const Communicator::Impl& c, int root, const char* op) {
   if (root < 0 || root >= c.size)
     throw shape_error(std::string("devmat: ") + op + ": root " + std::to_string(root) + " is not a rank of " +
@@ -43,7 +35,7 @@ void shape_from_root(Communicator::Impl& c, int root, Index& rows, Index& cols, 
   std::vector<DeviceMatrix<std::int64_t>> bufs;
   const std::int64_t h[2] = {rows, cols};
   for (std::size_t i = 0; i < c.comms.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     bufs.push_back(DeviceMatrix<std::int64_t>::from_host(h, 1, 2, c.streams[i]));
   }
   detail::nccl_group(c, [&] {
@@ -53,7 +45,7 @@ void shape_from_root(Communicator::Impl& c, int root, Index& rows, Index& cols, 
                       c.comms[i]);
   });
   detail::wait_ranks(c, op);
-  const DeviceScope scope(device_of(c, 0));
+  const DeviceScope scope(c.local_device(0));
   const std::vector<std::int64_t> r = bufs[0].to_vector();
   rows = r[0];
   cols = r[1];
@@ -66,7 +58,7 @@ void scatter_rows(Communicator::Impl& c, const T* src, Index rows, Index cols, i
                   std::vector<DeviceMatrix<T>>& out) {
   const int P = c.size;
   for (std::size_t i = 0; i < c.local_ranks.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     out.emplace_back(block_rows(rows, P, c.local_ranks[i]), cols, c.streams[i]);
   }
   detail::nccl_group(c, [&] {
@@ -79,7 +71,7 @@ void scatter_rows(Communicator::Impl& c, const T* src, Index rows, Index cols, i
           const T* block = src + block_offset(rows, P, q) * cols;
           if (n == 0) continue;
           if (q == root) {
-            const DeviceScope scope(device_of(c, i));
+            const DeviceScope scope(c.local_device(i));
             DEVMAT_CUDA_TRY(cudaMemcpyAsync(out[i].data(), block, n * sizeof(T), cudaMemcpyDeviceToDevice, s));
           } else {
             DEVMAT_NCCL_TRY(ncclSend(block, n, detail::nccl_type<T>(), q, c.comms[i], s), c.comms[i]);
@@ -110,7 +102,7 @@ void all_reduce(Communicator::Impl& c, std::vector<DeviceMatrix<T>>& v, ncclRedO
 template <class T>
 T first_value(Communicator::Impl& c, const std::vector<DeviceMatrix<T>>& v, const char* op) {
   detail::wait_ranks(c, op);
-  const DeviceScope scope(device_of(c, 0));
+  const DeviceScope scope(c.local_device(0));
   return v[0].at(0, 0);
 }
 
@@ -125,10 +117,10 @@ void detail::DistAccess::check_same(const char* op, const Communicator& ca, Inde
 // ------------------------------------------------------------------ ShardedMatrix: making, moving
 template <class T>
 ShardedMatrix<T>::ShardedMatrix(Index rows, Index cols, const Communicator& comm) : comm_(comm), rows_(rows), cols_(cols) {
-  Communicator::Impl& c = live(comm, "ShardedMatrix");
+  Communicator::Impl& c = detail::live(comm, "ShardedMatrix");
   if (rows < 0 || cols < 0) detail::throw_shape_error("ShardedMatrix", rows, cols, rows, cols, "is not a shape");
   for (std::size_t i = 0; i < c.local_ranks.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     shards_.emplace_back(devmat::block_rows(rows, c.size, c.local_ranks[i]), cols, c.streams[i]);
   }
 }
@@ -139,7 +131,7 @@ ShardedMatrix<T>::ShardedMatrix(const ShardedMatrix& other) : comm_(other.comm_)
   Communicator::Impl& c = detail::impl_of(comm_);
   shards_.reserve(other.shards_.size());
   for (std::size_t i = 0; i < other.shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     shards_.push_back(other.shards_[i]);  // on the shard's stream
   }
 }
@@ -155,7 +147,7 @@ ShardedMatrix<T> ShardedMatrix<T>::constant(Index rows, Index cols, T value, con
   ShardedMatrix m(rows, cols, comm);
   Communicator::Impl& c = detail::impl_of(comm);
   for (std::size_t i = 0; i < m.shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     m.shards_[i].fill(value);
   }
   return m;
@@ -164,7 +156,7 @@ ShardedMatrix<T> ShardedMatrix<T>::constant(Index rows, Index cols, T value, con
 template <class T>
 ShardedMatrix<T> ShardedMatrix<T>::scatter(const T* row_major, Index rows, Index cols, const Communicator& comm,
                                            int root) {
-  Communicator::Impl& c = live(comm, "ShardedMatrix::scatter");
+  Communicator::Impl& c = detail::live(comm, "ShardedMatrix::scatter");
   check_root(c, root, "ShardedMatrix::scatter");
   detail::agree(c, "ShardedMatrix::scatter", {rows, cols, root});
   const bool root_here = comm.is_local(root);
@@ -177,7 +169,7 @@ ShardedMatrix<T> ShardedMatrix<T>::scatter(const T* row_major, Index rows, Index
   if (c.single_process()) {  // every rank is here: host to device, rank by rank
     for (std::size_t i = 0; i < c.local_ranks.size(); ++i) {
       const int r = c.local_ranks[i];
-      const DeviceScope scope(device_of(c, i));
+      const DeviceScope scope(c.local_device(i));
       const Index n = devmat::block_rows(rows, c.size, r);
       m.shards_.push_back(n * cols > 0 ? DeviceMatrix<T>::from_host(row_major + block_offset(rows, c.size, r) * cols,
                                                                     n, cols, c.streams[i])
@@ -188,7 +180,7 @@ ShardedMatrix<T> ShardedMatrix<T>::scatter(const T* row_major, Index rows, Index
   DeviceMatrix<T> staged;
   if (root_here && rows * cols > 0) {
     const std::size_t i = c.index(root);
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     staged = DeviceMatrix<T>::from_host(row_major, rows, cols, c.streams[i]);
   }
   scatter_rows(c, staged.data(), rows, cols, root, m.shards_);
@@ -206,7 +198,7 @@ ShardedMatrix<T> ShardedMatrix<T>::scatter(const std::vector<T>& row_major, Inde
 
 template <class T>
 ShardedMatrix<T> ShardedMatrix<T>::scatter(const DeviceMatrix<T>& src, const Communicator& comm, int root) {
-  Communicator::Impl& c = live(comm, "ShardedMatrix::scatter");
+  Communicator::Impl& c = detail::live(comm, "ShardedMatrix::scatter");
   check_root(c, root, "ShardedMatrix::scatter");
   Index rows = src.rows(), cols = src.cols();
   shape_from_root(c, root, rows, cols, "ShardedMatrix::scatter");
@@ -216,7 +208,7 @@ ShardedMatrix<T> ShardedMatrix<T>::scatter(const DeviceMatrix<T>& src, const Com
   m.cols_ = cols;
   if (comm.is_local(root) && !src.empty()) {
     const std::size_t i = c.index(root);
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     detail::use_on(c.streams[i], src);  // the root's stream waits for src; src stays alive for the sends
   }
   scatter_rows(c, comm.is_local(root) ? src.data() : nullptr, rows, cols, root, m.shards_);
@@ -225,18 +217,18 @@ ShardedMatrix<T> ShardedMatrix<T>::scatter(const DeviceMatrix<T>& src, const Com
 
 template <class T>
 DeviceMatrix<T> ShardedMatrix<T>::gather(int root) const {
-  Communicator::Impl& c = live(comm_, "ShardedMatrix::gather");
+  Communicator::Impl& c = detail::live(comm_, "ShardedMatrix::gather");
   check_root(c, root, "ShardedMatrix::gather");
   detail::agree(c, "ShardedMatrix::gather", {rows_, cols_, root});
   const int P = c.size;
   DeviceMatrix<T> out;
   if (comm_.is_local(root)) {
     const std::size_t i = c.index(root);
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     out = DeviceMatrix<T>(rows_, cols_, c.streams[i]);
   }
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     detail::use_on(c.streams[i], shards_[i]);
   }
   detail::nccl_group(c, [&] {
@@ -249,7 +241,7 @@ DeviceMatrix<T> ShardedMatrix<T>::gather(int root) const {
           if (n == 0) continue;
           T* block = out.data() + block_offset(rows_, P, q) * cols_;
           if (q == root) {
-            const DeviceScope scope(device_of(c, i));
+            const DeviceScope scope(c.local_device(i));
             DEVMAT_CUDA_TRY(cudaMemcpyAsync(block, shards_[i].data(), n * sizeof(T), cudaMemcpyDeviceToDevice, s));
           } else {
             DEVMAT_NCCL_TRY(ncclRecv(block, n, detail::nccl_type<T>(), q, c.comms[i], s), c.comms[i]);
@@ -271,7 +263,7 @@ std::vector<T> ShardedMatrix<T>::gather_to_host(int root) const {
   Communicator::Impl& c = detail::impl_of(comm_);
   detail::wait_ranks(c, "ShardedMatrix::gather_to_host");  // a failed peer: an error, not a hang
   if (!comm_.is_local(root)) return {};
-  const DeviceScope scope(device_of(c, c.index(root)));
+  const DeviceScope scope(c.local_device(c.index(root)));
   return all.to_vector();
 }
 
@@ -288,9 +280,9 @@ DeviceMatrix<T>& ShardedMatrix<T>::shard(int rank) {
 namespace {
 template <class T, class F>
 void each_shard(const Communicator& comm, std::vector<DeviceMatrix<T>>& shards, F&& f) {
-  Communicator::Impl& c = live(comm, "ShardedMatrix");
+  Communicator::Impl& c = detail::live(comm, "ShardedMatrix");
   for (std::size_t i = 0; i < shards.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     f(shards[i], i);
   }
 }
@@ -333,11 +325,11 @@ ShardedMatrix<T>& ShardedMatrix<T>::operator/=(T v) {
 template <class T>
 sum_t<T> ShardedMatrix<T>::sum() const {
   using S = sum_t<T>;
-  Communicator::Impl& c = live(comm_, "ShardedMatrix::sum");
+  Communicator::Impl& c = detail::live(comm_, "ShardedMatrix::sum");
   detail::agree(c, "ShardedMatrix::sum", {rows_, cols_});
   std::vector<DeviceMatrix<S>> part;
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     part.push_back(shards_[i].empty() ? DeviceMatrix<S>::zeros(1, 1, c.streams[i]) : shards_[i].sum_async());
   }
   all_reduce(c, part, ncclSum);
@@ -346,13 +338,13 @@ sum_t<T> ShardedMatrix<T>::sum() const {
 
 template <class T>
 double ShardedMatrix<T>::mean() const {
-  Communicator::Impl& c = live(comm_, "ShardedMatrix::mean");
+  Communicator::Impl& c = detail::live(comm_, "ShardedMatrix::mean");
   detail::agree(c, "ShardedMatrix::mean", {rows_, cols_});
   detail::require_nonempty(rows_, cols_, "ShardedMatrix::mean");
   // Each shard's mean (in double, as DeviceMatrix::mean) times its size, summed over the ranks.
   std::vector<DeviceMatrix<double>> part;
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     if (shards_[i].empty()) {
       part.push_back(DeviceMatrix<double>::zeros(1, 1, c.streams[i]));
     } else {
@@ -369,12 +361,12 @@ namespace {
 template <class T>
 T extreme(const Communicator& comm, const std::vector<DeviceMatrix<T>>& shards, Index rows, Index cols, bool max,
           const char* op) {
-  Communicator::Impl& c = live(comm, op);
+  Communicator::Impl& c = detail::live(comm, op);
   detail::agree(c, op, {rows, cols});
   detail::require_nonempty(rows, cols, op);
   std::vector<DeviceMatrix<T>> part;
   for (std::size_t i = 0; i < shards.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     if (shards[i].empty()) {  // the reduction's identity
       const T id = std::numeric_limits<T>::has_infinity
                        ? (max ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity())
@@ -397,10 +389,10 @@ T ShardedMatrix<T>::max() const { return extreme(comm_, shards_, rows_, cols_, t
 template <class T>
 ShardedMatrix<sum_t<T>> ShardedMatrix<T>::row_sums() const {
   using S = sum_t<T>;
-  Communicator::Impl& c = live(comm_, "ShardedMatrix::row_sums");
+  Communicator::Impl& c = detail::live(comm_, "ShardedMatrix::row_sums");
   ShardedMatrix<S> out = detail::DistAccess::make<S>(comm_, rows_, 1);
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     out.shards_.push_back(cols_ == 0 ? DeviceMatrix<S>::zeros(shards_[i].rows(), 1, c.streams[i])
                                      : shards_[i].row_sums());
   }
@@ -410,7 +402,7 @@ ShardedMatrix<sum_t<T>> ShardedMatrix<T>::row_sums() const {
 template <class T>
 ReplicatedMatrix<sum_t<T>> ShardedMatrix<T>::col_sums() const {
   using S = sum_t<T>;
-  Communicator::Impl& c = live(comm_, "ShardedMatrix::col_sums");
+  Communicator::Impl& c = detail::live(comm_, "ShardedMatrix::col_sums");
   detail::agree(c, "ShardedMatrix::col_sums", {rows_, cols_});
   ReplicatedMatrix<S> out;
   out.comm_ = comm_;
@@ -420,7 +412,7 @@ ReplicatedMatrix<sum_t<T>> ShardedMatrix<T>::col_sums() const {
   // it in place (out of place into the result), with no local pass.
   std::vector<const S*> send(shards_.size(), nullptr);
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     if constexpr (std::is_same_v<S, T>) {
       if (shards_[i].rows() == 1) {
         detail::use_on(c.streams[i], shards_[i]);
@@ -450,13 +442,13 @@ ReplicatedMatrix<sum_t<T>> ShardedMatrix<T>::col_sums() const {
 // offset nc_q * ro_r) and copies each into its columns [ro_r, ro_r + n_r).
 template <class T>
 ShardedMatrix<T> ShardedMatrix<T>::transpose() const {
-  Communicator::Impl& c = live(comm_, "ShardedMatrix::transpose");
+  Communicator::Impl& c = detail::live(comm_, "ShardedMatrix::transpose");
   detail::agree(c, "ShardedMatrix::transpose", {rows_, cols_});
   const int P = c.size;
   ShardedMatrix<T> out(cols_, rows_, comm_);
   std::vector<DeviceMatrix<T>> local_t, staging;
   for (std::size_t i = 0; i < shards_.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     local_t.push_back(shards_[i].transpose());  // cols x n_r, on the rank's stream
     staging.emplace_back(1, out.shards_[i].size(), c.streams[i]);
   }
@@ -483,7 +475,7 @@ ShardedMatrix<T> ShardedMatrix<T>::transpose() const {
   });
   for (std::size_t i = 0; i < shards_.size(); ++i) {
     const int r = c.local_ranks[i];
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     const Index nc_r = devmat::block_rows(cols_, P, r);
     DeviceMatrix<T>& dst = out.shards_[i];  // nc_r x rows
     if (dst.empty()) continue;
@@ -500,7 +492,7 @@ ShardedMatrix<T> ShardedMatrix<T>::transpose() const {
 // ------------------------------------------------------------------ ReplicatedMatrix
 template <class T>
 ReplicatedMatrix<T> ReplicatedMatrix<T>::broadcast(const DeviceMatrix<T>& m, const Communicator& comm, int root) {
-  Communicator::Impl& c = live(comm, "ReplicatedMatrix::broadcast");
+  Communicator::Impl& c = detail::live(comm, "ReplicatedMatrix::broadcast");
   check_root(c, root, "ReplicatedMatrix::broadcast");
   Index rows = m.rows(), cols = m.cols();
   shape_from_root(c, root, rows, cols, "ReplicatedMatrix::broadcast");
@@ -509,7 +501,7 @@ ReplicatedMatrix<T> ReplicatedMatrix<T>::broadcast(const DeviceMatrix<T>& m, con
   out.rows_ = rows;
   out.cols_ = cols;
   for (std::size_t i = 0; i < c.local_ranks.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     out.copies_.emplace_back(rows, cols, c.streams[i]);
     if (c.local_ranks[i] == root && !m.empty()) {
       detail::use_on(c.streams[i], m);
@@ -529,14 +521,14 @@ ReplicatedMatrix<T> ReplicatedMatrix<T>::broadcast(const DeviceMatrix<T>& m, con
 template <class T>
 ReplicatedMatrix<T> ReplicatedMatrix<T>::from_host(const T* row_major, Index rows, Index cols,
                                                    const Communicator& comm) {
-  Communicator::Impl& c = live(comm, "ReplicatedMatrix::from_host");
+  Communicator::Impl& c = detail::live(comm, "ReplicatedMatrix::from_host");
   detail::agree(c, "ReplicatedMatrix::from_host", {rows, cols});
   ReplicatedMatrix out;
   out.comm_ = comm;
   out.rows_ = rows;
   out.cols_ = cols;
   for (std::size_t i = 0; i < c.local_ranks.size(); ++i) {
-    const DeviceScope scope(device_of(c, i));
+    const DeviceScope scope(c.local_device(i));
     out.copies_.push_back(rows * cols > 0 ? DeviceMatrix<T>::from_host(row_major, rows, cols, c.streams[i])
                                       : DeviceMatrix<T>(rows, cols, c.streams[i]));
   }
