@@ -51,6 +51,20 @@ bool is_transpose(const DeviceMatrix<T>& in, const DeviceMatrix<T>& out) {
 
 std::string shape_of(Index r, Index c) { return std::to_string(r) + "x" + std::to_string(c); }
 
+/// The reference of `op` on a rows x cols shape: a device-to-device copy of the same bytes.
+template <class T>
+void register_memcpy(const char* op, Index rows, Index cols) {
+  const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
+  benchmark::RegisterBenchmark(b::name(op, dtype<T>(), shape_of(rows, cols), "memcpy").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols);
+    DeviceMatrix<T> B(cols, rows);
+    const cudaStream_t s = A.stream().native();
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+      DEVMAT_BENCH_CUDA(cudaMemcpyAsync(B.data(), A.data(), A.size() * sizeof(T), cudaMemcpyDeviceToDevice, s));
+    });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 template <class T>
 void register_ours_and_memcpy(Index rows, Index cols) {
   const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
@@ -61,14 +75,7 @@ void register_ours_and_memcpy(Index rows, Index cols) {
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { B = A.transpose(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("transpose", dtype<T>(), sh, "memcpy").c_str(), [=](benchmark::State& st) {
-    const auto A = random_matrix<T>(rows, cols);
-    DeviceMatrix<T> B(cols, rows);
-    const cudaStream_t s = A.stream().native();
-    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
-      DEVMAT_BENCH_CUDA(cudaMemcpyAsync(B.data(), A.data(), A.size() * sizeof(T), cudaMemcpyDeviceToDevice, s));
-    });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  register_memcpy<T>("transpose", rows, cols);
 }
 
 /// One tile shape of dispatch/transpose.cuh, launched directly.
@@ -137,14 +144,7 @@ void register_view(Index R, Index C, Index r0, Index c0, Index rows, Index cols)
     if (!is_transpose(v.data(), C, rows, cols, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { B = v.transpose(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("transpose-view", dtype<T>(), sh, "memcpy").c_str(), [=](benchmark::State& st) {
-    const auto A = random_matrix<T>(rows, cols);
-    DeviceMatrix<T> B(cols, rows);
-    const cudaStream_t s = A.stream().native();
-    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
-      DEVMAT_BENCH_CUDA(cudaMemcpyAsync(B.data(), A.data(), A.size() * sizeof(T), cudaMemcpyDeviceToDevice, s));
-    });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  register_memcpy<T>("transpose-view", rows, cols);
 }
 }  // namespace
 
