@@ -589,4 +589,65 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   }
 }
 
+/// Bytes of a few-rows transpose in registers, with no shared memory (kN input rows): thread g
+/// loads the 16 bytes of columns [16g, 16g + 16) of each row as one 16-byte vector and stores
+/// their transpose, out bytes [16g * kN, 16(g + 1) * kN), as kN 16-byte vectors (the byte
+/// permutation is fixed at compile time: the compiler turns it into byte permutes). Requires in,
+/// out and ld aligned to 16 bytes; the last partial group of columns goes byte by byte.
+template <int kN>
+__global__ void __launch_bounds__(256)
+transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
+                                Index cols) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_bytes_kernel: 2 to 16 rows");
+  const Index g = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
+  const Index j0 = 16 * g;
+  if (j0 >= cols) return;
+  if (cols - j0 >= 16) {
+    uint4 x[kN], y[kN];
+#pragma unroll
+    for (int i = 0; i < kN; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(in + i * ld + j0));
+    const auto* xb = reinterpret_cast<const unsigned char*>(x);  // (kN rows, 16 columns)
+    auto* yb = reinterpret_cast<unsigned char*>(y);              // (16 columns, kN rows)
+#pragma unroll
+    for (int e = 0; e < 16 * kN; ++e) yb[e] = xb[(e % kN) * 16 + e / kN];
+    auto* o = reinterpret_cast<uint4*>(out + j0 * kN);
+#pragma unroll
+    for (int q = 0; q < kN; ++q) o[q] = y[q];
+  } else {
+    for (Index j = j0; j < cols; ++j)
+#pragma unroll
+      for (int i = 0; i < kN; ++i) out[j * kN + i] = in[i * ld + j];
+  }
+}
+
+/// Bytes of a few-columns transpose in registers (kN columns, in dense: ld == kN): thread g
+/// loads input rows [16g, 16g + 16), 16 * kN contiguous bytes, as kN 16-byte vectors, and stores
+/// 16 bytes of each of the kN output rows. Requires in and out aligned to 16 bytes and rows a
+/// multiple of 16 (every output row's 16-byte run aligned); the last partial group of rows goes
+/// byte by byte.
+template <int kN>
+__global__ void __launch_bounds__(256)
+transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_cols_bytes_kernel: 2 to 16 columns");
+  const Index g = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
+  const Index r0 = 16 * g;
+  if (r0 >= rows) return;
+  if (rows - r0 >= 16) {
+    uint4 x[kN], y[kN];
+    const auto* src = reinterpret_cast<const uint4*>(in + r0 * kN);
+#pragma unroll
+    for (int q = 0; q < kN; ++q) x[q] = __ldg(src + q);
+    const auto* xb = reinterpret_cast<const unsigned char*>(x);  // (16 rows, kN columns)
+    auto* yb = reinterpret_cast<unsigned char*>(y);              // (kN columns, 16 rows)
+#pragma unroll
+    for (int e = 0; e < 16 * kN; ++e) yb[e] = xb[(e % 16) * kN + e / 16];
+#pragma unroll
+    for (int i = 0; i < kN; ++i) *reinterpret_cast<uint4*>(out + i * rows + r0) = y[i];
+  } else {
+    for (Index r = r0; r < rows; ++r)
+#pragma unroll
+      for (int i = 0; i < kN; ++i) out[i * rows + r] = in[r * kN + i];
+  }
+}
+
 }  // namespace devmat::detail

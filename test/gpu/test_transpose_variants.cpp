@@ -106,6 +106,26 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or
       }
 }
 
+TEST_CASE("transpose kernels under trial on byte rows and columns that line up on 16 bytes", "[transpose][trial]") {
+  // The register kernels of "ours-regs16" need 16-byte vectors: dense few rows of a multiple of
+  // 16 columns (or a window of them, leaving a partial last group), dense few columns of a
+  // multiple of 16 rows; every trial runs on them.
+  using T = std::uint8_t;
+  const Stream s = Stream::per_thread();
+  for (Index few : {2, 3, 5, 7, 8, 15, 16})
+    for (Index n : {16, 1040, 65536}) {
+      for (auto [r, c] : {std::pair<Index, Index>{few, n}, {n, few}}) {
+        const HostMatrix<T> h = random_values<T>(r, c);
+        const auto a = to_device(h, s);
+        for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+          check_trial<T>(i, h, a, 0, 0, r, c, 0);
+          check_trial<T>(i, h, a, 0, 0, r, c, 1);
+          if (r == few && n > 16) check_trial<T>(i, h, a, 0, 0, r, c - 11, 0);  // a partial last group
+        }
+      }
+    }
+}
+
 TEST_CASE("transpose kernels under trial past 2^31 bytes", "[large][trial]") {
   // u8 with odd sides just past 2^31 elements: row and output offsets past 2^31. Checked on a
   // stride of columns and on the last rows, as the [large] test of transpose() does.
