@@ -110,8 +110,8 @@ void register_variant(Index rows, Index cols, const std::string& impl, d::TileOr
 
 /// The kernels under trial (dispatch/transpose.cuh's TransposeTrials, impl "ours-sector<R>x<C>"
 /// ...), each on the rows x cols window at (r0, c0) of an R x C matrix (the whole matrix by
-/// default), checked before it is timed. The chunk trials ("ours-chunk...") only where the
-/// chunk kernels run (a few rows or columns): elsewhere they are the default.
+/// default), checked before it is timed. The few-rows / few-columns trials ("ours-chunk...",
+/// "ours-regs16") only where those kernels run: elsewhere they are the default.
 template <class T>
 void register_trials(Index rows, Index cols, const std::string& op_name = "transpose", Index R = 0, Index C = 0,
                      Index r0 = 0, Index c0 = 0) {
@@ -119,7 +119,8 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
   const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
   const bool few = rows <= d::kTransposeFewMax || cols <= d::kTransposeFewMax;
   for (const d::TransposeTrial<T>& trial : d::TransposeTrials<T>::kAll) {
-    if (!few && std::string(trial.name).rfind("ours-chunk", 0) == 0) continue;
+    const std::string name = trial.name;
+    if (!few && (name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0)) continue;
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
                                  [=](benchmark::State& st) {
       const auto A = random_matrix<T>(R, C);

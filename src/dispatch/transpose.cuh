@@ -49,10 +49,16 @@ void launch_transpose_sector(const T* in, Index ld, T* out, Index rows, Index co
   const auto kernel = &transpose_sector_kernel<T, Tile>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
-  // Windows start up to a sector before their tile: one more tile row where they run past rows.
-  const Index tiles_r = ceil_div(rows + Tile::kLead - 1, Index(Tile::kRows)), tiles_c = ceil_div(cols, Index(Tile::kCols));
+  // Windows start up to a sector before their tile (s_c < lead elements): one more tile row
+  // where they run past rows. Output rows a whole number of sectors long all start s_c = out's
+  // offset into its sector before a sector boundary.
+  const bool whole_sectors = (rows * static_cast<Index>(sizeof(T))) % 32 == 0;
+  const int out_in_sector = static_cast<int>((reinterpret_cast<std::uintptr_t>(out) & 31u) / sizeof(T));
+  const int lead = whole_sectors ? out_in_sector : Tile::kLead;  // every s_c <= lead
+  const Index tiles_r = ceil_div(rows + (whole_sectors ? out_in_sector : Tile::kLead - 1), Index(Tile::kRows));
+  const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
   launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out, rows,
-         cols, tiles_r, tiles_c, order != TileOrder::kAcross);
+         cols, tiles_r, tiles_c, order != TileOrder::kAcross, lead);
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
@@ -162,6 +168,7 @@ void launch_transpose_chunk_in(const T* in, Index ld, T* out, Index rows, Index 
 /// types as launch_transpose.
 template <class T, int kN = 2>
 void launch_transpose_bytes_in_registers(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
   if constexpr (sizeof(T) == 1) {
     if constexpr (kN <= 16) {
       const auto* in_b = reinterpret_cast<const unsigned char*>(in);

@@ -323,11 +323,13 @@ __device__ __forceinline__ int sector_tile_word(int R, int k) {
 /// alignment m (word k holds columns c0 - m + 4k ...), kept as loaded, with no shifting; bytes
 /// outside the row ([0, cols)) are neither read nor used. Each output word then gathers its four
 /// bytes from four shared rows at byte m_row + o. Block b is tile (b % tiles_r, b / tiles_r) with
-/// `down`, else (b / tiles_c, b % tiles_c).
+/// `down`, else (b / tiles_c, b % tiles_c). `lead` (0 ... kLead) bounds every output row's s_c
+/// (s_c <= lead): only the last `lead` rows of the lead are read (none where every output row
+/// starts on a sector).
 template <class T, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads)
 transpose_sector_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                        Index tiles_c, bool down) {
+                        Index tiles_c, bool down, int lead) {
   constexpr int kE = Tile::kE, kLead = Tile::kLead, kPitch = Tile::kPitch, kThreads = Tile::kThreads;
   constexpr int kRows = Tile::kRows, kCols = Tile::kCols;
   using Word = typename RawWord<Tile::kWordBytes>::type;
@@ -352,7 +354,7 @@ transpose_sector_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out,
     const int R = s / kPitch, k = s - R * kPitch;
     const Index r = r_first + R;
     w[it] = Word{};
-    if (s < kSlots && r >= 0 && r < rows) {
+    if (s < kSlots && R >= kLead - lead && r >= 0 && r < rows) {
       if constexpr (kE == 4) {
         const int m = static_cast<int>((in_lo + static_cast<unsigned>(r) * ld_lo) & 3u);
         const Index col = c0 - m + 4 * k;  // the column of the word's byte 0 (may be before the row)

@@ -126,6 +126,23 @@ TEST_CASE("transpose kernels under trial on byte rows and columns that line up o
     }
 }
 
+TEMPLATE_TEST_CASE("transpose kernels under trial leave empty outputs alone", "[transpose][trial]", std::uint8_t,
+                   float, std::int32_t, double) {
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  for (auto [r, c] : {std::pair<Index, Index>{0, 0}, {0, 3}, {3, 0}, {0, 16}, {16, 0}}) {
+    const DeviceMatrix<T> a(r, c, s);
+    DeviceMatrix<T> guard = DeviceMatrix<T>::constant(1, 8, poison_value<T>(), s);
+    for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+      CAPTURE(transpose_trial_name<T>(i), shape(r, c));
+      CHECK_NOTHROW(transpose_trial<T>(i, a.data(), c, guard.data(), r, c, s.native()));
+    }
+    const std::vector<T> g = guard.to_vector();
+    const T poison = poison_value<T>();
+    for (const T& v : g) CHECK(std::memcmp(&v, &poison, sizeof(T)) == 0);
+  }
+}
+
 TEST_CASE("transpose kernels under trial past 2^31 bytes", "[large][trial]") {
   // u8 with odd sides just past 2^31 elements: row and output offsets past 2^31. Checked on a
   // stride of columns and on the last rows, as the [large] test of transpose() does.
