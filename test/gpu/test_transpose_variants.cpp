@@ -46,8 +46,9 @@ void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index 
 }
 
 // Sides around the tiles (32 .. 256 rows, 32 .. 128 columns) and their sectors (32 bytes: 32, 8
-// or 4 elements), odd ones that leave every byte row unaligned.
-const std::vector<Index> kTrialRows = {1, 2, 3, 31, 33, 63, 65, 127, 129, 131, 257, 290};
+// or 4 elements), odd ones that leave every byte row unaligned, and rows of whole sectors (32,
+// 64, 256: every output row starts as far into its sector as the output does, 0 ... 3 elements).
+const std::vector<Index> kTrialRows = {1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 129, 131, 256, 257, 290};
 const std::vector<Index> kTrialCols = {1, 3, 32, 63, 65, 128, 129, 131, 259};
 }  // namespace
 
