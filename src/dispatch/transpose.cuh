@@ -163,30 +163,27 @@ void launch_transpose_chunk_in(const T* in, Index ld, T* out, Index rows, Index 
       in, ld, out, rows, cols, stream);
 }
 
-/// Bytes with 2 to 16 rows (or dense columns) whose vectors line up on 16 bytes: the register
-/// kernels (transpose_few_rows_bytes_kernel, transpose_few_cols_bytes_kernel); other shapes and
-/// types as launch_transpose.
+/// 2 to 16 rows (or dense columns) of 1- or 4-byte elements whose 16-byte vectors line up: the
+/// register kernels (transpose_few_rows_vec_kernel, transpose_few_cols_vec_kernel); other shapes
+/// and types as launch_transpose.
 template <class T, int kN = 2>
-void launch_transpose_bytes_in_registers(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+void launch_transpose_few_in_registers(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  if constexpr (sizeof(T) == 1) {
-    if constexpr (kN <= 16) {
-      const auto* in_b = reinterpret_cast<const unsigned char*>(in);
-      auto* out_b = reinterpret_cast<unsigned char*>(out);
-      const bool vectors = is_aligned(in, 16) && is_aligned(out, 16);
-      if (rows == kN && vectors && ld % 16 == 0) {
-        launch(&transpose_few_rows_bytes_kernel<kN>, static_cast<unsigned>(ceil_div(ceil_div(cols, Index(16)), Index(256))),
-               dim3(256), 0, stream, in_b, ld, out_b, cols);
-        return;
-      }
-      if (cols == kN && ld == kN && vectors && rows % 16 == 0) {
-        launch(&transpose_few_cols_bytes_kernel<kN>, static_cast<unsigned>(ceil_div(ceil_div(rows, Index(16)), Index(256))),
-               dim3(256), 0, stream, in_b, out_b, rows);
-        return;
-      }
-      launch_transpose_bytes_in_registers<T, kN + 1>(in, ld, out, rows, cols, stream);
+  if constexpr (sizeof(T) <= 4 && kN <= 16) {
+    constexpr Index kV = 16 / sizeof(T);
+    const bool vectors = is_aligned(in, 16) && is_aligned(out, 16);
+    if (rows == kN && vectors && ld % kV == 0) {
+      launch(&transpose_few_rows_vec_kernel<T, kN>, static_cast<unsigned>(ceil_div(ceil_div(cols, kV), Index(256))),
+             dim3(256), 0, stream, in, ld, out, cols);
       return;
     }
+    if (cols == kN && ld == kN && vectors && rows % kV == 0) {
+      launch(&transpose_few_cols_vec_kernel<T, kN>, static_cast<unsigned>(ceil_div(ceil_div(rows, kV), Index(256))),
+             dim3(256), 0, stream, in, out, rows);
+      return;
+    }
+    launch_transpose_few_in_registers<T, kN + 1>(in, ld, out, rows, cols, stream);
+    return;
   }
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
@@ -200,8 +197,9 @@ constexpr TransposeTrial<T> chunk_trial(const char* name) {
 /// columns), walked down, and the first one walked across; then launch_transpose with other
 /// chunks for the few-rows / few-columns kernels ("ours-chunk<KiB>k-t<threads>": smaller ones
 /// put more blocks, whose load and store phases overlap, on an SM; larger ones more bytes in
-/// flight a block), which is the default transpose on every other shape; for bytes, the
-/// register kernels of few rows / few columns ("ours-regs16": 16-byte vectors, where they line up).
+/// flight a block), which is the default transpose on every other shape; for 1- and 4-byte
+/// elements, the register kernels of few rows / few columns ("ours-regs16": 16-byte vectors,
+/// where they line up).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -214,14 +212,15 @@ struct TransposeTrials<T, 1> {
       sector_trial<T, 128, 128>("ours-sector128x128"), sector_trial<T, 128, 64>("ours-sector128x64"),
       sector_trial<T, 256, 64>("ours-sector256x64"),
       sector_trial<T, 128, 128, TileOrder::kAcross>("ours-sector128x128-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
-      TransposeTrial<T>{"ours-regs16", &launch_transpose_bytes_in_registers<T>}};
+      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_in_registers<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 7;
+  static constexpr int kCount = 8;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       sector_trial<T, 64, 64>("ours-sector64x64"), sector_trial<T, 128, 32>("ours-sector128x32"),
-      sector_trial<T, 32, 64>("ours-sector32x64"), sector_trial<T, 64, 64, TileOrder::kAcross>("ours-sector64x64-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS};
+      sector_trial<T, 32, 64>("ours-sector32x64"), sector_trial<T, 64, 64, TileOrder::kAcross>("ours-sector64x64-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_in_registers<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 8> {

@@ -591,27 +591,27 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   }
 }
 
-/// Bytes of a few-rows transpose in registers, with no shared memory (kN input rows): thread g
-/// loads the 16 bytes of columns [16g, 16g + 16) of each row as one 16-byte vector and stores
-/// their transpose, out bytes [16g * kN, 16(g + 1) * kN), as kN 16-byte vectors (the byte
-/// permutation is fixed at compile time: the compiler turns it into byte permutes). Requires in,
-/// out and ld aligned to 16 bytes; the last partial group of columns goes byte by byte.
-template <int kN>
+/// A few-rows transpose in registers, with no shared memory (kN input rows, kV = 16 / sizeof(T)
+/// elements a 16-byte vector): thread g loads columns [kV g, kV (g + 1)) of each row as one
+/// vector and stores their transpose, out elements [kV g kN, kV (g + 1) kN), as kN vectors (the
+/// permutation is fixed at compile time: byte permutes or register moves). Requires in, out and
+/// ld * sizeof(T) aligned to 16 bytes; the last partial group of columns goes one by one.
+template <class T, int kN>
 __global__ void __launch_bounds__(256)
-transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
-                                Index cols) {
-  static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_bytes_kernel: 2 to 16 rows");
+transpose_few_rows_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index cols) {
+  static_assert(kN >= 2 && kN <= 16 && 16 % sizeof(T) == 0, "transpose_few_rows_vec_kernel: 2 to 16 rows");
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
   const Index g = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
-  const Index j0 = 16 * g;
+  const Index j0 = kV * g;
   if (j0 >= cols) return;
-  if (cols - j0 >= 16) {
+  if (cols - j0 >= kV) {
     uint4 x[kN], y[kN];
 #pragma unroll
     for (int i = 0; i < kN; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(in + i * ld + j0));
-    const auto* xb = reinterpret_cast<const unsigned char*>(x);  // (kN rows, 16 columns)
-    auto* yb = reinterpret_cast<unsigned char*>(y);              // (16 columns, kN rows)
+    const auto* xe = reinterpret_cast<const T*>(x);  // (kN rows, kV columns)
+    auto* ye = reinterpret_cast<T*>(y);              // (kV columns, kN rows)
 #pragma unroll
-    for (int e = 0; e < 16 * kN; ++e) yb[e] = xb[(e % kN) * 16 + e / kN];
+    for (int e = 0; e < kV * kN; ++e) ye[e] = xe[(e % kN) * kV + e / kN];
     auto* o = reinterpret_cast<uint4*>(out + j0 * kN);
 #pragma unroll
     for (int q = 0; q < kN; ++q) o[q] = y[q];
@@ -622,27 +622,28 @@ transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, 
   }
 }
 
-/// Bytes of a few-columns transpose in registers (kN columns, in dense: ld == kN): thread g
-/// loads input rows [16g, 16g + 16), 16 * kN contiguous bytes, as kN 16-byte vectors, and stores
-/// 16 bytes of each of the kN output rows. Requires in and out aligned to 16 bytes and rows a
-/// multiple of 16 (every output row's 16-byte run aligned); the last partial group of rows goes
-/// byte by byte.
-template <int kN>
+/// A few-columns transpose in registers (kN columns, in dense: ld == kN): thread g loads input
+/// rows [kV g, kV (g + 1)), kV kN contiguous elements, as kN 16-byte vectors, and stores kV
+/// elements of each of the kN output rows as one vector. Requires in and out aligned to 16 bytes
+/// and rows a multiple of kV (every output row's run aligned); a last partial group of rows
+/// goes one by one.
+template <class T, int kN>
 __global__ void __launch_bounds__(256)
-transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows) {
-  static_assert(kN >= 2 && kN <= 16, "transpose_few_cols_bytes_kernel: 2 to 16 columns");
+transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Index rows) {
+  static_assert(kN >= 2 && kN <= 16 && 16 % sizeof(T) == 0, "transpose_few_cols_vec_kernel: 2 to 16 columns");
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
   const Index g = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
-  const Index r0 = 16 * g;
+  const Index r0 = kV * g;
   if (r0 >= rows) return;
-  if (rows - r0 >= 16) {
+  if (rows - r0 >= kV) {
     uint4 x[kN], y[kN];
     const auto* src = reinterpret_cast<const uint4*>(in + r0 * kN);
 #pragma unroll
     for (int q = 0; q < kN; ++q) x[q] = __ldg(src + q);
-    const auto* xb = reinterpret_cast<const unsigned char*>(x);  // (16 rows, kN columns)
-    auto* yb = reinterpret_cast<unsigned char*>(y);              // (kN columns, 16 rows)
+    const auto* xe = reinterpret_cast<const T*>(x);  // (kV rows, kN columns)
+    auto* ye = reinterpret_cast<T*>(y);              // (kN columns, kV rows)
 #pragma unroll
-    for (int e = 0; e < 16 * kN; ++e) yb[e] = xb[(e % 16) * kN + e / 16];
+    for (int e = 0; e < kV * kN; ++e) ye[e] = xe[(e % kV) * kN + e / kV];
 #pragma unroll
     for (int i = 0; i < kN; ++i) *reinterpret_cast<uint4*>(out + i * rows + r0) = y[i];
   } else {

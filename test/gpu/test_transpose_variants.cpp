@@ -107,11 +107,12 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or
       }
 }
 
-TEST_CASE("transpose kernels under trial on byte rows and columns that line up on 16 bytes", "[transpose][trial]") {
+TEMPLATE_TEST_CASE("transpose kernels under trial on rows and columns that line up on 16 bytes", "[transpose][trial]",
+                   std::uint8_t, float, std::int32_t, double) {
   // The register kernels of "ours-regs16" need 16-byte vectors: dense few rows of a multiple of
-  // 16 columns (or a window of them, leaving a partial last group), dense few columns of a
-  // multiple of 16 rows; every trial runs on them.
-  using T = std::uint8_t;
+  // 16 bytes (or a window of them, leaving a partial last group), dense few columns of a
+  // multiple of 16 bytes of rows; every trial runs on them (f64 has no register kernel).
+  using T = TestType;
   const Stream s = Stream::per_thread();
   for (Index few : {2, 3, 5, 7, 8, 15, 16})
     for (Index n : {16, 1040, 65536}) {
