@@ -49,7 +49,7 @@ void launch_transpose_sector(const T* in, Index ld, T* out, Index rows, Index co
   const auto kernel = &transpose_sector_kernel<T, Tile>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
-  // Windows start up to a sector before their tile (s_c < lead elements): one more tile row
+  // Windows start up to a sector before their tile (s_c <= lead elements): one more tile row
   // where they run past rows. Output rows a whole number of sectors long all start s_c = out's
   // offset into its sector before a sector boundary.
   const bool whole_sectors = (rows * static_cast<Index>(sizeof(T))) % 32 == 0;
