@@ -3,7 +3,8 @@
 // the tile walked in either order on unaligned shapes ("ours-across", "ours-down"), the tile on
 // few-rows / few-columns shapes instead of the chunk kernels ("ours-tile"), and windows of a
 // larger matrix ("transpose-view": ours on the window, read in place, beside a copy of the
-// window's bytes). GB/s count bytes read plus bytes written.
+// window's bytes), and the kernels under trial (TransposeTrials: "ours-sector<R>x<C>", tiles
+// whose output windows start on 32-byte sectors). GB/s count bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -114,6 +115,33 @@ void register_variant(Index rows, Index cols, const std::string& impl, d::TileOr
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+/// The kernels under trial (dispatch/transpose.cuh's TransposeTrials, impl "ours-sector<R>x<C>"
+/// ...), each on the rows x cols window at (r0, c0) of an R x C matrix (the whole matrix by
+/// default), checked before it is timed. The few-rows / few-columns trials ("ours-chunk...",
+/// "ours-regs16") only where those kernels run: elsewhere they are the default.
+template <class T>
+void register_trials(Index rows, Index cols, const std::string& op_name = "transpose", Index R = 0, Index C = 0,
+                     Index r0 = 0, Index c0 = 0) {
+  if (R == 0) R = rows, C = cols;
+  const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
+  const bool few = rows <= d::kTransposeFewMax || cols <= d::kTransposeFewMax;
+  for (const d::TransposeTrial<T>& trial : d::TransposeTrials<T>::kAll) {
+    const std::string name = trial.name;
+    if (!few && (name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0)) continue;
+    benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
+                                 [=](benchmark::State& st) {
+      const auto A = random_matrix<T>(R, C);
+      DeviceMatrix<T> B(cols, rows);
+      const cudaStream_t s = A.stream().native();
+      const T* in = A.data() + r0 * C + c0;
+      auto op = [&] { trial.launch(in, C, B.data(), rows, cols, s); };
+      op();
+      if (!is_transpose(in, C, rows, cols, B)) return st.SkipWithError("transpose result is wrong");
+      b::time_on_stream(st, s, bytes, b::kGBps, op);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+}
+
 /// An unaligned shape: ours and the copy, and the tile in both orders.
 template <class T>
 void register_unaligned(Index rows, Index cols) {
@@ -122,6 +150,7 @@ void register_unaligned(Index rows, Index cols) {
   register_variant<T>(rows, cols, "ours-down", d::TileOrder::kDown, true);
   // Bytes: the tile that realigns 4-byte words (not taken by launch_transpose until faster).
   if constexpr (sizeof(T) == 1) register_variant<T>(rows, cols, "ours-realign", d::TileOrder::kAuto, true, true);
+  register_trials<T>(rows, cols);
 }
 
 /// A few rows or a few columns: ours and the copy, and the tile kernel on the same shape.
@@ -129,6 +158,7 @@ template <class T>
 void register_few(Index rows, Index cols) {
   register_ours_and_memcpy<T>(rows, cols);
   register_variant<T>(rows, cols, "ours-tile", d::TileOrder::kAuto, false);
+  register_trials<T>(rows, cols);
 }
 
 /// transpose() of the rows x cols window at (r0, c0) of an R x C matrix, read in place, beside a
@@ -144,6 +174,7 @@ void register_view(Index R, Index C, Index r0, Index c0, Index rows, Index cols)
     if (!is_transpose(v.data(), C, rows, cols, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { B = v.transpose(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
+  register_trials<T>(rows, cols, "transpose-view", R, C, r0, c0);
   register_memcpy<T>("transpose-view", rows, cols);
 }
 }  // namespace
@@ -174,6 +205,9 @@ int main(int argc, char** argv) {
   register_ours_and_memcpy<float>(64, Index(1) << 22);
   register_ours_and_memcpy<float>(Index(1) << 22, 64);
   register_ours_and_memcpy<std::uint8_t>(4096 + 4, 4096 * 64);  // not a multiple of the 128-byte tile
+  register_trials<std::uint8_t>(4096 + 4, 4096 * 64);  // output rows on 4 bytes, not on sectors
+  register_trials<std::uint8_t>(n, n);
+  register_trials<float>(n, n);
 
   // The issue's shapes and more: sides off the tile and off 4 bytes (every row unaligned), a few
   // rows or columns (interleaves), a single row (a copy), i32 beside f32.

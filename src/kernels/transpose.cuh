@@ -284,12 +284,149 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
     }
 }
 
+/// A tile whose output windows start on 32-byte sectors (transpose_sector_kernel): kRows input
+/// rows (the output window of each output row, a multiple of a sector) by kCols input columns.
+/// Bytes move as 4-byte words (kE = 4 elements a word), other types one element a word.
+template <class T, int kRowsV, int kColsV, int kThreadsV = 256>
+struct SectorTile {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "SectorTile: 1-, 4- or 8-byte elements");
+  static constexpr int kRows = kRowsV, kCols = kColsV, kThreads = kThreadsV;
+  static constexpr int kE = sizeof(T) == 1 ? 4 : 1;                   // elements per word
+  static constexpr int kLead = 32 / static_cast<int>(sizeof(T));      // elements of a sector
+  static_assert(kRows % kLead == 0 && kCols % kE == 0 && kRows >= kLead, "SectorTile: whole sectors and words");
+  static constexpr int kLoadRows = kRows + kLead;                     // shared rows: a sector's lead, then the tile
+  static constexpr int kPitch = kCols / kE + 1;                       // words a shared row: one spare (realignment, banks)
+  static constexpr int kSmemWords = kLoadRows * kPitch + (kE == 4 ? kLoadRows / 4 : 0);  // + the byte skew
+  static constexpr int kWordBytes = kE * static_cast<int>(sizeof(T));
+  static constexpr int kSmemBytes = kSmemWords * kWordBytes;
+};
+
+/// Word index of shared row R, word k of a SectorTile: bytes skew every fourth row by a word, so
+/// the 32 rows 4p + j that a warp reads (lanes p) fall in 32 banks ((4 * kPitch + 1) is odd).
+template <class Tile>
+__device__ __forceinline__ int sector_tile_word(int R, int k) {
+  return R * Tile::kPitch + k + (Tile::kE == 4 ? R >> 2 : 0);
+}
+
+/// Transposes the rows x cols row-major `in` (ld elements between row starts; any alignment,
+/// stride and shape) into the dense cols x rows `out`, so that every 32-byte sector of `out` is
+/// written whole by one block (but the first and last of an output row): block (t, tc) writes,
+/// for output row c (input column c0 + o), the window of input rows [t * kRows - s_c,
+/// (t + 1) * kRows - s_c), where s_c (elements) puts the window's start on a sector of out; the
+/// windows of t = 0, 1, ... tile each output row (tiles_r = ceil((rows + kLead - 1) / kRows)).
+/// Partial sectors written by two blocks at different times cost the memory a read-modify-write;
+/// the one-element tile on unaligned shapes writes two per 64-element run.
+///
+/// The block reads input rows [t * kRows - kLead, (t + 1) * kRows) (the lead: the windows
+/// reach up to a sector before t * kRows) into shared memory as aligned words: for bytes, the
+/// aligned 4-byte words that cover the row's bytes [c0, c0 + kCols), whatever the row's
+/// alignment m (word k holds columns c0 - m + 4k ...), kept as loaded, with no shifting; bytes
+/// outside the row ([0, cols)) are neither read nor used. Each output word then gathers its four
+/// bytes from four shared rows at byte m_row + o. Block b is tile (b % tiles_r, b / tiles_r) with
+/// `down`, else (b / tiles_c, b % tiles_c). `lead` (0 ... kLead) bounds every output row's s_c
+/// (s_c <= lead): only the last `lead` rows of the lead are read (none where every output row
+/// starts on a sector).
+template <class T, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads)
+transpose_sector_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                        Index tiles_c, bool down, int lead) {
+  constexpr int kE = Tile::kE, kLead = Tile::kLead, kPitch = Tile::kPitch, kThreads = Tile::kThreads;
+  constexpr int kRows = Tile::kRows, kCols = Tile::kCols;
+  using Word = typename RawWord<Tile::kWordBytes>::type;
+  extern __shared__ uint4 transpose_smem[];
+  Word* tile_smem = reinterpret_cast<Word*>(transpose_smem);  // (kLoadRows, kPitch) words, skewed
+  const Index t = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tc = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
+  const Index r_first = t * kRows - kLead;  // the input row of shared row 0
+  const Index c0 = tc * kCols;
+  // Bytes: row r's columns [c0, ...) start m_r = (in_lo + r * ld) & 3 bytes into an aligned word
+  // (the low two bits of a 32-bit product are those of the 64-bit one).
+  const unsigned in_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in)) + static_cast<unsigned>(c0);
+  const unsigned ld_lo = static_cast<unsigned>(ld);
+
+  // Load: slot s = (shared row R, word k); every load issued before the first shared store.
+  constexpr int kSlots = Tile::kLoadRows * kPitch;
+  constexpr int kLoads = (kSlots + kThreads - 1) / kThreads;
+  Word w[kLoads];
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int s = static_cast<int>(threadIdx.x) + kThreads * it;
+    const int R = s / kPitch, k = s - R * kPitch;
+    const Index r = r_first + R;
+    w[it] = Word{};
+    if (s < kSlots && R >= kLead - lead && r >= 0 && r < rows) {
+      if constexpr (kE == 4) {
+        const int m = static_cast<int>((in_lo + static_cast<unsigned>(r) * ld_lo) & 3u);
+        const Index col = c0 - m + 4 * k;  // the column of the word's byte 0 (may be before the row)
+        if (col < c0 + kCols && col < cols) {
+          const auto* p = reinterpret_cast<const unsigned char*>(in) + r * ld + col;  // aligned to 4
+          if (col >= 0 && cols - col >= 4) w[it] = __ldg(reinterpret_cast<const unsigned*>(p));
+          else w[it] = load_word_bytes(p, col < 0 ? static_cast<int>(-col) : 0, cols - col < 4 ? static_cast<int>(cols - col) : 4);
+        }
+      } else if (k < kCols && c0 + k < cols) {
+        w[it] = __ldg(reinterpret_cast<const Word*>(in + r * ld + c0 + k));
+      }
+    }
+  }
+#pragma unroll
+  for (int it = 0; it < kLoads; ++it) {
+    const int s = static_cast<int>(threadIdx.x) + kThreads * it;
+    const int R = s / kPitch, k = s - R * kPitch;
+    if (s < kSlots) tile_smem[sector_tile_word<Tile>(R, k)] = w[it];
+  }
+  __syncthreads();
+
+  // Store: slot s = (output row o, word p of its window); a warp writes consecutive words of one
+  // output row (kRows / kE >= 32: a whole warp; less: a few rows).
+  constexpr int kOutWords = kRows / kE;
+  constexpr int kOutSlots = kCols * kOutWords;
+  const auto* tile_bytes = reinterpret_cast<const unsigned char*>(tile_smem);
+#pragma unroll 4
+  for (int s = static_cast<int>(threadIdx.x); s < kOutSlots; s += kThreads) {
+    const int o = s / kOutWords, p = s - o * kOutWords;
+    const Index c = c0 + o;
+    if (c >= cols) continue;
+    T* out_row = out + c * rows;
+    const int sigma = static_cast<int>((reinterpret_cast<std::uintptr_t>(out_row) & 31u) / sizeof(T));
+    const Index rw = t * kRows - sigma + kE * p;  // the input row of the word's first element
+    const int R0 = kLead - sigma + kE * p;        // its shared row
+    if constexpr (kE == 4) {
+      const int lo = rw < 0 ? static_cast<int>(rw < -4 ? 4 : -rw) : 0;
+      const int hi = rows - rw < 4 ? static_cast<int>(rows - rw < 0 ? 0 : rows - rw) : 4;
+      if (lo >= hi) continue;
+      unsigned m = (in_lo + static_cast<unsigned>(rw) * ld_lo) & 3u;  // of row rw; + ld a row
+      unsigned v = 0;
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if (j >= lo && j < hi) {
+          const int R = R0 + j;
+          const unsigned b = tile_bytes[4 * sector_tile_word<Tile>(R, 0) + static_cast<int>(m) + o];
+          v |= b << (8 * j);
+        }
+        m = (m + ld_lo) & 3u;
+      }
+      store_word_bytes(reinterpret_cast<unsigned char*>(out_row + rw), v, lo, hi);  // out_row + rw: aligned to 4
+    } else {
+      if (rw >= 0 && rw < rows) reinterpret_cast<Word*>(out_row)[rw] = tile_smem[sector_tile_word<Tile>(R0, o)];
+    }
+  }
+}
+
 /// Shared memory of one few-rows / few-columns chunk: kTransposeChunkBytes of elements plus a
 /// pad of 4 bytes after every 128 (so lanes that write with a stride of a power of two elements
 /// still spread over the banks).
 inline constexpr int kTransposeChunkBytes = 16384;
-inline constexpr int kTransposeChunkSmem = kTransposeChunkBytes / 32 * 33;
 inline constexpr int kTransposeChunkThreads = 256;
+
+/// A few-rows / few-columns chunk: kBytes of elements (a multiple of 128, at most 32 KiB: static
+/// shared memory) for a block of kThreads.
+template <int kBytesV = kTransposeChunkBytes, int kThreadsV = kTransposeChunkThreads>
+struct TransposeChunk {
+  static_assert(kBytesV % 128 == 0 && kBytesV <= 32768, "TransposeChunk: 128-byte lines, at most 32 KiB");
+  static_assert(kThreadsV % 32 == 0 && kThreadsV <= 1024, "TransposeChunk: whole warps");
+  static constexpr int kBytes = kBytesV, kThreads = kThreadsV;
+  static constexpr int kSmem = kBytes / 32 * 33;  // bytes, with the pads
+};
 
 /// Where element e of a chunk lives in shared memory (in elements of T).
 template <class T>
@@ -305,14 +442,14 @@ inline constexpr int kTransposeChunkBatch = 16;
 /// out[j * rows + i] = in[i * ld + j]. Block b takes input columns [b * cols_per_block, ...),
 /// whose transpose is one contiguous run of out: it gathers the run into shared memory in output
 /// order (bytes: each warp reads 128-byte runs of a row as words), then stores it linearly.
-/// Requires rows * cols_per_block * sizeof(T) <= kTransposeChunkBytes, cols_per_block a multiple
+/// Requires rows * cols_per_block * sizeof(T) <= Chunk::kBytes, cols_per_block a multiple
 /// of 128 and, for bytes, out aligned to 4.
-template <class T>
-__global__ void __launch_bounds__(kTransposeChunkThreads)
+template <class T, class Chunk = TransposeChunk<>>
+__global__ void __launch_bounds__(Chunk::kThreads)
 transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols,
                           int cols_per_block) {
-  constexpr int kThreads = kTransposeChunkThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
-  __shared__ uint4 chunk_raw[kTransposeChunkSmem / 16];
+  constexpr int kThreads = Chunk::kThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
+  __shared__ uint4 chunk_raw[Chunk::kSmem / 16];
   T* chunk_smem = reinterpret_cast<T*>(chunk_raw);  // (cols_per_block, rows) in output order, padded
   const Index j0 = blockIdx.x * static_cast<Index>(cols_per_block);
   const int n = static_cast<int>(cols - j0 < cols_per_block ? cols - j0 : cols_per_block);  // columns here
@@ -383,13 +520,13 @@ transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 /// out[i * rows + r] = in[r * ld + i]. Block b takes input rows [b * rows_per_block, ...): it
 /// reads them into shared memory in input order (one contiguous run when ld == cols; bytes as
 /// words), then writes each output row's run (bytes as words at any alignment). Requires
-/// cols * rows_per_block * sizeof(T) <= kTransposeChunkBytes and rows_per_block a multiple of 128.
-template <class T>
-__global__ void __launch_bounds__(kTransposeChunkThreads)
+/// cols * rows_per_block * sizeof(T) <= Chunk::kBytes and rows_per_block a multiple of 128.
+template <class T, class Chunk = TransposeChunk<>>
+__global__ void __launch_bounds__(Chunk::kThreads)
 transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols,
                           int rows_per_block) {
-  constexpr int kThreads = kTransposeChunkThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
-  __shared__ uint4 chunk_raw[kTransposeChunkSmem / 16];
+  constexpr int kThreads = Chunk::kThreads, kWarps = kThreads / 32, kBatch = kTransposeChunkBatch;
+  __shared__ uint4 chunk_raw[Chunk::kSmem / 16];
   T* chunk_smem = reinterpret_cast<T*>(chunk_raw);  // (rows_per_block, cols) in input order, padded
   const Index r0 = blockIdx.x * static_cast<Index>(rows_per_block);
   const int n = static_cast<int>(rows - r0 < rows_per_block ? rows - r0 : rows_per_block);  // rows here
@@ -451,6 +588,68 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 #pragma unroll 4
       for (int rr = tid; rr < n; rr += kThreads) out_row[r0 + rr] = chunk_smem[chunk_slot<T>(rr * cols + i)];
     }
+  }
+}
+
+/// A few-rows transpose in registers, with no shared memory (kN input rows, kV = 16 / sizeof(T)
+/// elements a 16-byte vector): thread g loads columns [kV g, kV (g + 1)) of each row as one
+/// vector and stores their transpose, out elements [kV g kN, kV (g + 1) kN), as kN vectors (the
+/// permutation is fixed at compile time: byte permutes or register moves). Requires in, out and
+/// ld * sizeof(T) aligned to 16 bytes; the last partial group of columns goes one by one.
+template <class T, int kN>
+__global__ void __launch_bounds__(256)
+transpose_few_rows_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index cols) {
+  static_assert(kN >= 2 && kN <= 16 && 16 % sizeof(T) == 0, "transpose_few_rows_vec_kernel: 2 to 16 rows");
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  const Index g = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
+  const Index j0 = kV * g;
+  if (j0 >= cols) return;
+  if (cols - j0 >= kV) {
+    uint4 x[kN], y[kN];
+#pragma unroll
+    for (int i = 0; i < kN; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(in + i * ld + j0));
+    const auto* xe = reinterpret_cast<const T*>(x);  // (kN rows, kV columns)
+    auto* ye = reinterpret_cast<T*>(y);              // (kV columns, kN rows)
+#pragma unroll
+    for (int e = 0; e < kV * kN; ++e) ye[e] = xe[(e % kN) * kV + e / kN];
+    auto* o = reinterpret_cast<uint4*>(out + j0 * kN);
+#pragma unroll
+    for (int q = 0; q < kN; ++q) o[q] = y[q];
+  } else {
+    for (Index j = j0; j < cols; ++j)
+#pragma unroll
+      for (int i = 0; i < kN; ++i) out[j * kN + i] = in[i * ld + j];
+  }
+}
+
+/// A few-columns transpose in registers (kN columns, in dense: ld == kN): thread g loads input
+/// rows [kV g, kV (g + 1)), kV kN contiguous elements, as kN 16-byte vectors, and stores kV
+/// elements of each of the kN output rows as one vector. Requires in and out aligned to 16 bytes
+/// and rows a multiple of kV (every output row's run aligned); a last partial group of rows
+/// goes one by one.
+template <class T, int kN>
+__global__ void __launch_bounds__(256)
+transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Index rows) {
+  static_assert(kN >= 2 && kN <= 16 && 16 % sizeof(T) == 0, "transpose_few_cols_vec_kernel: 2 to 16 columns");
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  const Index g = blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x;
+  const Index r0 = kV * g;
+  if (r0 >= rows) return;
+  if (rows - r0 >= kV) {
+    uint4 x[kN], y[kN];
+    const auto* src = reinterpret_cast<const uint4*>(in + r0 * kN);
+#pragma unroll
+    for (int q = 0; q < kN; ++q) x[q] = __ldg(src + q);
+    const auto* xe = reinterpret_cast<const T*>(x);  // (kV rows, kN columns)
+    auto* ye = reinterpret_cast<T*>(y);              // (kN columns, kV rows)
+#pragma unroll
+    for (int e = 0; e < kV * kN; ++e) ye[e] = xe[(e % kV) * kN + e / kV];
+#pragma unroll
+    for (int i = 0; i < kN; ++i) *reinterpret_cast<uint4*>(out + i * rows + r0) = y[i];
+  } else {
+    for (Index r = r0; r < rows; ++r)
+#pragma unroll
+      for (int i = 0; i < kN; ++i) out[i * rows + r] = in[r * kN + i];
   }
 }
 

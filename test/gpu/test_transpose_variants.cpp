@@ -1,0 +1,172 @@
+// The transpose kernels under trial (dispatch/transpose.cuh's TransposeTrials, run by name in
+// bench_transpose beside the default; not taken by transpose() yet): exact equality with Eigen on
+// shapes around their tile and 32-byte-sector edges, on windows at odd offsets and strides
+// (including windows that end where their allocation ends, so a read past the window is a
+// memcheck error), into outputs at every alignment inside a poisoned buffer whose guards must
+// stay poisoned (no write outside the output).
+#include "support/transpose_trials.hpp"
+#include "support/util.hpp"
+
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+using namespace devmat;
+using namespace devmat::test;
+
+namespace {
+template <class T>
+HostMatrix<T> random_values(Index r, Index c) {
+  return random_matrix<T>(r, c, std::is_signed_v<T> ? -1000 : 0, std::is_same_v<T, std::uint8_t> ? 255 : 1000);
+}
+
+/// Trial i on the rows x cols window at (r0, c0) of `a` (host copy h), into a poisoned buffer at
+/// element offset `at`: the window's transpose, and the guards before and after it untouched.
+template <class T>
+void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index r0, Index c0, Index rows, Index cols,
+                 Index at) {
+  CAPTURE(transpose_trial_name<T>(i), shape(h.rows(), h.cols()), r0, c0, shape(rows, cols), at);
+  constexpr Index kGuard = 40;  // elements after the output (more than a sector of bytes)
+  const Index n = rows * cols;
+  DeviceMatrix<T> buf = DeviceMatrix<T>::constant(1, at + n + kGuard, poison_value<T>(), a.stream());
+  const MatrixView<const T> v = a.block(r0, c0, rows, cols);
+  transpose_trial<T>(i, v.data(), a.cols(), buf.data() + at, rows, cols, a.stream().native());
+  const std::vector<T> got = buf.to_vector();
+  const HostMatrix<T> want = h.block(r0, c0, rows, cols).transpose();  // cols x rows, row-major
+  const T poison = poison_value<T>();
+  Index bad = 0, guards = 0;
+  for (Index e = 0; e < at + n + kGuard; ++e) {
+    const T& g = got[static_cast<std::size_t>(e)];
+    if (e < at || e >= at + n) guards += std::memcmp(&g, &poison, sizeof(T)) != 0;
+    else bad += g != want.data()[e - at];
+  }
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+// Sides around the tiles (32 .. 256 rows, 32 .. 128 columns) and their sectors (32 bytes: 32, 8
+// or 4 elements), odd ones that leave every byte row unaligned, and rows of whole sectors (32,
+// 64, 256: every output row starts as far into its sector as the output does, 0 ... 3 elements).
+const std::vector<Index> kTrialRows = {1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 129, 131, 256, 257, 290};
+const std::vector<Index> kTrialCols = {1, 3, 32, 63, 65, 128, 129, 131, 259};
+}  // namespace
+
+TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on tile and sector edges", "[transpose][trial]",
+                   std::uint8_t, float, std::int32_t, double) {
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  for (Index r : kTrialRows)
+    for (Index c : kTrialCols) {
+      const HostMatrix<T> h = random_values<T>(r, c);
+      const auto a = to_device(h, s);
+      for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+        check_trial<T>(i, h, a, 0, 0, r, c, 0);
+        check_trial<T>(i, h, a, 0, 0, r, c, 1);  // an output whose rows start off their sectors
+        if (sizeof(T) == 1) check_trial<T>(i, h, a, 0, 0, r, c, 3);
+      }
+    }
+}
+
+TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on windows at odd offsets and strides",
+                   "[transpose][trial]", std::uint8_t, float, std::int32_t, double) {
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  for (auto [R, C] : {std::pair<Index, Index>{600, 701}, {515, 1030}}) {
+    const HostMatrix<T> h = random_values<T>(R, C);
+    const auto a = to_device(h, s);
+    // Windows from the allocation's first element, to its last (bottom-right corner), at odd
+    // offsets, single rows and columns, and tile edges.
+    const std::vector<std::array<Index, 4>> windows = {
+        {0, 0, R, C},         {0, 0, R - 1, C - 3},     {1, 3, R - 1, C - 3},      {R - 129, C - 257, 129, 257},
+        {R - 33, C - 65, 33, 65}, {2, 1, 131, 129},     {5, 7, 1, C - 7},          {3, 2, R - 3, 1},
+        {7, 5, 256, 128},     {1, 1, 300, 2},           {R - 290, C - 3, 290, 3}};
+    for (const auto& w : windows)
+      for (int i = 0; i < transpose_trial_count<T>(); ++i)
+        for (Index at : {Index(0), Index(1), Index(2)}) check_trial<T>(i, h, a, w[0], w[1], w[2], w[3], at);
+  }
+}
+
+TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or a few columns", "[transpose][trial]",
+                   std::uint8_t, float, std::int32_t, double) {
+  // Sides 2..16 (the chunk kernels, whatever their chunk: 8 KiB to 32 KiB) against long sides
+  // around chunk edges (chunks of 128 * k lines: 128, 512, 1280, 2688, 5376, 10880 ...), as the
+  // windows at (0, 0) and at (1, 3) (ending at the allocation's end) of a matrix a row and three
+  // columns larger.
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  // Under compute-sanitizer (many times slower) the long sides stop at one chunk edge past 2K.
+  const std::vector<Index> longs = under_sanitizer() ? std::vector<Index>{129, 2689}
+                                                     : std::vector<Index>{129, 513, 1281, 2689, 5377, 10881, 65537};
+  for (Index few : {2, 3, 5, 16})
+    for (Index n : longs)
+      for (auto [r, c] : {std::pair<Index, Index>{few, n}, {n, few}}) {
+        const HostMatrix<T> h = random_values<T>(r + 1, c + 3);
+        const auto a = to_device(h, s);
+        for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+          check_trial<T>(i, h, a, 0, 0, r, c, 0);
+          check_trial<T>(i, h, a, 1, 3, r, c, 0);
+        }
+      }
+}
+
+TEMPLATE_TEST_CASE("transpose kernels under trial on rows and columns that line up on 16 bytes", "[transpose][trial]",
+                   std::uint8_t, float, std::int32_t, double) {
+  // The register kernels of "ours-regs16" need 16-byte vectors: dense few rows of a multiple of
+  // 16 bytes (or a window of them, leaving a partial last group), dense few columns of a
+  // multiple of 16 bytes of rows; every trial runs on them (f64 has no register kernel).
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  const std::vector<Index> longs = under_sanitizer() ? std::vector<Index>{16, 1040} : std::vector<Index>{16, 1040, 65536};
+  for (Index few : {2, 3, 5, 7, 8, 15, 16})
+    for (Index n : longs) {
+      for (auto [r, c] : {std::pair<Index, Index>{few, n}, {n, few}}) {
+        const HostMatrix<T> h = random_values<T>(r, c);
+        const auto a = to_device(h, s);
+        for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+          check_trial<T>(i, h, a, 0, 0, r, c, 0);
+          check_trial<T>(i, h, a, 0, 0, r, c, 1);
+          if (r == few && n > 16) check_trial<T>(i, h, a, 0, 0, r, c - 11, 0);  // a partial last group
+        }
+      }
+    }
+}
+
+TEMPLATE_TEST_CASE("transpose kernels under trial leave empty outputs alone", "[transpose][trial]", std::uint8_t,
+                   float, std::int32_t, double) {
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  for (auto [r, c] : {std::pair<Index, Index>{0, 0}, {0, 3}, {3, 0}, {0, 16}, {16, 0}}) {
+    const DeviceMatrix<T> a(r, c, s);
+    DeviceMatrix<T> guard = DeviceMatrix<T>::constant(1, 8, poison_value<T>(), s);
+    for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+      CAPTURE(transpose_trial_name<T>(i), shape(r, c));
+      CHECK_NOTHROW(transpose_trial<T>(i, a.data(), c, guard.data(), r, c, s.native()));
+    }
+    const std::vector<T> g = guard.to_vector();
+    const T poison = poison_value<T>();
+    for (const T& v : g) CHECK(std::memcmp(&v, &poison, sizeof(T)) == 0);
+  }
+}
+
+TEST_CASE("transpose kernels under trial past 2^31 bytes", "[large][trial]") {
+  // u8 with odd sides just past 2^31 elements: row and output offsets past 2^31. Checked on a
+  // stride of columns and on the last rows, as the [large] test of transpose() does.
+  const Index rows = 32771, cols = 65537;
+  std::vector<std::uint8_t> h(static_cast<std::size_t>(rows * cols));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) h[static_cast<std::size_t>(r * cols + c)] = static_cast<std::uint8_t>(r * 7 + c * 13);
+  const auto a = DeviceMatrix<std::uint8_t>::from_vector(h, rows, cols);
+  for (int i = 0; i < transpose_trial_count<std::uint8_t>(); ++i) {
+    CAPTURE(transpose_trial_name<std::uint8_t>(i));
+    DeviceMatrix<std::uint8_t> out(cols, rows, a.stream());
+    transpose_trial<std::uint8_t>(i, a.data(), cols, out.data(), rows, cols, a.stream().native());
+    const std::vector<std::uint8_t> t = out.to_vector();
+    Index bad = 0;
+    for (Index c = 0; c < cols; c += 97)
+      for (Index r = 0; r < rows; ++r) bad += t[static_cast<std::size_t>(c * rows + r)] != h[static_cast<std::size_t>(r * cols + c)];
+    for (Index r = rows - 3; r < rows; ++r)
+      for (Index c = 0; c < cols; ++c) bad += t[static_cast<std::size_t>(c * rows + r)] != h[static_cast<std::size_t>(r * cols + c)];
+    CHECK(bad == 0);
+  }
+}
