@@ -14,10 +14,9 @@
 // Device code only; dispatch/image_next.cuh launches.
 #pragma once
 
+#include "kernels/border.cuh"
 #include "kernels/common.cuh"
-#include "kernels/filter.cuh"           // clamp_index
 #include "kernels/image_intensity.cuh"  // ThresholdKind
-#include "kernels/image_neigh.cuh"      // reflect101
 
 #include <cuda_runtime.h>
 
