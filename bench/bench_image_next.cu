@@ -3,10 +3,13 @@
 // "ours" (the public function as dispatched today), "ours-next" (the candidate: output
 // allocated from the pool and the kernel launched, as the public function would do) and "npp"
 // (where CMake found NPP; the same calls as bench_image_neigh / bench_image_ops / bench_filter).
+// The fused u8 box and morphology kernels have two more rows, "ours-next-r4" and
+// "ours-next-r16": 4 and 16 output rows a thread instead of 8.
 // Before timing, the candidate's output is compared with the public function's once: a u8
 // candidate must be identical (else the row is skipped with an error), filter2d within 1e-5 of
 // the output's range (the sums run in another order). The counter "differs" / "max_rel_diff"
 // reports that comparison.
+#include "dispatch/image_canny.cuh"
 #include "dispatch/image_next.cuh"
 #include "random.cuh"
 #include "support.hpp"
@@ -70,18 +73,12 @@ double differs(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
   }
 }
 
-/// Rows "ours" and "ours-next" of one op: ours() is the public function, next(out) the
-/// candidate writing into a fresh kSide x kSide `out`.
+/// Row "ours-<variant>" of one op: next(out) is the candidate writing into a fresh kSide x kSide
+/// `out`, compared once with ours() (the public function) before timing.
 template <class T>
-void register_pair(const std::string& op, std::function<DeviceMatrix<T>()> ours,
-                   std::function<void(DeviceMatrix<T>&)> next) {
-  const char* dt = b::dtype<T>();
-  benchmark::RegisterBenchmark(b::name(op, dt, kShape, "ours").c_str(), [=](benchmark::State& st) {
-    const cudaStream_t s = input<U8>().stream().native();
-    DeviceMatrix<T> out;
-    b::time_on_stream(st, s, kPixels, b::kMpixps, [&] { out = ours(); });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name(op, dt, kShape, "ours-next").c_str(), [=](benchmark::State& st) {
+void register_variant(const std::string& op, const std::string& impl, std::function<DeviceMatrix<T>()> ours,
+                      std::function<void(DeviceMatrix<T>&)> next) {
+  benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<U8>().stream().native();
     DeviceMatrix<T> check(kSide, kSide);
     next(check);
@@ -98,6 +95,18 @@ void register_pair(const std::string& op, std::function<DeviceMatrix<T>()> ours,
       next(out);
     });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// Rows "ours" (the public function) and "ours-next" (the candidate) of one op.
+template <class T>
+void register_pair(const std::string& op, std::function<DeviceMatrix<T>()> ours,
+                   std::function<void(DeviceMatrix<T>&)> next) {
+  benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const cudaStream_t s = input<U8>().stream().native();
+    DeviceMatrix<T> out;
+    b::time_on_stream(st, s, kPixels, b::kMpixps, [&] { out = ours(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  register_variant<T>(op, "ours-next", ours, next);
 }
 
 #if DEVMAT_BENCH_HAVE_NPP
@@ -118,11 +127,18 @@ cudaStream_t stream_of(const DeviceMatrix<U8>& m) { return m.stream().native(); 
 
 void register_box(int k) {
   const std::string op = "box_" + std::to_string(k) + "x" + std::to_string(k);
-  register_pair<U8>(op, [k] { return devmat::box_filter(input<U8>(), k, k); },
-                    [k](DeviceMatrix<U8>& out) {
-                      const auto& in = input<U8>();
-                      d::launch_box_u8_next(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k);
-                    });
+  const auto ours = [k] { return devmat::box_filter(input<U8>(), k, k); };
+  benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    DeviceMatrix<U8> out;
+    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  // "ours-next": 8 output rows a thread; "-r4", "-r16": 4 and 16 (registers against halo re-reads).
+  for (int rpt : {8, 4, 16})
+    register_variant<U8>(op, rpt == 8 ? "ours-next" : "ours-next-r" + std::to_string(rpt), ours,
+                         [k, rpt](DeviceMatrix<U8>& out) {
+                           const auto& in = input<U8>();
+                           d::launch_box_u8_next(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, rpt);
+                         });
 #if DEVMAT_BENCH_HAVE_NPP
   register_npp<U8>(op, [k](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
     DEVMAT_BENCH_NPP(nppiFilterBoxBorder_8u_C1R_Ctx(input<U8>().data(), kStepU8, b::npp_size(kSide, kSide), NppiPoint{0, 0},
@@ -134,12 +150,17 @@ void register_box(int k) {
 
 void register_morph(bool erode, int k) {
   const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
-  register_pair<U8>(op, [=] { return erode ? devmat::erode(input<U8>(), k, k) : devmat::dilate(input<U8>(), k, k); },
-                    [=](DeviceMatrix<U8>& out) {
-                      const auto& in = input<U8>();
-                      if (erode) d::launch_morph_u8_next<true>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k);
-                      else d::launch_morph_u8_next<false>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k);
-                    });
+  const auto ours = [=] { return erode ? devmat::erode(input<U8>(), k, k) : devmat::dilate(input<U8>(), k, k); };
+  benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    DeviceMatrix<U8> out;
+    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  for (int rpt : {8, 4, 16})
+    register_variant<U8>(op, rpt == 8 ? "ours-next" : "ours-next-r" + std::to_string(rpt), ours, [=](DeviceMatrix<U8>& out) {
+      const auto& in = input<U8>();
+      if (erode) d::launch_morph_u8_next<true>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, rpt);
+      else d::launch_morph_u8_next<false>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, rpt);
+    });
 #if DEVMAT_BENCH_HAVE_NPP
   const auto mask_ptr = std::make_shared<const DeviceMatrix<U8>>(DeviceMatrix<U8>::constant(k, k, 1));
   register_npp<U8>(op, [=](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
@@ -223,6 +244,39 @@ void register_gray() {
 #endif
 }
 
+/// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15), with more
+/// hysteresis rounds between two waits for the flag: "ours-next-c8", "-c16" (ours: 4). Tells
+/// whether the host round trips or the rounds themselves are canny's cost.
+void register_canny() {
+  const auto smooth = []() -> const DeviceMatrix<U8>& {
+    static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
+    return m;
+  };
+  const auto ours = [smooth] { return devmat::canny(smooth(), 5, 15); };
+  benchmark::RegisterBenchmark(b::name("canny_5_15", "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    DeviceMatrix<U8> out;
+    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  for (int rounds : {8, 16})
+    register_variant<U8>("canny_5_15", "ours-next-c" + std::to_string(rounds), ours, [=](DeviceMatrix<U8>& out) {
+      const auto& img = smooth();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, rounds);
+    });
+#if DEVMAT_BENCH_HAVE_NPP
+  register_npp<U8>("canny_5_15", [smooth](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
+    const NppiSize size = b::npp_size(kSide, kSide);
+    thread_local const DeviceMatrix<U8> buffer = [&] {
+      int bytes = 0;
+      DEVMAT_BENCH_NPP(nppiFilterCannyBorderGetBufferSize(size, &bytes));
+      return DeviceMatrix<U8>(1, std::max(1, bytes));
+    }();
+    DEVMAT_BENCH_NPP(nppiFilterCannyBorder_8u_C1R_Ctx(smooth().data(), kStepU8, size, NppiPoint{0, 0}, out.data(), kStepU8,
+                                                      size, NPP_FILTER_SOBEL, NPP_MASK_SIZE_3_X_3, 5, 15, nppiNormL1,
+                                                      NPP_BORDER_REPLICATE, const_cast<U8*>(buffer.data()), ctx));
+  });
+#endif
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -234,6 +288,7 @@ int main(int argc, char** argv) {
   register_filter2d();
   register_threshold();
   register_gray();
+  register_canny();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

@@ -111,71 +111,88 @@ void check_u8(const Output<U8>& out, Ref&& want) {
   CHECK(out.margin_changed() == 0);
 }
 
-/// The neighbourhood kernels' grid, with grid.y cut to `grid_y` (the kernels loop over the rest).
+/// The neighbourhood kernels' grid for R rows a thread, with grid.y cut to `grid_y` (the
+/// kernels loop over the rest).
+template <int R>
 dim3 nbr_grid(Index rows, Index cols, unsigned grid_y, unsigned* tiles_y) {
-  *tiles_y = static_cast<unsigned>((rows + d::kNbrTileH - 1) / d::kNbrTileH);
+  *tiles_y = static_cast<unsigned>((rows + d::kNbrTileH<R> - 1) / d::kNbrTileH<R>);
   return dim3(static_cast<unsigned>((cols + d::kNbrTileW - 1) / d::kNbrTileW), std::min(grid_y, *tiles_y));
+}
+
+/// f(std::integral_constant<int, R>) for R = 4, 8, 16 (rows a thread).
+template <class F>
+void for_each_rows_per_thread(F&& f) {
+  f(std::integral_constant<int, 4>{});
+  f(std::integral_constant<int, 8>{});
+  f(std::integral_constant<int, 16>{});
 }
 
 const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},   {1, 9},   {9, 1},   {2, 2},
                                                       {3, 3},  {4, 5},   {5, 4},   {6, 7},   {1, 131}, {131, 1},
                                                       {13, 17}, {63, 127}, {64, 128}, {65, 129}, {130, 7}, {7, 261}};
+
+/// Runs the fused box (`erode` unused) or morphology kernel of side k, R rows a thread, on img.
+template <int R>
+void run_nbr(bool box, bool erode, int k, const Image<U8>& img, Output<U8>& out, unsigned grid_y) {
+  const Index r = img.rows, c = img.cols;
+  unsigned tiles_y = 0;
+  const dim3 grid = nbr_grid<R>(r, c, grid_y, &tiles_y);
+  emu::launch(grid, dim3(d::kNbrThreadsX, d::kNbrThreadsY), [&] {
+    const auto run = [&](auto kernel) { kernel(img.data(), img.ld, out.data(), out.ld, r, c, tiles_y); };
+    if (box) k == 3 ? run(d::box_u8_fused_kernel<3, R>) : run(d::box_u8_fused_kernel<5, R>);
+    else if (k == 3) erode ? run(d::morph_u8_fused_kernel<3, true, R>) : run(d::morph_u8_fused_kernel<3, false, R>);
+    else if (k == 5) erode ? run(d::morph_u8_fused_kernel<5, true, R>) : run(d::morph_u8_fused_kernel<5, false, R>);
+    else erode ? run(d::morph_u8_fused_kernel<7, true, R>) : run(d::morph_u8_fused_kernel<7, false, R>);
+  });
+}
 }  // namespace
 
 TEST_CASE("emulated fused u8 box 3x3 and 5x5 equal the reflected box mean", "[image][next][emulation]") {
-  for (const auto& rc : kShapes) if (const Index r = rc.first, c = rc.second; true)
-   for (bool offset : {true, false}) {
-    const Image<U8> img(r, c, offset);
-    for (int k : {3, 5}) {
-      for (U8 poison : {U8(0), U8(255)}) {
-        CAPTURE(r, c, offset, k, int(poison));
-        Output<U8> out(r, c, poison, offset);
-        unsigned tiles_y = 0;
-        const dim3 grid = nbr_grid(r, c, 2, &tiles_y);
-        emu::launch(grid, dim3(d::kNbrThreadsX, d::kNbrThreadsY), [&] {
-          if (k == 3) d::box_u8_fused_kernel<3>(img.data(), img.ld, out.data(), out.ld, r, c, tiles_y);
-          else d::box_u8_fused_kernel<5>(img.data(), img.ld, out.data(), out.ld, r, c, tiles_y);
+  for (const auto& [r, c] : kShapes)
+    for (bool offset : {true, false}) {
+      const Image<U8> img(r, c, offset);
+      for (int k : {3, 5})
+        for_each_rows_per_thread([&](auto rows_per_thread) {
+          constexpr int R = decltype(rows_per_thread)::value;
+          for (U8 poison : {U8(0), U8(255)}) {
+            CAPTURE(img.rows, img.cols, offset, k, R, int(poison));
+            Output<U8> out(img.rows, img.cols, poison, offset);
+            run_nbr<R>(true, false, k, img, out, 2);
+            check_u8(out, [&](Index y, Index x) {
+              int s = 0;
+              for (int i = -k / 2; i <= k / 2; ++i)
+                for (int j = -k / 2; j <= k / 2; ++j) s += img.at(reflect(y + i, img.rows), reflect(x + j, img.cols));
+              return static_cast<U8>((2 * s + k * k) / (2 * k * k));
+            });
+          }
         });
-        check_u8(out, [&](Index y, Index x) {
-          int s = 0;
-          for (int i = -k / 2; i <= k / 2; ++i)
-            for (int j = -k / 2; j <= k / 2; ++j) s += img.at(reflect(y + i, r), reflect(x + j, c));
-          return static_cast<U8>((2 * s + k * k) / (2 * k * k));
-        });
-      }
     }
-  }
 }
 
 TEST_CASE("emulated fused u8 erode and dilate 3x3, 5x5, 7x7 equal the clipped window's min and max",
           "[image][next][emulation]") {
-  for (const auto& rc : kShapes) if (const Index r = rc.first, c = rc.second; true)
-   for (bool offset : {true, false}) {
-    const Image<U8> img(r, c, offset);
-    for (int k : {3, 5, 7}) {
-      for (bool erode : {true, false}) {
-        for (U8 poison : {U8(0), U8(255)}) {
-          CAPTURE(r, c, offset, k, erode, int(poison));
-          Output<U8> out(r, c, poison, offset);
-          unsigned tiles_y = 0;
-          const dim3 grid = nbr_grid(r, c, 1, &tiles_y);
-          emu::launch(grid, dim3(d::kNbrThreadsX, d::kNbrThreadsY), [&] {
-            const auto run = [&](auto kernel) { kernel(img.data(), img.ld, out.data(), out.ld, r, c, tiles_y); };
-            if (k == 3) erode ? run(d::morph_u8_fused_kernel<3, true>) : run(d::morph_u8_fused_kernel<3, false>);
-            else if (k == 5) erode ? run(d::morph_u8_fused_kernel<5, true>) : run(d::morph_u8_fused_kernel<5, false>);
-            else erode ? run(d::morph_u8_fused_kernel<7, true>) : run(d::morph_u8_fused_kernel<7, false>);
+  for (const auto& [r, c] : kShapes)
+    for (bool offset : {true, false}) {
+      const Image<U8> img(r, c, offset);
+      for (int k : {3, 5, 7})
+        for (bool erode : {true, false})
+          for_each_rows_per_thread([&](auto rows_per_thread) {
+            constexpr int R = decltype(rows_per_thread)::value;
+            for (U8 poison : {U8(0), U8(255)}) {
+              CAPTURE(img.rows, img.cols, offset, k, erode, R, int(poison));
+              Output<U8> out(img.rows, img.cols, poison, offset);
+              run_nbr<R>(false, erode, k, img, out, 1);
+              const Index rr = img.rows, cc = img.cols;
+              check_u8(out, [&](Index y, Index x) {
+                int v = erode ? 255 : 0;
+                for (Index i = std::max<Index>(0, y - k / 2); i < std::min<Index>(rr, y - k / 2 + k); ++i)
+                  for (Index j = std::max<Index>(0, x - k / 2); j < std::min<Index>(cc, x - k / 2 + k); ++j)
+                    v = erode ? std::min<int>(v, img.at(i, j)) : std::max<int>(v, img.at(i, j));
+                return static_cast<U8>(v);
+              });
+            }
           });
-          check_u8(out, [&](Index y, Index x) {
-            int v = erode ? 255 : 0;
-            for (Index i = std::max<Index>(0, y - k / 2); i < std::min<Index>(r, y - k / 2 + k); ++i)
-              for (Index j = std::max<Index>(0, x - k / 2); j < std::min<Index>(c, x - k / 2 + k); ++j)
-                v = erode ? std::min<int>(v, img.at(i, j)) : std::max<int>(v, img.at(i, j));
-            return static_cast<U8>(v);
-          });
-        }
-      }
     }
-  }
 }
 
 namespace {
@@ -188,7 +205,8 @@ void run_stream(const d::StreamArgs<N>& a, Output<U8>& out, F f) {
 
 TEST_CASE("emulated streaming u8 threshold equals OpenCV's definition for every type", "[image][next][emulation]") {
   // Rows 16-byte aligned (the uint4 path: a dense 64-wide image at the buffer's start) and not.
-  for (const auto& rc : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 17}, {5, 64}, {4, 100}, {2, 300}}) if (const Index r = rc.first, c = rc.second; true) {
+  for (const auto& rc : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 17}, {5, 64}, {4, 100}, {2, 300}}) {
+    const Index r = rc.first, c = rc.second;
     const Image<U8> img(r, c);
     std::vector<U8> dense(static_cast<std::size_t>(r * c));
     for (Index y = 0; y < r; ++y)
@@ -220,7 +238,8 @@ TEST_CASE("emulated streaming u8 threshold equals OpenCV's definition for every 
 }
 
 TEST_CASE("emulated streaming u8 rgb_to_gray equals OpenCV's fixed point", "[image][next][emulation]") {
-  for (const auto& rc : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 17}, {5, 64}, {4, 100}, {2, 300}, {37, 41}}) if (const Index r = rc.first, c = rc.second; true) {
+  for (const auto& rc : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 17}, {5, 64}, {4, 100}, {2, 300}, {37, 41}}) {
+    const Index r = rc.first, c = rc.second;
     const Image<U8> pr(r, c), pg(r, c), pb(r, c);
     std::vector<U8> dr(static_cast<std::size_t>(r * c)), dg(dr.size()), db(dr.size());
     for (Index y = 0; y < r; ++y)
@@ -255,7 +274,8 @@ TEST_CASE("emulated register-blocked f32 filter2d 5x5 equals the replicated corr
   std::vector<std::pair<Index, Index>> shapes = kShapes;
   shapes.push_back({200, 272});
   shapes.push_back({140, 400});
-  for (const auto& rc : shapes) if (const Index r = rc.first, c = rc.second; true) {
+  for (const auto& rc : shapes) {
+    const Index r = rc.first, c = rc.second;
     const Image<float> img(r, c);
     for (bool dense : {false, true}) {
       CAPTURE(r, c, dense);

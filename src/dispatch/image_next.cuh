@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace devmat::detail {
 
@@ -53,34 +54,56 @@ inline void launch_rgb_to_gray_u8_next(cudaStream_t s, const std::uint8_t* r, In
   launch_stream_u8(s, a, out, ld_out, rows, cols, GrayWord{});
 }
 
-inline dim3 nbr_grid(Index rows, Index cols, unsigned* tiles_y) { return tile_grid(rows, cols, kNbrTileW, kNbrTileH, tiles_y); }
+/// The fused neighbourhood kernels' tile grid for R output rows a thread.
+template <int R>
+dim3 nbr_grid(Index rows, Index cols, unsigned* tiles_y) {
+  return tile_grid(rows, cols, kNbrTileW, kNbrTileH<R>, tiles_y);
+}
 
-/// out = erode (kErode) or dilate of u8 img by a k x k square, k in {3, 5, 7}, fused.
-template <bool kErode>
-void launch_morph_u8_next(cudaStream_t s, const std::uint8_t* img, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-                          Index cols, int k) {
-  if (rows == 0 || cols == 0) return;
-  unsigned tiles_y = 0;
-  const dim3 grid = nbr_grid(rows, cols, &tiles_y), block(kNbrThreadsX, kNbrThreadsY);
-  switch (k) {
-    case 3: launch(&morph_u8_fused_kernel<3, kErode>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
-    case 5: launch(&morph_u8_fused_kernel<5, kErode>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
-    case 7: launch(&morph_u8_fused_kernel<7, kErode>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
-    default: throw std::logic_error("devmat: morph_u8_fused: no kernel for side " + std::to_string(k));
+/// Launches kernel<R>(...) for r = R among 4, 8, 16 (rows a thread).
+template <class Launch>
+void with_rows_per_thread(int r, Launch&& l) {
+  switch (r) {
+    case 4: l(std::integral_constant<int, 4>{}); break;
+    case 8: l(std::integral_constant<int, 8>{}); break;
+    case 16: l(std::integral_constant<int, 16>{}); break;
+    default: throw std::logic_error("devmat: fused neighbourhood kernels: rows a thread must be 4, 8 or 16");
   }
 }
 
-/// out = box_filter(img, k, k) (normalised, u8), k in {3, 5}, fused.
-inline void launch_box_u8_next(cudaStream_t s, const std::uint8_t* img, Index ld, std::uint8_t* out, Index ld_out,
-                               Index rows, Index cols, int k) {
+/// out = erode (kErode) or dilate of u8 img by a k x k square, k in {3, 5, 7}, fused; r rows a
+/// thread (4, 8 or 16).
+template <bool kErode>
+void launch_morph_u8_next(cudaStream_t s, const std::uint8_t* img, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                          Index cols, int k, int r = kNbrRows) {
   if (rows == 0 || cols == 0) return;
-  unsigned tiles_y = 0;
-  const dim3 grid = nbr_grid(rows, cols, &tiles_y), block(kNbrThreadsX, kNbrThreadsY);
-  switch (k) {
-    case 3: launch(&box_u8_fused_kernel<3>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
-    case 5: launch(&box_u8_fused_kernel<5>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
-    default: throw std::logic_error("devmat: box_u8_fused: no kernel for side " + std::to_string(k));
-  }
+  with_rows_per_thread(r, [&](auto rc) {
+    constexpr int R = decltype(rc)::value;
+    unsigned tiles_y = 0;
+    const dim3 grid = nbr_grid<R>(rows, cols, &tiles_y), block(kNbrThreadsX, kNbrThreadsY);
+    switch (k) {
+      case 3: launch(&morph_u8_fused_kernel<3, kErode, R>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
+      case 5: launch(&morph_u8_fused_kernel<5, kErode, R>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
+      case 7: launch(&morph_u8_fused_kernel<7, kErode, R>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
+      default: throw std::logic_error("devmat: morph_u8_fused: no kernel for side " + std::to_string(k));
+    }
+  });
+}
+
+/// out = box_filter(img, k, k) (normalised, u8), k in {3, 5}, fused; r rows a thread (4, 8, 16).
+inline void launch_box_u8_next(cudaStream_t s, const std::uint8_t* img, Index ld, std::uint8_t* out, Index ld_out,
+                               Index rows, Index cols, int k, int r = kNbrRows) {
+  if (rows == 0 || cols == 0) return;
+  with_rows_per_thread(r, [&](auto rc) {
+    constexpr int R = decltype(rc)::value;
+    unsigned tiles_y = 0;
+    const dim3 grid = nbr_grid<R>(rows, cols, &tiles_y), block(kNbrThreadsX, kNbrThreadsY);
+    switch (k) {
+      case 3: launch(&box_u8_fused_kernel<3, R>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
+      case 5: launch(&box_u8_fused_kernel<5, R>, grid, block, 0, s, img, ld, out, ld_out, rows, cols, tiles_y); break;
+      default: throw std::logic_error("devmat: box_u8_fused: no kernel for side " + std::to_string(k));
+    }
+  });
 }
 
 /// out = filter2d(img, w) for a 5x5 w (row-major host weights), register-blocked.

@@ -119,11 +119,14 @@ stream_u8_kernel(const __grid_constant__ StreamArgs<N> a, std::uint8_t* __restri
 // Block (32, 8); each thread the 4 pixels x .. x + 3 (one word) of R rows, so a block's tile is
 // 128 x 8R pixels. The thread reads the K + R - 1 rows of its window, each as three words
 // (pixels x - 4 .. x + 7), reduces each row horizontally in registers, then each output over K
-// reduced rows. Vertical neighbours are re-read by the thread above/below (through L1/L2).
+// reduced rows. Vertical neighbours are re-read by the thread above/below (through L1/L2). R
+// trades the re-read halo ((K - 1) / R) against registers (occupancy): 4, 8 (the default) or
+// 16, all three benchmarked.
 constexpr int kNbrThreadsX = 32, kNbrThreadsY = 8;
-constexpr int kNbrRows = 8;                                 // R: output rows of a thread
+constexpr int kNbrRows = 8;                                 // R: output rows of a thread, default
 constexpr int kNbrTileW = 4 * kNbrThreadsX;                 // 128 pixels
-constexpr int kNbrTileH = kNbrThreadsY * kNbrRows;          // 64 rows
+template <int R>
+inline constexpr int kNbrTileH = kNbrThreadsY * R;          // 64 rows for R = 8
 
 /// Morphology's border: a pixel outside the image reads `fill` (the operation's identity).
 /// Box's border (kReflect): OpenCV's BORDER_REFLECT_101 in both directions.
@@ -174,7 +177,7 @@ __device__ __forceinline__ void store_word(std::uint8_t* row, Index x, Index col
 
 /// The K x K erosion (kErode) or dilation of u8 `img`, pixels outside the image ignored
 /// (OpenCV's default morphology border), fused rows + columns, 4 pixels a word. K odd, 3..7.
-template <int K, bool kErode>
+template <int K, bool kErode, int R = kNbrRows>
 __global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
 morph_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
                       Index rows, Index cols, unsigned tiles_y) {
@@ -185,11 +188,11 @@ morph_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8
   const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
   if (x >= cols) return;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
-    const Index y0 = static_cast<Index>(tile_y) * kNbrTileH + threadIdx.y * kNbrRows;
+    const Index y0 = static_cast<Index>(tile_y) * kNbrTileH<R> + threadIdx.y * R;
     if (y0 >= rows) continue;
-    unsigned h[kNbrRows + K - 1];  // horizontal reductions of rows y0 - kA ..
+    unsigned h[R + K - 1];  // horizontal reductions of rows y0 - kA ..
 #pragma unroll
-    for (int i = 0; i < kNbrRows + K - 1; ++i) {
+    for (int i = 0; i < R + K - 1; ++i) {
       unsigned l, c, r;
       load_row_words<false>(img, ld, rows, cols, y0 - kA + i, x, fill, l, c, r);
       unsigned v = c;
@@ -198,7 +201,7 @@ morph_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8
       h[i] = v;
     }
 #pragma unroll
-    for (int j = 0; j < kNbrRows; ++j) {
+    for (int j = 0; j < R; ++j) {
       if (y0 + j >= rows) break;
       unsigned v = h[j];
 #pragma unroll
@@ -210,7 +213,7 @@ morph_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8
 
 /// The normalised K x K box filter of u8 `img`, borders reflected (101), fused rows + columns:
 /// each output is (2 sum + K^2) / (2 K^2), the exact int sum rounded half up, as box_store.
-template <int K>
+template <int K, int R = kNbrRows>
 __global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
 box_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
                     Index rows, Index cols, unsigned tiles_y) {
@@ -220,11 +223,11 @@ box_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t
   const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
   if (x >= cols) return;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
-    const Index y0 = static_cast<Index>(tile_y) * kNbrTileH + threadIdx.y * kNbrRows;
+    const Index y0 = static_cast<Index>(tile_y) * kNbrTileH<R> + threadIdx.y * R;
     if (y0 >= rows) continue;
-    unsigned h[kNbrRows + K - 1][4];  // horizontal sums of rows y0 - kA .., pixels x .. x + 3
+    unsigned h[R + K - 1][4];  // horizontal sums of rows y0 - kA .., pixels x .. x + 3
 #pragma unroll
-    for (int i = 0; i < kNbrRows + K - 1; ++i) {
+    for (int i = 0; i < R + K - 1; ++i) {
       unsigned w[3];
       load_row_words<true>(img, ld, rows, cols, y0 - kA + i, x, 0u, w[0], w[1], w[2]);
       unsigned p[12];  // pixels x - 4 .. x + 7
@@ -239,7 +242,7 @@ box_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t
       }
     }
 #pragma unroll
-    for (int j = 0; j < kNbrRows; ++j) {
+    for (int j = 0; j < R; ++j) {
       if (y0 + j >= rows) break;
       unsigned v = 0;
 #pragma unroll

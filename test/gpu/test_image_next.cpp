@@ -109,35 +109,40 @@ std::vector<std::pair<Index, Index>> shapes() {
   return s;
 }
 
-/// More tile rows (64 a tile) than grid.y's 65535 blocks: the kernels loop over the rest.
-constexpr Index kTallRows = 65535 * 64 + 65;
+/// More tile rows than grid.y's 65535 blocks for every tile height (64 rows for filter2d, 8 R
+/// for the fused u8 kernels, R up to 16): the kernels loop over the rest.
+constexpr Index kTallRows = 65535 * 128 + 65;
 }  // namespace
 
 TEST_CASE("image_next: fused u8 box 3x3 and 5x5 equal box_filter", "[image][next][box]") {
   for (int k : {3, 5}) {
-    CAPTURE(k);
-    const Reference<U8> ref = [k](const MatrixView<const U8>& v) { return box_filter(v, k, k); };
-    const Candidate<U8> cand = [k](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c, cudaStream_t s) {
-      next::box_u8(s, in, ld, out, ldo, r, c, k);
-    };
-    for (auto [r, c] : shapes()) check_candidate<U8>(r, c, ref, cand);
-    check_candidate<U8>(4097, 4095, ref, cand);
-    check_candidate<U8>(kTallRows, 3, ref, cand, 0, false);
+    for (int rpt : {4, 8, 16}) {  // output rows a thread
+      CAPTURE(k, rpt);
+      const Reference<U8> ref = [k](const MatrixView<const U8>& v) { return box_filter(v, k, k); };
+      const Candidate<U8> cand = [k, rpt](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c, cudaStream_t s) {
+        next::box_u8(s, in, ld, out, ldo, r, c, k, rpt);
+      };
+      for (auto [r, c] : shapes()) check_candidate<U8>(r, c, ref, cand);
+      check_candidate<U8>(4097, 4095, ref, cand);
+      check_candidate<U8>(kTallRows, 3, ref, cand, 0, false);
+    }
   }
 }
 
 TEST_CASE("image_next: fused u8 erode and dilate 3x3, 5x5, 7x7 equal erode/dilate", "[image][next][morph]") {
   for (int k : {3, 5, 7}) {
     for (bool erode_ : {true, false}) {
-      CAPTURE(k, erode_);
-      const Reference<U8> ref = [=](const MatrixView<const U8>& v) { return erode_ ? erode(v, k, k) : dilate(v, k, k); };
-      const Candidate<U8> cand = [=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c, cudaStream_t s) {
-        next::morph_u8(erode_, s, in, ld, out, ldo, r, c, k);
-      };
-      for (auto [r, c] : shapes()) check_candidate<U8>(r, c, ref, cand);
-      if (k == 3) {
-        check_candidate<U8>(4097, 4095, ref, cand);
-        check_candidate<U8>(kTallRows, 3, ref, cand, 0, false);
+      for (int rpt : {4, 8, 16}) {
+        CAPTURE(k, erode_, rpt);
+        const Reference<U8> ref = [=](const MatrixView<const U8>& v) { return erode_ ? erode(v, k, k) : dilate(v, k, k); };
+        const Candidate<U8> cand = [=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c, cudaStream_t s) {
+          next::morph_u8(erode_, s, in, ld, out, ldo, r, c, k, rpt);
+        };
+        for (auto [r, c] : shapes()) check_candidate<U8>(r, c, ref, cand);
+        if (k == 3) {
+          check_candidate<U8>(4097, 4095, ref, cand);
+          check_candidate<U8>(kTallRows, 3, ref, cand, 0, false);
+        }
       }
     }
   }

@@ -4,13 +4,14 @@
 #include "dispatch/image_next.cuh"
 
 namespace devmat::test::next {
-void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int k) {
-  detail::launch_box_u8_next(s, in, ld, out, ld_out, rows, cols, k);
+void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int k,
+            int r) {
+  detail::launch_box_u8_next(s, in, ld, out, ld_out, rows, cols, k, r);
 }
 void morph_u8(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-              Index cols, int k) {
-  if (erode) detail::launch_morph_u8_next<true>(s, in, ld, out, ld_out, rows, cols, k);
-  else detail::launch_morph_u8_next<false>(s, in, ld, out, ld_out, rows, cols, k);
+              Index cols, int k, int r) {
+  if (erode) detail::launch_morph_u8_next<true>(s, in, ld, out, ld_out, rows, cols, k, r);
+  else detail::launch_morph_u8_next<false>(s, in, ld, out, ld_out, rows, cols, k, r);
 }
 void threshold_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols,
                   int t, std::uint8_t maxval, int kind) {

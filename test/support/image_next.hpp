@@ -11,9 +11,11 @@
 #include <cstdint>
 
 namespace devmat::test::next {
-void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int k);
+/// r: output rows a thread (4, 8 or 16).
+void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int k,
+            int r);
 void morph_u8(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-              Index cols, int k);
+              Index cols, int k, int r);
 /// kind: 0 binary, 1 binary_inv, 2 trunc, 3 to_zero, 4 to_zero_inv (Threshold's order).
 void threshold_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols,
                   int t, std::uint8_t maxval, int kind);
