@@ -204,7 +204,8 @@ void run_stream(const d::StreamArgs<N>& a, Output<U8>& out, F f) {
 }  // namespace
 
 TEST_CASE("emulated streaming u8 threshold equals OpenCV's definition for every type", "[image][next][emulation]") {
-  // Rows 16-byte aligned (the uint4 path: a dense 64-wide image at the buffer's start) and not.
+  // Dense input and output (uint4 loads and stores on every whole chunk, whatever the width) and
+  // an offset input with a padded output (bytes).
   for (const auto& rc : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 17}, {5, 64}, {4, 100}, {2, 300}}) {
     const Index r = rc.first, c = rc.second;
     const Image<U8> img(r, c);

@@ -23,7 +23,8 @@ template <int N, class F>
 void launch_stream_u8(cudaStream_t s, const StreamArgs<N>& a, std::uint8_t* out, Index ld_out, Index rows, Index cols,
                       F f) {
   if (rows == 0 || cols == 0) return;
-  const unsigned long long n = static_cast<unsigned long long>(rows) * ceil_div(static_cast<unsigned long long>(cols), 16ull);
+  // ceil(cols / 16) + 1 chunk slots a row (stream_u8_kernel: chunks aligned on the output).
+  const unsigned long long n = static_cast<unsigned long long>(rows) * (ceil_div(static_cast<unsigned long long>(cols), 16ull) + 1);
   const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(ceil_div(n, kStreamThreads), 1u << 20));
   launch(&stream_u8_kernel<N, F>, dim3(blocks), dim3(kStreamThreads), 0, s, a, out, ld_out, rows, cols, f);
 }

@@ -61,27 +61,34 @@ struct GrayWord {
   }
 };
 
-/// out(y, x) = f(in_0(y, x), .., in_{N-1}(y, x)) for u8 planes, 16 pixels a thread: one uint4
-/// load per plane and one uint4 store where every pointer of the chunk is 16-byte aligned and
-/// the chunk lies inside the row, else byte by byte (pixel b of a chunk goes through f as byte
-/// 0 of a word). Chunks of a row are consecutive threads; grid-stride over rows x chunks.
+/// The input planes of stream_u8_kernel.
 template <int N>
 struct StreamArgs {
   const std::uint8_t* in[N];
   Index ld[N];
 };
 
+/// out(y, x) = f(in_0(y, x), .., in_{N-1}(y, x)) for u8 planes, 16 pixels a thread. Each output
+/// row is cut into 16-byte chunks aligned on the OUTPUT's address (the first and last may be
+/// partial), so a dense output of any width stores whole chunks with one uint4; a chunk also
+/// loads with one uint4 per plane where the planes' rows share that alignment (dense planes of
+/// the output's width do), else byte by byte (pixel b of a chunk goes through f as byte 0 of a
+/// word). A row has ceil(cols / 16) + 1 chunk slots (one is empty on an aligned row);
+/// consecutive threads take consecutive chunks, grid-stride over rows x slots.
 template <int N, class F>
 __global__ void __launch_bounds__(kStreamThreads)
 stream_u8_kernel(const __grid_constant__ StreamArgs<N> a, std::uint8_t* __restrict__ out, Index ld_out, Index rows,
                  Index cols, F f) {
-  const Index chunks = (cols + 15) / 16;
+  const Index chunks = (cols + 15) / 16 + 1;
   const Index n = rows * chunks;
   const Index stride = static_cast<Index>(gridDim.x) * kStreamThreads;
   for (Index e = static_cast<Index>(blockIdx.x) * kStreamThreads + threadIdx.x; e < n; e += stride) {
-    const Index y = e / chunks, x = (e - y * chunks) * 16;
-    std::uint8_t* dst = out + y * ld_out + x;
-    bool vec = x + 16 <= cols && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0;
+    const Index y = e / chunks;
+    std::uint8_t* const out_row = out + y * ld_out;
+    const Index x = (e - y * chunks) * 16 - static_cast<Index>(reinterpret_cast<std::uintptr_t>(out_row) & 15);
+    const Index lo = x < 0 ? 0 : x, hi = x + 16 < cols ? x + 16 : cols;  // the chunk's pixels in the row
+    if (lo >= hi) continue;
+    bool vec = x >= 0 && x + 16 <= cols;  // then out_row + x is 16-byte aligned
 #pragma unroll
     for (int k = 0; k < N; ++k) vec = vec && (reinterpret_cast<std::uintptr_t>(a.in[k] + y * a.ld[k] + x) & 15) == 0;
     if (vec) {
@@ -102,14 +109,13 @@ stream_u8_kernel(const __grid_constant__ StreamArgs<N> a, std::uint8_t* __restri
 #pragma unroll
       for (int k = 0; k < N; ++k) w[k] = v[k].w;
       o.w = f(w);
-      *reinterpret_cast<uint4*>(dst) = o;
+      *reinterpret_cast<uint4*>(out_row + x) = o;
     } else {
-      const int n_px = cols - x < 16 ? static_cast<int>(cols - x) : 16;
-      for (int b = 0; b < n_px; ++b) {
+      for (Index px = lo; px < hi; ++px) {
         unsigned w[N];
 #pragma unroll
-        for (int k = 0; k < N; ++k) w[k] = __ldg(a.in[k] + y * a.ld[k] + x + b);
-        dst[b] = static_cast<std::uint8_t>(f(w) & 255u);
+        for (int k = 0; k < N; ++k) w[k] = __ldg(a.in[k] + y * a.ld[k] + px);
+        out_row[px] = static_cast<std::uint8_t>(f(w) & 255u);
       }
     }
   }

@@ -1,6 +1,7 @@
 // The candidate kernels of src/kernels/image_next.cuh (not dispatched yet; support/image_next.hpp) against the public
 // functions they would replace, which test_image_neigh / _morph / _intensity / _color /
-// test_filter hold to OpenCV and Eigen: u8 box 3x3 and 5x5, u8 erode/dilate 3x3, 5x5 and 7x7,
+// test_filter hold to OpenCV and Eigen: u8 box 3x3 and 5x5 and u8 erode/dilate 3x3, 5x5 and 7x7
+// (each with 4, 8 and 16 output rows a thread),
 // u8 threshold (every type, thresholds below, inside and above the u8 range), u8 rgb_to_gray,
 // f32 filter2d 5x5. Identical results for u8, 1e-5 of the weights' scale for f32 (the sums run
 // in another order). Shapes: 1x1, 1xN, Nx1, primes, tile-1/tile/tile+1 of the 128x64 tiles,
@@ -123,8 +124,10 @@ TEST_CASE("image_next: fused u8 box 3x3 and 5x5 equal box_filter", "[image][next
         next::box_u8(s, in, ld, out, ldo, r, c, k, rpt);
       };
       for (auto [r, c] : shapes()) check_candidate<U8>(r, c, ref, cand);
-      check_candidate<U8>(4097, 4095, ref, cand);
-      check_candidate<U8>(kTallRows, 3, ref, cand, 0, false);
+      if (rpt == 8 || !under_sanitizer()) {  // the large ones once under compute-sanitizer
+        check_candidate<U8>(4097, 4095, ref, cand);
+        check_candidate<U8>(kTallRows, 3, ref, cand, 0, false);
+      }
     }
   }
 }
@@ -139,7 +142,7 @@ TEST_CASE("image_next: fused u8 erode and dilate 3x3, 5x5, 7x7 equal erode/dilat
           next::morph_u8(erode_, s, in, ld, out, ldo, r, c, k, rpt);
         };
         for (auto [r, c] : shapes()) check_candidate<U8>(r, c, ref, cand);
-        if (k == 3) {
+        if (k == 3 && (rpt == 8 || !under_sanitizer())) {
           check_candidate<U8>(4097, 4095, ref, cand);
           check_candidate<U8>(kTallRows, 3, ref, cand, 0, false);
         }
@@ -152,8 +155,8 @@ TEST_CASE("image_next: streaming u8 threshold equals threshold for every type", 
   const Threshold types[] = {Threshold::binary, Threshold::binary_inv, Threshold::trunc, Threshold::to_zero,
                              Threshold::to_zero_inv};
   for (const Threshold type : types) {
-    for (const double t : {-5.0, -1.0, 0.0, 77.5, 128.0, 254.0, 255.0, 300.0}) {
-      for (const double maxval : {255.0, 100.0, 0.0}) {
+    for (const double t : {-5.0, 0.0, 77.5, 254.0, 255.0, 300.0}) {
+      for (const double maxval : {255.0, 100.0}) {
         CAPTURE(static_cast<int>(type), t, maxval);
         const Reference<U8> ref = [=](const MatrixView<const U8>& v) { return threshold(v, t, maxval, type); };
         // As threshold(): t floored and clamped to -1..255, maxval rounded and saturated.
