@@ -223,7 +223,7 @@ template <int K, int R = kNbrRows>
 __global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
 box_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
                     Index rows, Index cols, unsigned tiles_y) {
-  static_assert(K % 2 == 1 && K >= 3 && K <= 9, "box_u8_fused_kernel: K odd, 3..9");
+  static_assert(K % 2 == 1 && K >= 3 && K <= 7, "box_u8_fused_kernel: K odd, 3..7 (shifts stay under 32 bits)");
   constexpr int kA = K / 2;
   constexpr unsigned kArea = K * K;
   const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
@@ -231,33 +231,37 @@ box_u8_fused_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kNbrTileH<R> + threadIdx.y * R;
     if (y0 >= rows) continue;
-    unsigned h[R + K - 1][4];  // horizontal sums of rows y0 - kA .., pixels x .. x + 3
+    // Horizontal sums of rows y0 - kA .., two pixels to a word in 16-bit lanes: h[i][0] holds
+    // pixels x and x + 2, h[i][1] pixels x + 1 and x + 3. A lane's sum is at most K^2 255
+    // (K <= 7: 12495), so whole-word adds never carry into the other lane.
+    unsigned h[R + K - 1][2];
 #pragma unroll
     for (int i = 0; i < R + K - 1; ++i) {
-      unsigned w[3];
-      load_row_words<true>(img, ld, rows, cols, y0 - kA + i, x, 0u, w[0], w[1], w[2]);
-      unsigned p[12];  // pixels x - 4 .. x + 7
+      unsigned l, c, r;
+      load_row_words<true>(img, ld, rows, cols, y0 - kA + i, x, 0u, l, c, r);
+      unsigned even = 0, odd = 0;
 #pragma unroll
-      for (int j = 0; j < 12; ++j) p[j] = (w[j / 4] >> (8 * (j % 4))) & 255u;
-#pragma unroll
-      for (int b = 0; b < 4; ++b) {
-        unsigned s = 0;
-#pragma unroll
-        for (int d = -kA; d <= kA; ++d) s += p[4 + b + d];
-        h[i][b] = s;
+      for (int d = -kA; d <= kA; ++d) {
+        // Pixels x + d .. x + d + 3.
+        const unsigned w = d < 0 ? __funnelshift_r(l, c, 8 * (4 + d)) : (d == 0 ? c : __funnelshift_r(c, r, 8 * d));
+        even += w & 0x00ff00ffu;
+        odd += (w >> 8) & 0x00ff00ffu;
       }
+      h[i][0] = even;
+      h[i][1] = odd;
     }
+    const auto round_mean = [](unsigned sum) { return (2 * sum + kArea) / (2 * kArea); };  // <= 255
 #pragma unroll
     for (int j = 0; j < R; ++j) {
       if (y0 + j >= rows) break;
-      unsigned v = 0;
+      unsigned even = 0, odd = 0;
 #pragma unroll
-      for (int b = 0; b < 4; ++b) {
-        unsigned s = 0;
-#pragma unroll
-        for (int i = 0; i < K; ++i) s += h[j + i][b];
-        v |= ((2 * s + kArea) / (2 * kArea)) << (8 * b);  // <= 255
+      for (int i = 0; i < K; ++i) {
+        even += h[j + i][0];
+        odd += h[j + i][1];
       }
+      const unsigned v = round_mean(even & 0xffffu) | round_mean(odd & 0xffffu) << 8 | round_mean(even >> 16) << 16 |
+                         round_mean(odd >> 16) << 24;
       store_word(out + (y0 + j) * ld_out, x, cols, v);
     }
   }
