@@ -17,8 +17,10 @@ namespace devmat::detail {
 
 constexpr int kCannyRoundsPerCheck = 4;
 
+/// rounds_per_check: hysteresis rounds queued between two reads of the flag (each read waits
+/// for the stream); kCannyRoundsPerCheck in canny(), others from bench_image_next.
 inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
-                         int low, int high) {
+                         int low, int high, int rounds_per_check = kCannyRoundsPerCheck) {
   const cudaStream_t s = stream.native();
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kCannyTile, kCannyTile, &tiles_y);
@@ -28,7 +30,7 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
   int* changed = d_changed.as<int>();
   for (int h_changed = 1; h_changed;) {
     DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
-    for (int round = 0; round < kCannyRoundsPerCheck; ++round)  // several rounds per wait
+    for (int round = 0; round < rounds_per_check; ++round)  // several rounds per wait
       launch(&canny_hysteresis_kernel, grid, block, 0, s, out, rows, cols, tiles_y, changed);
     DEVMAT_CUDA_TRY(cudaMemcpyAsync(&h_changed, changed, sizeof(int), cudaMemcpyDeviceToHost, s));
     DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));

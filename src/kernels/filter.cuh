@@ -6,6 +6,7 @@
 // sizes the grids and launches.
 #pragma once
 
+#include "border.cuh"
 #include "common.cuh"
 
 #include <cuda_runtime.h>
@@ -51,8 +52,6 @@ constexpr int kSobelTileH = kFilterThreadsY * kSobelPerThread;  // 32
 struct GaussTaps {
   float w[kMaxTiledGaussTaps];
 };
-
-__device__ __forceinline__ Index clamp_index(Index i, Index n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 
 __device__ __forceinline__ int thread_rank() { return threadIdx.y * kFilterThreadsX + threadIdx.x; }
 

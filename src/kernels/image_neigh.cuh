@@ -2,6 +2,7 @@
 // Device code only; dispatch/image_neigh.cuh sizes the grids and launches.
 #pragma once
 
+#include "border.cuh"
 #include "common.cuh"
 
 #include <cuda_runtime.h>
@@ -17,17 +18,6 @@ constexpr int kBoxAlong = 128;                                 // outputs of a t
 constexpr int kBoxAcross = 32;                                 // lines of a tile
 constexpr int kBoxSegment = kBoxAlong * kBoxAcross / kBoxThreads;  // 16 outputs of one running sum
 constexpr int kMaxBoxSide = 255;
-
-/// OpenCV's BORDER_REFLECT_101 (its default border): ... 2 1 | 0 1 2 ... n-2 n-1 | n-2 ...,
-/// repeated for windows wider than the line (as cv::borderInterpolate).
-__device__ __forceinline__ Index reflect101(Index i, Index n) {
-  if (n == 1) return 0;
-  while (i < 0 || i >= n) {
-    if (i < 0) i = -i;
-    if (i >= n) i = 2 * n - 2 - i;
-  }
-  return i;
-}
 
 /// A sum written as Out: int as it is, float times `scale` in double, u8 (an int sum, never
 /// negative) divided by `divisor` exactly, halves rounded up, saturated. OpenCV's u8 box filter
