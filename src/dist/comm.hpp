@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -25,6 +26,13 @@ struct Communicator::Impl {
   std::vector<Stream> streams;    // by local index: every shard of the rank lives on it
   std::vector<Stream> side;       // by local index: the overlapped broadcasts of the SUMMA product
   std::atomic<bool> aborted{false};
+  /// Pinned host slots, one per local rank, where a reduction to one value lands in one
+  /// process (see host_scalars()); allocated on first use, guarded by scalars_mutex.
+  std::mutex scalars_mutex;
+  void* scalars = nullptr;
+  /// The pinned slots (8 bytes a local rank, any element type up to 8 bytes); the caller holds
+  /// scalars_mutex.
+  void* host_scalars();
   bool single_process() const noexcept { return static_cast<int>(local_ranks.size()) == size; }
   /// The local index of `rank`; cuda_error when this process does not drive it.
   std::size_t index(int rank) const;

@@ -174,7 +174,13 @@ Communicator::Impl::~Impl() {
     (void)ncclCommDestroy(comms[i]);
     detail::restore_device(previous);
   }
+  if (scalars) (void)cudaFreeHost(scalars);
   (void)cudaGetLastError();  // at process exit the runtime may be shutting down: nothing to report
+}
+
+void* Communicator::Impl::host_scalars() {
+  if (!scalars) DEVMAT_CUDA_TRY(cudaMallocHost(&scalars, 8 * local_ranks.size()));
+  return scalars;
 }
 
 namespace {

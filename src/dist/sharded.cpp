@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
+#include <mutex>
 #include <limits>
 #include <string>
 
@@ -98,12 +100,39 @@ void all_reduce(Communicator::Impl& c, std::vector<DeviceMatrix<T>>& v, ncclRedO
   });
 }
 
-/// The first local rank's 1x1 value, after waiting (with the failure check) for all ranks.
+/// The ranks' 1x1 values combined with `op` (ncclSum, ncclMin or ncclMax), after waiting with
+/// the failure check. Across processes: an all-reduce, then the first local rank's value. In one
+/// process every rank's value is here: each is copied to a pinned host slot on its own stream
+/// and they are combined on the host in rank order, with no collective (an all-reduce of one
+/// value adds NCCL's latency, and reading its result another round trip, to a reduction that
+/// is otherwise all memory speed). The same values in the same order: the same result.
 template <class T>
-T first_value(Communicator::Impl& c, const std::vector<DeviceMatrix<T>>& v, const char* op) {
-  detail::wait_ranks(c, op);
-  const DeviceScope scope(c.local_device(0));
-  return v[0].at(0, 0);
+T combine_ranks(Communicator::Impl& c, std::vector<DeviceMatrix<T>>& v, ncclRedOp_t op, const char* what) {
+  static_assert(sizeof(T) <= 8, "one pinned slot holds 8 bytes");
+  if (!c.single_process()) {
+    all_reduce(c, v, op);
+    detail::wait_ranks(c, what);
+    const DeviceScope scope(c.local_device(0));
+    return v[0].at(0, 0);
+  }
+  const std::lock_guard<std::mutex> lock(c.scalars_mutex);
+  auto* slots = static_cast<unsigned char*>(c.host_scalars());
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const DeviceScope scope(c.local_device(i));
+    DEVMAT_CUDA_TRY(cudaMemcpyAsync(slots + 8 * i, v[i].data(), sizeof(T), cudaMemcpyDeviceToHost,
+                                    c.streams[i].native()));
+  }
+  detail::wait_ranks(c, what);
+  T r{};
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    T x;
+    std::memcpy(&x, slots + 8 * i, sizeof(T));
+    // As the kernels: NaN propagates through min and max (b wins if better or NaN).
+    if (i == 0) r = x;
+    else if (op == ncclSum) r = r + x;
+    else if (op == ncclMax ? (x > r || x != x) : (x < r || x != x)) r = x;
+  }
+  return r;
 }
 
 }  // namespace
@@ -332,8 +361,7 @@ sum_t<T> ShardedMatrix<T>::sum() const {
     const DeviceScope scope(c.local_device(i));
     part.push_back(shards_[i].empty() ? DeviceMatrix<S>::zeros(1, 1, c.streams[i]) : shards_[i].sum_async());
   }
-  all_reduce(c, part, ncclSum);
-  return first_value(c, part, "ShardedMatrix::sum");
+  return combine_ranks(c, part, ncclSum, "ShardedMatrix::sum");
 }
 
 template <class T>
@@ -353,8 +381,7 @@ double ShardedMatrix<T>::mean() const {
       part.push_back(std::move(m));
     }
   }
-  all_reduce(c, part, ncclSum);
-  return first_value(c, part, "ShardedMatrix::mean") / static_cast<double>(size());
+  return combine_ranks(c, part, ncclSum, "ShardedMatrix::mean") / static_cast<double>(size());
 }
 
 namespace {
@@ -376,8 +403,7 @@ T extreme(const Communicator& comm, const std::vector<DeviceMatrix<T>>& shards, 
       part.push_back(max ? shards[i].max_async() : shards[i].min_async());
     }
   }
-  all_reduce(c, part, max ? ncclMax : ncclMin);
-  return first_value(c, part, op);
+  return combine_ranks(c, part, max ? ncclMax : ncclMin, op);
 }
 }  // namespace
 
