@@ -5,7 +5,8 @@
 //   gemm-dist-sharded/f32/NxNxN: the same with B row-sharded (its blocks broadcast in chunks,
 //       overlapped with the products: included in the time).
 //   sum-dist/f32/32768x16384: sum() of a 2^15 x 2^14 sharded matrix (2 x 2^28 elements) against
-//       sum() of the same total on one GPU (GB/s of input).
+//       sum() of the same total on one GPU (GB/s of input); both timed the same way, as the wall
+//       time of the call (it returns the value, so it has waited for its GPUs).
 //   col-sums-dist/f32/32768x16384: col_sums() (local column sums, then an all-reduce of a row).
 //   allreduce-busbw/f32/268435456: devmat's all-reduce-based col_sums of a 2^28-column matrix with one
 //       row per GPU (a 1 GiB all-reduce that reads each rank's row in place) in NCCL's bus
@@ -24,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <utility>
 
 namespace {
 using devmat::Communicator;
@@ -50,16 +52,18 @@ ShardedMatrix<T> random_sharded(Index rows, Index cols, std::uint64_t seed) {
   return m;
 }
 
-/// Wall time of `op` followed by waiting for every GPU, one warm-up first.
+/// Wall time of `op` followed (with `wait_all`) by waiting for every GPU, one warm-up first.
+/// Without it, `op` is a call that returns a host value (a reduction) and so has waited for
+/// its own work: the time until the caller holds the result.
 template <class Op>
-void time_all(benchmark::State& state, double work, b::Unit unit, Op&& op) {
+void time_wall(benchmark::State& state, double work, b::Unit unit, bool wait_all, Op&& op) {
   op();
   comm().synchronize();
   double total = 0;
   for (auto _ : state) {
     const auto t0 = std::chrono::steady_clock::now();
     op();
-    comm().synchronize();
+    if (wait_all) comm().synchronize();
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     state.SetIterationTime(s);
     total += s;
@@ -67,6 +71,12 @@ void time_all(benchmark::State& state, double work, b::Unit unit, Op&& op) {
   const double scale = unit == b::kTflops ? 1e12 : 1e9;
   state.counters["value"] = work * static_cast<double>(state.iterations()) / total / scale;
   state.counters["unit"] = unit;
+}
+
+/// Wall time of `op` followed by waiting for every GPU, one warm-up first.
+template <class Op>
+void time_all(benchmark::State& state, double work, b::Unit unit, Op&& op) {
+  time_wall(state, work, unit, true, std::forward<Op>(op));
 }
 
 std::string cube(Index n) { return std::to_string(n) + "x" + std::to_string(n) + "x" + std::to_string(n); }
@@ -103,7 +113,7 @@ void register_reductions(bool multi) {
   benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "32768x16384", "one-gpu").c_str(), [=](benchmark::State& st) {
     DEVMAT_BENCH_CUDA(cudaSetDevice(0));
     const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
-    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { benchmark::DoNotOptimize(A.sum()); });
+    time_wall(st, bytes, b::kGBps, false, [&] { benchmark::DoNotOptimize(A.sum()); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "32768x16384", "one-gpu").c_str(), [=](benchmark::State& st) {
     DEVMAT_BENCH_CUDA(cudaSetDevice(0));
@@ -113,7 +123,7 @@ void register_reductions(bool multi) {
   if (!multi) return;
   benchmark::RegisterBenchmark(b::name("sum-dist", "f32", "32768x16384", "ours").c_str(), [=](benchmark::State& st) {
     const auto A = random_sharded<float>(rows, cols, 3);
-    time_all(st, bytes, b::kGBps, [&] { benchmark::DoNotOptimize(A.sum()); });
+    time_wall(st, bytes, b::kGBps, false, [&] { benchmark::DoNotOptimize(A.sum()); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark(b::name("col-sums-dist", "f32", "32768x16384", "ours").c_str(), [=](benchmark::State& st) {
     const auto A = random_sharded<float>(rows, cols, 3);

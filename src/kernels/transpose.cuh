@@ -184,7 +184,10 @@ inline constexpr bool kTransposeCanRealign = sizeof(T) == 1 && W == 4;
 /// Realign, requires rows, cols and ld multiples of W and both pointers aligned to a word, so
 /// every word lies wholly inside or wholly outside the matrix; with it (bytes in 4-byte words
 /// only), any shape, stride and alignment, at the cost of more registers (the aligned shapes keep
-/// the plain kernel).
+/// the plain kernel). With one-element words (W == 1, no Realign), the tile grid may start
+/// c_shift (< a tile) columns left of column 0: tile column t covers input columns
+/// [t * kTile - c_shift, (t + 1) * kTile - c_shift), so that rows whose starts share an offset
+/// inside a sector read whole sectors; columns outside [0, cols) are neither read nor written.
 ///
 /// Sub-block (a, b) of a tile is rows [a*W, a*W+W) and word column b. Its transposed words
 /// go to shared row b*W + j (an output row of the tile), word column a ^ b: the XOR swizzle
@@ -194,7 +197,7 @@ inline constexpr bool kTransposeCanRealign = sizeof(T) == 1 && W == 4;
 template <class T, int W, int TW, int BY, bool Realign = false>
 __global__ void __launch_bounds__(32 * BY)
 transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                 Index tiles_c, bool down) {
+                 Index tiles_c, bool down, Index c_shift) {
   static_assert((TW == 32 || TW == 64) && TW % BY == 0, "transpose_kernel: TW is 32 or 64 words, BY divides it");
   using Word = typename RawWord<W * sizeof(T)>::type;
   constexpr int kTile = TW * W;
@@ -207,7 +210,7 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   constexpr bool kRealign = Realign;
   const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
   const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
-  const Index r0 = tile_r * kTile, c0 = tile_c * kTile;
+  const Index r0 = tile_r * kTile, c0 = tile_c * kTile - c_shift;  // c_shift: 0 unless W == 1
   const Index in_words = cols / W, out_words = rows / W;  // words per row of in and out
   const Index ld_words = ld / W;                            // between row starts of in
   const Word* in_w = reinterpret_cast<const Word*>(in);
@@ -249,7 +252,7 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
 #pragma unroll
         for (int i = 0; i < W; ++i) {
           const Index r = r0 + a * W + i;
-          x_reg[k][bx][i] = r < rows && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
+          x_reg[k][bx][i] = r < rows && wc >= 0 && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
         }
       }
   }
@@ -278,7 +281,7 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
         if (out_r < cols)
           warp_store_run(reinterpret_cast<unsigned char*>(out + out_r * rows), r0 + 128 * bx, rows,
                          tile_smem[o][oc ^ (o / W)]);
-      } else if (out_r < cols && out_wc < out_words) {
+      } else if (out_r >= 0 && out_r < cols && out_wc < out_words) {
         out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
       }
     }

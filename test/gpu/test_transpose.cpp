@@ -82,8 +82,11 @@ TEMPLATE_TEST_CASE("transpose of views at odd offsets and strides equals Eigen's
   const std::vector<std::array<Index, 4>> windows = {
       {1, 3, 3, 1001}, {2, 1, 1001, 3},  {0, 5, 1, 999},   {5, 2, 999, 1},   {3, 7, 257, 259},
       {1, 1, 16, 700}, {7, 3, 700, 16},  {0, 0, 17, 900},  {1, 2, 900, 17},  {9, 11, 1000, 1001},
-      {2, 3, 2, 1090}, {3, 2, 1090, 2},  {1, 0, 129, 131}, {0, 1, 131, 129}, {4, 4, 128, 128}};
-  for (auto [R, C] : {std::pair<Index, Index>{1100, 1100}, {1101, 1103}}) {
+      {2, 3, 2, 1090}, {3, 2, 1090, 2},  {1, 0, 129, 131}, {0, 1, 131, 129}, {4, 4, 128, 128},
+      {2, 29, 300, 700}, {5, 17, 700, 300}, {1, 63, 65, 1000}};
+  // 1120 columns: a whole number of 32-byte sectors for every type, so each window's rows start
+  // at the same offset inside a sector (the tile grid shifts to read whole sectors).
+  for (auto [R, C] : {std::pair<Index, Index>{1100, 1100}, {1101, 1103}, {1100, 1120}}) {
     const HostMatrix<T> h = random_matrix<T>(R, C, std::is_signed_v<T> ? -1000 : 0, std::is_same_v<T, std::uint8_t> ? 255 : 1000);
     const auto a = to_device(h, s);
     for (const auto& w : windows) check_view_transpose<T>(h, a, w[0], w[1], w[2], w[3]);
