@@ -185,6 +185,140 @@ void register_reductions(bool multi) {
     DEVMAT_BENCH_CUDA(cudaSetDevice(0));
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
+
+/// One NCCL collective over all GPUs (its own communicators and buffers of `count` floats a
+/// GPU), in bus bandwidth: all-reduce (2(n-1)/n of the buffer) or all-gather ((n-1)/n of the
+/// gathered total, `count` floats a GPU).
+void register_nccl_busbw(const std::string& op, const std::string& shape, Index count, bool all_gather) {
+  const int P = comm().size();
+  const double bus = all_gather ? double(count) * P * sizeof(float) * (P - 1) / P
+                                : double(count) * sizeof(float) * 2.0 * (P - 1) / P;
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape, "nccl").c_str(), [=](benchmark::State& st) {
+    std::vector<int> devs(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) devs[static_cast<std::size_t>(r)] = r;
+    std::vector<ncclComm_t> comms(static_cast<std::size_t>(P));
+    if (ncclCommInitAll(comms.data(), P, devs.data()) != ncclSuccess) {
+      st.SkipWithError("ncclCommInitAll failed");
+      return;
+    }
+    const Index out_count = all_gather ? count * P : count;
+    std::vector<float*> in(static_cast<std::size_t>(P)), out(static_cast<std::size_t>(P));
+    std::vector<cudaStream_t> streams(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+      DEVMAT_BENCH_CUDA(cudaMalloc(&in[r], count * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaMalloc(&out[r], out_count * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaMemset(in[r], 0, count * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+    }
+    const auto run = [&] {
+      ncclGroupStart();
+      for (int r = 0; r < P; ++r) {
+        if (all_gather) ncclAllGather(in[r], out[r], count, ncclFloat32, comms[r], streams[r]);
+        else ncclAllReduce(in[r], out[r], count, ncclFloat32, ncclSum, comms[r], streams[r]);
+      }
+      ncclGroupEnd();
+      for (int r = 0; r < P; ++r) {
+        DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+        DEVMAT_BENCH_CUDA(cudaStreamSynchronize(streams[r]));
+      }
+    };
+    run();
+    double total = 0;
+    for (auto _ : st) {
+      const auto t0 = std::chrono::steady_clock::now();
+      run();
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      st.SetIterationTime(t);
+      total += t;
+    }
+    st.counters["value"] = bus * static_cast<double>(st.iterations()) / total / 1e9;
+    st.counters["unit"] = b::kGBps;
+    st.counters["gpus"] = P;
+    for (int r = 0; r < P; ++r) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+      cudaFree(in[r]);
+      cudaFree(out[r]);
+      cudaStreamDestroy(streams[r]);
+      ncclCommDestroy(comms[r]);
+    }
+    DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// The scaling rows (issue 16's shapes, run on any GPU count; scripts/scaling_table.py turns the
+/// runs on 2, 4 and 8 GPUs into the speed-up table and plot): `scale-*` ops, each with its
+/// one-GPU row on the same total and a `gpus` counter.
+///   scale-gemm-sharded/f32/32768x32768x32768: C = A * B, A and B row-sharded (B's blocks
+///       all-gathered in chunks, overlapped), against one GPU; NCCL all-gather of B beside it.
+///   scale-sum/f32/8x268435456 and scale-col-sums/f32/8x268435456: a 2^16 x 2^15 matrix (8 x 2^28
+///       elements), against one GPU; col_sums' all-reduce beside NCCL's all-reduce of a row.
+///   scale-transpose/f32/65536x65536: the all-to-all transpose, against one GPU's transpose.
+void register_scaling(bool multi) {
+  const int P = multi ? comm().size() : 1;
+  const auto gpus = [=](benchmark::State& st, int n) { st.counters["gpus"] = n; };
+  {
+    const Index n = 32768;
+    const double flops = 2.0 * n * n * n;
+    const std::string shape = cube(n);
+    benchmark::RegisterBenchmark(b::name("scale-gemm-sharded", "f32", shape, "one-gpu").c_str(), [=](benchmark::State& st) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+      const auto A = DeviceMatrix<float>::random_uniform(n, n, -1.f, 1.f, 1);
+      const auto B = DeviceMatrix<float>::random_uniform(n, n, -1.f, 1.f, 2);
+      DeviceMatrix<float> C(n, n);
+      b::time_on_stream(st, C.stream().native(), flops, b::kTflops, [&] { devmat::gemm(1.f, A, B, 0.f, C); });
+      gpus(st, 1);
+    })->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+    if (multi) {
+      benchmark::RegisterBenchmark(b::name("scale-gemm-sharded", "f32", shape, "ours").c_str(), [=](benchmark::State& st) {
+        const auto A = random_sharded<float>(n, n, 1);
+        const auto Bs = random_sharded<float>(n, n, 2);
+        ShardedMatrix<float> C(n, n, comm());
+        time_all(st, flops, b::kTflops, [&] { devmat::gemm(1.f, A, Bs, 0.f, C); });
+        gpus(st, P);
+      })->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
+      register_nccl_busbw("scale-allgather-busbw", std::to_string(n / P) + "x" + std::to_string(n) + "-per-gpu",
+                          n / P * n, true);
+    }
+  }
+  {
+    const Index rows = Index(1) << 16, cols = Index(1) << 15;  // 8 x 2^28 elements
+    const double bytes = double(rows) * cols * sizeof(float);
+    for (const char* op : {"scale-sum", "scale-col-sums"}) {
+      const bool sum = std::string(op) == "scale-sum";
+      benchmark::RegisterBenchmark(b::name(op, "f32", "8x268435456", "one-gpu").c_str(), [=](benchmark::State& st) {
+        DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+        const auto A = DeviceMatrix<float>::random_uniform(rows, cols, -1.f, 1.f, 3);
+        if (sum) time_wall(st, bytes, b::kGBps, false, [&] { benchmark::DoNotOptimize(A.sum()); });
+        else b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { auto c = A.col_sums(); });
+        gpus(st, 1);
+      })->UseManualTime()->Unit(benchmark::kMillisecond);
+      if (!multi) continue;
+      benchmark::RegisterBenchmark(b::name(op, "f32", "8x268435456", "ours").c_str(), [=](benchmark::State& st) {
+        const auto A = random_sharded<float>(rows, cols, 3);
+        if (sum) time_wall(st, bytes, b::kGBps, false, [&] { benchmark::DoNotOptimize(A.sum()); });
+        else time_all(st, bytes, b::kGBps, [&] { auto c = A.col_sums(); });
+        gpus(st, P);
+      })->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
+  }
+  {
+    const Index n = 65536;
+    const double bytes = 2.0 * double(n) * n * sizeof(float);  // read and written
+    benchmark::RegisterBenchmark(b::name("scale-transpose", "f32", "65536x65536", "one-gpu").c_str(), [=](benchmark::State& st) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+      const auto A = DeviceMatrix<float>::random_uniform(n, n, -1.f, 1.f, 5);
+      b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { auto t = A.transpose(); });
+      gpus(st, 1);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+    if (multi)
+      benchmark::RegisterBenchmark(b::name("scale-transpose", "f32", "65536x65536", "ours").c_str(), [=](benchmark::State& st) {
+        const auto A = random_sharded<float>(n, n, 5);
+        time_all(st, bytes, b::kGBps, [&] { auto t = A.transpose(); });
+        gpus(st, P);
+      })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,6 +330,7 @@ int main(int argc, char** argv) {
   register_gemm(16384, multi);
   register_gemm(8192, multi);
   register_reductions(multi);
+  register_scaling(multi);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
