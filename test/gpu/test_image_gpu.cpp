@@ -177,6 +177,9 @@ TEST_CASE("read_image and write_image are load and save without the device: same
       CHECK(s3.channels == 3);
       REQUIRE(buf.size() == bytes.size());
       CHECK(std::equal(buf.begin(), buf.end(), bytes.begin()));
+      std::vector<std::uint8_t> vec;  // the same into ordinary host memory
+      CHECK(read_image(path, 3, vec).cols == c);
+      CHECK(vec == bytes);
       const ImageShape s1 = read_image(path, 1, buf);  // luma, as load_gray
       CHECK(s1.channels == 1);
       REQUIRE(buf.size() == static_cast<std::size_t>(r * c));
