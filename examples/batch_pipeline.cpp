@@ -388,6 +388,7 @@ RunResult run_gpu(const Options& o, const std::vector<std::string>& files, const
   std::atomic<int> next{0}, done{0}, decoders_left{o.decoders}, gpus_left{o.streams};
   std::exception_ptr error;
   std::mutex error_mu;
+  Clock::time_point finished;  // when the last image was written (under error_mu)
   const auto fail = [&] {
     {
       std::lock_guard<std::mutex> lock(error_mu);
@@ -458,7 +459,10 @@ RunResult run_gpu(const Options& o, const std::vector<std::string>& files, const
             result.first_cols = j.out_cols;
           }
           free_jobs.push(&j);
-          ++done;
+          if (++done == n) {
+            std::lock_guard<std::mutex> lock(error_mu);
+            finished = Clock::now();
+          }
         }
       } catch (...) {
         fail();
@@ -476,7 +480,7 @@ RunResult run_gpu(const Options& o, const std::vector<std::string>& files, const
     progress.show(d, d == n);
   }
   for (auto& t : threads) t.join();
-  result.wall_s = seconds_since(t0);
+  result.wall_s = std::chrono::duration<double>(finished - t0).count();  // not the progress line's polling
   for (const devmat::Stream& s : streams) s.synchronize();  // no copy may still target a job's buffers
   cudaEventDestroy(start);
   if (error) std::rethrow_exception(error);
@@ -549,6 +553,7 @@ CvResult run_opencv(const Options& o, const std::vector<std::string>& files, con
   std::atomic<int> next{0}, done{0};
   std::mutex mu;
   std::exception_ptr error;
+  Clock::time_point finished;  // when the last image was written (under mu)
   const auto t0 = Clock::now();
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
@@ -576,7 +581,10 @@ CvResult run_opencv(const Options& o, const std::vector<std::string>& files, con
             std::lock_guard<std::mutex> lock(mu);
             r.first_edges.assign(edges.data, edges.data + edges.total());
           }
-          ++done;
+          if (++done == n) {
+            std::lock_guard<std::mutex> lock(mu);
+            finished = Clock::now();
+          }
         }
       } catch (...) {
         std::lock_guard<std::mutex> lock(mu);
@@ -588,13 +596,17 @@ CvResult run_opencv(const Options& o, const std::vector<std::string>& files, con
       r.encode_s += enc;
     });
   Progress progress("OpenCV", n);
-  for (int d = 0; d < n && !error;) {
+  for (int d = 0; d < n;) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (error) break;
+    }
     d = done;
     progress.show(d, d == n);
   }
   for (auto& t : pool) t.join();
-  r.wall_s = seconds_since(t0);
+  r.wall_s = std::chrono::duration<double>(finished - t0).count();
   if (error) std::rethrow_exception(error);
   std::printf("\nOpenCV %s, %d threads (one image each; decode and encode through devmat's codec, as above):\n"
               "  %d images in %.3f s: %.1f images/s\n",
