@@ -351,6 +351,21 @@ class Progress {
   Clock::time_point t0_;
 };
 
+/// Shows the progress of `done` out of n every 100 ms until all are done or `error` (read under
+/// `mu`) is set.
+void follow(const char* what, int n, const std::atomic<int>& done, std::mutex& mu, const std::exception_ptr& error) {
+  Progress progress(what, n);
+  for (int d = 0; d < n;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (error) return;
+    }
+    d = done;
+    progress.show(d, d == n);
+  }
+}
+
 struct RunResult {
   double wall_s = 0;
   std::vector<Sample> samples;
@@ -469,16 +484,7 @@ RunResult run_gpu(const Options& o, const std::vector<std::string>& files, const
       }
     });
 
-  Progress progress("devmat", n);
-  for (int d = 0; d < n;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    {
-      std::lock_guard<std::mutex> lock(error_mu);
-      if (error) break;
-    }
-    d = done;
-    progress.show(d, d == n);
-  }
+  follow("devmat", n, done, error_mu, error);
   for (auto& t : threads) t.join();
   result.wall_s = std::chrono::duration<double>(finished - t0).count();  // not the progress line's polling
   for (const devmat::Stream& s : streams) s.synchronize();  // no copy may still target a job's buffers
@@ -595,16 +601,7 @@ CvResult run_opencv(const Options& o, const std::vector<std::string>& files, con
       r.process_s += proc;
       r.encode_s += enc;
     });
-  Progress progress("OpenCV", n);
-  for (int d = 0; d < n;) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (error) break;
-    }
-    d = done;
-    progress.show(d, d == n);
-  }
+  follow("OpenCV", n, done, mu, error);
   for (auto& t : pool) t.join();
   r.wall_s = std::chrono::duration<double>(finished - t0).count();
   if (error) std::rethrow_exception(error);

@@ -200,9 +200,7 @@ template <class T>
 void DeviceMatrix<T>::copy_to_host(T* row_major) const {
   if (empty()) return;
   if (!row_major) throw std::invalid_argument("devmat: copy_to_host: null host pointer");
-  const detail::DeviceGuard device(stream_);
-  detail::use_on(stream_, *this);
-  DEVMAT_CUDA_TRY(cudaMemcpyAsync(row_major, data_, size() * sizeof(T), cudaMemcpyDeviceToHost, stream_.native()));
+  copy_to_host_async(row_major);
   DEVMAT_CUDA_TRY(cudaStreamSynchronize(stream_.native()));
 }
 
