@@ -2,7 +2,10 @@
 // 15x15 kernel, gaussian_blur (sigma 2: 13 taps) and sobel, ours beside NVIDIA NPP (where CMake
 // found it: the same filter with replicated borders; its counter "max_diff" is the largest
 // |NPP - ours| once) and the same filter on the CPU with Eigen (one thread, float, replicated
-// borders) in the same run. The CPU is timed with a host clock.
+// borders) in the same run. The CPU is timed with a host clock. sobel's "npp" row is NPP's
+// horizontal and vertical Sobel filters alone (the issue's "Sobel x and y"), where ours also
+// makes the magnitude sqrt(gx^2 + gy^2) in the same pass; "npp-magnitude" adds NPP's
+// Sqr, AddSquare and Sqrt, the same result as ours (its max_diff is against ours).
 #include "support.hpp"
 
 #include <devmat/devmat.hpp>
@@ -144,6 +147,23 @@ void register_gaussian() {
 #endif
 }
 
+void register_sobel() {
+  const double pixels = static_cast<double>(kSide * kSide);
+  benchmark::RegisterBenchmark(b::name("sobel", "f32", kShape, "ours").c_str(), [=](benchmark::State& st) {
+    const auto img = DeviceMatrix<float>::from_vector(image(), kSide, kSide);
+#if DEVMAT_BENCH_HAVE_EIGEN
+    const double err = check_small([](const DeviceMatrix<float>& m) { return devmat::sobel(m); },
+                                   [](const HostF& m) { return cpu_stages::sobel(m); });
+    if (!(err <= 1e-5 * 9)) {
+      st.SkipWithError(("result differs from Eigen by " + std::to_string(err) + " of the range").c_str());
+      return;
+    }
+#endif
+    DeviceMatrix<float> out;
+    b::time_on_stream(st, img.stream().native(), pixels, b::kMpixps, [&] { out = devmat::sobel(img); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 #if DEVMAT_BENCH_HAVE_NPP
 // ------------------------------------------------------------------ NVIDIA NPP
 /// Largest |a - b|, elementwise.
@@ -200,6 +220,34 @@ void register_npp_filters() {
     st.counters["max_diff"] = max_diff(out, devmat::gaussian_blur(img, kSigma));
     b::time_on_stream(st, img.stream().native(), pixels, b::kMpixps, run);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
+  // Sobel: x and y alone ("npp"), and with the magnitude as ours computes it ("npp-magnitude").
+  for (const bool magnitude : {false, true}) {
+    benchmark::RegisterBenchmark(b::name("sobel", "f32", kShape, magnitude ? "npp-magnitude" : "npp").c_str(),
+                                 [=](benchmark::State& st) {
+      const auto img = DeviceMatrix<float>::from_vector(image(), kSide, kSide);
+      DeviceMatrix<float> gx(kSide, kSide, img.stream()), gy(kSide, kSide, img.stream()), out(kSide, kSide, img.stream());
+      const NppStreamContext ctx = b::npp_context(img.stream().native());
+      const auto run = [&] {
+        DEVMAT_BENCH_NPP(nppiFilterSobelHorizBorder_32f_C1R_Ctx(img.data(), step, size, origin, gx.data(), step, size,
+                                                                NPP_BORDER_REPLICATE, ctx));
+        DEVMAT_BENCH_NPP(nppiFilterSobelVertBorder_32f_C1R_Ctx(img.data(), step, size, origin, gy.data(), step, size,
+                                                               NPP_BORDER_REPLICATE, ctx));
+        if (magnitude) {
+          DEVMAT_BENCH_NPP(nppiSqr_32f_C1R_Ctx(gx.data(), step, out.data(), step, size, ctx));
+          DEVMAT_BENCH_NPP(nppiAddSquare_32f_C1IR_Ctx(gy.data(), step, out.data(), step, size, ctx));
+          DEVMAT_BENCH_NPP(nppiSqrt_32f_C1IR_Ctx(out.data(), step, size, ctx));
+        }
+      };
+      run();
+      if (!magnitude) {  // the magnitude of NPP's x and y, computed by ours, against ours
+        DeviceMatrix<float> mag = sqrt(square(gx) + square(gy));
+        st.counters["max_diff"] = max_diff(mag, devmat::sobel(img));
+      } else {
+        st.counters["max_diff"] = max_diff(out, devmat::sobel(img));
+      }
+      b::time_on_stream(st, img.stream().native(), pixels, b::kMpixps, run);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
 }
 #endif
 }  // namespace
@@ -208,6 +256,7 @@ int main(int argc, char** argv) {
   register_filter2d(5);
   register_filter2d(15);
   register_gaussian();
+  register_sobel();
 #if DEVMAT_BENCH_HAVE_NPP
   register_npp_filters();
 #endif

@@ -4,7 +4,9 @@
 Benchmarks are named <op>/<dtype>/<shape>/<impl> (bench/support.hpp); "ours" is paired with
 the first other impl of the same op/dtype/shape as its reference; ratio = ours / reference
 (throughput). Other impls of ours ("ours-<config>") are listed under the table, with their
-ratio to the same reference.
+ratio to the same reference. A row may have several references: the second and later ones are
+listed under the table too, except the peers of SECOND_TABLES (CuPy, from bench/cupy_peers.py),
+which get a table of their own after the main one, in the same format.
 """
 import json
 import re
@@ -15,6 +17,8 @@ UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
 # (ratio = view throughput / dense throughput); "fused-kernel": a hand-written single-pass kernel;
 # "npp": NVIDIA NPP, "cupy": cupyx.scipy.ndimage (the image operations' peers).
 REF_ORDER = ["cublas", "cub", "thrust", "npp", "cupy", "fused-kernel", "dense", "memcpy", "launch-only", "cudamalloc", "eigen-cpu"]
+# Peers with a table of their own (ratio = ours / peer): never the main table's reference.
+SECOND_TABLES = {"cupy": "Against CuPy (cupyx.scipy.ndimage, or plain CuPy where ndimage has no such operation)"}
 
 
 def load(paths):
@@ -46,7 +50,7 @@ def main(paths):
     extra = []
     for key in order:
         impls = rows[key]
-        refs = [i for i in impls if not i.startswith("ours")]
+        refs = [i for i in impls if not i.startswith("ours") and i not in SECOND_TABLES]
         refs.sort(key=lambda i: REF_ORDER.index(i) if i in REF_ORDER else len(REF_ORDER))
         if "ours" in impls and refs:
             (v, unit), ref = impls["ours"], refs[0]
@@ -61,6 +65,16 @@ def main(paths):
                 vs = f" ({impl}/{refs[0]} = {v / impls[refs[0]][0]:.3f})" if refs else ""
                 extra.append(f"- {'/'.join(key)}: {impl} {v:.4g} {unit}{vs}")
     print("\n".join(out))
+    for peer, title in SECOND_TABLES.items():
+        peer_rows = []
+        for key in order:
+            impls = rows[key]
+            if "ours" in impls and peer in impls:
+                (v, unit), (pv, _) = impls["ours"], impls[peer]
+                peer_rows.append(f"| {key[0]} | {key[1]} | {key[2]} | {v:.4g} {unit} | {pv:.4g} {unit} ({peer}) | {v / pv:.3f} |")
+        if peer_rows:
+            print(f"\n{title}:\n")
+            print("\n".join(out[:2] + peer_rows))
     if extra:
         print("\nOther variants measured in the same run:\n")
         print("\n".join(extra))

@@ -200,10 +200,26 @@ template <class T>
 void DeviceMatrix<T>::copy_to_host(T* row_major) const {
   if (empty()) return;
   if (!row_major) throw std::invalid_argument("devmat: copy_to_host: null host pointer");
+  copy_to_host_async(row_major);
+  DEVMAT_CUDA_TRY(cudaStreamSynchronize(stream_.native()));
+}
+
+template <class T>
+void DeviceMatrix<T>::copy_from_host_async(const T* row_major) {
+  if (empty()) return;
+  if (!row_major) throw std::invalid_argument("devmat: copy_from_host_async: null host pointer");
+  const detail::DeviceGuard device(stream_);
+  detail::use_on(stream_, *this);  // after every queued use of the old values, on any stream
+  DEVMAT_CUDA_TRY(cudaMemcpyAsync(data_, row_major, size() * sizeof(T), cudaMemcpyHostToDevice, stream_.native()));
+}
+
+template <class T>
+void DeviceMatrix<T>::copy_to_host_async(T* row_major) const {
+  if (empty()) return;
+  if (!row_major) throw std::invalid_argument("devmat: copy_to_host_async: null host pointer");
   const detail::DeviceGuard device(stream_);
   detail::use_on(stream_, *this);
   DEVMAT_CUDA_TRY(cudaMemcpyAsync(row_major, data_, size() * sizeof(T), cudaMemcpyDeviceToHost, stream_.native()));
-  DEVMAT_CUDA_TRY(cudaStreamSynchronize(stream_.native()));
 }
 
 template <class T>

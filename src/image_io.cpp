@@ -54,6 +54,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace devmat {
@@ -799,17 +800,53 @@ void save_image(const std::string& path, const Rgb8& rgb) {
   if (rgb[0].empty())
     throw io_error("devmat: cannot write image '" + path + "': the image is empty (" +
                    detail::shape_string(rgb[0].rows(), rgb[0].cols()) + ")");
-  const std::size_t n = static_cast<std::size_t>(rgb[0].size());
+  // Interleaved on the device (on R's stream, after the work queued on G's and B's), then one
+  // copy down: the bytes the encoder takes.
   detail::HostImage h;
   h.rows = rgb[0].rows();
   h.cols = rgb[0].cols();
   h.channels = 3;
-  h.pixels.resize(3 * n);
-  std::vector<std::uint8_t> plane(n);
-  for (int c = 0; c < 3; ++c) {
-    rgb[c].copy_to_host(plane.data());
-    for (std::size_t i = 0; i < n; ++i) h.pixels[3 * i + c] = plane[i];
+  h.pixels = merge_channels({rgb[0], rgb[1], rgb[2]}).to_vector();
+  detail::encode_image(path, h);
+}
+
+namespace {
+template <class Buffer>
+ImageShape read_into(const std::string& path, int channels, Buffer& pixels) {
+  if (channels != 1 && channels != 3)
+    throw std::invalid_argument("devmat: read_image: " + std::to_string(channels) + " channels (expected 1 or 3)");
+  detail::HostImage h = channels == 1 ? detail::decode_gray(path) : detail::decode_rgb(path);
+  if constexpr (std::is_same_v<Buffer, std::vector<std::uint8_t>>) {
+    pixels = std::move(h.pixels);
+  } else {
+    pixels.resize(h.pixels.size());
+    std::memcpy(pixels.data(), h.pixels.data(), h.pixels.size());
   }
+  return {h.rows, h.cols, h.channels};
+}
+}  // namespace
+
+ImageShape read_image(const std::string& path, int channels, PinnedBuffer<std::uint8_t>& pixels) {
+  return read_into(path, channels, pixels);
+}
+
+ImageShape read_image(const std::string& path, int channels, std::vector<std::uint8_t>& pixels) {
+  return read_into(path, channels, pixels);
+}
+
+void write_image(const std::string& path, const std::uint8_t* pixels, Index rows, Index cols, int channels) {
+  if (channels != 1 && channels != 3)
+    throw std::invalid_argument("devmat: write_image: " + std::to_string(channels) + " channels (expected 1 or 3)");
+  detail::image_format_for(path);  // a bad extension is io_error before anything else
+  if (rows <= 0 || cols <= 0)
+    throw io_error("devmat: cannot write image '" + path + "': the image is empty (" +
+                   detail::shape_string(rows, cols) + ")");
+  if (!pixels) throw std::invalid_argument("devmat: write_image: null pixel pointer");
+  detail::HostImage h;
+  h.rows = rows;
+  h.cols = cols;
+  h.channels = channels;
+  h.pixels.assign(pixels, pixels + std::size_t(rows) * std::size_t(cols) * std::size_t(channels));
   detail::encode_image(path, h);
 }
 

@@ -16,6 +16,9 @@ Image8 load_gray(const std::string& path) { off(path); }
 Image8 load_gray(const std::string& path, const Stream&) { off(path); }
 Rgb8 load_rgb(const std::string& path) { off(path); }
 Rgb8 load_rgb(const std::string& path, const Stream&) { off(path); }
-void save_image(const std::string& path, const Image8&) { off(path); }
+void save_image(const std::string& path, const MatrixView<const std::uint8_t>&) { off(path); }
 void save_image(const std::string& path, const Rgb8&) { off(path); }
+ImageShape read_image(const std::string& path, int, PinnedBuffer<std::uint8_t>&) { off(path); }
+ImageShape read_image(const std::string& path, int, std::vector<std::uint8_t>&) { off(path); }
+void write_image(const std::string& path, const std::uint8_t*, Index, Index, int) { off(path); }
 }  // namespace devmat

@@ -9,6 +9,7 @@
 
 #include <devmat/error.hpp>
 #include <devmat/memory.hpp>
+#include <devmat/pinned.hpp>
 #include <devmat/stream.hpp>
 
 #include <cstdint>
@@ -359,6 +360,29 @@ void trim_pool(std::size_t keep_bytes) {
   detail::flush_cache(nullptr, true);
   DEVMAT_CUDA_TRY(cudaMemPoolTrimTo(detail::pool_for_device(detail::current_device()), keep_bytes));
 }
+
+// ------------------------------------------------------------------ pinned host memory
+namespace detail {
+void* pinned_allocate(std::size_t bytes) {
+  if (bytes == 0) return nullptr;
+  require_device();
+  void* p = nullptr;
+  const ErrorScope scope;
+  const cudaError_t st = cudaHostAlloc(&p, bytes, cudaHostAllocPortable);
+  if (st != cudaSuccess) {
+    scope.forget_ours();  // reported by the exception below
+    throw cuda_error(st, "devmat: PinnedBuffer: cannot pin " + bytes_string(bytes) + " of host memory (cudaHostAlloc: " +
+                             cudaGetErrorName(st) + ": " + cudaGetErrorString(st) + ")");
+  }
+  return p;
+}
+
+void pinned_free(void* p) noexcept {
+  if (!p) return;
+  const ErrorScope scope;
+  if (cudaFreeHost(p) != cudaSuccess) scope.forget_ours();  // at process exit the driver may be gone
+}
+}  // namespace detail
 
 // ------------------------------------------------------------------ streams
 Stream::Impl::~Impl() {

@@ -132,6 +132,21 @@ class DeviceMatrix {
   void copy_to_host(T* row_major) const;
   /// The rows()*cols() values in row-major order; blocks until they are on the host.
   std::vector<T> to_vector() const;
+  /// Queues a copy of rows()*cols() values in row-major order from host memory at `row_major`
+  /// into this matrix, on stream(), and returns without waiting (cudaMemcpyAsync). The host
+  /// memory must stay valid and unchanged until the stream has run the copy (stream()
+  /// .synchronize(), or a CUDA event recorded on stream().native() after this call). From a
+  /// PinnedBuffer the copy overlaps with work on other streams; from pageable memory CUDA
+  /// stages it first and the call returns once the bytes are staged. Does nothing for an empty
+  /// matrix; a null pointer is std::invalid_argument.
+  void copy_from_host_async(const T* row_major);
+  /// Queues a copy of the rows()*cols() values in row-major order to host memory at
+  /// `row_major`, on stream(), after the work already queued on the matrix, and returns
+  /// without waiting. The values are there once the stream has run the copy (as above); the
+  /// matrix may be destroyed right after the call. From pinned memory the call returns at once;
+  /// to pageable memory CUDA copies through its own buffer and the call returns when the values
+  /// are there. Does nothing for an empty matrix; a null pointer is std::invalid_argument.
+  void copy_to_host_async(T* row_major) const;
   /// Sets every element to `value` (stream-ordered, does not block).
   void fill(T value);
 

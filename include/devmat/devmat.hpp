@@ -18,6 +18,8 @@
 ///   (`<devmat/image.hpp>`).
 /// - devmat::to_device, devmat::to_eigen: Eigen conversions (`<devmat/eigen.hpp>`).
 /// - devmat::pool_stats, devmat::trim_pool: the memory pool (`<devmat/memory.hpp>`).
+/// - devmat::PinnedBuffer: page-locked host memory for copies that overlap with GPU work
+///   (DeviceMatrix::copy_from_host_async, copy_to_host_async; `<devmat/pinned.hpp>`).
 /// - devmat::error, devmat::cuda_error, devmat::shape_error, devmat::io_error,
 ///   devmat::out_of_memory and DEVMAT_CUDA_TRY (`<devmat/error.hpp>`).
 ///
@@ -33,4 +35,5 @@
 #include <devmat/image.hpp>
 #include <devmat/matrix_view.hpp>
 #include <devmat/memory.hpp>
+#include <devmat/pinned.hpp>
 #include <devmat/stream.hpp>

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <devmat/device_matrix.hpp>
+#include <devmat/pinned.hpp>
 
 #include <array>
 #include <cstdint>
@@ -44,10 +45,40 @@ Rgb8 load_rgb(const std::string& path, const Stream& stream);
 /// Writes PNG (.png) or PGM/PPM (.pgm/.ppm) chosen by the extension; throws io_error for any
 /// other extension or a failed write, and writes nothing on failure. Colour saved as .pgm is
 /// converted to luma (the weights above); gray saved as .ppm has three equal channels. RGB
-/// planes of different shapes are a shape_error. Blocks until the file is written.
+/// planes are interleaved on the device (merge_channels) and copied down once; planes of
+/// different shapes are a shape_error. Blocks until the file is written.
 void save_image(const std::string& path, const MatrixView<const std::uint8_t>& gray);
 void save_image(const std::string& path, const Rgb8& rgb);
 ///@}
+
+// ---------------------------------------------------------------- host side, for pipelines
+// load_* and save_image decode or encode and move the pixels in one blocking call. A pipeline
+// that keeps the GPU busy decodes on CPU threads into pinned memory, uploads with
+// DeviceMatrix::copy_from_host_async on one of several streams, and encodes from pinned memory
+// that copy_to_host_async filled (examples/batch_pipeline.cpp): read_image and write_image are
+// the file halves of load_* and save_image, with the same formats, checks and errors.
+
+/// The shape of an image in host memory: rows x cols pixels of `channels` interleaved bytes.
+struct ImageShape {
+  Index rows = 0;    ///< pixel rows (the height)
+  Index cols = 0;    ///< pixels a row (the width)
+  int channels = 0;  ///< bytes a pixel: 1 (gray) or 3 (R, G, B)
+};
+
+/// Decodes `path` (as load_gray for `channels` 1, as load_rgb for 3) into `pixels`: rows x
+/// (cols * channels) interleaved bytes, row-major with no padding. `pixels` is resized to the
+/// image (it allocates only when it grows: reuse one buffer for many images). Runs on the
+/// calling thread with no device work; errors as load_gray, and `channels` other than 1 or 3
+/// is std::invalid_argument.
+ImageShape read_image(const std::string& path, int channels, PinnedBuffer<std::uint8_t>& pixels);
+/// read_image into ordinary host memory (for CPU work: no CUDA involved).
+ImageShape read_image(const std::string& path, int channels, std::vector<std::uint8_t>& pixels);
+
+/// Writes rows x cols pixels of `channels` (1 or 3) interleaved bytes at `pixels` (host
+/// memory, row-major with no padding) as save_image does, by the extension of `path`.
+/// Runs on the calling thread with no device work. A null pointer or `channels` other than 1
+/// or 3 is std::invalid_argument; an empty image, a bad extension or a failed write is io_error.
+void write_image(const std::string& path, const std::uint8_t* pixels, Index rows, Index cols, int channels);
 
 // The filters read matrices and views alike (a region of interest is a view: `img.block(...)`).
 // A view is filtered as an image of its own: its edges are the borders, whatever lies outside
