@@ -357,3 +357,91 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
 }
 
 }  // namespace devmat::detail
+
+namespace devmat::detail {
+
+// ================================================================== configurations under trial
+/// What a narrow-reduction trial computes and which bench rows it belongs to: row sums of
+/// narrow matrices, column sums of tall-narrow ones, column sums of short-wide ones.
+enum class NarrowKind : int { row_sums, col_sums_tall, col_sums_wide };
+
+/// One kernel configuration of the narrow row or column sums, by its bench impl name
+/// ("ours-<name>"): `takes` says whether its preconditions hold for a rows x cols window at
+/// `in` (ld elements between row starts), `launch` writes the rows (or cols) sums to `out` on
+/// `stream`. The bench times every one beside the dispatch's choice; the tests check every one
+/// on the shapes it takes.
+template <class T>
+struct NarrowTrial {
+  const char* name;
+  NarrowKind kind;
+  bool (*takes)(const T* in, Index rows, Index cols, Index ld);
+  void (*launch)(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out);
+};
+
+template <class T>
+bool dense_window(const T*, Index rows, Index cols, Index ld) {
+  return rows >= 1 && cols >= 1 && (ld == cols || rows == 1);
+}
+
+template <class T, int Threads, Index TileBytes>
+struct StagedTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && row_staged_fits<T, Threads>(cols);
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
+    launch_row_sums_staged<T, Threads>(stream.native(), in, rows, cols, out, TileBytes);
+  }
+};
+
+template <class T, int C, int G>
+struct DirectTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && cols == C && is_aligned(in, 16);
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index, Index, sum_t<T>* out) {
+    launch_row_sums_direct<T, C, G>(stream.native(), in, rows, out);
+  }
+};
+
+template <class T, int Threads, int U>
+struct FlatTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && cols <= Threads;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
+    launch_col_sums_flat<T, Threads, U>(stream, in, rows, cols, out);
+  }
+};
+
+template <class T, int U>
+struct ShflTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) {
+    return (sizeof(T) == 4 || sizeof(T) == 8) && rows >= 1 && cols >= 1;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) launch_col_sums_shfl<T, U>(stream.native(), in, rows, cols, ld, out);
+  }
+};
+
+template <class Trial, class T>
+constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
+  return NarrowTrial<T>{name, kind, &Trial::takes, &Trial::launch};
+}
+
+template <class T>
+struct NarrowTrials {
+  static constexpr int kCount = 10;
+  static constexpr NarrowTrial<T> kAll[kCount] = {
+      narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
+      narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
+      narrow_trial<StagedTrial<T, 256, 2 * kRowStageBytes>, T>("ours-staged256-32k", NarrowKind::row_sums),
+      narrow_trial<DirectTrial<T, 3, 2>, T>("ours-direct3g2", NarrowKind::row_sums),
+      narrow_trial<DirectTrial<T, 3, 4>, T>("ours-direct3g4", NarrowKind::row_sums),
+      narrow_trial<FlatTrial<T, 256, 4>, T>("ours-flat256u4", NarrowKind::col_sums_tall),
+      narrow_trial<FlatTrial<T, 256, 8>, T>("ours-flat256u8", NarrowKind::col_sums_tall),
+      narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall),
+      narrow_trial<ShflTrial<T, 4>, T>("ours-shfl-u4", NarrowKind::col_sums_wide),
+      narrow_trial<ShflTrial<T, 8>, T>("ours-shfl-u8", NarrowKind::col_sums_wide)};
+};
+
+}  // namespace devmat::detail
