@@ -148,6 +148,7 @@ TEMPLATE_TEST_CASE("narrow trials: short-wide matrices, aligned and not", "[redu
   }
   for (Index r : rows_list) {
     for (Index c : cols_list) {
+      if (c > 100003 && r != 1 && r != 3 && r != 67) continue;  // the longest rows: a few heights
       CAPTURE(shape(r, c));
       const HostMatrix<T> h = random_matrix<T>(r, c, lo<T>(), hi<T>());
       const auto a = to_device(h, stream);
