@@ -167,7 +167,7 @@ void launch_row_sums_direct(cudaStream_t s, const T* in, Index rows, sum_t<T>* o
   constexpr Index L = kVec16<T> / gcd_of(C, kVec16<T>);
   const auto kernel = &row_sums_direct_kernel<T, sum_t<T>, C, G>;
   const Index grid = std::min<Index>(ceil_div(ceil_div(rows, L), Index(kTeamThreads) * G),
-                              resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads));
+                                     resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads));
   launch(kernel, static_cast<unsigned>(std::max<Index>(grid, 1)), kTeamThreads, 0, s, in, rows, out);
 }
 
@@ -301,7 +301,7 @@ void launch_col_sums_flat(const Stream& stream, const T* in, Index rows, Index c
   const Index n = rows * cols;
   const Index period = cols / std::gcd(cols, kLanes);
   const Index want = std::min<Index>(resident_blocks(reinterpret_cast<const void*>(kernel), Threads),
-                              ceil_div(ceil_div(n, kVec16<T>), Index(Threads) * U));
+                                     ceil_div(ceil_div(n, kVec16<T>), Index(Threads) * U));
   const Index grid = std::max<Index>(1, want / period) * period;
   const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(grid * cols), stream);
   const cudaStream_t s = stream.native();
@@ -355,10 +355,6 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   if constexpr (VMax >= 2) if (fits(2)) return launch_col_sums_v<T, 2, Cfg>(stream, in, rows, cols, ld, out);
   launch_col_sums_v<T, 1, Cfg>(stream, in, rows, cols, ld, out);
 }
-
-}  // namespace devmat::detail
-
-namespace devmat::detail {
 
 // ================================================================== configurations under trial
 /// What a narrow-reduction trial computes and which bench rows it belongs to: row sums of
