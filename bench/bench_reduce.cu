@@ -4,6 +4,15 @@
 // beside cub::DeviceSegmentedReduce::Sum (impl "cub-segmented", listed under the table). Other
 // configurations of dispatch/reduce.cuh run as impl "ours-<config>" so one run picks the
 // fastest. GB/s count bytes read; sums are timed in their async forms (no host sync).
+//
+// The bound is a read-only sum: row_sums of a rows x cols f32 matrix also writes rows * 4 bytes,
+// so at equal bandwidth its ratio is at most about cols / (cols + 1) (0.75 for 3 columns, 0.94
+// for 16), and col_sums of a short-wide one rows / (rows + 1) (0.75 for 3 rows).
+//
+// The narrow kernels under trial (dispatch/reduce.cuh's NarrowTrials: row sums staged through
+// shared memory or straight into registers, column sums of one flat stream, column sums
+// realigned by shuffles) run as "ours-<name>" on the narrow and short-wide rows; test_reduce_narrow
+// checks each of them through the same launcher.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -261,6 +270,29 @@ void register_col_wide_config(Index rows, Index cols) {
     b::time_on_stream(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
+/// Every narrow configuration under trial of `kind` that takes a dense rows x cols f32 matrix,
+/// beside the library's row_sums() or col_sums() on the same input.
+void register_narrow_trials(d::NarrowKind kind, Index rows, Index cols) {
+  using Trials = d::NarrowTrials<float>;
+  const bool row = kind == d::NarrowKind::row_sums;
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  for (int i = 0; i < Trials::kCount; ++i) {
+    const d::NarrowTrial<float> trial = Trials::kAll[i];
+    if (trial.kind != kind || !trial.takes(nullptr, rows, cols, cols)) continue;
+    const std::string op = row ? "row_sums" : "col_sums";
+    benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), trial.name).c_str(), [=](benchmark::State& st) {
+      const auto A = random_matrix<float>(rows, cols);
+      const Stream stream = A.stream();
+      if (!trial.takes(A.data(), rows, cols, cols)) return st.SkipWithError("the configuration does not take this matrix");
+      DeviceMatrix<float> out(row ? rows : cols, 1);
+      auto op_run = [&] { trial.launch(stream, A.data(), rows, cols, cols, out.data()); };
+      op_run();
+      const std::vector<float> want = row ? A.row_sums().to_vector() : A.col_sums().to_vector();
+      if (!agrees(out.to_vector(), want)) return st.SkipWithError("the configuration disagrees with the library");
+      b::time_on_stream(st, stream.native(), bytes, b::kGBps, op_run);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -300,11 +332,22 @@ int main(int argc, char** argv) {
   register_row_team_config<1, 4, 4>(Index(1) << 24, 16);
   register_row_team_config<32, 2, 4>(Index(1) << 20, 256);
   register_row_team_config<16, 4, 4>(Index(1) << 20, 256);
+  // The narrow rows' trials: shared-memory tiles of whole rows, registers for 3 columns.
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{
+           {Index(1) << 22, 3}, {Index(1) << 24, 3}, {Index(1) << 20, 33}, {1000003, 67}, {Index(1) << 24, 16}})
+    register_narrow_trials(d::NarrowKind::row_sums, r, c);
   register_col_sums(sq, sq);
   register_col_sums_config<4, 2, 4>(sq, sq);
   register_col_sums_config<2, 4, 4>(sq, sq);
   register_col_sums_config<1, 8, 8>(sq, sq);
   for (auto [r, c] : aspects) register_col_sums(r, c);
+  // The column trials: one flat stream for tall-narrow shapes, shuffled lanes for short-wide.
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{
+           {Index(1) << 22, 3}, {Index(1) << 24, 3}, {Index(1) << 20, 33}, {1000003, 67}, {Index(1) << 24, 16}})
+    register_narrow_trials(d::NarrowKind::col_sums_tall, r, c);
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{
+           {67, 1000003}, {3, Index(1) << 24}, {16, Index(1) << 24}, {33, Index(1) << 20}})
+    register_narrow_trials(d::NarrowKind::col_sums_wide, r, c);
   register_col_wide_config<8>(16, Index(1) << 24);  // the default has 4 rows in flight
   register_col_wide_config<16>(16, Index(1) << 24);
   register_col_wide_config<16>(33, Index(1) << 20);

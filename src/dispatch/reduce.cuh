@@ -9,11 +9,13 @@
 #include "dispatch/launch.cuh"
 #include "dispatch/workspace.hpp"
 #include "kernels/reduce.cuh"
+#include "kernels/reduce_narrow.cuh"
 
 #include <devmat/device_matrix.hpp>
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 
 namespace devmat::detail {
 
@@ -128,6 +130,47 @@ void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, Index 
   launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, ld, chunks, out);
 }
 
+/// The shared memory a tile of row_sums_staged_kernel may take: the static limit, so that no
+/// launch needs an opt-in (blocks_per_sm opts a kernel in only on its first call).
+constexpr Index kRowStageMaxSmem = 48 * 1024;
+/// The bytes of matrix a tile of row_sums_staged_kernel aims at (whole multiples of Threads rows).
+constexpr Index kRowStageBytes = 16 * 1024;
+
+/// Whether row_sums_staged_kernel<T, Threads> takes rows of `cols` elements: one row a thread
+/// fits the shared memory.
+template <class T, int Threads>
+constexpr bool row_staged_fits(Index cols) {
+  return round_up(Index(Threads) * cols * static_cast<Index>(sizeof(T)), 16) + 16 <= kRowStageMaxSmem;
+}
+
+/// Row sums of a dense matrix (ld == cols) of short rows through shared memory
+/// (row_sums_staged_kernel): tiles of Threads * k rows, k the most that keeps a tile within
+/// tile_bytes (at least 1), over at most the resident blocks. Needs row_staged_fits<T, Threads>.
+template <class T, int Threads>
+void launch_row_sums_staged(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out,
+                            Index tile_bytes = kRowStageBytes) {
+  const Index row_bytes = cols * static_cast<Index>(sizeof(T));
+  const Index budget = std::min(tile_bytes, kRowStageMaxSmem - 32);
+  const Index tile_rows = Index(Threads) * std::max<Index>(1, budget / (Index(Threads) * row_bytes));
+  const auto smem = static_cast<int>(round_up(tile_rows * row_bytes, 16) + 16);
+  const auto kernel = &row_sums_staged_kernel<T, sum_t<T>, Threads>;
+  const Index grid =
+      std::min<Index>(ceil_div(rows, tile_rows), resident_blocks(reinterpret_cast<const void*>(kernel), Threads, smem));
+  launch(kernel, static_cast<unsigned>(grid), Threads, static_cast<std::size_t>(smem), s, in, rows, cols, tile_rows,
+         out);
+}
+
+/// Row sums of a dense matrix of C columns whose start is 16-byte aligned, straight into
+/// registers (row_sums_direct_kernel: L = V / gcd(C, V) rows a thread, G groups in flight).
+template <class T, int C, int G = 2>
+void launch_row_sums_direct(cudaStream_t s, const T* in, Index rows, sum_t<T>* out) {
+  constexpr Index L = kVec16<T> / gcd_of(C, kVec16<T>);
+  const auto kernel = &row_sums_direct_kernel<T, sum_t<T>, C, G>;
+  const Index grid = std::min<Index>(ceil_div(ceil_div(rows, L), Index(kTeamThreads) * G),
+                                     resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads));
+  launch(kernel, static_cast<unsigned>(std::max<Index>(grid, 1)), kTeamThreads, 0, s, in, rows, out);
+}
+
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
 /// per row (for the bench).
@@ -141,6 +184,12 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   if (cols == 0) {
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(rows) * sizeof(Out), s));
     return;
+  }
+  // Dense rows that do not start on 16-byte boundaries (cols not a multiple of a vector):
+  // read flat through shared memory, when a tile of a row per thread fits it.
+  if ((ld == cols || rows == 1) && cols % kVec16<T> != 0) {
+    if (row_staged_fits<T, 256>(cols)) return launch_row_sums_staged<T, 256>(s, in, rows, cols, out);
+    if (row_staged_fits<T, 128>(cols)) return launch_row_sums_staged<T, 128>(s, in, rows, cols, out);
   }
   // Rows of up to 32 chunks: a team of 1..16 lanes, two chunks a lane, four rows at a time;
   // longer rows a warp, up to block_min_cols.
@@ -240,6 +289,39 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
          partials.template as<const Acc>(), cols, chunks, out);
 }
 
+/// Column sums of a dense (ld == cols, or one row) matrix of 1..Threads columns read as one flat
+/// stream (col_sums_flat_kernel), then its block partials combined by col_chunks_kernel. The
+/// grid is a multiple of cols / gcd(cols, Threads * V), so that every thread's lanes keep
+/// their columns, near the resident blocks.
+template <class T, int Threads = 256, int U = 4>
+void launch_col_sums_flat(const Stream& stream, const T* in, Index rows, Index cols, sum_t<T>* out) {
+  using Acc = sum_acc_t<T>;
+  constexpr Index kLanes = Index(Threads) * kVec16<T>;
+  const auto kernel = &col_sums_flat_kernel<T, Threads, U>;
+  const Index n = rows * cols;
+  const Index period = cols / std::gcd(cols, kLanes);
+  const Index want = std::min<Index>(resident_blocks(reinterpret_cast<const void*>(kernel), Threads),
+                                     ceil_div(ceil_div(n, kVec16<T>), Index(Threads) * U));
+  const Index grid = std::max<Index>(1, want / period) * period;
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(grid * cols), stream);
+  const cudaStream_t s = stream.native();
+  launch(kernel, static_cast<unsigned>(grid), Threads, 0, s, in, n, cols, partials.template as<Acc>());
+  launch(&col_chunks_kernel<Acc, sum_t<T>>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
+         partials.template as<const Acc>(), cols, grid, out);
+}
+
+/// Column sums of a short, wide matrix of 4- or 8-byte elements whose rows start anywhere
+/// within 16 bytes (col_sums_shfl_kernel: a lane per vector of columns, U rows in flight).
+template <class T, int U>
+void launch_col_sums_shfl(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  const Index lanes = ceil_div(cols, kVec16<T>);
+  launch(&col_sums_shfl_kernel<T, U, sum_t<T>>, static_cast<unsigned>(ceil_div(lanes, kTeamThreads)), kTeamThreads,
+         0, s, in, rows, cols, ld, out);
+}
+
+constexpr int kColFlatThreads = 256;  // the most columns the flat kernel takes, too
+constexpr int kColShflUnroll = 8;     // rows in flight per thread of col_sums_shfl_kernel
+
 /// out[c] = sum of column c of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. Reads V-element vectors, V the widest power of two up to 16 bytes that divides
 /// cols and ld and aligns `in` (so every row start is aligned to it).
@@ -255,11 +337,107 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     return cols % v == 0 && (rows == 1 || ld % v == 0) && reinterpret_cast<std::uintptr_t>(in) % (v * sizeof(T)) == 0;
   };
   constexpr int VMax = kVec16<T>;
+  if (!fits(VMax)) {  // rows that do not all start on 16-byte boundaries
+    // Narrow and dense: one flat stream of vectors.
+    if ((ld == cols || rows == 1) && cols <= kColFlatThreads)
+      return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
+    // Short and wide: a lane per vector of columns, realigned by a shuffle, when there are
+    // enough of them for half the resident threads (as col_sums_wide_kernel).
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
+      const auto shfl = &col_sums_shfl_kernel<T, kColShflUnroll, Out>;
+      if (ceil_div(cols, VMax) * 2 >= resident_blocks(reinterpret_cast<const void*>(shfl), kTeamThreads) * kTeamThreads)
+        return launch_col_sums_shfl<T, kColShflUnroll>(stream.native(), in, rows, cols, ld, out);
+    }
+  }
   if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
   if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, ld, out);
   if constexpr (VMax >= 4) if (fits(4)) return launch_col_sums_v<T, 4, Cfg>(stream, in, rows, cols, ld, out);
   if constexpr (VMax >= 2) if (fits(2)) return launch_col_sums_v<T, 2, Cfg>(stream, in, rows, cols, ld, out);
   launch_col_sums_v<T, 1, Cfg>(stream, in, rows, cols, ld, out);
 }
+
+// ================================================================== configurations under trial
+/// What a narrow-reduction trial computes and which bench rows it belongs to: row sums of
+/// narrow matrices, column sums of tall-narrow ones, column sums of short-wide ones.
+enum class NarrowKind : int { row_sums, col_sums_tall, col_sums_wide };
+
+/// One kernel configuration of the narrow row or column sums, by its bench impl name
+/// ("ours-<name>"): `takes` says whether its preconditions hold for a rows x cols window at
+/// `in` (ld elements between row starts), `launch` writes the rows (or cols) sums to `out` on
+/// `stream`. The bench times every one beside the dispatch's choice; the tests check every one
+/// on the shapes it takes.
+template <class T>
+struct NarrowTrial {
+  const char* name;
+  NarrowKind kind;
+  bool (*takes)(const T* in, Index rows, Index cols, Index ld);
+  void (*launch)(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out);
+};
+
+template <class T>
+bool dense_window(const T*, Index rows, Index cols, Index ld) {
+  return rows >= 1 && cols >= 1 && (ld == cols || rows == 1);
+}
+
+template <class T, int Threads, Index TileBytes>
+struct StagedTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && row_staged_fits<T, Threads>(cols);
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
+    launch_row_sums_staged<T, Threads>(stream.native(), in, rows, cols, out, TileBytes);
+  }
+};
+
+template <class T, int C, int G>
+struct DirectTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && cols == C && is_aligned(in, 16);
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index, Index, sum_t<T>* out) {
+    launch_row_sums_direct<T, C, G>(stream.native(), in, rows, out);
+  }
+};
+
+template <class T, int Threads, int U>
+struct FlatTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && cols <= Threads;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
+    launch_col_sums_flat<T, Threads, U>(stream, in, rows, cols, out);
+  }
+};
+
+template <class T, int U>
+struct ShflTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) {
+    return (sizeof(T) == 4 || sizeof(T) == 8) && rows >= 1 && cols >= 1;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) launch_col_sums_shfl<T, U>(stream.native(), in, rows, cols, ld, out);
+  }
+};
+
+template <class Trial, class T>
+constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
+  return NarrowTrial<T>{name, kind, &Trial::takes, &Trial::launch};
+}
+
+template <class T>
+struct NarrowTrials {
+  static constexpr int kCount = 10;
+  static constexpr NarrowTrial<T> kAll[kCount] = {
+      narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
+      narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
+      narrow_trial<StagedTrial<T, 256, 2 * kRowStageBytes>, T>("ours-staged256-32k", NarrowKind::row_sums),
+      narrow_trial<DirectTrial<T, 3, 2>, T>("ours-direct3g2", NarrowKind::row_sums),
+      narrow_trial<DirectTrial<T, 3, 4>, T>("ours-direct3g4", NarrowKind::row_sums),
+      narrow_trial<FlatTrial<T, 256, 4>, T>("ours-flat256u4", NarrowKind::col_sums_tall),
+      narrow_trial<FlatTrial<T, 256, 8>, T>("ours-flat256u8", NarrowKind::col_sums_tall),
+      narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall),
+      narrow_trial<ShflTrial<T, 4>, T>("ours-shfl-u4", NarrowKind::col_sums_wide),
+      narrow_trial<ShflTrial<T, 8>, T>("ours-shfl-u8", NarrowKind::col_sums_wide)};
+};
 
 }  // namespace devmat::detail

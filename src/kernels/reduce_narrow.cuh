@@ -1,0 +1,263 @@
+// Row and column sums of narrow (a few columns, many rows) and short-wide matrices whose rows are
+// not 16-byte aligned: the shapes where a row or a column is too short for vector loads of its
+// own. Each kernel reads the matrix as one flat, coalesced stream of 16-byte chunks and sorts
+// the elements into rows or columns afterwards. Device code only; dispatch/reduce.cuh launches.
+//
+// Determinism: every sum below is formed in an order fixed by the shape and the template
+// configuration (never by timing or by the grid of a row sum), and block partials are combined
+// by a second pass in a fixed order, so the same input gives the same bits on every run.
+#pragma once
+
+#include "reduce_block.cuh"
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace devmat::detail {
+
+/// The greatest common divisor of two positive ints, at compile time.
+__host__ __device__ constexpr int gcd_of(int a, int b) { return b == 0 ? a : gcd_of(b, a % b); }
+
+// ================================================================== row sums
+/// Row sums of a dense matrix (rows follow each other with no gap) of short rows. A block
+/// takes a tile of `tile_rows` whole rows at a time (tiles blockIdx.x, + gridDim.x, ...): it
+/// copies the tile's 16-byte chunks into shared memory with coalesced vector loads (U in
+/// flight per thread, the partial first and last chunk element by element), then thread t
+/// sums rows t, t + Threads, ... of the tile from shared memory, in column order, and stores
+/// the sums coalesced. Odd rows are read without bank conflicts; even ones start at column
+/// (row % cols) and wrap around, which spreads a warp's reads over the banks. Dynamic shared
+/// memory: tile_rows * cols elements rounded up to 16 bytes, plus 16 (the head).
+template <class T, class Out, int Threads>
+__global__ void __launch_bounds__(Threads)
+row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index tile_rows, Out* __restrict__ out) {
+  static_assert(Threads % 32 == 0, "row_sums_staged_kernel: whole warps");
+  using R = SumReducer<T>;
+  constexpr int V = kVec16<T>;
+  constexpr int U = 4;  // chunks in flight per thread
+  using P = Pack<T, V>;
+  extern __shared__ __align__(16) unsigned char stage_raw[];
+  P* tile_smem = reinterpret_cast<P*>(stage_raw);               // (chunks) the tile's 16-byte chunks
+  const T* tile_elems = reinterpret_cast<const T*>(stage_raw);  // (head + tile_rows * cols)
+  const Index tiles = (rows + tile_rows - 1) / tile_rows;
+  const bool rotate = cols % 2 == 0;
+  for (Index tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const Index row0 = tile * tile_rows;
+    const Index nrows = rows - row0 < tile_rows ? rows - row0 : tile_rows;
+    const T* tile_g = in + row0 * cols;  // (nrows * cols) contiguous
+    const Index len = nrows * cols;
+    const Index head = head_of(tile_g);
+    const T* base_g = tile_g - head;
+    const Index chunks = (head + len + V - 1) / V;
+    for (Index c = threadIdx.x; c < chunks; c += Index(U) * Threads) {
+      P v[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (c + u * Threads < chunks) v[u] = load_chunk(base_g, head, len, c + u * Threads, T(0));
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+        if (c + u * Threads < chunks) tile_smem[c + u * Threads] = v[u];
+    }
+    __syncthreads();
+    for (Index r = threadIdx.x; r < nrows; r += Threads) {
+      const T* row_s = tile_elems + head + r * cols;
+      typename R::State s;
+      if (rotate) {
+        Index j = r % cols;
+        for (Index k = 0; k < cols; ++k) {
+          R::add(s, row_s[j]);
+          if (++j == cols) j = 0;
+        }
+      } else {
+        for (Index k = 0; k < cols; ++k) R::add(s, row_s[k]);
+      }
+      out[row0 + r] = static_cast<Out>(R::finish(s));
+    }
+    __syncthreads();  // the next tile overwrites the shared chunks
+  }
+}
+
+/// Row sums of a dense matrix of C columns (C small, `in` aligned to 16 bytes) straight into
+/// registers: a thread takes L = V / gcd(C, V) consecutive rows, which are exactly K = L * C / V
+/// whole 16-byte chunks, G such groups at a time (the grid strides over groups), and stores
+/// its L sums side by side. The flat chunks past the matrix's end are read element by element.
+template <class T, class Out, int C, int G>
+__global__ void __launch_bounds__(kTeamThreads)
+row_sums_direct_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out) {
+  using R = SumReducer<T>;
+  constexpr int V = kVec16<T>;
+  constexpr int L = V / gcd_of(C, V);  // rows per group
+  constexpr int K = L * C / V;         // whole chunks per group
+  static_assert(K >= 1 && K <= 16, "row_sums_direct_kernel: at most 16 chunks a group");
+  using P = Pack<T, V>;
+  const Index n = rows * C;
+  const Index groups = (rows + L - 1) / L;
+  const Index step = static_cast<Index>(gridDim.x) * kTeamThreads;
+  for (Index g0 = static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x; g0 < groups; g0 += step * G) {
+    P v[G][K];
+#pragma unroll
+    for (int g = 0; g < G; ++g)
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const Index grp = g0 + g * step;
+        if (grp < groups) {
+          v[g][k] = load_chunk(in, 0, n, grp * K + k, T(0));
+        } else {
+#pragma unroll
+          for (int e = 0; e < V; ++e) v[g][k].v[e] = T(0);
+        }
+      }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const Index grp = g0 + g * step;
+      typename R::State s[L];
+#pragma unroll
+      for (int e = 0; e < K * V; ++e) R::add(s[e / C], v[g][e / V].v[e % V]);
+      if (grp < groups) {
+        const Index row = grp * L;
+#pragma unroll
+        for (int l = 0; l < L; ++l)
+          if (row + l < rows) out[row + l] = static_cast<Out>(R::finish(s[l]));
+      }
+    }
+  }
+}
+
+// ================================================================== column sums
+/// Column sums of a dense, tall, narrow matrix (n = rows * cols elements, cols <= Threads) read
+/// as one flat stream of 16-byte chunks: thread i of the grid reads chunks i, i + S, ... (S the
+/// grid's thread count, U in flight), and since the launcher makes S * V a multiple of cols,
+/// lane k of its chunks always holds the same column: V running sums per thread, no index
+/// math in the loop. The block then writes its lane sums to shared memory in flat order and
+/// sums each column's lanes in a fixed order (groups of cols threads, then a tree over the
+/// groups); block b writes partials[b * cols + c], which col_chunks_kernel combines.
+template <class T, int Threads, int U>
+__global__ void __launch_bounds__(Threads)
+col_sums_flat_kernel(const T* __restrict__ in, Index n, Index cols, sum_acc_t<T>* __restrict__ partials) {
+  using Acc = sum_acc_t<T>;
+  constexpr int V = kVec16<T>;
+  constexpr Index kLanes = Index(Threads) * V;  // lane sums per block
+  using P = Pack<T, V>;
+  __shared__ Acc lane_smem[kLanes];    // (Threads * V) the block's lane sums, in flat order
+  __shared__ Acc group_smem[Threads];  // (groups, cols) the groups' column sums
+
+  const Index head = head_of(in);
+  const T* base_g = in - head;
+  const Index chunks = (head + n + V - 1) / V;
+  const Index step = static_cast<Index>(gridDim.x) * Threads;
+  Acc acc[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k] = Acc(0);
+  Index c = static_cast<Index>(blockIdx.x) * Threads + threadIdx.x;
+  for (; c + (U - 1) * step < chunks; c += U * step) {
+    P v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = load_chunk(base_g, head, n, c + u * step, T(0));
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] += static_cast<Acc>(v[u].v[k]);
+  }
+  for (; c < chunks; c += step) {
+    const P v = load_chunk(base_g, head, n, c, T(0));
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[k] += static_cast<Acc>(v.v[k]);
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k) lane_smem[threadIdx.x * V + k] = acc[k];
+  __syncthreads();
+
+  // Flat lane p of the block holds column (first + p) % cols.
+  const Index first = ((static_cast<Index>(blockIdx.x) * kLanes) % cols + cols - head % cols) % cols;
+  const int groups = static_cast<int>(Threads / cols);  // >= 1
+  const int g = static_cast<int>(threadIdx.x / cols), col = static_cast<int>(threadIdx.x % cols);
+  Acc part = Acc(0);
+  if (g < groups) {
+    const Index stride = static_cast<Index>(groups) * cols;
+    for (Index p = (col - first + cols) % cols + g * cols; p < kLanes; p += stride) part += lane_smem[p];
+  }
+  group_smem[threadIdx.x] = part;
+  __syncthreads();
+  int w = 1;
+  while (w * 2 < groups) w *= 2;
+  for (; w >= 1; w /= 2) {  // the same steps for every thread
+    if (g < w && g + w < groups) group_smem[threadIdx.x] += group_smem[threadIdx.x + w * cols];
+    __syncthreads();
+  }
+  if (g == 0) partials[static_cast<Index>(blockIdx.x) * cols + col] = group_smem[col];
+}
+
+/// Column sums of a short, wide matrix whose rows start at any offset within 16 bytes (cols
+/// or ld not a multiple of V): lane l of warp w owns the V columns [V (32 w + l), + V). For
+/// each row it loads the row's 16-byte chunk 32 w + l (aligned to the row's own 16-byte
+/// boundary, the partial ends element by element), takes the next chunk from lane l + 1 by a
+/// shuffle (lane 31 loads it), and picks its V columns out of the two by the row's head. U rows
+/// in flight; each column is summed in row order. Every lane of a warp with any column takes
+/// part in the shuffles. T of 4 or 8 bytes.
+template <class T, int U, class Out>
+__global__ void __launch_bounds__(kTeamThreads)
+col_sums_shfl_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "col_sums_shfl_kernel: 4- or 8-byte elements");
+  using Acc = sum_acc_t<T>;
+  constexpr int V = kVec16<T>;
+  using P = Pack<T, V>;
+  const Index thread = static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x;
+  const int lane = threadIdx.x % 32;
+  if ((thread - lane) * V >= cols) return;  // the whole warp: it has no column
+  const Index chunk = thread;                 // of each row, relative to the row's 16-byte boundary
+  const Index c0 = chunk * V;                 // this lane's first column
+  Acc acc[V];
+#pragma unroll
+  for (int k = 0; k < V; ++k) acc[k] = Acc(0);
+  for (Index r = 0; r < rows; r += U) {
+    P a[U], e[U];
+    int h[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) a[u].v[k] = e[u].v[k] = T(0);
+      h[u] = 0;
+      if (r + u < rows) {
+        const T* row_g = in + (r + u) * ld;
+        h[u] = static_cast<int>(head_of(row_g));
+        a[u] = load_chunk(row_g - h[u], h[u], cols, chunk, T(0));
+        if (lane == 31 && h[u] != 0) e[u] = load_chunk(row_g - h[u], h[u], cols, chunk + 1, T(0));
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      P b;  // the next lane's chunk
+#pragma unroll
+      for (int k = 0; k < V; ++k) b.v[k] = shfl_down(a[u].v[k], 1);
+      if (lane == 31) b = e[u];
+      T x[V];
+#pragma unroll
+      for (int k = 0; k < V; ++k) x[k] = a[u].v[k];
+#pragma unroll
+      for (int s = 1; s < V; ++s)
+        if (h[u] == s) {
+#pragma unroll
+          for (int k = 0; k < V; ++k) x[k] = s + k < V ? a[u].v[s + k] : b.v[s + k - V];
+        }
+#pragma unroll
+      for (int k = 0; k < V; ++k) acc[k] += static_cast<Acc>(x[k]);
+    }
+  }
+  Out* dst = out + c0;
+  if constexpr (sizeof(Out) * V <= 16) {
+    using OutPack = Pack<Out, V>;
+    if (c0 + V <= cols && reinterpret_cast<std::uintptr_t>(dst) % sizeof(OutPack) == 0) {
+      OutPack o;
+#pragma unroll
+      for (int k = 0; k < V; ++k) o.v[k] = static_cast<Out>(acc[k]);
+      *reinterpret_cast<OutPack*>(dst) = o;
+      return;
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < V; ++k)
+    if (c0 + k < cols) dst[k] = static_cast<Out>(acc[k]);
+}
+
+}  // namespace devmat::detail

@@ -1,0 +1,192 @@
+// Row and column sums of narrow (few columns, many rows) and short-wide matrices: every kernel
+// configuration under trial (dispatch/reduce.cuh's NarrowTrials, which bench_reduce times as
+// "ours-<name>"), called through the same launchers, and the public row_sums/col_sums that
+// choose among them; against exact integer and long-double references, on shapes that break
+// each kernel's tiling (a tile of whole rows, a chunk period of cols, a warp of column
+// vectors), dense windows at unaligned offsets and strided views, into poisoned outputs.
+#include "support/reduce_ref.hpp"
+#include "support/reduce_trials.hpp"
+#include "support/util.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace devmat;
+using namespace devmat::test;
+
+namespace {
+
+/// How many of the `lines` sums in `got` are wrong: line l is the `len` values at
+/// h + l * line_step, stride apart (a row: line_step = ld, stride 1; a column: 1 and ld).
+template <class T, class S>
+Index bad_sums(const std::vector<S>& got, const T* h, Index lines, Index line_step, Index len, Index stride) {
+  Index bad = 0;
+  for (Index l = 0; l < lines; ++l) {
+    const S g = got[static_cast<std::size_t>(l)];
+    if constexpr (std::is_integral_v<T>) {
+      bad += g != ref_int_sum(h + l * line_step, len, stride);
+    } else {
+      const auto [s, m] = ref_sum(h + l * line_step, len, stride);
+      bad += !sum_close(g, s, m, len);
+    }
+  }
+  return bad;
+}
+
+/// Runs every trial that takes the rows x cols window at d (host copy at h, both ld elements
+/// between row starts) into a poisoned output, twice, and checks its sums and that the two
+/// runs agree bit for bit. `kinds`: which trials (rows, columns). Returns how many ran.
+template <class T>
+int check_trials(const Stream& stream, const T* d, const T* h, Index rows, Index cols, Index ld, bool row_trials,
+                 bool col_trials) {
+  using S = sum_t<T>;
+  int ran = 0;
+  for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+    const bool is_row = narrow_trial_row_sums<T>(i);
+    if ((is_row && !row_trials) || (!is_row && !col_trials)) continue;
+    if (!narrow_trial_takes<T>(i, d, rows, cols, ld)) continue;
+    CAPTURE(narrow_trial_name<T>(i));
+    const Index n = is_row ? rows : cols;
+    auto out = DeviceMatrix<S>::constant(n, 1, poison_value<S>(), stream);
+    auto again = DeviceMatrix<S>::constant(n, 1, poison_value<S>(), stream);
+    narrow_trial<T>(i, stream, d, rows, cols, ld, out.data());
+    narrow_trial<T>(i, stream, d, rows, cols, ld, again.data());
+    const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
+    const Index bad = is_row ? bad_sums(got, h, rows, ld, cols, 1) : bad_sums(got, h, cols, 1, rows, ld);
+    CHECK(bad == 0);
+    CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
+    ++ran;
+  }
+  return ran;
+}
+
+/// The public row_sums and col_sums of view v (host copy at h, ld elements between row starts).
+template <class T>
+void check_public(const Stream& stream, const MatrixView<const T>& v, const T* h, Index ld) {
+  using S = sum_t<T>;
+  const Index r = v.rows(), c = v.cols();
+  poison_next<S>(r, 1, stream);
+  const std::vector<S> rs = v.row_sums().to_vector();
+  REQUIRE(static_cast<Index>(rs.size()) == r);
+  CHECK(bad_sums(rs, h, r, ld, c, 1) == 0);
+  poison_next<S>(1, c, stream);
+  const std::vector<S> cs = v.col_sums().to_vector();
+  REQUIRE(static_cast<Index>(cs.size()) == c);
+  CHECK(bad_sums(cs, h, c, 1, r, ld) == 0);
+}
+
+const std::vector<Index> kNarrowCols = {1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 63, 67, 127, 129};
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("narrow trials: dense matrices of few columns, rows across their tiles", "[reduce][narrow]", float,
+                   double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // Row tiles are 128 or 256 threads times k rows (1280 rows of 3 f32 at 16 KiB); the flat
+  // column kernel's period is cols / gcd(cols, 1024 or 4096) vectors.
+  std::vector<Index> rows_list = {1, 2, 3, 31, 33, 127, 255, 256, 257, 1279, 1280, 1281, 4099, 5377, 12289, 65537};
+  std::vector<Index> cols_list = kNarrowCols;
+  if (under_sanitizer()) {  // every launch is checked, many times slower: fewer shapes
+    rows_list = {1, 31, 257, 1281, 4099};
+    cols_list = {1, 3, 4, 16, 17, 33, 67, 129};
+  }
+  for (Index c : cols_list) {
+    for (Index r : rows_list) {
+      CAPTURE(shape(r, c));
+      const HostMatrix<T> h = random_matrix<T>(r, c, lo<T>(), hi<T>());
+      const auto a = to_device(h, stream);
+      // Short columns go to the wide column kernels too, tall ones only to the narrow ones.
+      const int ran = check_trials<T>(stream, a.data(), h.data(), r, c, c, true, true);
+      CHECK(ran >= 2);  // every dense window is taken by a row and a column kernel at least
+      check_public<T>(stream, a.view(), h.data(), c);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("narrow trials: a million rows and more", "[reduce][narrow]", float, double, std::int32_t,
+                   std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  const Index r = under_sanitizer() ? 100003 : 1000003;
+  for (Index c : {Index(3), Index(16), Index(33), Index(67)}) {
+    CAPTURE(shape(r, c));
+    const HostMatrix<T> h = random_matrix<T>(r, c, lo<T>(), hi<T>());
+    const auto a = to_device(h, stream);
+    CHECK(check_trials<T>(stream, a.data(), h.data(), r, c, c, true, false) >= 1);
+    // The flat column kernels only: the wide ones (a lane per vector of columns down a million
+    // rows) are checked on tall shapes by the test above.
+    int ran = 0;
+    for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+      if (narrow_trial_row_sums<T>(i) || std::string(narrow_trial_name<T>(i)).find("flat") == std::string::npos) continue;
+      if (!narrow_trial_takes<T>(i, a.data(), r, c, c)) continue;
+      CAPTURE(narrow_trial_name<T>(i));
+      auto out = DeviceMatrix<sum_t<T>>::constant(c, 1, poison_value<sum_t<T>>(), stream);
+      narrow_trial<T>(i, stream, a.data(), r, c, c, out.data());
+      CHECK(bad_sums(out.to_vector(), h.data(), c, 1, r, c) == 0);
+      ++ran;
+    }
+    CHECK(ran >= 1);
+    check_public<T>(stream, a.view(), h.data(), c);
+  }
+}
+
+TEMPLATE_TEST_CASE("narrow trials: short-wide matrices, aligned and not", "[reduce][narrow]", float, double,
+                   std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // Warps of 32 lanes of V columns: 128 f32 columns a warp; cols around it, primes, long rows.
+  std::vector<Index> cols_list = {1, 3, 4, 5, 31, 127, 128, 129, 255, 257, 4097, 100003, 1000003};
+  std::vector<Index> rows_list = {1, 2, 3, 5, 16, 33, 67};
+  if (under_sanitizer()) {
+    cols_list = {1, 5, 129, 4097, 100003};
+    rows_list = {1, 3, 67};
+  }
+  for (Index r : rows_list) {
+    for (Index c : cols_list) {
+      if (c > 100003 && r != 1 && r != 3 && r != 67) continue;  // the longest rows: a few heights
+      CAPTURE(shape(r, c));
+      const HostMatrix<T> h = random_matrix<T>(r, c, lo<T>(), hi<T>());
+      const auto a = to_device(h, stream);
+      check_trials<T>(stream, a.data(), h.data(), r, c, c, c <= 129, true);
+      check_public<T>(stream, a.view(), h.data(), c);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("narrow trials: windows of a parent, dense at unaligned offsets and strided", "[reduce][narrow][views]",
+                   float, double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // Parents with odd, even and aligned widths; windows of whole rows from an odd row (dense,
+  // the start off 16 bytes unless the width is), and strided windows at odd column offsets.
+  for (auto [R, C] : std::vector<std::pair<Index, Index>>{
+           {4099, 3}, {3001, 17}, {2003, 67}, {1031, 16}, {67, 4099}, {5, 100003}, {33, 1031}, {300, 129}}) {
+    const HostMatrix<T> h = random_matrix<T>(R, C, lo<T>(), hi<T>());
+    const auto a = to_device(h, stream);
+    const std::vector<std::array<Index, 4>> windows = {
+        {1, 0, R - 1, C}, {R / 3, 0, R - R / 3 - 1, C}, {R - 1, 0, 1, C},   // dense: whole rows
+        {0, 1, R, C - 1}, {1, 3, R - 2, C - 4}, {R / 2, C / 3, (R + 1) / 2, C / 2}};  // strided
+    for (const auto& w : windows) {
+      if (w[2] < 1 || w[3] < 1) continue;
+      CAPTURE(shape(R, C), w[0], w[1], w[2], w[3]);
+      const MatrixView<const T> v = a.block(w[0], w[1], w[2], w[3]);
+      const T* hw = h.data() + w[0] * C + w[1];
+      const bool dense = w[3] == C || w[2] == 1;
+      // A dense-only kernel must refuse a strided window.
+      for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+        const std::string name = narrow_trial_name<T>(i);
+        if (!dense && (name.find("staged") != std::string::npos || name.find("flat") != std::string::npos ||
+                       name.find("direct") != std::string::npos))
+          CHECK_FALSE(narrow_trial_takes<T>(i, v.data(), w[2], w[3], C));
+      }
+      check_trials<T>(stream, v.data(), hw, w[2], w[3], C, true, true);
+      check_public<T>(stream, v, hw, C);
+    }
+    CHECK(to_eigen(a) == h);  // the parent is intact
+  }
+}
