@@ -1,8 +1,14 @@
 // Fused expressions: devmat evaluating a formula as one expression beside a hand-written CUDA
 // kernel of the same formula ("fused-kernel"), and a fused reduction beside cub's
 // TransformReduce, in the same run. Also prints what a first evaluation costs (code generation
-// and NVRTC) and the host time a cached evaluation adds to a bare launch.
+// and NVRTC), the host time a cached evaluation adds to a bare launch stage by stage, and the
+// event-timed cost of one evaluation on an idle stream (host and device) and behind a busy one
+// (device only).
 #include "support.hpp"
+
+#include "expr/engine.hpp"
+#include "expr/plan.hpp"
+#include "expr/program.hpp"
 
 #include <devmat/devmat.hpp>
 
@@ -18,6 +24,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -160,14 +167,31 @@ auto chain10(const M& A, const M& B) {
 
 void register_chain() {
   const std::string shape = std::to_string(kChainN) + "x" + std::to_string(kChainN);
-  // Evaluations per second (Mop/s): one expression of 10 operators against one bare launch.
-  benchmark::RegisterBenchmark(b::name("expr-chain10", "f32", shape, "ours").c_str(), [](benchmark::State& st) {
-    const devmat::Stream s = devmat::Stream::create();
-    const auto A = DeviceMatrix<float>::constant(kChainN, kChainN, 1.f, s);
-    const auto B = DeviceMatrix<float>::constant(kChainN, kChainN, 2.f, s);
-    DeviceMatrix<float> R(kChainN, kChainN, s);
-    b::time_on_stream(st, s.native(), 1, b::kMops, [&] { R = chain10(A, B); });
-  })->UseManualTime()->Unit(benchmark::kMicrosecond);
+  // Evaluations per second (Mop/s): one expression of 10 operators against one bare launch. Each
+  // iteration is timed by events from an idle stream (time_on_stream): the host time from the
+  // start event to the launch (building the tree, lowering, planning, the launch call) counts,
+  // and then the kernel; R is written in place (no allocation). Variants: ours-prebuilt
+  // evaluates a tree built once (R = e: no building, no dropping); ours-v4 / v2 / v1 run a
+  // small-matrix kernel with only the one-unit loop, on 4- / 2- / 1-float units (64 / 128 / 256
+  // blocks; the default kernel also holds the four-unit loop of large matrices, on 4 floats).
+  const auto ours = [&](const char* impl, int small_vector, bool prebuilt) {
+    benchmark::RegisterBenchmark(b::name("expr-chain10", "f32", shape, impl).c_str(),
+                                 [=](benchmark::State& st) {
+      const devmat::Stream s = devmat::Stream::create();
+      const auto A = DeviceMatrix<float>::constant(kChainN, kChainN, 1.f, s);
+      const auto B = DeviceMatrix<float>::constant(kChainN, kChainN, 2.f, s);
+      DeviceMatrix<float> R(kChainN, kChainN, s);
+      devmat::detail::set_expr_small_vector(small_vector);
+      if (prebuilt) {
+        const auto e = chain10(A, B);
+        b::time_on_stream(st, s.native(), 1, b::kMops, [&] { R = e; });
+      } else {
+        b::time_on_stream(st, s.native(), 1, b::kMops, [&] { R = chain10(A, B); });
+      }
+      devmat::detail::set_expr_small_vector(0);
+    })->UseManualTime()->Unit(benchmark::kMicrosecond);
+  };
+  ours("ours", 0, false);
   benchmark::RegisterBenchmark(b::name("expr-chain10", "f32", shape, "launch-only").c_str(), [](benchmark::State& st) {
     cudaStream_t s;
     cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
@@ -182,6 +206,10 @@ void register_chain() {
     cudaFree(x);
     cudaStreamDestroy(s);
   })->UseManualTime()->Unit(benchmark::kMicrosecond);
+  ours("ours-prebuilt", 0, true);
+  ours("ours-v4", 4, false);
+  ours("ours-v2", 2, false);
+  ours("ours-v1", 1, false);
 }
 
 // ------------------------------------------------------------------ compile and host costs
@@ -189,15 +217,33 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Start to end of one call on an idle stream, by events (as time_on_stream times it): the
-/// median of 2000, in microseconds.
+/// Keeps the stream busy for `cycles` SM clocks (about 50 us at 100000).
+__global__ void spin_kernel(long long cycles) {
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {
+  }
+}
+
+/// Start to end of one call by events, over 2000 calls (one untimed first), in microseconds:
+/// the median, the mean (what time_on_stream's rows report) and the 90th percentile.
+struct EventStats {
+  double median, mean, p90;
+};
+
+/// idle: each call starts on an idle stream, as time_on_stream times it: the host time from the
+/// start event to the launch counts, then the device's. busy: each call is queued behind a spin
+/// kernel that outlasts the host's work, so only the device time of what the call queued counts
+/// (its kernel, and the gap before it).
 template <class Op>
-double event_us(cudaStream_t s, Op op) {
+EventStats event_stats(cudaStream_t s, Op op, bool busy = false) {
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
+  op();  // a first call compiles what it needs
+  cudaStreamSynchronize(s);
   std::vector<double> us(2000);
   for (double& u : us) {
+    if (busy) spin_kernel<<<1, 1, 0, s>>>(100000);
     cudaEventRecord(e0, s);
     op();
     cudaEventRecord(e1, s);
@@ -208,8 +254,18 @@ double event_us(cudaStream_t s, Op op) {
   }
   cudaEventDestroy(e0);
   cudaEventDestroy(e1);
-  std::nth_element(us.begin(), us.begin() + us.size() / 2, us.end());
-  return us[us.size() / 2];
+  const double mean = std::accumulate(us.begin(), us.end(), 0.0) / static_cast<double>(us.size());
+  std::sort(us.begin(), us.end());
+  return {us[us.size() / 2], mean, us[us.size() * 9 / 10]};
+}
+
+template <class Op>
+double event_us(cudaStream_t s, Op op) {
+  return event_stats(s, op).median;
+}
+
+void print_stats(const char* what, const EventStats& e) {
+  std::printf("  %-44s median %6.2f  mean %6.2f  p90 %6.2f us\n", what, e.median, e.mean, e.p90);
 }
 
 /// What one launch costs the host through each way of launching: `<<<>>>`, cudaLaunchKernel of
@@ -268,6 +324,73 @@ void report_launch_paths(HostUs host_us, cudaStream_t s, float* x, const float* 
   std::printf("launch paths, event-timed us: <<<>>> %.2f, library kernel %.2f\n", bare_ev, lib_ev);
 }
 
+/// chain10 (the expr-chain10 rows) stage by stage: host time of each step of an evaluation, and
+/// event-timed figures of the evaluation and of a bare launch, on an idle stream (host and device
+/// time, as the rows are timed) and behind a busy one (device time only), with the small-matrix
+/// kernel on 4-, 2- and 1-float units.
+template <class HostUs>
+void report_chain10_stages(HostUs host_us, const DeviceMatrix<float>& A, const DeviceMatrix<float>& B,
+                           DeviceMatrix<float>& R) {
+  namespace d = devmat::detail;
+  const devmat::Stream stream = R.stream();
+  const cudaStream_t s = stream.native();
+  const int n = kChainN * kChainN;
+  int sms = 0;
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
+  const auto e = chain10(A, B);  // built once
+  d::Program p;
+  d::lower_into(*e.node(), p);
+  for (int v : {0, 4, 2, 1}) {
+    const d::Plan plan = d::plan_elementwise(p, R.data(), R.cols(), sms, v);
+    std::printf("expr chain10 plan (small vector %d): %s, %u blocks of %u threads, %d unit(s) a thread of %d "
+                "floats, %zu leaves, %zu scalars, %zu ops\n", v,
+                plan.spec.kind == d::KernelKind::elementwise_flat ? "flat" : "2d", plan.shape.gx, plan.shape.bx,
+                plan.head.units, plan.spec.vector ? plan.spec.vector : d::elementwise_vector(p), p.leaves.size(),
+                p.scalars.size(), p.ops.size());
+  }
+  const d::Plan plan = d::plan_elementwise(p, R.data(), R.cols(), sms);
+  const double eval_us = host_us([&] { R = e; });
+  const double lower_us = host_us([&] { d::lower_into(*e.node(), p); });
+  const double plan_us = host_us([&] {
+    for (int i = 0; i < 100; ++i) benchmark::DoNotOptimize(d::plan_elementwise(p, R.data(), R.cols(), sms));
+  }) / 100;
+  const double run_us = host_us([&] { d::run_elementwise(p, R.data(), R.cols(), stream); });
+  float* out = R.data();
+  const float* a = A.data();
+  const double bare_us = host_us([&] { add_kernel<<<(n + 255) / 256, 256, 0, s>>>(out, a, a, n); });
+  std::printf("expr chain10 host us (median of single calls): R = e (tree built once) %.2f = lowering %.2f + "
+              "run_elementwise %.2f (plan %.3f, kernel lookup, parameters, launch) + the rest %.2f (entry, "
+              "device guard, stream order, aliasing); bare <<<>>> launch %.2f; %u blocks\n",
+              eval_us, lower_us, run_us, plan_us, eval_us - lower_us - run_us, bare_us, plan.shape.gx);
+  std::printf("expr chain10 event-timed, idle stream (host until the launch, then the device):\n");
+  const EventStats ours = event_stats(s, [&] { R = chain10(A, B); });
+  const EventStats bare = event_stats(s, [&] { add_kernel<<<(n + 255) / 256, 256, 0, s>>>(out, a, a, n); });
+  print_stats("R = chain10(A, B)", ours);
+  print_stats("R = e (tree built once)", event_stats(s, [&] { R = e; }));
+  print_stats("R = A + B", event_stats(s, [&] { R = A + B; }));
+  print_stats("bare <<<>>> add, 256 blocks (launch-only)", bare);
+  const auto narrow = [&](int v, bool busy) {
+    d::set_expr_small_vector(v);
+    const EventStats r = event_stats(s, [&] { R = chain10(A, B); }, busy);
+    d::set_expr_small_vector(0);
+    return r;
+  };
+  const EventStats v4 = narrow(4, false), v2 = narrow(2, false), v1 = narrow(1, false);
+  print_stats("R = chain10(A, B), one-unit kernel, 4 floats", v4);
+  print_stats("R = chain10(A, B), one-unit kernel, 2 floats", v2);
+  print_stats("R = chain10(A, B), one-unit kernel, 1 float", v1);
+  std::printf("  ratio of means, bare / chain10 (the row's ratio, target >= 0.833): default %.3f, one-unit kernel "
+              "on 4 floats %.3f, 2 floats %.3f, 1 float %.3f\n",
+              bare.mean / ours.mean, bare.mean / v4.mean, bare.mean / v2.mean, bare.mean / v1.mean);
+  std::printf("expr chain10 event-timed, behind a spin kernel (device time only):\n");
+  print_stats("R = chain10(A, B)", event_stats(s, [&] { R = chain10(A, B); }, true));
+  print_stats("R = chain10(A, B), one-unit kernel, 4 floats", narrow(4, true));
+  print_stats("R = chain10(A, B), one-unit kernel, 2 floats", narrow(2, true));
+  print_stats("R = chain10(A, B), one-unit kernel, 1 float", narrow(1, true));
+  print_stats("R = A + B", event_stats(s, [&] { R = A + B; }, true));
+  print_stats("bare <<<>>> add, 256 blocks", event_stats(s, [&] { add_kernel<<<(n + 255) / 256, 256, 0, s>>>(out, a, a, n); }, true));
+}
+
 /// First evaluations of expressions this process has not seen (the disk cache may still hold
 /// them: DEVMAT_CACHE_DIR=off measures NVRTC), and the host time of cached evaluations.
 void report_costs() {
@@ -316,6 +439,7 @@ void report_costs() {
   report_launch_paths(host_us, s, R.data(), A.data(), 256 * 256);
   std::printf("expr event-timed us: R = chain10 %.2f, R = A + B %.2f\n", event_us(s, [&] { R = chain10(A, B); }),
               event_us(s, [&] { R = A + B; }));
+  report_chain10_stages(host_us, A, B, R);
 }
 }  // namespace
 

@@ -154,6 +154,27 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     // The kernel covers every vector: gx * 256 * units >= n / V.
     for (const detail::Plan* q : {&small, &mid, &edge, &big})
       CHECK(Index(q->shape.gx) * 256 * q->head.units * 4 >= q->head.n);
+    // Narrower units where one a thread is taken: one or two floats, as many more blocks.
+    CHECK(small.spec.vector == 0);
+    const detail::Plan v1 = detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 1);
+    CHECK(v1.spec.vector == 1);
+    CHECK(v1.head.units == 1);
+    CHECK(v1.shape.gx == 256);
+    const detail::Plan v2 = detail::plan_elementwise(dense(257, 255), kAligned, 255, 132, 2);
+    CHECK(v2.spec.vector == 2);
+    CHECK(v2.shape.gx == 128);  // 65535 floats: 32767 pairs (block 0 takes the last float)
+    CHECK(detail::generate_source(dense(256, 256), v1.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 1, 1>") !=
+          std::string::npos);
+    // The default width in the one-unit kernel: the same grid.
+    const detail::Plan v4 = detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 4);
+    CHECK(v4.spec.vector == 4);
+    CHECK(v4.shape.gx == small.shape.gx);
+    // Nothing changes where units of four a thread are taken, or for a width that is no
+    // power of two up to the default vector.
+    CHECK(detail::plan_elementwise(dense(4096, 4096), kAligned, 4096, 132, 1).spec.vector == 0);
+    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 3).spec.vector == 0);
+    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 8).spec.vector == 0);
+    CHECK(!(v1.spec == small.spec));
   }
   SECTION("element-wise 2D rows not all aligned: the slot path") {
     // view + view of uint8 (bench_views): 16384 x 4095 at column 1 of 16384 x 8191, into a

@@ -141,7 +141,8 @@ std::vector<EmuNode> flatten(const ExprPtr& root) {
 }
 
 std::string spec_tag(const detail::KernelSpec& s) {
-  return std::to_string(static_cast<int>(s.kind)) + (s.flat ? "f" : "") + (s.vec ? "v" : "") + (s.outline ? "o" : "");
+  return std::to_string(static_cast<int>(s.kind)) + (s.flat ? "f" : "") + (s.vec ? "v" : "") + (s.outline ? "o" : "") +
+         (s.vector ? "n" + std::to_string(s.vector) : "");
 }
 
 /// Collects the kernels the cases need, compiles them into one shared object, runs them.
@@ -327,6 +328,7 @@ struct Case {
   int sm_count = 0;    // row / column sums, arg
   std::vector<unsigned long long> expect;  // element-wise: hand-written values (bits), row-major
   unsigned grid = 0;  // > 0: this many blocks instead of the plan's (grid-stride loops)
+  int small_vector = 0;  // element-wise: plan_elementwise's small_vector (narrower units)
   // filled by prepare():
   Program program;
   Plan plan;
@@ -355,6 +357,16 @@ std::vector<Case>& cases(Emulator& emu) {
         c.name = "E1 flat, one unit a thread, two blocks striding";
         c.grid = 2;
         add(c);
+        // Narrower units in the one-unit kernel (61 x 67 = 4087 elements: tails of 3, 1, none).
+        for (int v : {1, 2, 4}) {
+          Case n{"E1 flat, " + std::to_string(v) + "-element units", e1, What::elementwise, 67};
+          n.sm_count = 132;
+          n.small_vector = v;
+          add(n);
+          n.name += ", two blocks striding";
+          n.grid = 2;
+          add(n);
+        }
       }
       add({"E1 into a strided output", e1, What::elementwise, 72});
       add({"E1 into an unaligned output", e1, What::elementwise, 67, 1});
@@ -376,6 +388,12 @@ std::vector<Case>& cases(Emulator& emu) {
       const ExprPtr u = matrix(DType::u8, 29, 45, 45), d = matrix(DType::f64, 29, 45, 45), i = matrix(DType::i32, 29, 45, 45);
       const ExprPtr mixed = bin(ExprOp::add, bin(ExprOp::mul, cast(DType::f32, u), cast(DType::f32, d)), cast(DType::f32, i));
       add({"mixed types flat", mixed, What::elementwise, 45});
+      {  // narrower units: the u8 leaf loads one or two bytes, the f64 one 8 or 16
+        Case n{"mixed types flat, 1-element units", mixed, What::elementwise, 45};
+        n.sm_count = 132;
+        n.small_vector = 1;
+        add(n);
+      }
       add({"mixed types 2d", mixed, What::elementwise, 46});
     }
     for (DType t : kTypes) {
@@ -615,7 +633,7 @@ std::vector<Case>& cases(Emulator& emu) {
           Index ld = c.alias ? c.alias->stride : c.ld_out;
           if (!out) out = static_cast<unsigned char*>(g_arena.alloc(1)) + c.out_offset * detail::dtype_size(p.out_type);
           c.ld_out = ld;
-          c.plan = detail::plan_elementwise(p, out, ld, c.sm_count);
+          c.plan = detail::plan_elementwise(p, out, ld, c.sm_count, c.small_vector);
           if (c.grid) c.plan.shape.gx = c.grid;
           break;
         }
@@ -655,6 +673,10 @@ std::string hex(unsigned long long v, std::size_t bytes) {
 // ================================================================== checks
 void check_elementwise(const Emulator& emu, Case& c) {
   const Program& p = c.program;
+  if (c.small_vector) {  // the narrow kernel, not the default one, is what runs
+    INFO(c.name);
+    CHECK(c.plan.spec.vector == c.small_vector);
+  }
   const std::size_t size = detail::dtype_size(p.out_type);
   const Index rows = p.rows, cols = p.cols, ld = c.ld_out;
   const std::vector<EmuNode> nodes = flatten(c.tree);

@@ -34,10 +34,13 @@ class ThreadCache {
       s.closed = true;
     }
   };
-  static thread_local State state_;
+  // initial-exec: a %fs-relative load, not a __tls_get_addr call per get() (libdevmat is a shared
+  // library; the default model calls it). 16 bytes of static TLS per T (three Ts, all in expr/),
+  // like the node free list's (expr/build.cpp).
+  [[gnu::tls_model("initial-exec")]] static thread_local State state_;
 };
 
 template <class T>
-thread_local typename ThreadCache<T>::State ThreadCache<T>::state_{};
+[[gnu::tls_model("initial-exec")]] thread_local typename ThreadCache<T>::State ThreadCache<T>::state_{};
 
 }  // namespace devmat::detail

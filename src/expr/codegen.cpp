@@ -325,8 +325,10 @@ std::string generate_source(const Program& p, const KernelSpec& spec) {
   std::string body;
   switch (spec.kind) {
     case KernelKind::elementwise_flat:
-      body = "devmat::detail::expr_flat_body<" + gen + ", " + std::to_string(elementwise_vector(p)) + ", " +
-             std::to_string(elementwise_unroll(p)) + ">(p);";
+      body = "devmat::detail::expr_flat_body<" + gen + ", " +
+             (spec.vector ? std::to_string(spec.vector) + ", 1" :
+                            std::to_string(elementwise_vector(p)) + ", " + std::to_string(elementwise_unroll(p))) +
+             ">(p);";
       break;
     case KernelKind::elementwise_2d:
       body = std::string("devmat::detail::") + (spec.vec ? "expr_2d_body<" : "expr_slots_body<") + gen + ", " +

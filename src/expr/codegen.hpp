@@ -35,9 +35,13 @@ struct KernelSpec {
   /// with min_blocks / 2, then with no bound (expr/engine.cpp).
   bool relax_min_blocks = false;
   bool outline = false;    // the expression as one out-of-line function instead of inlined copies
+  /// elementwise_flat: elements per vector unit, one unit a thread, in a kernel with only that
+  /// loop (a small matrix, plan_elementwise's small_vector); 0: elementwise_vector(p) and its
+  /// unroll.
+  std::uint8_t vector = 0;
   bool operator==(const KernelSpec& o) const noexcept {
     return kind == o.kind && flat == o.flat && vec == o.vec && min_blocks == o.min_blocks &&
-           relax_min_blocks == o.relax_min_blocks && outline == o.outline;
+           relax_min_blocks == o.relax_min_blocks && outline == o.outline && vector == o.vector;
   }
 };
 

@@ -81,6 +81,7 @@ std::string spec_string(const KernelSpec& s, int arch) {
     r += s.flat ? "/flat" : s.vec ? "/2d-vec" : "/2d";
   if (s.min_blocks) r += "/minblocks" + std::to_string(s.min_blocks) + (s.relax_min_blocks ? "-relaxed" : "");
   if (s.outline) r += "/outline";
+  if (s.vector) r += "/v" + std::to_string(s.vector);
   return r + "/sm_" + std::to_string(arch);
 }
 
@@ -321,6 +322,8 @@ std::atomic<int>& minblocks_setting() {
 }
 int minblocks_override() { return minblocks_setting().load(std::memory_order_relaxed); }
 
+std::atomic<int> g_small_vector{0};  // set_expr_small_vector
+
 template <class F>
 decltype(auto) with_type(DType t, F&& f) {
   return visit_dtype(t, std::forward<F>(f));
@@ -389,7 +392,7 @@ const DeviceProps& stream_device_props(const Stream& stream) {
 
 void run_elementwise(const Program& p, void* out, Index ld_out, const Stream& stream) {
   const DeviceProps& props = stream_device_props(stream);
-  Plan plan = plan_elementwise(p, out, ld_out, props.sm_count);
+  Plan plan = plan_elementwise(p, out, ld_out, props.sm_count, g_small_vector.load(std::memory_order_relaxed));
   execute(p, plan, out, stream, props.arch());
 }
 
@@ -417,6 +420,8 @@ void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stre
 }
 
 void set_expr_reduce_min_blocks(int n) { minblocks_setting().store(n < 0 ? -1 : n); }
+
+void set_expr_small_vector(int elements) { g_small_vector.store(std::max(elements, 0)); }
 
 void run_arg_reduce(const Program& p, bool max, void* out, const Stream& stream) {
   const DeviceProps& props = stream_device_props(stream);

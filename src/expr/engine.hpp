@@ -44,6 +44,11 @@ void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stre
 /// would set it (n >= 0: exactly n, no backing off on spills); -1 restores the default.
 void set_expr_reduce_min_blocks(int n);
 
+/// For benchmarks and tests: the elements per vector unit of small flat element-wise
+/// evaluations, in a kernel of their own (plan_elementwise's small_vector: 1, 2 or 4 for
+/// float; 0 restores the default kernel, 16 bytes a unit). Process-wide.
+void set_expr_small_vector(int elements);
+
 /// arg_min / arg_max: the flat row-major index of the first extreme value of the program's
 /// values (NaN: the first NaN), written as one int64 to `out` (device); -1 for an empty
 /// program. Deterministic.

@@ -46,7 +46,11 @@ struct Plan {
 /// offsets; kernels/expr.cuh).
 /// sms: the device's SMs (the flat path takes one unit a thread where its full unroll would
 /// not give 2 blocks an SM; 0 keeps the full unroll).
-Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms);
+/// small_vector: where the flat path takes one unit a thread, units of this many elements (a
+/// power of two up to elementwise_vector(p): more threads, each with less to do) in a kernel of
+/// its own with only the one-unit loop (KernelSpec::vector); 0, or anything else, keeps the
+/// default kernel.
+Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, int small_vector = 0);
 /// sum, mean, min, max: launch_reduce's grid, min(ceil(n / (256 * 4 * V)), cap) with `cap` the
 /// resident blocks of its first pass; a second pass (launch_reduce's) when the grid is not 1.
 /// min_blocks: the fused kernel's __launch_bounds__ blocks per SM.

@@ -2,6 +2,7 @@
 // and function on every applicable type, fused results bitwise equal to one operator at a time,
 // broadcasting in every direction and its errors, fused reductions against double references,
 // operand lifetime, streams, aliasing, views, 0-size and 1xN shapes.
+#include "expr/engine.hpp"
 #include "support/device_helpers.hpp"
 #include "support/util.hpp"
 
@@ -394,4 +395,60 @@ TEST_CASE("cast inside an expression follows DeviceMatrix::cast", "[expr]") {
   CHECK(to_eigen(cast<std::uint8_t>(A * 1.0f)) == to_eigen(A.cast<std::uint8_t>()));
   CHECK(to_eigen(cast<std::int32_t>(A) + 1) == H<std::int32_t>(to_eigen(A.cast<std::int32_t>()).array() + 1));
   CHECK(to_eigen(A.threshold(10.0f)) == H<std::uint8_t>(h.unaryExpr([](float x) { return std::uint8_t(x > 10.0f ? 255 : 0); })));
+}
+
+namespace {
+/// set_expr_small_vector for a scope (the setting is process-wide).
+struct SmallVector {
+  explicit SmallVector(int v) { detail::set_expr_small_vector(v); }
+  ~SmallVector() { detail::set_expr_small_vector(0); }
+  SmallVector(const SmallVector&) = delete;
+  SmallVector& operator=(const SmallVector&) = delete;
+};
+}  // namespace
+
+TEMPLATE_TEST_CASE("small expressions on narrower units give the default kernel's bits", "[expr]", float, double,
+                   std::int32_t, std::uint8_t) {
+  using T = TestType;
+  // Small contiguous shapes (the flat path's one-unit-a-thread grids): tails of every length,
+  // a 1 x 1, a single row and column, the benchmark's 256 x 256.
+  const std::vector<std::pair<Index, Index>> small = {{1, 1}, {1, 37}, {37, 1}, {3, 5}, {61, 67}, {256, 256}, {257, 255}, {1, 4099}};
+  for (const auto& [r, c] : small) {
+    CAPTURE(r, c);
+    const H<T> ha = rand_h<T>(r, c), hb = rand_h<T>(r, c);
+    const auto A = to_device(ha), B = to_device(hb);
+    const auto formula = [&] {
+      if constexpr (std::is_floating_point_v<T>)
+        return min(cwise_product(sqrt(square(abs((A + B) * T(0.5) - A)) + T(1)), A) - B, T(4));  // bench_expr's chain10
+      else
+        return max(A - B, T(3)) * T(2) + abs(B);
+    };
+    const DeviceMatrix<T> want = formula();  // the default: 16-byte units
+    for (int v : {1, 2, 4, 8, 16}) {
+      if (v * sizeof(T) > 16) continue;  // wider than the default: the default kernel
+      CAPTURE(v);
+      const SmallVector setting(v);
+      DeviceMatrix<T> got = DeviceMatrix<T>::constant(r, c, poison_value<T>());
+      got = formula();  // in place, into the poisoned window
+      CHECK(same_bits<T>(to_eigen(got), to_eigen(want)));
+      poison_next<T>(r, c, A.stream());
+      const DeviceMatrix<T> fresh = formula();  // into a new (poisoned) matrix
+      CHECK(same_bits<T>(to_eigen(fresh), to_eigen(want)));
+    }
+    // And the default against the host, one operation at a time in T (as the device rounds).
+    H<T> ref(r, c);
+    for (Index i = 0; i < r; ++i)
+      for (Index j = 0; j < c; ++j) {
+        const T a = ha(i, j), b = hb(i, j);
+        if constexpr (std::is_floating_point_v<T>) {
+          const T t = std::fabs(T(T(T(a + b) * T(0.5)) - a));
+          ref(i, j) = std::min(T(T(std::sqrt(T(T(t * t) + T(1))) * a) - b), T(4));
+        } else {
+          const T m = std::max(static_cast<T>(a - b), T(3));
+          const T ab = std::is_unsigned_v<T> ? b : static_cast<T>(b < 0 ? -b : b);
+          ref(i, j) = static_cast<T>(static_cast<T>(m * 2) + ab);
+        }
+      }
+    CHECK(close_ulps<T>(to_eigen(want), ref, 2));
+  }
 }
