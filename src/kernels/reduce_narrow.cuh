@@ -1,6 +1,5 @@
-// Row and column sums of narrow (a few columns, many rows) and short-wide matrices whose rows are
-// not 16-byte aligned: the shapes where a row or a column is too short for vector loads of its
-// own. Each kernel reads the matrix as one flat, coalesced stream of 16-byte chunks and sorts
+// Row and column sums of narrow matrices (a few columns, many rows) whose rows are not 16-byte
+// aligned: the shapes where a row is too short for vector loads of its own. Each kernel reads the matrix as one flat, coalesced stream of 16-byte chunks and sorts
 // the elements into rows or columns afterwards. Device code only; dispatch/reduce.cuh launches.
 //
 // Determinism: every sum below is formed in an order fixed by the shape and the template
@@ -16,9 +15,6 @@
 #include <type_traits>
 
 namespace devmat::detail {
-
-/// The greatest common divisor of two positive ints, at compile time.
-__host__ __device__ constexpr int gcd_of(int a, int b) { return b == 0 ? a : gcd_of(b, a % b); }
 
 // ================================================================== row sums
 /// Row sums of a dense matrix (rows follow each other with no gap) of short rows. A block
@@ -78,53 +74,6 @@ row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index t
   }
 }
 
-/// Row sums of a dense matrix of C columns (C small, `in` aligned to 16 bytes) straight into
-/// registers: a thread takes L = V / gcd(C, V) consecutive rows, which are exactly K = L * C / V
-/// whole 16-byte chunks, G such groups at a time (the grid strides over groups), and stores
-/// its L sums side by side. The flat chunks past the matrix's end are read element by element.
-template <class T, class Out, int C, int G>
-__global__ void __launch_bounds__(kTeamThreads)
-row_sums_direct_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out) {
-  using R = SumReducer<T>;
-  constexpr int V = kVec16<T>;
-  constexpr int L = V / gcd_of(C, V);  // rows per group
-  constexpr int K = L * C / V;         // whole chunks per group
-  static_assert(K >= 1 && K <= 16, "row_sums_direct_kernel: at most 16 chunks a group");
-  using P = Pack<T, V>;
-  const Index n = rows * C;
-  const Index groups = (rows + L - 1) / L;
-  const Index step = static_cast<Index>(gridDim.x) * kTeamThreads;
-  for (Index g0 = static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x; g0 < groups; g0 += step * G) {
-    P v[G][K];
-#pragma unroll
-    for (int g = 0; g < G; ++g)
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-        const Index grp = g0 + g * step;
-        if (grp < groups) {
-          v[g][k] = load_chunk(in, 0, n, grp * K + k, T(0));
-        } else {
-#pragma unroll
-          for (int e = 0; e < V; ++e) v[g][k].v[e] = T(0);
-        }
-      }
-#pragma unroll
-    for (int g = 0; g < G; ++g) {
-      const Index grp = g0 + g * step;
-      typename R::State s[L];
-#pragma unroll
-      for (int e = 0; e < K * V; ++e) R::add(s[e / C], v[g][e / V].v[e % V]);
-      if (grp < groups) {
-        const Index row = grp * L;
-#pragma unroll
-        for (int l = 0; l < L; ++l)
-          if (row + l < rows) out[row + l] = static_cast<Out>(R::finish(s[l]));
-      }
-    }
-  }
-}
-
-// ================================================================== column sums
 /// Column sums of a dense, tall, narrow matrix (n = rows * cols elements, cols <= Threads) read
 /// as one flat stream of 16-byte chunks: thread i of the grid reads chunks i, i + S, ... (S the
 /// grid's thread count, U in flight), and since the launcher makes S * V a multiple of cols,
@@ -186,78 +135,6 @@ col_sums_flat_kernel(const T* __restrict__ in, Index n, Index cols, sum_acc_t<T>
     __syncthreads();
   }
   if (g == 0) partials[static_cast<Index>(blockIdx.x) * cols + col] = group_smem[col];
-}
-
-/// Column sums of a short, wide matrix whose rows start at any offset within 16 bytes (cols
-/// or ld not a multiple of V): lane l of warp w owns the V columns [V (32 w + l), + V). For
-/// each row it loads the row's 16-byte chunk 32 w + l (aligned to the row's own 16-byte
-/// boundary, the partial ends element by element), takes the next chunk from lane l + 1 by a
-/// shuffle (lane 31 loads it), and picks its V columns out of the two by the row's head. U rows
-/// in flight; each column is summed in row order. Every lane of a warp with any column takes
-/// part in the shuffles. T of 4 or 8 bytes.
-template <class T, int U, class Out>
-__global__ void __launch_bounds__(kTeamThreads)
-col_sums_shfl_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
-  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "col_sums_shfl_kernel: 4- or 8-byte elements");
-  using Acc = sum_acc_t<T>;
-  constexpr int V = kVec16<T>;
-  using P = Pack<T, V>;
-  const Index thread = static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x;
-  const int lane = threadIdx.x % 32;
-  if ((thread - lane) * V >= cols) return;  // the whole warp: it has no column
-  const Index chunk = thread;                 // of each row, relative to the row's 16-byte boundary
-  const Index c0 = chunk * V;                 // this lane's first column
-  Acc acc[V];
-#pragma unroll
-  for (int k = 0; k < V; ++k) acc[k] = Acc(0);
-  for (Index r = 0; r < rows; r += U) {
-    P a[U], e[U];
-    int h[U];
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-#pragma unroll
-      for (int k = 0; k < V; ++k) a[u].v[k] = e[u].v[k] = T(0);
-      h[u] = 0;
-      if (r + u < rows) {
-        const T* row_g = in + (r + u) * ld;
-        h[u] = static_cast<int>(head_of(row_g));
-        a[u] = load_chunk(row_g - h[u], h[u], cols, chunk, T(0));
-        if (lane == 31 && h[u] != 0) e[u] = load_chunk(row_g - h[u], h[u], cols, chunk + 1, T(0));
-      }
-    }
-#pragma unroll
-    for (int u = 0; u < U; ++u) {
-      P b;  // the next lane's chunk
-#pragma unroll
-      for (int k = 0; k < V; ++k) b.v[k] = shfl_down(a[u].v[k], 1);
-      if (lane == 31) b = e[u];
-      T x[V];
-#pragma unroll
-      for (int k = 0; k < V; ++k) x[k] = a[u].v[k];
-#pragma unroll
-      for (int s = 1; s < V; ++s)
-        if (h[u] == s) {
-#pragma unroll
-          for (int k = 0; k < V; ++k) x[k] = s + k < V ? a[u].v[s + k] : b.v[s + k - V];
-        }
-#pragma unroll
-      for (int k = 0; k < V; ++k) acc[k] += static_cast<Acc>(x[k]);
-    }
-  }
-  Out* dst = out + c0;
-  if constexpr (sizeof(Out) * V <= 16) {
-    using OutPack = Pack<Out, V>;
-    if (c0 + V <= cols && reinterpret_cast<std::uintptr_t>(dst) % sizeof(OutPack) == 0) {
-      OutPack o;
-#pragma unroll
-      for (int k = 0; k < V; ++k) o.v[k] = static_cast<Out>(acc[k]);
-      *reinterpret_cast<OutPack*>(dst) = o;
-      return;
-    }
-  }
-#pragma unroll
-  for (int k = 0; k < V; ++k)
-    if (c0 + k < cols) dst[k] = static_cast<Out>(acc[k]);
 }
 
 }  // namespace devmat::detail
