@@ -118,7 +118,7 @@ void register_variant(Index rows, Index cols, const std::string& impl, d::TileOr
 /// The kernels under trial (dispatch/transpose.cuh's TransposeTrials, impl "ours-any-r128-t256"
 /// ...), each on the rows x cols window at (r0, c0) of an R x C matrix (the whole matrix by
 /// default), checked before it is timed. The few-rows / few-columns trials ("ours-chunk...",
-/// "ours-regs16") only where those kernels run, the others ("ours-any...") only where they do
+/// "ours-regs16", "ours-bytes16") only where those kernels run, the others ("ours-any...") only where they do
 /// not: elsewhere each is the default.
 template <class T>
 void register_trials(Index rows, Index cols, const std::string& op_name = "transpose", Index R = 0, Index C = 0,
@@ -128,7 +128,8 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
   const bool few = rows <= d::kTransposeFewMax || cols <= d::kTransposeFewMax;
   for (const d::TransposeTrial<T>& trial : d::TransposeTrials<T>::kAll) {
     const std::string name = trial.name;
-    const bool few_trial = name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0;
+    const bool few_trial =
+        name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0;
     if (few != few_trial) continue;
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
                                  [=](benchmark::State& st) {

@@ -126,6 +126,29 @@ bool launch_transpose_few_vec(const T* in, Index ld, T* out, Index rows, Index c
   return false;
 }
 
+/// The byte kernels of 2 to 16 rows or dense columns that move 16-byte vectors at any alignment
+/// of the rows (transpose_few_rows_bytes_kernel: out on 16 bytes; transpose_few_cols_bytes_kernel:
+/// ld == cols, in on 16 bytes). Returns whether it launched.
+template <int kN = 2>
+bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                                cudaStream_t stream) {
+  if constexpr (kN <= kTransposeFewMax) {
+    constexpr Index kRowsWarp = 512, kColsWarp = 496;  // a warp's lines
+    if (rows == kN && is_aligned(out, 16)) {
+      launch(&transpose_few_rows_bytes_kernel<kN>, static_cast<unsigned>(ceil_div(cols, kColsWarp * kFewBytesWarps)),
+             dim3(32 * kFewBytesWarps), 0, stream, in, ld, out, cols);
+      return true;
+    }
+    if (cols == kN && ld == kN && is_aligned(in, 16)) {
+      launch(&transpose_few_cols_bytes_kernel<kN>, static_cast<unsigned>(ceil_div(rows, kRowsWarp * kFewBytesWarps)),
+             dim3(32 * kFewBytesWarps), 0, stream, in, out, rows);
+      return true;
+    }
+    return launch_transpose_few_bytes<kN + 1>(in, ld, out, rows, cols, stream);
+  }
+  return false;
+}
+
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, run A of
 /// issue 13), by element size. Ratios to a copy of the same bytes, before -> after:
 /// - 1 byte: the register kernels up to 8 rows (3 x 2^26: 0.43 -> 0.79) and 16 columns
@@ -263,11 +286,24 @@ void launch_transpose_few_vec_in(const T* in, Index ld, T* out, Index rows, Inde
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
+/// Every shape with the vector byte kernels of few rows / few columns where they apply (the rest
+/// as launch_transpose).
+template <class T>
+void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  static_assert(sizeof(T) == 1, "launch_transpose_few_bytes_in: bytes");
+  if (rows == 0 || cols == 0) return;
+  const auto* in_b = reinterpret_cast<const std::uint8_t*>(in);
+  auto* out_b = reinterpret_cast<std::uint8_t*>(out);
+  if (rows > 1 && launch_transpose_few_bytes(in_b, ld, out_b, rows, cols, stream)) return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
 /// The kernels under trial for T (by element size): transpose_any_kernel ("ours-any-r<rows>-
 /// t<threads>", on every shape past the few-rows / few-columns ones; "-across" walks the tiles
 /// along input rows), then the few-rows / few-columns kernels one at a time so one run can
 /// check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>", "ours-regs16":
-/// the register kernels for 1- and 4-byte elements where their vectors line up).
+/// the register kernels for 1- and 4-byte elements where their vectors line up; "ours-bytes16":
+/// bytes of few rows / dense few columns as 16-byte vectors at any alignment).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -275,11 +311,12 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 7;
+  static constexpr int kCount = 8;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), any_trial<T, 128, 512>("ours-any-r128-t512"),
       any_trial<T, 128, 256, TileOrder::kAcross>("ours-any-r128-t256-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
-      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>}};
+      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
+      TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {

@@ -696,4 +696,158 @@ transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Ind
   }
 }
 
+/// The 16 kN bytes of 16 columns of kN rows in output (interleaved) order: x[i] holds bytes
+/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t.
+template <int kN>
+__device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)[kN]) {
+  unsigned xw[kN][4];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) xw[i][0] = x[i].x, xw[i][1] = x[i].y, xw[i][2] = x[i].z, xw[i][3] = x[i].w;
+  unsigned yw[4 * kN];
+#pragma unroll
+  for (int w = 0; w < 4 * kN; ++w) {
+    unsigned v = 0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int e = 4 * w + q, t = e / kN, i = e % kN;
+      v |= ((xw[i][t >> 2] >> (8 * (t & 3))) & 0xffu) << (8 * q);
+    }
+    yw[w] = v;
+  }
+#pragma unroll
+  for (int s = 0; s < kN; ++s) y[s] = make_uint4(yw[4 * s], yw[4 * s + 1], yw[4 * s + 2], yw[4 * s + 3]);
+}
+
+/// The inverse of interleave_rows: x holds 16 rows of kN bytes (byte t kN + i: row t, column
+/// i); y[i] gets column i's 16 bytes.
+template <int kN>
+__device__ __forceinline__ void deinterleave_cols(const uint4 (&x)[kN], uint4 (&y)[kN]) {
+  unsigned xw[4 * kN];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) xw[4 * s] = x[s].x, xw[4 * s + 1] = x[s].y, xw[4 * s + 2] = x[s].z, xw[4 * s + 3] = x[s].w;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    unsigned yw[4];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      unsigned v = 0;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int e = (4 * w + q) * kN + i;
+        v |= ((xw[e >> 2] >> (8 * (e & 3))) & 0xffu) << (8 * q);
+      }
+      yw[w] = v;
+    }
+    y[i] = make_uint4(yw[0], yw[1], yw[2], yw[3]);
+  }
+}
+
+/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels: a
+/// pad vector after every 8, so lanes that write kN consecutive vectors each spread over the
+/// banks (and lanes that read consecutive ones still do).
+__device__ __forceinline__ int stage_slot(int idx) { return idx + (idx >> 3); }
+
+/// Warps a block of the few-rows / few-columns byte kernels.
+inline constexpr int kFewBytesWarps = 4;
+
+/// The transpose of kN rows of bytes (an interleave) at any alignment of in and ld, moving
+/// 16-byte vectors: out (dense, cols x kN, aligned to 16) holds out[j kN + i] = in[i ld + j].
+/// Warp q takes columns [496 q, 496 q + 496): for each row, the 32 aligned vectors that cover
+/// them (bytes past the matrix's last one not read), shifted into place with a neighbour's
+/// (shuffle, bytes_from); lane L < 31 then holds 16 columns of every row, interleaves them into
+/// kN vectors of out (whose run starts 496 q kN bytes into out: on a vector), and the warp
+/// stores its run through shared memory as consecutive vectors (the run's last partial vector
+/// byte-exact).
+template <int kN>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
+                                Index cols) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_bytes_kernel: 2 to 16 rows");
+  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's run, padded (stage_slot)
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const Index j0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 496;
+  if (j0 >= cols) return;  // the whole warp
+  const unsigned char* in_end = in + (kN - 1) * ld + cols;  // past the last element
+
+  uint4 raw[kN];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const unsigned char* first = in + i * ld + j0;
+    const unsigned char* p = first - (reinterpret_cast<std::uintptr_t>(first) & 15u) + 16 * lane;
+    raw[i] = p < in + i * ld + cols ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4 x[kN];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in + i * ld + j0) & 15u);
+    x[i] = bytes_from(raw[i], shfl_down_vec(raw[i], 32), m);  // lane 31's: not used
+  }
+  uint4 y[kN];
+  interleave_rows<kN>(x, y);
+  uint4* stage = stage_smem[warp];
+  if (lane < 31) {
+#pragma unroll
+    for (int s = 0; s < kN; ++s) stage[stage_slot(lane * kN + s)] = y[s];
+  }
+  __syncwarp();
+  const int valid = static_cast<int>((cols - j0 < 496 ? cols - j0 : 496) * kN);  // bytes of the run
+  unsigned char* run = out + j0 * kN;
+#pragma unroll
+  for (int s = 0; s < kN; ++s) {
+    const int idx = lane + 32 * s;
+    if (idx < 31 * kN && 16 * idx < valid) store_vec_bytes(run + 16 * idx, stage[stage_slot(idx)], 0, valid - 16 * idx);
+  }
+}
+
+/// The transpose of kN dense columns of bytes (a de-interleave; ld == kN, in aligned to 16):
+/// out (cols x rows, dense, any alignment of its rows) holds out[i rows + r] = in[r kN + i].
+/// Warp q takes rows [512 q, 512 q + 512), 512 kN contiguous bytes read as aligned vectors into
+/// shared memory; lane L takes rows 512 q + 16 L ... + 15, de-interleaves them into one vector
+/// of each output row, and for each output row the warp joins each lane's vector to its lower
+/// neighbour's (shuffle, bytes_from) into the aligned vectors of out that they cover, stored
+/// whole inside the run and byte-exact at its two ends.
+template <int kN>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_cols_bytes_kernel: 2 to 16 columns");
+  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's rows, padded (stage_slot)
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 512;
+  if (r0 >= rows) return;  // the whole warp
+  const unsigned char* in_end = in + rows * kN;
+  const unsigned char* chunk = in + r0 * kN;  // on a vector
+
+  uint4 v[kN];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) {
+    const unsigned char* p = chunk + 16 * (lane + 32 * s);
+    v[s] = p < in_end ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4* stage = stage_smem[warp];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) stage[stage_slot(lane + 32 * s)] = v[s];
+  __syncwarp();
+  uint4 x[kN], y[kN];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) x[s] = stage[stage_slot(lane * kN + s)];
+  deinterleave_cols<kN>(x, y);
+
+  const int valid = static_cast<int>(rows - r0 < 512 ? rows - r0 : 512);  // bytes of each output run
+  const int s_lane = 16 * lane;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const uint4 prev = shfl_up_vec(y[i], 32);  // lane 0 gets its own: not stored
+    unsigned char* run = out + i * rows + r0;
+    const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
+    unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
+    if (mo == 0) {
+      store_vec_bytes(base + s_lane, y[i], 0, valid - s_lane);
+    } else {
+      const int s = s_lane - mo;
+      store_vec_bytes(base + s_lane, bytes_from(prev, y[i], 16 - mo), -s, valid - s);
+      if (lane == 31 && valid > 512 - mo) store_vec_bytes(base + 512, bytes_from(y[i], y[i], 16 - mo), 0, valid - (512 - mo));
+    }
+  }
+}
+
 }  // namespace devmat::detail
