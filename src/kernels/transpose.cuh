@@ -1,13 +1,18 @@
 // Transpose through a swizzled shared-memory tile, moving whole words: a word is W adjacent
 // elements of a row (W * sizeof(T) = 4, 8 or 16 bytes), each thread loads W x W sub-blocks as
 // W words, transposes them in registers (__byte_perm for bytes) and stores them as W words of
-// the output. Bytes are moved as 4-byte words whatever the alignment of the rows: a warp reads
-// the aligned words that cover its 128-byte run of a row and shifts them into place with
-// __funnelshift (warp_read_run + warp_align_run, warp_store_run), so odd strides and ragged edges
-// stay on the word path. A matrix with a few rows or a few columns (an interleave or de-interleave)
-// goes through a shared-memory chunk that is contiguous on the dense side instead of a square
-// tile (transpose_few_rows_kernel / transpose_few_cols_kernel). Device code only;
-// dispatch/transpose.cuh picks the kernel and launches it.
+// the output (transpose_kernel: rows whose words line up). transpose_any_kernel takes any
+// alignment with 16-byte vectors on both sides: a warp reads the aligned vectors that cover a
+// row's run and shifts them into place with a neighbour's (shuffles and __funnelshift), and
+// writes the aligned vectors that an output run covers, byte-exact at its ragged ends. A matrix
+// with a few rows or a few columns (an interleave or de-interleave) goes through a
+// shared-memory chunk that is contiguous on the dense side instead of a square tile
+// (transpose_few_rows_kernel / transpose_few_cols_kernel; bytes read and written as 4-byte words
+// at any alignment through warp_read_run / warp_align_run / warp_store_run), through registers
+// where 16-byte vectors line up (transpose_few_rows_vec_kernel / transpose_few_cols_vec_kernel),
+// or, for bytes, as realigned 16-byte vectors (transpose_few_rows_bytes_kernel /
+// transpose_few_cols_bytes_kernel). Device code only; dispatch/transpose.cuh picks the kernel
+// and launches it.
 #pragma once
 
 #include "common.cuh"

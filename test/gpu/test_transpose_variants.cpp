@@ -91,10 +91,11 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on windows at od
 
 TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or a few columns", "[transpose][trial]",
                    std::uint8_t, float, std::int32_t, double) {
-  // Sides 2..16 (the chunk kernels, whatever their chunk: 8 KiB to 32 KiB) against long sides
-  // around chunk edges (chunks of 128 * k lines: 128, 512, 1280, 2688, 5376, 10880 ...), as the
-  // windows at (0, 0) and at (1, 3) (ending at the allocation's end) of a matrix a row and three
-  // columns larger.
+  // Sides 2..16 (the chunk kernels, whatever their chunk: 8 KiB to 32 KiB; the byte vector
+  // kernels' warps of 496 columns / 512 rows) against long sides around chunk edges (chunks of
+  // 128 * k lines: 128, 512, 1280, 2688, 5376, 10880 ...), as the windows at (0, 0) and at (1, 3)
+  // (ending at the allocation's end) of a matrix a row and three columns larger, and as a dense
+  // matrix.
   using T = TestType;
   const Stream s = Stream::per_thread();
   // Under compute-sanitizer (many times slower) the long sides stop at one chunk edge past 2K.
@@ -105,9 +106,13 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or
       for (auto [r, c] : {std::pair<Index, Index>{few, n}, {n, few}}) {
         const HostMatrix<T> h = random_values<T>(r + 1, c + 3);
         const auto a = to_device(h, s);
+        const HostMatrix<T> hd = random_values<T>(r, c);  // dense: the dense few-columns kernels
+        const auto ad = to_device(hd, s);
         for (int i = 0; i < transpose_trial_count<T>(); ++i) {
           check_trial<T>(i, h, a, 0, 0, r, c, 0);
           check_trial<T>(i, h, a, 1, 3, r, c, 0);
+          check_trial<T>(i, hd, ad, 0, 0, r, c, 0);
+          check_trial<T>(i, hd, ad, 0, 0, r, c, 1);  // output rows off their vectors
         }
       }
 }
