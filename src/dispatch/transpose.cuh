@@ -149,6 +149,11 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
   return false;
 }
 
+/// Whether launch_transpose_few sends bytes whose register kernels do not apply to the byte
+/// vector kernels (launch_transpose_few_bytes, under trial as "ours-bytes16") before the chunks:
+/// false until an H200 run measures them beside ours.
+inline constexpr bool kTransposeFewBytes = false;
+
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, run A of
 /// issue 13), by element size. Ratios to a copy of the same bytes, before -> after:
 /// - 1 byte: the register kernels up to 8 rows (3 x 2^26: 0.43 -> 0.79) and 16 columns
@@ -168,6 +173,11 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
   using Wide = TransposeChunk<32768, 512>;
   if constexpr (sizeof(T) == 1) {
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
+    if constexpr (kTransposeFewBytes) {
+      if (launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld, reinterpret_cast<std::uint8_t*>(out),
+                                     rows, cols, stream))
+        return true;
+    }
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else if constexpr (sizeof(T) == 4) {
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
@@ -182,11 +192,16 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// The tiles that move T fastest on the H200 (bench_transpose's "ours-w<W>t<TW>b<BY>", run A of
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one, else Mid where its words fit, else Fallback (one element a word, any shape).
+/// Any (transpose_any_kernel) is under trial as the fallback's replacement: kAnyPastMid = true
+/// sends every shape that Mid's words do not fit to it instead of Fallback (false until an H200
+/// run measures ours-any-* beside ours on the unaligned shapes).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
   using Mid = TransposeTile<4, 32, 8>;       // 128 x 128 bytes, 4-byte words
   using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes
+  using Any = AnyTile<std::uint8_t, 128, 256>;
+  static constexpr bool kAnyPastMid = false;
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -196,6 +211,8 @@ template <class T> struct DefaultTranspose {
   using Tile = TransposeTile<2, 32, 8>;
   using Mid = Tile;
   using Fallback = std::conditional_t<sizeof(T) == 4, TransposeTile<1, 64, 8>, TransposeTile<1, 32, 8>>;
+  using Any = AnyTile<T, sizeof(T) == 4 ? 64 : 32, 256>;
+  static constexpr bool kAnyPastMid = false;
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -237,6 +254,12 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   }
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
+  if constexpr (D::kAnyPastMid) {
+    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
+      launch_transpose_any<T, typename D::Any>(in, ld, out, rows, cols, stream, order);
+      return;
+    }
+  }
   launch_transpose_words<T, typename D::Tile, typename D::Mid, typename D::Fallback>(in, ld, out, rows, cols, stream,
                                                                                      order);
 }
