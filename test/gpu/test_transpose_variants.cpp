@@ -58,8 +58,11 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on tile and vect
                    std::uint8_t, float, std::int32_t, double) {
   using T = TestType;
   const Stream s = Stream::per_thread();
-  for (Index r : kTrialRows)
-    for (Index c : kTrialCols) {
+  // Under compute-sanitizer (many times slower) every other side, one past each edge kept.
+  const std::vector<Index> sanitizer_rows = {1, 17, 33, 65, 129, 257}, sanitizer_cols = {3, 63, 125, 129, 497};
+  const bool short_run = under_sanitizer();
+  for (Index r : short_run ? sanitizer_rows : kTrialRows)
+    for (Index c : short_run ? sanitizer_cols : kTrialCols) {
       const HostMatrix<T> h = random_values<T>(r, c);
       const auto a = to_device(h, s);
       for (int i = 0; i < transpose_trial_count<T>(); ++i) {
@@ -109,9 +112,9 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or
         const HostMatrix<T> hd = random_values<T>(r, c);  // dense: the dense few-columns kernels
         const auto ad = to_device(hd, s);
         for (int i = 0; i < transpose_trial_count<T>(); ++i) {
-          check_trial<T>(i, h, a, 0, 0, r, c, 0);
+          if (!under_sanitizer()) check_trial<T>(i, h, a, 0, 0, r, c, 0);
           check_trial<T>(i, h, a, 1, 3, r, c, 0);
-          check_trial<T>(i, hd, ad, 0, 0, r, c, 0);
+          if (!under_sanitizer()) check_trial<T>(i, hd, ad, 0, 0, r, c, 0);
           check_trial<T>(i, hd, ad, 0, 0, r, c, 1);  // output rows off their vectors
         }
       }
