@@ -379,8 +379,9 @@ transpose_any_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
       if (r < rows) {
         const unsigned char* first = in_b + (r * ld + c0) * kSize;    // (r, c0)
         const unsigned char* row_end = in_b + (r * ld + cols) * kSize;  // (r, cols)
-        const unsigned char* p = first - (reinterpret_cast<std::uintptr_t>(first) & 15u) + 16 * lane;
-        if (p < row_end) raw[i] = load_vec_before(p, in_end);
+        const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 15u);
+        const unsigned char* p = first - m + 16 * lane;
+        if (p < row_end && (lane < 31 || m != 0)) raw[i] = load_vec_before(p, in_end);  // vector 31: only unaligned
       }
     }
 #pragma unroll
@@ -778,8 +779,10 @@ transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, 
 #pragma unroll
   for (int i = 0; i < kN; ++i) {
     const unsigned char* first = in + i * ld + j0;
-    const unsigned char* p = first - (reinterpret_cast<std::uintptr_t>(first) & 15u) + 16 * lane;
-    raw[i] = p < in + i * ld + cols ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 15u);
+    const unsigned char* p = first - m + 16 * lane;
+    const bool needed = p < in + i * ld + cols && (lane < 31 || m != 0);  // vector 31: only unaligned
+    raw[i] = needed ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
   }
   uint4 x[kN];
 #pragma unroll
