@@ -1,10 +1,11 @@
 // transpose(): ours beside a device-to-device copy of the same bytes, plus the other tile
 // shapes of dispatch/transpose.cuh (impl "ours-w<W>t<TW>b<BY>") so one run picks the fastest,
 // the tile walked in either order on unaligned shapes ("ours-across", "ours-down"), the tile on
-// few-rows / few-columns shapes instead of the chunk kernels ("ours-tile"), and windows of a
-// larger matrix ("transpose-view": ours on the window, read in place, beside a copy of the
-// window's bytes), and the kernels under trial (TransposeTrials: "ours-sector<R>x<C>", tiles
-// whose output windows start on 32-byte sectors). GB/s count bytes read plus bytes written.
+// few-rows / few-columns shapes instead of the few kernels ("ours-tile"), windows of a larger
+// matrix ("transpose-view": ours on the window, read in place, beside a copy of the window's
+// bytes), and the kernels under trial (TransposeTrials: "ours-any-r<rows>-t<threads>", the
+// vector tile of any alignment, and the few-rows / few-columns kernels one by one). GB/s count
+// bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -90,7 +91,7 @@ void register_tile(Index rows, Index cols) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B(cols, rows);
     const cudaStream_t s = A.stream().native();
-    auto op = [&] { d::launch_transpose<T, Tile, d::TransposeTile<1, 64, 8>>(A.data(), cols, B.data(), rows, cols, s); };
+    auto op = [&] { d::launch_transpose_words<T, Tile>(A.data(), cols, B.data(), rows, cols, s); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, s, bytes, b::kGBps, op);
@@ -100,25 +101,25 @@ void register_tile(Index rows, Index cols) {
 /// The default kernels with the tile order forced, or with the few-rows / few-columns kernels
 /// turned off (the tile for every shape).
 template <class T>
-void register_variant(Index rows, Index cols, const std::string& impl, d::TileOrder order, bool few,
-                      bool realign = false) {
+void register_variant(Index rows, Index cols, const std::string& impl, d::TileOrder order, bool few) {
   const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
   benchmark::RegisterBenchmark(b::name("transpose", dtype<T>(), shape_of(rows, cols), impl).c_str(),
                                [=](benchmark::State& st) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B(cols, rows);
     const cudaStream_t s = A.stream().native();
-    auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, order, few, realign); };
+    auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, order, few); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-/// The kernels under trial (dispatch/transpose.cuh's TransposeTrials, impl "ours-sector<R>x<C>"
+/// The kernels under trial (dispatch/transpose.cuh's TransposeTrials, impl "ours-any-r128-t256"
 /// ...), each on the rows x cols window at (r0, c0) of an R x C matrix (the whole matrix by
 /// default), checked before it is timed. The few-rows / few-columns trials ("ours-chunk...",
-/// "ours-regs16") only where those kernels run: elsewhere they are the default.
+/// "ours-regs16", "ours-bytes16") only where those kernels run, the others ("ours-any...") only where they do
+/// not: elsewhere each is the default.
 template <class T>
 void register_trials(Index rows, Index cols, const std::string& op_name = "transpose", Index R = 0, Index C = 0,
                      Index r0 = 0, Index c0 = 0) {
@@ -127,7 +128,9 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
   const bool few = rows <= d::kTransposeFewMax || cols <= d::kTransposeFewMax;
   for (const d::TransposeTrial<T>& trial : d::TransposeTrials<T>::kAll) {
     const std::string name = trial.name;
-    if (!few && (name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0)) continue;
+    const bool few_trial =
+        name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0;
+    if (few != few_trial) continue;
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
                                  [=](benchmark::State& st) {
       const auto A = random_matrix<T>(R, C);
@@ -148,8 +151,6 @@ void register_unaligned(Index rows, Index cols) {
   register_ours_and_memcpy<T>(rows, cols);
   register_variant<T>(rows, cols, "ours-across", d::TileOrder::kAcross, true);
   register_variant<T>(rows, cols, "ours-down", d::TileOrder::kDown, true);
-  // Bytes: the tile that realigns 4-byte words (not taken by launch_transpose until faster).
-  if constexpr (sizeof(T) == 1) register_variant<T>(rows, cols, "ours-realign", d::TileOrder::kAuto, true, true);
   register_trials<T>(rows, cols);
 }
 
@@ -205,7 +206,7 @@ int main(int argc, char** argv) {
   register_ours_and_memcpy<float>(64, Index(1) << 22);
   register_ours_and_memcpy<float>(Index(1) << 22, 64);
   register_ours_and_memcpy<std::uint8_t>(4096 + 4, 4096 * 64);  // not a multiple of the 128-byte tile
-  register_trials<std::uint8_t>(4096 + 4, 4096 * 64);  // output rows on 4 bytes, not on sectors
+  register_trials<std::uint8_t>(4096 + 4, 4096 * 64);  // output rows on 4 bytes, not on 16
   register_trials<std::uint8_t>(n, n);
   register_trials<float>(n, n);
 
@@ -229,8 +230,8 @@ int main(int argc, char** argv) {
   register_few<float>(2, Index(1) << 25);
   register_few<float>(16, Index(1) << 22);
   register_few<float>(Index(1) << 22, 16);
-  register_ours_and_memcpy<float>(33, 2000003);  // past the few-rows kernels: the tile
-  register_ours_and_memcpy<float>(2000003, 33);
+  register_unaligned<float>(33, 2000003);  // past the few-rows kernels: the tile
+  register_unaligned<float>(2000003, 33);
   register_ours_and_memcpy<float>(1, Index(1) << 26);  // a copy
   register_few<std::uint8_t>(3, Index(1) << 26);
   register_few<std::uint8_t>(Index(1) << 26, 3);
@@ -238,11 +239,15 @@ int main(int argc, char** argv) {
   register_few<std::uint8_t>(40000001, 5);
   register_few<std::uint8_t>(16, Index(1) << 24);
   register_few<std::uint8_t>(Index(1) << 24, 16);
+  register_few<std::uint8_t>(8, Index(1) << 24);  // the register kernels' largest few-rows side for bytes
+  register_few<float>(8, Index(1) << 24);         // and for 4 bytes, where the 8 KiB chunk is taken
+  register_few<float>(Index(1) << 24, 8);         // the register kernels' largest few-columns side for 4 bytes
   register_few<double>(3, Index(1) << 23);
   register_few<double>(Index(1) << 23, 3);
 
   // Windows whose rows all start unaligned (odd offset and stride).
   register_view<float>(n, n, 1, 3, n - 2, n - 5);
+  register_view<double>(n, n, 1, 3, n - 2, n - 5);
   register_view<std::uint8_t>(n, n + 1, 1, 3, n - 2, n - 5);
   register_view<std::uint8_t>(8, 40000001, 1, 3, 5, 40000001 - 5);  // few rows through a stride
   // Few columns through a stride: each row's bytes are 5 of 7 (f32: 3 of 5), so the copy of the

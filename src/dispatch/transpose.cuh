@@ -1,6 +1,7 @@
 // Launcher of the transpose (kernels/transpose.cuh): a copy when the transpose is one already,
-// the few-rows / few-columns chunk kernels when a side is at most kTransposeFewMax, else the tile
-// whose words fit the shape and the pointers; sizes the grid, launches.
+// the few-rows / few-columns kernels measured fastest for the element size when a side is at
+// most kTransposeFewMax, else the widest tile whose words fit the shape and the pointers; sizes
+// the grid, launches. Also the kernels under trial (TransposeTrials) for the bench and tests.
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -12,6 +13,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace devmat::detail {
 
@@ -20,13 +22,13 @@ namespace devmat::detail {
 /// whose runs meet inside a line run together.
 enum class TileOrder { kAuto, kAcross, kDown };
 
-template <class T, class Tile, bool Realign = false>
+template <class T, class Tile>
 void launch_transpose_tile(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
                            TileOrder order = TileOrder::kAuto) {
   constexpr Index kTile = Tile::kTile;
   constexpr int kSmemBytes = static_cast<int>(kTile * Tile::kTW * Tile::kW * sizeof(T));
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_tile: tile exceeds shared memory");
-  const auto kernel = &transpose_kernel<T, Tile::kW, Tile::kTW, Tile::kBY, Realign>;
+  const auto kernel = &transpose_kernel<T, Tile::kW, Tile::kTW, Tile::kBY>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), 32 * Tile::kBY, kSmemBytes);
   // One-element words: where every row starts at the same offset m (elements) inside a 32-byte
@@ -34,7 +36,7 @@ void launch_transpose_tile(const T* in, Index ld, T* out, Index rows, Index cols
   // tile grid starts m columns left of column 0, so a warp's run of a row reads whole sectors
   // (f32: 8 sectors for 64 elements, not 9; the window's transpose read 12% more than a dense one).
   Index shift = 0;
-  if constexpr (Tile::kW == 1 && !Realign) {
+  if constexpr (Tile::kW == 1) {
     constexpr Index kSector = 32 / static_cast<Index>(sizeof(T));
     if (ld % kSector == 0) shift = static_cast<Index>(reinterpret_cast<std::uintptr_t>(in) / sizeof(T)) % kSector;
   }
@@ -45,29 +47,24 @@ void launch_transpose_tile(const T* in, Index ld, T* out, Index rows, Index cols
          rows, cols, tiles_r, tiles_c, down, shift);
 }
 
-/// The sector tile (transpose_sector_kernel, any shape, stride and alignment): not taken by
-/// launch_transpose yet; the bench measures it beside the default ("ours-sector<R>x<C>") and
-/// test_transpose_variants checks it. kAuto walks down (the next block re-reads the lead rows
-/// of this one while they are still in L2).
+/// transpose_any_kernel on an AnyTile (any shape, stride and alignment of the element type):
+/// not taken by launch_transpose until measured faster; the bench times it beside the default
+/// ("ours-any-r<rows>-t<threads>") and test_transpose_variants checks it. kAuto walks down where
+/// output rows do not start on 128-byte lines, as the tile does.
 template <class T, class Tile>
-void launch_transpose_sector(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
-                             TileOrder order = TileOrder::kAuto) {
+void launch_transpose_any(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                          TileOrder order = TileOrder::kAuto) {
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
-  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_sector: tile exceeds shared memory");
-  const auto kernel = &transpose_sector_kernel<T, Tile>;
+  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_any: tile exceeds shared memory");
+  const auto kernel = &transpose_any_kernel<T, Tile>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
-  // Windows start up to a sector before their tile (s_c <= lead elements): one more tile row
-  // where they run past rows. Output rows a whole number of sectors long all start s_c = out's
-  // offset into its sector before a sector boundary.
-  const bool whole_sectors = (rows * static_cast<Index>(sizeof(T))) % 32 == 0;
-  const int out_in_sector = static_cast<int>((reinterpret_cast<std::uintptr_t>(out) & 31u) / sizeof(T));
-  const int lead = whole_sectors ? out_in_sector : Tile::kLead;  // every s_c <= lead
-  const Index tiles_r = ceil_div(rows + (whole_sectors ? out_in_sector : Tile::kLead - 1), Index(Tile::kRows));
-  const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
-  launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out, rows,
-         cols, tiles_r, tiles_c, order != TileOrder::kAcross, lead);
+  const Index tiles_r = ceil_div(rows, Index(Tile::kRows)), tiles_c = ceil_div(cols, Index(Tile::kCols));
+  const bool down = order == TileOrder::kDown ||
+                    (order == TileOrder::kAuto && (rows * static_cast<Index>(sizeof(T))) % 128 != 0);
+  launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out,
+         rows, cols, tiles_r, tiles_c, down);
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
@@ -81,70 +78,190 @@ int transpose_chunk_lines(Index few) {
   return static_cast<int>(lines < 128 ? 128 : lines);
 }
 
-/// The tile that moves T fastest (the bench compares the others), and the one used when rows
-/// or cols is not a multiple of its word (words of one element, always aligned) and the tile
-/// cannot realign its words.
+/// The few-rows / few-columns chunk kernels with Chunk, where a side is at most
+/// kTransposeFewMax and a chunk holds 128 lines of it (bytes of the few-rows kernel are stored
+/// as aligned words: out aligned to 4, as a DeviceMatrix always is). Returns whether it launched.
+template <class T, class Chunk>
+bool launch_transpose_chunk(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  constexpr Index kFewMax = Chunk::kBytes / 128 / static_cast<Index>(sizeof(T)) < kTransposeFewMax
+                                ? Chunk::kBytes / 128 / static_cast<Index>(sizeof(T))
+                                : kTransposeFewMax;
+  if (rows <= kFewMax && (sizeof(T) != 1 || is_aligned(out, 4))) {
+    const int per_block = transpose_chunk_lines<T, Chunk>(rows);
+    launch(&transpose_few_rows_kernel<T, Chunk>, static_cast<unsigned>(ceil_div(cols, per_block)),
+           dim3(Chunk::kThreads), 0, stream, in, ld, out, static_cast<int>(rows), cols, per_block);
+    return true;
+  }
+  if (cols <= kFewMax) {
+    const int per_block = transpose_chunk_lines<T, Chunk>(cols);
+    launch(&transpose_few_cols_kernel<T, Chunk>, static_cast<unsigned>(ceil_div(rows, per_block)),
+           dim3(Chunk::kThreads), 0, stream, in, ld, out, rows, static_cast<int>(cols), per_block);
+    return true;
+  }
+  return false;
+}
+
+/// The register kernels (transpose_few_rows_vec_kernel, transpose_few_cols_vec_kernel) of 1- or
+/// 4-byte elements, where their 16-byte vectors line up: rows == kN (2 ... max_rows) with in,
+/// out and ld on 16 bytes, or cols == kN (2 ... max_cols) dense with rows a multiple of a
+/// vector. Returns whether it launched.
+template <class T, int kN = 2>
+bool launch_transpose_few_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                              int max_rows = 16, int max_cols = 16) {
+  if constexpr (sizeof(T) <= 4 && kN <= 16) {
+    constexpr Index kV = 16 / sizeof(T);
+    const bool vectors = is_aligned(in, 16) && is_aligned(out, 16);
+    if (rows == kN && kN <= max_rows && vectors && ld % kV == 0) {
+      launch(&transpose_few_rows_vec_kernel<T, kN>, static_cast<unsigned>(ceil_div(ceil_div(cols, kV), Index(256))),
+             dim3(256), 0, stream, in, ld, out, cols);
+      return true;
+    }
+    if (cols == kN && kN <= max_cols && ld == kN && vectors && rows % kV == 0) {
+      launch(&transpose_few_cols_vec_kernel<T, kN>, static_cast<unsigned>(ceil_div(ceil_div(rows, kV), Index(256))),
+             dim3(256), 0, stream, in, out, rows);
+      return true;
+    }
+    return launch_transpose_few_vec<T, kN + 1>(in, ld, out, rows, cols, stream, max_rows, max_cols);
+  }
+  return false;
+}
+
+/// The byte kernels of 2 to 16 rows or dense columns that move 16-byte vectors at any alignment
+/// of the rows (transpose_few_rows_bytes_kernel: out on 16 bytes; transpose_few_cols_bytes_kernel:
+/// ld == cols, in on 16 bytes). Returns whether it launched.
+template <int kN = 2>
+bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                                cudaStream_t stream) {
+  if constexpr (kN <= kTransposeFewMax) {
+    constexpr Index kRowsWarp = 512, kColsWarp = 496;  // a warp's lines
+    if (rows == kN && is_aligned(out, 16)) {
+      launch(&transpose_few_rows_bytes_kernel<kN>, static_cast<unsigned>(ceil_div(cols, kColsWarp * kFewBytesWarps)),
+             dim3(32 * kFewBytesWarps), 0, stream, in, ld, out, cols);
+      return true;
+    }
+    if (cols == kN && ld == kN && is_aligned(in, 16)) {
+      launch(&transpose_few_cols_bytes_kernel<kN>, static_cast<unsigned>(ceil_div(rows, kRowsWarp * kFewBytesWarps)),
+             dim3(32 * kFewBytesWarps), 0, stream, in, out, rows);
+      return true;
+    }
+    return launch_transpose_few_bytes<kN + 1>(in, ld, out, rows, cols, stream);
+  }
+  return false;
+}
+
+/// Whether launch_transpose_few sends bytes whose register kernels do not apply to the byte
+/// vector kernels (launch_transpose_few_bytes, under trial as "ours-bytes16") before the chunks:
+/// false until an H200 run measures them beside ours.
+inline constexpr bool kTransposeFewBytes = false;
+
+/// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, run A of
+/// issue 13), by element size. Ratios to a copy of the same bytes, before -> after:
+/// - 1 byte: the register kernels up to 8 rows (3 x 2^26: 0.43 -> 0.79) and 16 columns
+///   (2^26 x 3: 0.41 -> 0.99, 2^24 x 16: 0.35 -> 0.84); 16 rows lose there (0.32); else 32 KiB
+///   chunks of 256 threads (16 x 2^24 0.43 -> 0.44, 5 x 40000001 0.32 -> 0.33).
+/// - 4 bytes: the register kernels at 2 rows (2 x 2^25: 0.83 -> 0.96) and up to 8 columns
+///   (2^24 x 3: 0.72 -> 0.97; 16 columns lose: 0.49); else 8 KiB chunks of 128 threads up to 8
+///   (3 x 2^24 0.80 -> 0.85, 7 x 9999991 0.82 -> 0.90, 9999991 x 7 0.65 -> 0.73), 32 KiB of 512
+///   threads for 9 to 16 rows (16 x 2^22: 0.82 -> 0.89), of 256 for 9 to 16 columns (2^22 x 16:
+///   0.59 -> 0.68).
+/// - 8 bytes: 32 KiB chunks of 256 threads (3 x 2^23: 0.71 -> 0.95, 2^23 x 3: 0.75 -> 0.88).
+/// Returns whether one of them launched (else the shape is not a few-rows / few-columns one).
+template <class T>
+bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  using Small = TransposeChunk<8192, 128>;
+  using Large = TransposeChunk<32768, 256>;
+  using Wide = TransposeChunk<32768, 512>;
+  if constexpr (sizeof(T) == 1) {
+    if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
+    if constexpr (kTransposeFewBytes) {
+      if (launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld, reinterpret_cast<std::uint8_t*>(out),
+                                     rows, cols, stream))
+        return true;
+    }
+    return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
+  } else if constexpr (sizeof(T) == 4) {
+    if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
+    if (rows <= 8 || cols <= 8) return launch_transpose_chunk<T, Small>(in, ld, out, rows, cols, stream);
+    if (rows <= kTransposeFewMax) return launch_transpose_chunk<T, Wide>(in, ld, out, rows, cols, stream);
+    return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
+  } else {
+    return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
+  }
+}
+
+/// The tiles that move T fastest on the H200 (bench_transpose's "ours-w<W>t<TW>b<BY>", run A of
+/// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
+/// aligned to one, else Mid where its words fit, else Fallback (one element a word, any shape).
+/// Any (transpose_any_kernel) is under trial as the fallback's replacement: kAnyPastMid = true
+/// sends every shape that Mid's words do not fit to it instead of Fallback (false until an H200
+/// run measures ours-any-* beside ours on the unaligned shapes).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
-  using Tile = TransposeTile<4, 32, 8>;      // 128 x 128 bytes, 4-byte words (realigned where rows are not)
-  using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes (for the bench's other word sizes)
+  using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
+  using Mid = TransposeTile<4, 32, 8>;       // 128 x 128 bytes, 4-byte words
+  using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes
+  using Any = AnyTile<std::uint8_t, 128, 256>;
+  static constexpr bool kAnyPastMid = false;
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
-  using Tile = TransposeTile<1, 64, 8>;      // 64 x 64 elements, one element a word
-  using Fallback = TransposeTile<1, 64, 8>;  // used if Tile's words do not fit the shape
+  // 4 bytes: 64 x 64 elements in 8-byte words, 0.948 (one element a word: 0.941 at 64 x 64, 0.793
+  // at 32 x 32); 8 bytes: 64 x 64 in 16-byte words 0.913, one element a word 0.911 at 32 x 32,
+  // 0.883 at 64 x 64.
+  using Tile = TransposeTile<2, 32, 8>;
+  using Mid = Tile;
+  using Fallback = std::conditional_t<sizeof(T) == 4, TransposeTile<1, 64, 8>, TransposeTile<1, 32, 8>>;
+  using Any = AnyTile<T, sizeof(T) == 4 ? 64 : 32, 256>;
+  static constexpr bool kAnyPastMid = false;
 };
+
+/// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
+/// out aligned to one.
+template <class T, class Tile>
+bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index cols) {
+  constexpr int W = Tile::kW;
+  constexpr std::uintptr_t kWordBytes = W * sizeof(T);
+  return rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) && is_aligned(out, kWordBytes);
+}
+
+/// The tile transpose with Tile where its words fit, else Mid, else Fallback (one element a word).
+template <class T, class Tile, class Mid = Tile, class Fallback = TransposeTile<1, 64, 8>>
+void launch_transpose_words(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                            TileOrder order = TileOrder::kAuto) {
+  static_assert(Fallback::kW == 1, "launch_transpose_words: the fallback tile moves single elements");
+  if (transpose_words_fit<T, Tile>(in, ld, out, rows, cols))
+    launch_transpose_tile<T, Tile>(in, ld, out, rows, cols, stream, order);
+  else if (transpose_words_fit<T, Mid>(in, ld, out, rows, cols))
+    launch_transpose_tile<T, Mid>(in, ld, out, rows, cols, stream, order);
+  else
+    launch_transpose_tile<T, Fallback>(in, ld, out, rows, cols, stream, order);
+}
 
 /// out (dense, cols x rows) = transpose of in (rows x cols, ld elements between row starts),
 /// on `stream`. A single row is already its own transpose in memory, and so is a dense single
-/// column: a copy. A few rows or a few columns (at most kTransposeFewMax) take the chunk kernels
-/// (`few` = false skips them, for the bench); the rest the tile, in `order`. Bytes whose rows
-/// are not whole aligned words take the one-byte tile: the tile that realigns 4-byte words
-/// (`realign`, for the bench) measured 0.18 of a copy at u8 16385x16383 on the H200, against
-/// the one-byte tile's 0.34; it stays a benchmark variant until it is faster.
-template <class T, class Tile = typename DefaultTranspose<T>::Tile,
-          class Fallback = typename DefaultTranspose<T>::Fallback, class Chunk = TransposeChunk<>>
+/// column: a copy. A few rows or a few columns (at most kTransposeFewMax) take
+/// launch_transpose_few (`few` = false skips it, for the bench); the rest the tile, in `order`.
+/// Shapes whose rows are not whole words of the tile take the one-element tile (the one-byte
+/// tile measured 0.41 of a copy at u8 16385x16383; transpose_any_kernel is its candidate).
+template <class T>
 void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
-                      TileOrder order = TileOrder::kAuto, bool few = true, bool realign = false) {
+                      TileOrder order = TileOrder::kAuto, bool few = true) {
   if (rows == 0 || cols == 0) return;
   if (rows == 1 || (cols == 1 && ld == 1)) {
     DEVMAT_CUDA_TRY(cudaMemcpyAsync(out, in, static_cast<std::size_t>(rows * cols) * sizeof(T),
                                     cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  // Bytes of the few-rows kernel are stored as aligned words; a DeviceMatrix always is.
-  // Sides up to kTransposeFewMax, as long as a chunk holds 128 lines of them.
-  constexpr Index kFewMax = Chunk::kBytes / 128 / static_cast<Index>(sizeof(T)) < kTransposeFewMax
-                                ? Chunk::kBytes / 128 / static_cast<Index>(sizeof(T))
-                                : kTransposeFewMax;
-  if (few && rows <= kFewMax && (sizeof(T) != 1 || is_aligned(out, 4))) {
-    const int per_block = transpose_chunk_lines<T, Chunk>(rows);
-    launch(&transpose_few_rows_kernel<T, Chunk>, static_cast<unsigned>(ceil_div(cols, per_block)),
-           dim3(Chunk::kThreads), 0, stream, in, ld, out, static_cast<int>(rows), cols, per_block);
-    return;
-  }
-  if (few && cols <= kFewMax) {
-    const int per_block = transpose_chunk_lines<T, Chunk>(cols);
-    launch(&transpose_few_cols_kernel<T, Chunk>, static_cast<unsigned>(ceil_div(rows, per_block)),
-           dim3(Chunk::kThreads), 0, stream, in, ld, out, rows, static_cast<int>(cols), per_block);
-    return;
-  }
-  static_assert(Fallback::kW == 1, "launch_transpose: the fallback tile moves single elements");
-  constexpr int W = Tile::kW;
-  constexpr std::uintptr_t kWordBytes = W * sizeof(T);
-  const bool whole_words = rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) &&
-                           is_aligned(out, kWordBytes);
-  if (whole_words) {
-    launch_transpose_tile<T, Tile>(in, ld, out, rows, cols, stream, order);
-    return;
-  }
-  if constexpr (kTransposeCanRealign<T, W>) {
-    if (realign) {
-      launch_transpose_tile<T, Tile, true>(in, ld, out, rows, cols, stream, order);
+  if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  using D = DefaultTranspose<T>;
+  if constexpr (D::kAnyPastMid) {
+    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
+      launch_transpose_any<T, typename D::Any>(in, ld, out, rows, cols, stream, order);
       return;
     }
   }
-  launch_transpose_tile<T, Fallback>(in, ld, out, rows, cols, stream, order);
+  launch_transpose_words<T, typename D::Tile, typename D::Mid, typename D::Fallback>(in, ld, out, rows, cols, stream,
+                                                                                     order);
 }
 
 /// A kernel under trial: its bench impl name and its launch (the whole transpose of any shape,
@@ -155,45 +272,26 @@ struct TransposeTrial {
   void (*launch)(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream);
 };
 
-template <class T, class Tile, TileOrder kOrder>
-void launch_transpose_sector_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
-  launch_transpose_sector<T, Tile>(in, ld, out, rows, cols, stream, kOrder);
+/// launch_transpose with transpose_any_kernel instead of the tile (few rows / few columns as
+/// by default, so the trial runs on every shape).
+template <class T, int kRows, int kThreads, TileOrder kOrder = TileOrder::kAuto>
+void launch_transpose_any_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  launch_transpose_any<T, AnyTile<T, kRows, kThreads>>(in, ld, out, rows, cols, stream, kOrder);
 }
 
-template <class T, int R, int C, TileOrder O = TileOrder::kAuto>
-constexpr TransposeTrial<T> sector_trial(const char* name) {
-  return {name, &launch_transpose_sector_in<T, SectorTile<T, R, C>, O>};
+template <class T, int kRows, int kThreads, TileOrder kOrder = TileOrder::kAuto>
+constexpr TransposeTrial<T> any_trial(const char* name) {
+  return {name, &launch_transpose_any_in<T, kRows, kThreads, kOrder>};
 }
 
-/// launch_transpose with another few-rows / few-columns chunk (the rest as by default).
+/// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
+/// launch_transpose).
 template <class T, class Chunk>
 void launch_transpose_chunk_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
-  launch_transpose<T, typename DefaultTranspose<T>::Tile, typename DefaultTranspose<T>::Fallback, Chunk>(
-      in, ld, out, rows, cols, stream);
-}
-
-/// 2 to 16 rows (or dense columns) of 1- or 4-byte elements whose 16-byte vectors line up: the
-/// register kernels (transpose_few_rows_vec_kernel, transpose_few_cols_vec_kernel); other shapes
-/// and types as launch_transpose.
-template <class T, int kN = 2>
-void launch_transpose_few_in_registers(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  if constexpr (sizeof(T) <= 4 && kN <= 16) {
-    constexpr Index kV = 16 / sizeof(T);
-    const bool vectors = is_aligned(in, 16) && is_aligned(out, 16);
-    if (rows == kN && vectors && ld % kV == 0) {
-      launch(&transpose_few_rows_vec_kernel<T, kN>, static_cast<unsigned>(ceil_div(ceil_div(cols, kV), Index(256))),
-             dim3(256), 0, stream, in, ld, out, cols);
-      return;
-    }
-    if (cols == kN && ld == kN && vectors && rows % kV == 0) {
-      launch(&transpose_few_cols_vec_kernel<T, kN>, static_cast<unsigned>(ceil_div(ceil_div(rows, kV), Index(256))),
-             dim3(256), 0, stream, in, out, rows);
-      return;
-    }
-    launch_transpose_few_in_registers<T, kN + 1>(in, ld, out, rows, cols, stream);
-    return;
-  }
+  if (launch_transpose_chunk<T, Chunk>(in, ld, out, rows, cols, stream)) return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
@@ -202,13 +300,33 @@ constexpr TransposeTrial<T> chunk_trial(const char* name) {
   return {name, &launch_transpose_chunk_in<T, TransposeChunk<kBytes, kThreads>>};
 }
 
-/// The kernels under trial for T (by element size): sector tiles of a few shapes (input rows x
-/// columns), walked down, and the first one walked across; then launch_transpose with other
-/// chunks for the few-rows / few-columns kernels ("ours-chunk<KiB>k-t<threads>": smaller ones
-/// put more blocks, whose load and store phases overlap, on an SM; larger ones more bytes in
-/// flight a block), which is the default transpose on every other shape; for 1- and 4-byte
-/// elements, the register kernels of few rows / few columns ("ours-regs16": 16-byte vectors,
-/// where they line up).
+/// Every shape with the register kernels wherever their vectors line up (2 to 16 rows or
+/// columns; the rest as launch_transpose).
+template <class T>
+void launch_transpose_few_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream)) return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
+/// Every shape with the vector byte kernels of few rows / few columns where they apply (the rest
+/// as launch_transpose).
+template <class T>
+void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  static_assert(sizeof(T) == 1, "launch_transpose_few_bytes_in: bytes");
+  if (rows == 0 || cols == 0) return;
+  const auto* in_b = reinterpret_cast<const std::uint8_t*>(in);
+  auto* out_b = reinterpret_cast<std::uint8_t*>(out);
+  if (rows > 1 && launch_transpose_few_bytes(in_b, ld, out_b, rows, cols, stream)) return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
+/// The kernels under trial for T (by element size): transpose_any_kernel ("ours-any-r<rows>-
+/// t<threads>", on every shape past the few-rows / few-columns ones; "-across" walks the tiles
+/// along input rows), then the few-rows / few-columns kernels one at a time so one run can
+/// check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>", "ours-regs16":
+/// the register kernels for 1- and 4-byte elements where their vectors line up; "ours-bytes16":
+/// bytes of few rows / dense few columns as 16-byte vectors at any alignment).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -218,24 +336,25 @@ template <class T>
 struct TransposeTrials<T, 1> {
   static constexpr int kCount = 8;
   static constexpr TransposeTrial<T> kAll[kCount] = {
-      sector_trial<T, 128, 128>("ours-sector128x128"), sector_trial<T, 128, 64>("ours-sector128x64"),
-      sector_trial<T, 256, 64>("ours-sector256x64"),
-      sector_trial<T, 128, 128, TileOrder::kAcross>("ours-sector128x128-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
-      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_in_registers<T>}};
+      any_trial<T, 128, 256>("ours-any-r128-t256"), any_trial<T, 128, 512>("ours-any-r128-t512"),
+      any_trial<T, 128, 256, TileOrder::kAcross>("ours-any-r128-t256-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
+      TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 8;
+  static constexpr int kCount = 7;
   static constexpr TransposeTrial<T> kAll[kCount] = {
-      sector_trial<T, 64, 64>("ours-sector64x64"), sector_trial<T, 128, 32>("ours-sector128x32"),
-      sector_trial<T, 32, 64>("ours-sector32x64"), sector_trial<T, 64, 64, TileOrder::kAcross>("ours-sector64x64-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
-      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_in_registers<T>}};
+      any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
+      any_trial<T, 64, 256, TileOrder::kAcross>("ours-any-r64-t256-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 8> {
   static constexpr int kCount = 5;
-  static constexpr TransposeTrial<T> kAll[kCount] = {sector_trial<T, 32, 64>("ours-sector32x64"),
-                                               sector_trial<T, 64, 32>("ours-sector64x32"), DEVMAT_TRANSPOSE_CHUNK_TRIALS};
+  static constexpr TransposeTrial<T> kAll[kCount] = {any_trial<T, 32, 256>("ours-any-r32-t256"),
+                                                     any_trial<T, 16, 128>("ours-any-r16-t128"),
+                                                     DEVMAT_TRANSPOSE_CHUNK_TRIALS};
 };
 
 #undef DEVMAT_TRANSPOSE_CHUNK_TRIALS

@@ -1,13 +1,18 @@
 // Transpose through a swizzled shared-memory tile, moving whole words: a word is W adjacent
 // elements of a row (W * sizeof(T) = 4, 8 or 16 bytes), each thread loads W x W sub-blocks as
 // W words, transposes them in registers (__byte_perm for bytes) and stores them as W words of
-// the output. Bytes are moved as 4-byte words whatever the alignment of the rows: a warp reads
-// the aligned words that cover its 128-byte run of a row and shifts them into place with
-// __funnelshift (warp_read_run + warp_align_run, warp_store_run), so odd strides and ragged edges
-// stay on the word path. A matrix with a few rows or a few columns (an interleave or de-interleave)
-// goes through a shared-memory chunk that is contiguous on the dense side instead of a square
-// tile (transpose_few_rows_kernel / transpose_few_cols_kernel). Device code only;
-// dispatch/transpose.cuh picks the kernel and launches it.
+// the output (transpose_kernel: rows whose words line up). transpose_any_kernel takes any
+// alignment with 16-byte vectors on both sides: a warp reads the aligned vectors that cover a
+// row's run and shifts them into place with a neighbour's (shuffles and __funnelshift), and
+// writes the aligned vectors that an output run covers, byte-exact at its ragged ends. A matrix
+// with a few rows or a few columns (an interleave or de-interleave) goes through a
+// shared-memory chunk that is contiguous on the dense side instead of a square tile
+// (transpose_few_rows_kernel / transpose_few_cols_kernel; bytes read and written as 4-byte words
+// at any alignment through warp_read_run / warp_align_run / warp_store_run), through registers
+// where 16-byte vectors line up (transpose_few_rows_vec_kernel / transpose_few_cols_vec_kernel),
+// or, for bytes, as realigned 16-byte vectors (transpose_few_rows_bytes_kernel /
+// transpose_few_cols_bytes_kernel). Device code only; dispatch/transpose.cuh picks the kernel
+// and launches it.
 #pragma once
 
 #include "common.cuh"
@@ -172,29 +177,23 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
   }
 }
 
-/// Whether transpose_kernel<T, W, ..., true> can move words at any alignment (bytes in 4-byte
-/// words, through warp_read_run / warp_store_run).
-template <class T, int W>
-inline constexpr bool kTransposeCanRealign = sizeof(T) == 1 && W == 4;
-
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
 /// cols x rows `out`. Block b handles tile (b / tiles_c, b % tiles_c), or with `down` tile
 /// (b % tiles_r, b / tiles_r): consecutive blocks then write consecutive runs of the same output
-/// rows, so the partial sectors where their runs meet are completed while still in L2. Without
-/// Realign, requires rows, cols and ld multiples of W and both pointers aligned to a word, so
-/// every word lies wholly inside or wholly outside the matrix; with it (bytes in 4-byte words
-/// only), any shape, stride and alignment, at the cost of more registers (the aligned shapes keep
-/// the plain kernel). With one-element words (W == 1, no Realign), the tile grid may start
-/// c_shift (< a tile) columns left of column 0: tile column t covers input columns
-/// [t * kTile - c_shift, (t + 1) * kTile - c_shift), so that rows whose starts share an offset
-/// inside a sector read whole sectors; columns outside [0, cols) are neither read nor written.
+/// rows, so the partial sectors where their runs meet are completed while still in L2. Requires
+/// rows, cols and ld multiples of W and both pointers aligned to a word, so every word lies
+/// wholly inside or wholly outside the matrix (transpose_any_kernel takes the other shapes). With
+/// one-element words (W == 1), the tile grid may start c_shift (< a tile) columns left of column
+/// 0: tile column t covers input columns [t * kTile - c_shift, (t + 1) * kTile - c_shift), so
+/// that rows whose starts share an offset inside a sector read whole sectors; columns outside
+/// [0, cols) are neither read nor written.
 ///
 /// Sub-block (a, b) of a tile is rows [a*W, a*W+W) and word column b. Its transposed words
 /// go to shared row b*W + j (an output row of the tile), word column a ^ b: the XOR swizzle
 /// puts the 32 words that a warp stores (b = lane, a fixed) and the 32 words it loads (one
 /// shared row, 32 consecutive word columns) in 32 different banks (or, for 8- and 16-byte
 /// words, in different banks within each half- or quarter-warp), with no padding.
-template <class T, int W, int TW, int BY, bool Realign = false>
+template <class T, int W, int TW, int BY>
 __global__ void __launch_bounds__(32 * BY)
 transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
                  Index tiles_c, bool down, Index c_shift) {
@@ -206,8 +205,6 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   extern __shared__ uint4 transpose_smem[];  // dynamic: tiles may pass 48 KiB
   auto& tile_smem = *reinterpret_cast<Word(*)[kTile][TW]>(transpose_smem);  // (out rows, out word cols), swizzled
 
-  static_assert(!Realign || kTransposeCanRealign<T, W>, "transpose_kernel: only 4-byte words of bytes realign");
-  constexpr bool kRealign = Realign;
   const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
   const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
   const Index r0 = tile_r * kTile, c0 = tile_c * kTile - c_shift;  // c_shift: 0 unless W == 1
@@ -217,45 +214,20 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   Word* out_w = reinterpret_cast<Word*>(out);
   const int tx = threadIdx.x, ty = threadIdx.y;
 
-  // Load: each warp reads whole rows of word columns, all loads issued before any store (and,
-  // for realigned bytes, before the first shuffle).
+  // Load: each warp reads whole rows of word columns, all loads issued before any store.
   Word x_reg[kAY][kBX][W];  // (sub-block row, word column, row within sub-block)
-  if constexpr (kRealign) {
-    RunWords raw[kAY][kBX][W];
 #pragma unroll
-    for (int k = 0; k < kAY; ++k)
+  for (int k = 0; k < kAY; ++k)
 #pragma unroll
-      for (int bx = 0; bx < kBX; ++bx)
+    for (int bx = 0; bx < kBX; ++bx) {
+      const int a = ty + BY * k, b = tx + 32 * bx;
+      const Index wc = c0 / W + b;
 #pragma unroll
-        for (int i = 0; i < W; ++i) {
-          const Index r = r0 + (ty + BY * k) * W + i;  // the same for the whole warp
-          const auto* row = reinterpret_cast<const unsigned char*>(in + r * ld);
-          raw[k][bx][i] = r < rows ? warp_read_run(row, c0 + 128 * bx, cols) : RunWords{0u, 0u};
-        }
-#pragma unroll
-    for (int k = 0; k < kAY; ++k)
-#pragma unroll
-      for (int bx = 0; bx < kBX; ++bx)
-#pragma unroll
-        for (int i = 0; i < W; ++i) {
-          const Index r = r0 + (ty + BY * k) * W + i;
-          const auto* row = reinterpret_cast<const unsigned char*>(in + r * ld);
-          x_reg[k][bx][i] = r < rows ? warp_align_run(raw[k][bx][i], row, c0 + 128 * bx) : 0u;
-        }
-  } else {
-#pragma unroll
-    for (int k = 0; k < kAY; ++k)
-#pragma unroll
-      for (int bx = 0; bx < kBX; ++bx) {
-        const int a = ty + BY * k, b = tx + 32 * bx;
-        const Index wc = c0 / W + b;
-#pragma unroll
-        for (int i = 0; i < W; ++i) {
-          const Index r = r0 + a * W + i;
-          x_reg[k][bx][i] = r < rows && wc >= 0 && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
-        }
+      for (int i = 0; i < W; ++i) {
+        const Index r = r0 + a * W + i;
+        x_reg[k][bx][i] = r < rows && wc >= 0 && wc < in_words ? __ldg(in_w + r * ld_words + wc) : Word{};
       }
-  }
+    }
 
 #pragma unroll
   for (int k = 0; k < kAY; ++k)
@@ -277,140 +249,214 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
     for (int bx = 0; bx < kBX; ++bx) {
       const int o = ty + BY * k, oc = tx + 32 * bx;
       const Index out_r = c0 + o, out_wc = r0 / W + oc;  // out_r: the same for the whole warp
-      if constexpr (kRealign) {
-        if (out_r < cols)
-          warp_store_run(reinterpret_cast<unsigned char*>(out + out_r * rows), r0 + 128 * bx, rows,
-                         tile_smem[o][oc ^ (o / W)]);
-      } else if (out_r >= 0 && out_r < cols && out_wc < out_words) {
-        out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
-      }
+      if (out_r >= 0 && out_r < cols && out_wc < out_words) out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
     }
 }
 
-/// A tile whose output windows start on 32-byte sectors (transpose_sector_kernel): kRows input
-/// rows (the output window of each output row, a multiple of a sector) by kCols input columns.
-/// Bytes move as 4-byte words (kE = 4 elements a word), other types one element a word.
-template <class T, int kRowsV, int kColsV, int kThreadsV = 256>
-struct SectorTile {
-  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "SectorTile: 1-, 4- or 8-byte elements");
-  static constexpr int kRows = kRowsV, kCols = kColsV, kThreads = kThreadsV;
-  static constexpr int kE = sizeof(T) == 1 ? 4 : 1;                   // elements per word
-  static constexpr int kLead = 32 / static_cast<int>(sizeof(T));      // elements of a sector
-  static_assert(kRows % kLead == 0 && kCols % kE == 0 && kRows >= kLead, "SectorTile: whole sectors and words");
-  static constexpr int kLoadRows = kRows + kLead;                     // shared rows: a sector's lead, then the tile
-  static constexpr int kPitch = kCols / kE + 1;                       // words a shared row: one spare (realignment, banks)
-  static constexpr int kSmemWords = kLoadRows * kPitch + (kE == 4 ? kLoadRows / 4 : 0);  // + the byte skew
-  static constexpr int kWordBytes = kE * static_cast<int>(sizeof(T));
-  static constexpr int kSmemBytes = kSmemWords * kWordBytes;
+/// A tile of transpose_any_kernel: kRows input rows by kCols = 31 16-byte vectors of input
+/// columns (496 bytes: a warp's 32 aligned vectors cover 31 vectors' worth of any row at any
+/// alignment), in shared memory as kRows rows of 32 vectors (kRows * 512 bytes), for a block of
+/// kThreads. An output run (kRows elements of an output row) is kSegVecs vectors, one a lane of
+/// a group of kSegVecs lanes; each lane gathers kK output rows at once (u8: 4, a word of a
+/// shared row; f32: 4 and f64: 2, a vector of a shared row).
+template <class T, int kRowsV, int kThreadsV = 256>
+struct AnyTile {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "AnyTile: 1-, 4- or 8-byte elements");
+  static constexpr int kV = 16 / static_cast<int>(sizeof(T));  // elements of a vector
+  static constexpr int kRows = kRowsV, kThreads = kThreadsV, kWarps = kThreadsV / 32;
+  static constexpr int kCols = 31 * kV;
+  static constexpr int kK = sizeof(T) == 1 ? 4 : kV;  // output rows a lane gathers
+  static constexpr int kUnits = kCols / kK;            // gathers (of kK output rows) a tile
+  static constexpr int kSegVecs = kRows / kV;          // vectors of an output run
+  static constexpr int kGroups = 32 / kSegVecs;        // output runs a warp stores at once
+  static constexpr int kSmemBytes = kRows * 512;
+  static_assert(kRows % kV == 0 && (kSegVecs == 8 || kSegVecs == 16 || kSegVecs == 32),
+                "AnyTile: an output run is 8, 16 or 32 vectors");
+  static_assert(kThreads % 32 == 0 && kRows % kWarps == 0, "AnyTile: whole warps, whole rows a warp");
 };
 
-/// Word index of shared row R, word k of a SectorTile: bytes skew every fourth row by a word, so
-/// the 32 rows 4p + j that a warp reads (lanes p) fall in 32 banks ((4 * kPitch + 1) is odd).
-template <class Tile>
-__device__ __forceinline__ int sector_tile_word(int R, int k) {
-  return R * Tile::kPitch + k + (Tile::kE == 4 ? R >> 2 : 0);
+/// Bytes [m, m + 16) of the 32 bytes lo then hi (0 <= m < 16; the same m across a warp keeps it
+/// free of divergence): word selects by m / 4, funnel shifts by m % 4.
+__device__ __forceinline__ uint4 bytes_from(const uint4& lo, const uint4& hi, int m) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const int q = m >> 2, s = 8 * (m & 3);
+  unsigned r[5];
+#pragma unroll
+  for (int i = 0; i < 5; ++i) r[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
+  return make_uint4(__funnelshift_r(r[0], r[1], s), __funnelshift_r(r[1], r[2], s), __funnelshift_r(r[2], r[3], s),
+                    __funnelshift_r(r[3], r[4], s));
 }
 
-/// Transposes the rows x cols row-major `in` (ld elements between row starts; any alignment,
-/// stride and shape) into the dense cols x rows `out`, so that every 32-byte sector of `out` is
-/// written whole by one block (but the first and last of an output row): block (t, tc) writes,
-/// for output row c (input column c0 + o), the window of input rows [t * kRows - s_c,
-/// (t + 1) * kRows - s_c), where s_c (elements) puts the window's start on a sector of out; the
-/// windows of t = 0, 1, ... tile each output row (tiles_r = ceil((rows + kLead - 1) / kRows)).
-/// Partial sectors written by two blocks at different times cost the memory a read-modify-write;
-/// the one-element tile on unaligned shapes writes two per 64-element run.
-///
-/// The block reads input rows [t * kRows - kLead, (t + 1) * kRows) (the lead: the windows
-/// reach up to a sector before t * kRows) into shared memory as aligned words: for bytes, the
-/// aligned 4-byte words that cover the row's bytes [c0, c0 + kCols), whatever the row's
-/// alignment m (word k holds columns c0 - m + 4k ...), kept as loaded, with no shifting; bytes
-/// outside the row ([0, cols)) are neither read nor used. Each output word then gathers its four
-/// bytes from four shared rows at byte m_row + o. Block b is tile (b % tiles_r, b / tiles_r) with
-/// `down`, else (b / tiles_c, b % tiles_c). `lead` (0 ... kLead) bounds every output row's s_c
-/// (s_c <= lead): only the last `lead` rows of the lead are read (none where every output row
-/// starts on a sector).
-template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads)
-transpose_sector_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                        Index tiles_c, bool down, int lead) {
-  constexpr int kE = Tile::kE, kLead = Tile::kLead, kPitch = Tile::kPitch, kThreads = Tile::kThreads;
-  constexpr int kRows = Tile::kRows, kCols = Tile::kCols;
-  using Word = typename RawWord<Tile::kWordBytes>::type;
-  extern __shared__ uint4 transpose_smem[];
-  Word* tile_smem = reinterpret_cast<Word*>(transpose_smem);  // (kLoadRows, kPitch) words, skewed
-  const Index t = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
-  const Index tc = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
-  const Index r_first = t * kRows - kLead;  // the input row of shared row 0
-  const Index c0 = tc * kCols;
-  // Bytes: row r's columns [c0, ...) start m_r = (in_lo + r * ld) & 3 bytes into an aligned word
-  // (the low two bits of a 32-bit product are those of the 64-bit one).
-  const unsigned in_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in)) + static_cast<unsigned>(c0);
-  const unsigned ld_lo = static_cast<unsigned>(ld);
+/// __shfl_down_sync / __shfl_up_sync of a vector (every lane of the warp calls it).
+__device__ __forceinline__ uint4 shfl_down_vec(const uint4& v, int width) {
+  return make_uint4(__shfl_down_sync(0xffffffffu, v.x, 1, width), __shfl_down_sync(0xffffffffu, v.y, 1, width),
+                    __shfl_down_sync(0xffffffffu, v.z, 1, width), __shfl_down_sync(0xffffffffu, v.w, 1, width));
+}
+__device__ __forceinline__ uint4 shfl_up_vec(const uint4& v, int width) {
+  return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, width), __shfl_up_sync(0xffffffffu, v.y, 1, width),
+                    __shfl_up_sync(0xffffffffu, v.z, 1, width), __shfl_up_sync(0xffffffffu, v.w, 1, width));
+}
 
-  // Load: slot s = (shared row R, word k); every load issued before the first shared store.
-  constexpr int kSlots = Tile::kLoadRows * kPitch;
-  constexpr int kLoads = (kSlots + kThreads - 1) / kThreads;
-  Word w[kLoads];
+/// The aligned 16-byte vector at p (p < end); its bytes from `end` on are neither read nor used
+/// (read as 0), so a vector that runs past the end of an allocation reads only what is inside.
+__device__ __forceinline__ uint4 load_vec_before(const unsigned char* p, const unsigned char* end) {
+  if (end - p >= 16) return __ldg(reinterpret_cast<const uint4*>(p));
+  unsigned w[4];
 #pragma unroll
-  for (int it = 0; it < kLoads; ++it) {
-    const int s = static_cast<int>(threadIdx.x) + kThreads * it;
-    const int R = s / kPitch, k = s - R * kPitch;
-    const Index r = r_first + R;
-    w[it] = Word{};
-    if (s < kSlots && R >= kLead - lead && r >= 0 && r < rows) {
-      if constexpr (kE == 4) {
-        const int m = static_cast<int>((in_lo + static_cast<unsigned>(r) * ld_lo) & 3u);
-        const Index col = c0 - m + 4 * k;  // the column of the word's byte 0 (may be before the row)
-        if (col < c0 + kCols && col < cols) {
-          const auto* p = reinterpret_cast<const unsigned char*>(in) + r * ld + col;  // aligned to 4
-          if (col >= 0 && cols - col >= 4) w[it] = __ldg(reinterpret_cast<const unsigned*>(p));
-          else w[it] = load_word_bytes(p, col < 0 ? static_cast<int>(-col) : 0, cols - col < 4 ? static_cast<int>(cols - col) : 4);
-        }
-      } else if (k < kCols && c0 + k < cols) {
-        w[it] = __ldg(reinterpret_cast<const Word*>(in + r * ld + c0 + k));
+  for (int k = 0; k < 4; ++k) {
+    const Index n = end - (p + 4 * k);
+    w[k] = n <= 0 ? 0u : load_word_bytes(p + 4 * k, 0, n < 4 ? static_cast<int>(n) : 4);
+  }
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// Stores bytes [lo, hi) of v into the aligned 16-byte vector at p, touching no other byte: one
+/// vector when whole, else word by word (store_word_bytes).
+__device__ __forceinline__ void store_vec_bytes(unsigned char* p, const uint4& v, int lo, int hi) {
+  if (lo <= 0 && hi >= 16) {
+    *reinterpret_cast<uint4*>(p) = v;
+    return;
+  }
+  const unsigned w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int a = lo > 4 * k ? lo - 4 * k : 0, b = hi < 4 * k + 4 ? hi - 4 * k : 4;
+    if (a < b) store_word_bytes(p + 4 * k, w[k], a, b);
+  }
+}
+
+/// Vector slot of logical vector L of shared row R (AnyTile): an XOR swizzle by the row's run
+/// vector (R / kV), so that the lanes of a group (rows kV j + e, j = 0 .. 7) gather from 8
+/// different 16-byte bank groups, and a warp's 31 vectors of one row still fill all 32 banks.
+template <int kV>
+__device__ __forceinline__ int any_slot(int R, int L) {
+  return L ^ ((R / kV) & 7);
+}
+
+/// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
+/// cols x rows `out`, at any shape, stride and alignment (of the element type), moving 16-byte
+/// vectors on both sides wherever the rows allow:
+/// - load: a warp reads one input row of the tile as the 32 aligned vectors that cover its
+///   kCols elements from column c0 (whatever the row's offset m into a vector), shifts them
+///   into place with a neighbour's vector (shuffle, bytes_from) and stores the 31 logical
+///   vectors in shared memory (swizzled, any_slot). Bytes past the matrix's last element are
+///   not read; whole vectors past a row's end are not read.
+/// - store: a group of kSegVecs lanes writes kK output runs (output rows c0 + k, input rows
+///   [r0, r0 + kRows)): each lane gathers its kV rows' kK elements, transposes them in
+///   registers into kK logical vectors, and for each run joins its vector to its lower
+///   neighbour's (shuffle, bytes_from) into the aligned vector of out that it covers, stored
+///   whole in the run's interior and byte-exact (store_vec_bytes) at its two ragged ends.
+/// Block b is tile (b / tiles_c, b % tiles_c), or with `down` (b % tiles_r, b / tiles_r).
+template <class T, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, 1)
+transpose_any_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                     Index tiles_c, bool down) {
+  constexpr int kV = Tile::kV, kK = Tile::kK, kRows = Tile::kRows, kWarps = Tile::kWarps;
+  constexpr int kSegVecs = Tile::kSegVecs, kGroups = Tile::kGroups, kUnits = Tile::kUnits;
+  constexpr Index kSize = sizeof(T);
+  extern __shared__ uint4 transpose_smem[];  // (kRows, 32) vectors, swizzled (any_slot)
+  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
+  const Index r0 = tile_r * kRows, c0 = tile_c * Tile::kCols;
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
+  const unsigned char* in_end = in_b + ((rows - 1) * ld + cols) * kSize;  // past the last element
+  const unsigned in_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b + c0 * kSize));
+  const unsigned ld_lo = static_cast<unsigned>(ld * kSize);  // row r starts (in_lo + r ld_lo) mod 16 into a vector
+
+  // Load: warp w takes shared rows w, w + kWarps, ...; a batch of rows' loads is issued before
+  // the first shuffle waits for one.
+  constexpr int kRowsPerWarp = kRows / kWarps;
+  constexpr int kBatch = kRowsPerWarp < 8 ? kRowsPerWarp : 8;
+  static_assert(kRowsPerWarp % kBatch == 0, "transpose_any_kernel: whole batches of rows");
+#pragma unroll 1
+  for (int rb = 0; rb < kRowsPerWarp; rb += kBatch) {
+    uint4 raw[kBatch];
+#pragma unroll
+    for (int i = 0; i < kBatch; ++i) {
+      const Index r = r0 + warp + kWarps * (rb + i);
+      raw[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (r < rows) {
+        const unsigned char* first = in_b + (r * ld + c0) * kSize;    // (r, c0)
+        const unsigned char* row_end = in_b + (r * ld + cols) * kSize;  // (r, cols)
+        const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 15u);
+        const unsigned char* p = first - m + 16 * lane;
+        if (p < row_end && (lane < 31 || m != 0)) raw[i] = load_vec_before(p, in_end);  // vector 31: only unaligned
       }
     }
-  }
 #pragma unroll
-  for (int it = 0; it < kLoads; ++it) {
-    const int s = static_cast<int>(threadIdx.x) + kThreads * it;
-    const int R = s / kPitch, k = s - R * kPitch;
-    if (s < kSlots) tile_smem[sector_tile_word<Tile>(R, k)] = w[it];
+    for (int i = 0; i < kBatch; ++i) {
+      const int R = warp + kWarps * (rb + i);
+      // The row's offset into its first vector (bytes; the same for the whole warp; its low 4
+      // bits are those of the 32-bit product).
+      const int m = static_cast<int>((in_lo + static_cast<unsigned>(r0 + R) * ld_lo) & 15u);
+      const uint4 next = shfl_down_vec(raw[i], 32);  // lane 31's is its own: it stores nothing
+      if (lane < 31) transpose_smem[R * 32 + any_slot<kV>(R, lane)] = bytes_from(raw[i], next, m);
+    }
   }
   __syncthreads();
 
-  // Store: slot s = (output row o, word p of its window); a warp writes consecutive words of one
-  // output row (kRows / kE >= 32: a whole warp; less: a few rows).
-  constexpr int kOutWords = kRows / kE;
-  constexpr int kOutSlots = kCols * kOutWords;
-  const auto* tile_bytes = reinterpret_cast<const unsigned char*>(tile_smem);
-#pragma unroll 4
-  for (int s = static_cast<int>(threadIdx.x); s < kOutSlots; s += kThreads) {
-    const int o = s / kOutWords, p = s - o * kOutWords;
-    const Index c = c0 + o;
-    if (c >= cols) continue;
-    T* out_row = out + c * rows;
-    const int sigma = static_cast<int>((reinterpret_cast<std::uintptr_t>(out_row) & 31u) / sizeof(T));
-    const Index rw = t * kRows - sigma + kE * p;  // the input row of the word's first element
-    const int R0 = kLead - sigma + kE * p;        // its shared row
-    if constexpr (kE == 4) {
-      const int lo = rw < 0 ? static_cast<int>(rw < -4 ? 4 : -rw) : 0;
-      const int hi = rows - rw < 4 ? static_cast<int>(rows - rw < 0 ? 0 : rows - rw) : 4;
-      if (lo >= hi) continue;
-      unsigned m = (in_lo + static_cast<unsigned>(rw) * ld_lo) & 3u;  // of row rw; + ld a row
-      unsigned v = 0;
+  // Store: lane (g, j) of a warp, g = lane / kSegVecs, j = lane % kSegVecs: unit u (output rows
+  // kK u .. kK u + kK - 1 of the tile), run vector j (shared rows kV j .. kV j + kV - 1).
+  const int g = lane / kSegVecs, j = lane % kSegVecs;
+  const int valid_bytes = static_cast<int>((rows - r0 < kRows ? rows - r0 : kRows) * kSize);  // of each run
+  auto* out_b = reinterpret_cast<unsigned char*>(out);
+#pragma unroll 1
+  for (int u0 = warp * kGroups; u0 < kUnits; u0 += kWarps * kGroups) {  // the same for the whole warp
+    const int u = u0 + g;
+    const int uu = u < kUnits ? u : kUnits - 1;  // a unit inside the tile to gather (past it: not stored)
+    uint4 lv[kK];  // logical vector j of output runs kK u + c
+    if constexpr (sizeof(T) == 1) {
+      // Word u of 16 shared rows: 4 bytes of each, transposed 4 x 4 at a time.
+      const auto* smem_w = reinterpret_cast<const unsigned*>(transpose_smem);
+      unsigned x[16];
 #pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        if (j >= lo && j < hi) {
-          const int R = R0 + j;
-          const unsigned b = tile_bytes[4 * sector_tile_word<Tile>(R, 0) + static_cast<int>(m) + o];
-          v |= b << (8 * j);
-        }
-        m = (m + ld_lo) & 3u;
+      for (int e = 0; e < 16; ++e) {
+        const int R = 16 * j + e;
+        x[e] = smem_w[4 * (R * 32 + any_slot<kV>(R, uu >> 2)) + (uu & 3)];
       }
-      store_word_bytes(reinterpret_cast<unsigned char*>(out_row + rw), v, lo, hi);  // out_row + rw: aligned to 4
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        unsigned y[4];
+        const unsigned xb[4] = {x[4 * b], x[4 * b + 1], x[4 * b + 2], x[4 * b + 3]};
+        transpose_in_registers<T, 4>(xb, y);
+#pragma unroll
+        for (int c = 0; c < 4; ++c) {
+          if (b == 0) lv[c].x = y[c];
+          else if (b == 1) lv[c].y = y[c];
+          else if (b == 2) lv[c].z = y[c];
+          else lv[c].w = y[c];
+        }
+      }
     } else {
-      if (rw >= 0 && rw < rows) reinterpret_cast<Word*>(out_row)[rw] = tile_smem[sector_tile_word<Tile>(R0, o)];
+      // Vector u of kV shared rows: kV x kV elements, transposed in registers.
+      uint4 x[kV];
+#pragma unroll
+      for (int e = 0; e < kV; ++e) {
+        const int R = kV * j + e;
+        x[e] = transpose_smem[R * 32 + any_slot<kV>(R, uu)];
+      }
+      transpose_in_registers<T, kV>(x, lv);
+    }
+#pragma unroll
+    for (int c = 0; c < kK; ++c) {
+      const uint4 prev = shfl_up_vec(lv[c], kSegVecs);  // lane j = 0 gets its own: not stored
+      const Index oc = c0 + kK * u + c;                 // the output row, the same for the group
+      if (u >= kUnits || oc >= cols) continue;
+      unsigned char* run = out_b + (oc * rows + r0) * kSize;
+      const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
+      unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
+      const int s = 16 * j - mo;       // run byte at byte 0 of vector j
+      if (mo == 0) {
+        store_vec_bytes(base + 16 * j, lv[c], 0, valid_bytes - s);
+      } else {
+        store_vec_bytes(base + 16 * j, bytes_from(prev, lv[c], 16 - mo), -s, valid_bytes - s);
+        if (j == kSegVecs - 1) {  // the last vector: the top mo bytes of this lane's
+          const int s_last = 16 * kSegVecs - mo;
+          if (valid_bytes > s_last)
+            store_vec_bytes(base + 16 * kSegVecs, bytes_from(lv[c], lv[c], 16 - mo), 0, valid_bytes - s_last);
+        }
+      }
     }
   }
 }
@@ -653,6 +699,162 @@ transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Ind
     for (Index r = r0; r < rows; ++r)
 #pragma unroll
       for (int i = 0; i < kN; ++i) out[i * rows + r] = in[r * kN + i];
+  }
+}
+
+/// The 16 kN bytes of 16 columns of kN rows in output (interleaved) order: x[i] holds bytes
+/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t.
+template <int kN>
+__device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)[kN]) {
+  unsigned xw[kN][4];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) xw[i][0] = x[i].x, xw[i][1] = x[i].y, xw[i][2] = x[i].z, xw[i][3] = x[i].w;
+  unsigned yw[4 * kN];
+#pragma unroll
+  for (int w = 0; w < 4 * kN; ++w) {
+    unsigned v = 0;
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      const int e = 4 * w + q, t = e / kN, i = e % kN;
+      v |= ((xw[i][t >> 2] >> (8 * (t & 3))) & 0xffu) << (8 * q);
+    }
+    yw[w] = v;
+  }
+#pragma unroll
+  for (int s = 0; s < kN; ++s) y[s] = make_uint4(yw[4 * s], yw[4 * s + 1], yw[4 * s + 2], yw[4 * s + 3]);
+}
+
+/// The inverse of interleave_rows: x holds 16 rows of kN bytes (byte t kN + i: row t, column
+/// i); y[i] gets column i's 16 bytes.
+template <int kN>
+__device__ __forceinline__ void deinterleave_cols(const uint4 (&x)[kN], uint4 (&y)[kN]) {
+  unsigned xw[4 * kN];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) xw[4 * s] = x[s].x, xw[4 * s + 1] = x[s].y, xw[4 * s + 2] = x[s].z, xw[4 * s + 3] = x[s].w;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    unsigned yw[4];
+#pragma unroll
+    for (int w = 0; w < 4; ++w) {
+      unsigned v = 0;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const int e = (4 * w + q) * kN + i;
+        v |= ((xw[e >> 2] >> (8 * (e & 3))) & 0xffu) << (8 * q);
+      }
+      yw[w] = v;
+    }
+    y[i] = make_uint4(yw[0], yw[1], yw[2], yw[3]);
+  }
+}
+
+/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels: a
+/// pad vector after every 8, so lanes that write kN consecutive vectors each spread over the
+/// banks (and lanes that read consecutive ones still do).
+__device__ __forceinline__ int stage_slot(int idx) { return idx + (idx >> 3); }
+
+/// Warps a block of the few-rows / few-columns byte kernels.
+inline constexpr int kFewBytesWarps = 4;
+
+/// The transpose of kN rows of bytes (an interleave) at any alignment of in and ld, moving
+/// 16-byte vectors: out (dense, cols x kN, aligned to 16) holds out[j kN + i] = in[i ld + j].
+/// Warp q takes columns [496 q, 496 q + 496): for each row, the 32 aligned vectors that cover
+/// them (bytes past the matrix's last one not read), shifted into place with a neighbour's
+/// (shuffle, bytes_from); lane L < 31 then holds 16 columns of every row, interleaves them into
+/// kN vectors of out (whose run starts 496 q kN bytes into out: on a vector), and the warp
+/// stores its run through shared memory as consecutive vectors (the run's last partial vector
+/// byte-exact).
+template <int kN>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
+                                Index cols) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_bytes_kernel: 2 to 16 rows");
+  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's run, padded (stage_slot)
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const Index j0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 496;
+  if (j0 >= cols) return;  // the whole warp
+  const unsigned char* in_end = in + (kN - 1) * ld + cols;  // past the last element
+
+  uint4 raw[kN];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const unsigned char* first = in + i * ld + j0;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 15u);
+    const unsigned char* p = first - m + 16 * lane;
+    const bool needed = p < in + i * ld + cols && (lane < 31 || m != 0);  // vector 31: only unaligned
+    raw[i] = needed ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4 x[kN];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in + i * ld + j0) & 15u);
+    x[i] = bytes_from(raw[i], shfl_down_vec(raw[i], 32), m);  // lane 31's: not used
+  }
+  uint4 y[kN];
+  interleave_rows<kN>(x, y);
+  uint4* stage = stage_smem[warp];
+  if (lane < 31) {
+#pragma unroll
+    for (int s = 0; s < kN; ++s) stage[stage_slot(lane * kN + s)] = y[s];
+  }
+  __syncwarp();
+  const int valid = static_cast<int>((cols - j0 < 496 ? cols - j0 : 496) * kN);  // bytes of the run
+  unsigned char* run = out + j0 * kN;
+#pragma unroll
+  for (int s = 0; s < kN; ++s) {
+    const int idx = lane + 32 * s;
+    if (idx < 31 * kN && 16 * idx < valid) store_vec_bytes(run + 16 * idx, stage[stage_slot(idx)], 0, valid - 16 * idx);
+  }
+}
+
+/// The transpose of kN dense columns of bytes (a de-interleave; ld == kN, in aligned to 16):
+/// out (cols x rows, dense, any alignment of its rows) holds out[i rows + r] = in[r kN + i].
+/// Warp q takes rows [512 q, 512 q + 512), 512 kN contiguous bytes read as aligned vectors into
+/// shared memory; lane L takes rows 512 q + 16 L ... + 15, de-interleaves them into one vector
+/// of each output row, and for each output row the warp joins each lane's vector to its lower
+/// neighbour's (shuffle, bytes_from) into the aligned vectors of out that they cover, stored
+/// whole inside the run and byte-exact at its two ends.
+template <int kN>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_cols_bytes_kernel: 2 to 16 columns");
+  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's rows, padded (stage_slot)
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 512;
+  if (r0 >= rows) return;  // the whole warp
+  const unsigned char* in_end = in + rows * kN;
+  const unsigned char* chunk = in + r0 * kN;  // on a vector
+
+  uint4 v[kN];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) {
+    const unsigned char* p = chunk + 16 * (lane + 32 * s);
+    v[s] = p < in_end ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4* stage = stage_smem[warp];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) stage[stage_slot(lane + 32 * s)] = v[s];
+  __syncwarp();
+  uint4 x[kN], y[kN];
+#pragma unroll
+  for (int s = 0; s < kN; ++s) x[s] = stage[stage_slot(lane * kN + s)];
+  deinterleave_cols<kN>(x, y);
+
+  const int valid = static_cast<int>(rows - r0 < 512 ? rows - r0 : 512);  // bytes of each output run
+  const int s_lane = 16 * lane;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const uint4 prev = shfl_up_vec(y[i], 32);  // lane 0 gets its own: not stored
+    unsigned char* run = out + i * rows + r0;
+    const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
+    unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
+    if (mo == 0) {
+      store_vec_bytes(base + s_lane, y[i], 0, valid - s_lane);
+    } else {
+      const int s = s_lane - mo;
+      store_vec_bytes(base + s_lane, bytes_from(prev, y[i], 16 - mo), -s, valid - s);
+      if (lane == 31 && valid > 512 - mo) store_vec_bytes(base + 512, bytes_from(y[i], y[i], 16 - mo), 0, valid - (512 - mo));
+    }
   }
 }
 

@@ -1,6 +1,7 @@
 // transpose(): exact equality with Eigen on awkward shapes, every type, outputs poisoned: the
-// tile kernel (bytes as words at any alignment), the few-rows and few-columns chunk kernels
-// (sides up to 16) around their block edges, and views at odd offsets and strides.
+// tiles (the widest words that fit, one element a word otherwise), the few-rows and few-columns
+// kernels (sides up to 16: register kernels where 16-byte vectors line up, chunks elsewhere)
+// around their block edges, and views at odd offsets and strides.
 #include "support/util.hpp"
 
 #include <array>
@@ -27,16 +28,19 @@ void check_transpose(Index r, Index c, const Stream& stream) {
 }
 
 // Past the awkward shapes: very wide and very tall, tile multiples and tile multiples plus a
-// word (byte tiles are 128 x 128 with 4-byte words, others 64 x 64), and byte shapes that are
-// not multiples of 4 (the single-element fallback).
+// word (byte tiles are 256 x 256 with 8-byte words where the sides are multiples of 8, else
+// 128 x 128 with 4-byte words; others 64 x 64 with two elements a word), and shapes that are
+// not multiples of a word (the single-element fallback).
 const std::vector<std::pair<Index, Index>> kExtraShapes = {
     {3, 100003}, {100003, 3}, {2, 65537}, {65537, 2}, {64, 64}, {128, 128}, {192, 320}, {320, 192},
-    {260, 516}, {516, 260}, {4096, 4100}, {4100, 4096}, {4097, 4099}, {1000, 1024}, {8, 12}, {12, 8}};
+    {260, 516}, {516, 260}, {4096, 4100}, {4100, 4096}, {4097, 4099}, {1000, 1024}, {8, 12}, {12, 8},
+    {256, 512}, {264, 776}, {776, 264}, {255, 257}};
 
 // The few-rows / few-columns kernels: sides 2..16 against long sides around their chunk edges
-// (chunks of 128 * k lines: 128, 1280, 5376, 8192 ...), and 17 (the first tile shape).
+// (chunks of 128 * k lines: 128, 1280, 5376, 8192 ...), long sides of whole 16-byte vectors
+// (1040, 65536: the register kernels), and 17 (the first tile shape).
 const std::vector<Index> kFewSides = {2, 3, 5, 7, 8, 15, 16, 17};
-const std::vector<Index> kLongSides = {1, 2, 127, 129, 1281, 5377, 8193, 65537};
+const std::vector<Index> kLongSides = {1, 2, 127, 129, 1040, 1281, 5377, 8193, 65536, 65537};
 
 // Rows and columns of every residue mod 4 past one 128-byte tile: the byte tile moves 4-byte
 // words whatever the alignment of its rows.

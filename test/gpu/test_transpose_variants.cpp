@@ -1,9 +1,10 @@
 // The transpose kernels under trial (dispatch/transpose.cuh's TransposeTrials, run by name in
-// bench_transpose beside the default; not taken by transpose() yet): exact equality with Eigen on
-// shapes around their tile and 32-byte-sector edges, on windows at odd offsets and strides
-// (including windows that end where their allocation ends, so a read past the window is a
-// memcheck error), into outputs at every alignment inside a poisoned buffer whose guards must
-// stay poisoned (no write outside the output).
+// bench_transpose beside the default; not all taken by transpose()): exact equality with Eigen on
+// shapes around their tile edges (the vector tile's rows and 31-vector columns, the chunks'
+// lines) and 16-byte vector edges, on windows at odd offsets and strides (including windows
+// that end where their allocation ends, so a read past the window is a memcheck error), into
+// outputs at every alignment inside a poisoned buffer whose guards must stay poisoned (no write
+// outside the output).
 #include "support/transpose_trials.hpp"
 #include "support/util.hpp"
 
@@ -27,7 +28,7 @@ template <class T>
 void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index r0, Index c0, Index rows, Index cols,
                  Index at) {
   CAPTURE(transpose_trial_name<T>(i), shape(h.rows(), h.cols()), r0, c0, shape(rows, cols), at);
-  constexpr Index kGuard = 40;  // elements after the output (more than a sector of bytes)
+  constexpr Index kGuard = 40;  // elements after the output (more than a 32-byte sector)
   const Index n = rows * cols;
   DeviceMatrix<T> buf = DeviceMatrix<T>::constant(1, at + n + kGuard, poison_value<T>(), a.stream());
   const MatrixView<const T> v = a.block(r0, c0, rows, cols);
@@ -45,24 +46,28 @@ void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index 
   CHECK(guards == 0);
 }
 
-// Sides around the tiles (32 .. 256 rows, 32 .. 128 columns) and their sectors (32 bytes: 32, 8
-// or 4 elements), odd ones that leave every byte row unaligned, and rows of whole sectors (32,
-// 64, 256: every output row starts as far into its sector as the output does, 0 ... 3 elements).
-const std::vector<Index> kTrialRows = {1, 2, 3, 31, 32, 33, 63, 64, 65, 127, 129, 131, 256, 257, 290};
-const std::vector<Index> kTrialCols = {1, 3, 32, 63, 65, 128, 129, 131, 259};
+// Sides around the tiles: the vector tile's rows (16, 32, 64 or 128) and columns (31 vectors:
+// 496 bytes, 124 four-byte or 62 eight-byte elements), odd ones that leave every row off its
+// 16-byte vector, and rows of whole vectors (32, 64, 256: every output row starts as far into
+// its vector as the output does).
+const std::vector<Index> kTrialRows = {1, 2, 3, 17, 31, 32, 33, 63, 64, 65, 127, 129, 131, 256, 257, 290};
+const std::vector<Index> kTrialCols = {1, 3, 32, 61, 63, 65, 123, 125, 128, 129, 131, 259, 495, 497};
 }  // namespace
 
-TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on tile and sector edges", "[transpose][trial]",
+TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on tile and vector edges", "[transpose][trial]",
                    std::uint8_t, float, std::int32_t, double) {
   using T = TestType;
   const Stream s = Stream::per_thread();
-  for (Index r : kTrialRows)
-    for (Index c : kTrialCols) {
+  // Under compute-sanitizer (many times slower) every other side, one past each edge kept.
+  const std::vector<Index> sanitizer_rows = {1, 17, 33, 65, 129, 257}, sanitizer_cols = {3, 63, 125, 129, 497};
+  const bool short_run = under_sanitizer();
+  for (Index r : short_run ? sanitizer_rows : kTrialRows)
+    for (Index c : short_run ? sanitizer_cols : kTrialCols) {
       const HostMatrix<T> h = random_values<T>(r, c);
       const auto a = to_device(h, s);
       for (int i = 0; i < transpose_trial_count<T>(); ++i) {
         check_trial<T>(i, h, a, 0, 0, r, c, 0);
-        check_trial<T>(i, h, a, 0, 0, r, c, 1);  // an output whose rows start off their sectors
+        check_trial<T>(i, h, a, 0, 0, r, c, 1);  // an output whose rows start off their vectors
         if (sizeof(T) == 1) check_trial<T>(i, h, a, 0, 0, r, c, 3);
       }
     }
@@ -89,10 +94,11 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on windows at od
 
 TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or a few columns", "[transpose][trial]",
                    std::uint8_t, float, std::int32_t, double) {
-  // Sides 2..16 (the chunk kernels, whatever their chunk: 8 KiB to 32 KiB) against long sides
-  // around chunk edges (chunks of 128 * k lines: 128, 512, 1280, 2688, 5376, 10880 ...), as the
-  // windows at (0, 0) and at (1, 3) (ending at the allocation's end) of a matrix a row and three
-  // columns larger.
+  // Sides 2..16 (the chunk kernels, whatever their chunk: 8 KiB to 32 KiB; the byte vector
+  // kernels' warps of 496 columns / 512 rows) against long sides around chunk edges (chunks of
+  // 128 * k lines: 128, 512, 1280, 2688, 5376, 10880 ...), as the windows at (0, 0) and at (1, 3)
+  // (ending at the allocation's end) of a matrix a row and three columns larger, and as a dense
+  // matrix.
   using T = TestType;
   const Stream s = Stream::per_thread();
   // Under compute-sanitizer (many times slower) the long sides stop at one chunk edge past 2K.
@@ -103,9 +109,13 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or
       for (auto [r, c] : {std::pair<Index, Index>{few, n}, {n, few}}) {
         const HostMatrix<T> h = random_values<T>(r + 1, c + 3);
         const auto a = to_device(h, s);
+        const HostMatrix<T> hd = random_values<T>(r, c);  // dense: the dense few-columns kernels
+        const auto ad = to_device(hd, s);
         for (int i = 0; i < transpose_trial_count<T>(); ++i) {
-          check_trial<T>(i, h, a, 0, 0, r, c, 0);
+          if (!under_sanitizer()) check_trial<T>(i, h, a, 0, 0, r, c, 0);
           check_trial<T>(i, h, a, 1, 3, r, c, 0);
+          if (!under_sanitizer()) check_trial<T>(i, hd, ad, 0, 0, r, c, 0);
+          check_trial<T>(i, hd, ad, 0, 0, r, c, 1);  // output rows off their vectors
         }
       }
 }

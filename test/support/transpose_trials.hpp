@@ -1,4 +1,4 @@
-// The transpose kernels under trial (dispatch/transpose.cuh's TransposeTrials, not taken by
+// The transpose kernels under trial (dispatch/transpose.cuh's TransposeTrials, not all taken by
 // transpose() yet), reachable from Catch2 translation units: their names and launches.
 #pragma once
 
@@ -10,7 +10,7 @@ namespace devmat::test {
 /// How many kernels are under trial for T.
 template <class T>
 int transpose_trial_count();
-/// The i-th one's bench impl name ("ours-sector128x128", ...).
+/// The i-th one's bench impl name ("ours-any-r128-t256", ...).
 template <class T>
 const char* transpose_trial_name(int i);
 /// Runs the i-th one on `stream`: out (cols x rows, dense, any alignment) = transpose of in
