@@ -4,7 +4,8 @@
 Benchmarks are named <op>/<dtype>/<shape>/<impl> (bench/support.hpp); "ours" is paired with
 the first other impl of the same op/dtype/shape as its reference; ratio = ours / reference
 (throughput). Other impls of ours ("ours-<config>") are listed under the table, with their
-ratio to the same reference.
+ratio to the same reference. Benchmarks with error counters (err and err_<ref>, bench_gemm's
+errors against an FP64 reference) are listed in a last section, ours beside the reference's.
 """
 import json
 import re
@@ -17,7 +18,7 @@ UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
 REF_ORDER = ["cublas", "cub", "thrust", "npp", "cupy", "fused-kernel", "dense", "memcpy", "launch-only", "cudamalloc", "eigen-cpu"]
 
 
-def load(paths):
+def load(paths, errors=None):
     rows = {}
     order = []
     for path in paths:
@@ -37,11 +38,16 @@ def load(paths):
                 rows[key] = {}
                 order.append(key)
             rows[key][impl] = (b["value"], UNITS.get(int(b.get("unit", 0)), "?"))
+            if errors is not None:
+                errs = [f"{c} {b[c]:.3g}" for c in sorted(b) if c == "err" or c.startswith("err_")]
+                if errs:
+                    errors.append(f"- {name}: " + ", ".join(errs))
     return rows, order
 
 
 def main(paths):
-    rows, order = load(paths)
+    errors = []
+    rows, order = load(paths, errors)
     out = ["| op | dtype | shape | ours | reference | ratio |", "|---|---|---|---|---|---|"]
     extra = []
     for key in order:
@@ -64,6 +70,9 @@ def main(paths):
     if extra:
         print("\nOther variants measured in the same run:\n")
         print("\n".join(extra))
+    if errors:
+        print("\nErrors against an FP64 reference (||C - C64||_F / ||C64||_F; _pos: data in [0, 1)):\n")
+        print("\n".join(errors))
 
 
 if __name__ == "__main__":
