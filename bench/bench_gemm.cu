@@ -7,6 +7,11 @@
 // For float, "ours" is the default FloatMath::tf32x3 (3xTF32 on the tensor cores, FP32
 // accuracy), and ours-simt is gemm under FloatMath::simt (FFMA on the CUDA cores only).
 //
+// Float rows of ours also carry the error of our result and of cuBLAS's, on the same inputs,
+// against an FP64 reference (cuBLAS DGEMM of the inputs widened to double): counters err and
+// err_cublas (||C - C64||_F / ||C64||_F, the bench's data in [-1, 1)), err_pos and
+// err_pos_cublas (the same inputs folded to [0, 1), where rounding errors do not cancel).
+//
 // Timing measures the device: each timed batch of R products (R chosen so a batch takes a
 // few hundred microseconds) is queued behind a short spin kernel, so that host launch
 // overhead does not leave the GPU idle inside the timed interval; inputs rotate over up to 32
@@ -81,6 +86,17 @@ __global__ void fill_random_kernel(T* p, long long n, unsigned long long seed) {
   }
 }
 
+/// out[i] = double(in[i]), or |in[i]| when `fold` (data in [0, 1) from data in [-1, 1)).
+template <class T>
+__global__ void widen_kernel(const T* in, double* out, long long n) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x)
+    out[i] = static_cast<double>(in[i]);
+}
+template <class T>
+__global__ void fold_kernel(T* p, long long n) {
+  for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) p[i] = p[i] < T(0) ? -p[i] : p[i];
+}
+
 /// Holds the stream for `ns` nanoseconds, while the host queues the timed batch behind it.
 __global__ void spin_kernel(unsigned long long ns) {
   unsigned long long t0, t;
@@ -134,6 +150,37 @@ void check_against_cublas(const Problem<T>& p, const DeviceMatrix<T>& got, const
   }
 }
 
+/// ||C - C64||_F / ||C64||_F for our product (configuration `config`, forced splits `splits`)
+/// and for cuBLAS's, both of a (m x k) times b (k x n), C64 from cuBLAS DGEMM of the widened inputs.
+struct ErrorPair {
+  double ours, cublas;
+};
+ErrorPair errors_against_fp64(Index m, Index n, Index k, const DeviceMatrix<float>& a, const DeviceMatrix<float>& bm,
+                              int config, int splits) {
+  const cudaStream_t s = a.stream().native();
+  DeviceMatrix<double> a64(m, k, a.stream()), b64(k, n, a.stream()), c64(m, n, a.stream());
+  const auto widen = [&](const DeviceMatrix<float>& x, DeviceMatrix<double>& y) {
+    const int blocks = static_cast<int>(std::min<long long>((x.size() + 255) / 256, 4096));
+    widen_kernel<float><<<blocks, 256, 0, s>>>(x.data(), y.data(), x.size());
+    DEVMAT_BENCH_CUDA(cudaGetLastError());
+  };
+  widen(a, a64);
+  widen(bm, b64);
+  cublas_gemm(s, m, n, k, a64.data(), b64.data(), c64.data());
+  DeviceMatrix<float> ours(m, n, a.stream()), theirs(m, n, a.stream());
+  devmat::detail::gemm_forced(config, splits, 1.0f, a, bm, 0.0f, ours);
+  cublas_gemm(s, m, n, k, a.data(), bm.data(), theirs.data());
+  const std::vector<double> r = c64.to_vector();
+  const std::vector<float> o = ours.to_vector(), t = theirs.to_vector();
+  double eo = 0, et = 0, nr = 0;
+  for (std::size_t i = 0; i < r.size(); ++i) {
+    eo += (double(o[i]) - r[i]) * (double(o[i]) - r[i]);
+    et += (double(t[i]) - r[i]) * (double(t[i]) - r[i]);
+    nr += r[i] * r[i];
+  }
+  return {std::sqrt(eo / nr), std::sqrt(et / nr)};
+}
+
 /// Times batches of `op(i)` (one product on input set i) on `stream`; see the file comment.
 template <class Op>
 void time_batched(benchmark::State& state, cudaStream_t stream, double work_per_op, Op&& op) {
@@ -185,6 +232,19 @@ void bench_ours(benchmark::State& state, Index m, Index n, Index k, int config, 
     devmat::detail::gemm_forced(config, splits, T(1), p.a[s], p.bm[s], T(0), p.c);
   });
   state.SetLabel(config < 0 ? devmat::detail::gemm_plan<T>(m, n, k) : "forced");
+  if constexpr (std::is_same_v<T, float>) {
+    const ErrorPair signed_data = errors_against_fp64(m, n, k, p.a[0], p.bm[0], config, splits);
+    for (DeviceMatrix<T>* x : {&p.a[0], &p.bm[0]}) {
+      const int blocks = static_cast<int>(std::min<long long>((x->size() + 255) / 256, 4096));
+      fold_kernel<T><<<blocks, 256, 0, p.stream()>>>(x->data(), x->size());
+      DEVMAT_BENCH_CUDA(cudaGetLastError());
+    }
+    const ErrorPair positive = errors_against_fp64(m, n, k, p.a[0], p.bm[0], config, splits);
+    state.counters["err"] = signed_data.ours;
+    state.counters["err_cublas"] = signed_data.cublas;
+    state.counters["err_pos"] = positive.ours;
+    state.counters["err_pos_cublas"] = positive.cublas;
+  }
 }
 
 /// gemm with one GEMV kernel variant forced (the choice is restored after).
@@ -255,6 +315,14 @@ int main(int argc, char** argv) {
   register_shape<float>(8192, 8192, 64, true);
   register_shape<float>(64, 8192, 8192, true, {1, 2, 4, 8, 16});
   register_shape<float>(1, 4096, 4096, true);
+  // Issue 13's shape classes, written there as m k n, here MxNxK: 128 4096 128 (short k-long),
+  // 777^3, 65536 64 64 (tall, k = 64), 5003 4001 3007 (odd), a small cube, k >= 10^5.
+  register_shape<float>(128, 128, 4096, true);
+  register_shape<float>(777, 777, 777, true);
+  register_shape<float>(65536, 64, 64, true);
+  register_shape<float>(5003, 3007, 4001, true);
+  register_shape<float>(256, 256, 256, false);
+  register_shape<float>(256, 256, 131072, true);
   for (Index s : {1024, 2048, 4096}) register_shape<double>(s, s, s, s == 4096);
   register_shape<double>(1000, 1000, 1000, true);
   benchmark::Initialize(&argc, argv);

@@ -7,6 +7,8 @@ the first other impl of the same op/dtype/shape as its reference; ratio = ours /
 ratio to the same reference. A row may have several references: the second and later ones are
 listed under the table too, except the peers of SECOND_TABLES (CuPy, from bench/cupy_peers.py),
 which get a table of their own after the main one, in the same format.
+Benchmarks with error counters (err and err_<ref>, bench_gemm's errors against an FP64
+reference) are listed in a last section, ours beside the reference's.
 """
 import json
 import re
@@ -21,7 +23,7 @@ REF_ORDER = ["cublas", "cub", "thrust", "npp", "cupy", "fused-kernel", "dense", 
 SECOND_TABLES = {"cupy": "Against CuPy (cupyx.scipy.ndimage, or plain CuPy where ndimage has no such operation)"}
 
 
-def load(paths):
+def load(paths, errors=None):
     rows = {}
     order = []
     for path in paths:
@@ -41,11 +43,16 @@ def load(paths):
                 rows[key] = {}
                 order.append(key)
             rows[key][impl] = (b["value"], UNITS.get(int(b.get("unit", 0)), "?"))
+            if errors is not None:
+                errs = [f"{c} {b[c]:.3g}" for c in sorted(b) if c == "err" or c.startswith("err_")]
+                if errs:
+                    errors.append(f"- {name}: " + ", ".join(errs))
     return rows, order
 
 
 def main(paths):
-    rows, order = load(paths)
+    errors = []
+    rows, order = load(paths, errors)
     out = ["| op | dtype | shape | ours | reference | ratio |", "|---|---|---|---|---|---|"]
     extra = []
     for key in order:
@@ -78,6 +85,9 @@ def main(paths):
     if extra:
         print("\nOther variants measured in the same run:\n")
         print("\n".join(extra))
+    if errors:
+        print("\nErrors against an FP64 reference (||C - C64||_F / ||C64||_F; _pos: data in [0, 1)):\n")
+        print("\n".join(errors))
 
 
 if __name__ == "__main__":

@@ -161,3 +161,26 @@ TEST_CASE("gemm model: the modelled time grows with the work and shrinks with th
   const double two = gemm_model_seconds(model, GemmElement::f32, c, eff, 128, 128, 4096, 2, 132, 1);
   CHECK(two < one);  // one tile: two slices run on two SMs at once
 }
+
+TEST_CASE("gemm model: variants that are not automatic are never picked, but can be forced") {
+  const auto& configs = f32_configs();
+  // The variants get 4 times the occupancy here, so the model alone would pick them.
+  const auto occ = [&](int i) {
+    return h200_occupancy(configs, i) * (configs[static_cast<std::size_t>(i)].automatic ? 1 : 4);
+  };
+  int forced = -1;
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i)
+    if (!configs[static_cast<std::size_t>(i)].automatic) forced = i;
+  for (int m : {7, 64, 128, 1000, 4096, 8192})
+    for (int n : {9, 128, 4096})
+      for (int k : {64, 1000, 8192}) {
+        CAPTURE(m, n, k);
+        const GemmPlan p = plan_gemm({GemmElement::f32, m, n, k, true, false}, configs, occ, kH200);
+        CHECK(config_of(p).automatic);
+      }
+  if (forced >= 0) {
+    const GemmPlan p = plan_gemm({GemmElement::f32, 4096, 4096, 4096, true, false}, configs, occ, kH200, forced);
+    CHECK(p.kind == GemmPlanKind::tiled);
+    CHECK(p.config == forced);
+  }
+}

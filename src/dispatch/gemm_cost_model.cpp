@@ -37,6 +37,18 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f32, "tf32x3-64x128x32", 0.76},
     {90, GemmElement::f32, "tf32x3-64x256x32", 0.88},
     {90, GemmElement::f32, "tf32x3-64x64x32", 0.74},
+    // Main-loop variants, not automatic (gemm_registry.cuh): their base tile's value until they
+    // are measured, so that a forced run picks the base's split count.
+    {90, GemmElement::f32, "tf32x3r-128x128x32", 0.90},
+    {90, GemmElement::f32, "tf32x3r-128x128x32-2b", 0.90},
+    {90, GemmElement::f32, "tf32x3r-128x128x32-w16", 0.90},
+    {90, GemmElement::f32, "tf32x3r-128x64x32-2b", 0.755},
+    {90, GemmElement::f32, "tf32x3r-64x256x32", 0.88},
+    {90, GemmElement::f32, "tf32x3f-128x128x32", 0.90},
+    {90, GemmElement::f32, "tf32x3p-128x128x32-s4", 0.90},
+    {90, GemmElement::f32, "tf32x3p-128x128x32-w16-s4", 0.90},
+    {90, GemmElement::f32, "tf32x3p-128x128x16-2b", 0.90},
+    {90, GemmElement::f32, "tf32x3fp-128x128x32-s4", 0.90},
     {90, GemmElement::i32, "128x128x8", 0.78},
     {90, GemmElement::i32, "64x64x16", 0.62},
     {90, GemmElement::f64, "128x128x16", 0.72},
@@ -147,7 +159,7 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
   double best_t = 0;
   bool found = false;
   for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
-    if (configs[i].math == GemmMath::tf32x3 && (!tf32 || tiny)) continue;
+    if (!configs[i].automatic || (configs[i].math == GemmMath::tf32x3 && (!tf32 || tiny))) continue;
     const auto [s, t] = gemm_best_splits(p, configs[i], blocks_per_sm(i), dev);
     if (!found || t < best_t) plan.config = i, plan.splits = s, best_t = t, found = true;
   }

@@ -23,6 +23,7 @@ struct GemmConfigInfo {
   int threads;       // threads per block (1-D)
   int stages;        // cp.async pipeline depth
   GemmMath math;
+  bool automatic = true;  // gemm may pick it; false: a variant only gemm_forced runs (to be measured)
 };
 
 /// What the model knows of the device.
@@ -82,7 +83,8 @@ constexpr double kGemmTf32MinFma = 1 << 22;
 constexpr int kGemmMaxSplits = 64;
 
 /// The plan for `p` among `configs` (all of p.element) on `dev`; `blocks_per_sm(i)` gives the
-/// occupancy of configuration i and is called only for candidates. m == 1 or n == 1 are GEMVs,
+/// occupancy of configuration i and is called only for candidates (configurations that are
+/// `automatic`). m == 1 or n == 1 are GEMVs,
 /// k == 0 (or an empty output) is none. `forced_config` >= 0 picks that configuration (and no
 /// GEMV); `forced_splits` > 0 its split count (else the model's best for it).
 GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& configs,

@@ -36,6 +36,26 @@ using Tf32x128x64 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3
 using Tf32x64x128 = MmaTile<float, Shape<64, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1>;    // warp tile 32x32 (m ~ 64)
 using Tf32x64x256 = MmaTile<float, Shape<64, 256, 32>, Warps<2, 4>, Tf32Instr, 3, 1>;    // warp tile 32x64 (m ~ 64)
 using Tf32x64x64 = MmaTile<float, Shape<64, 64, 32>, Warps<2, 2>, Tf32Instr, 3, 2>;      // warp tile 32x32
+// Main-loop variants (Tf32Loop), measured beside the above by bench_gemm (ours-<name>), not
+// picked by gemm yet: "r" the row loop with ldmatrix (the whole-tile 128x128 tile needs 255
+// registers and spills, and spills 828 bytes when held to 128 for two blocks per SM; the row
+// loop spills 84), "p" that with each stage split once per CTA (4 stages: one tile in flight
+// while the next is split), "f" the fast split; -2b two blocks per SM (128 registers, 16
+// warps), -w16 16 warps of 32x32. All but "f" give the whole-tile loop's results bit for bit.
+using Tf32RowLoop = Tf32Loop<false, true, true>;
+using Tf32FastLoop = Tf32Loop<true, true, true>;
+using Tf32SplitLoop = Tf32Loop<false, true, true, true>;
+using Tf32FastSplitLoop = Tf32Loop<true, true, true, true>;
+using Tf32r128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32RowLoop>;
+using Tf32r128x128b2 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 2, Tf32RowLoop>;
+using Tf32r128x128w16 = MmaTile<float, Shape<128, 128, 32>, Warps<4, 4>, Tf32Instr, 3, 1, Tf32RowLoop>;
+using Tf32r128x64b2 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 2, Tf32RowLoop>;
+using Tf32r64x256 = MmaTile<float, Shape<64, 256, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32RowLoop>;
+using Tf32f128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32FastLoop>;
+using Tf32p128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1, Tf32SplitLoop>;
+using Tf32p128x128w16 = MmaTile<float, Shape<128, 128, 32>, Warps<4, 4>, Tf32Instr, 4, 1, Tf32SplitLoop>;
+using Tf32p128x128x16b2 = MmaTile<float, Shape<128, 128, 16>, Warps<2, 4>, Tf32Instr, 3, 2, Tf32SplitLoop>;
+using Tf32fp128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1, Tf32FastSplitLoop>;
 
 template <class T>
 constexpr GemmElement gemm_element() {
@@ -98,8 +118,8 @@ int occupancy_mma() {  // the four layouts share tile sizes; the A row-major one
 }
 
 template <class Cfg>
-GemmConfigInfo gemm_info(const char* name, GemmMath math) {
-  return {name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages, math};
+GemmConfigInfo gemm_info(const char* name, GemmMath math, bool automatic = true) {
+  return {name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages, math, automatic};
 }
 
 template <class T, class Cfg>
@@ -107,10 +127,11 @@ TiledKernel<T> simt_kernel(const char* name) {
   return {gemm_info<Cfg>(name, GemmMath::simt), &launch_simt<T, Cfg>, &occupancy_simt<T, Cfg>};
 }
 
+/// `automatic` false: only gemm_forced runs it (a variant to be measured; see GemmConfigInfo).
 template <class Cfg>
-TiledKernel<typename Cfg::Element> mma_kernel(const char* name) {
+TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic = true) {
   constexpr GemmMath math = std::is_same_v<typename Cfg::Element, float> ? GemmMath::tf32x3 : GemmMath::dmma;
-  return {gemm_info<Cfg>(name, math), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
+  return {gemm_info<Cfg>(name, math, automatic), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
 }
 
 // ------------------------------------------------------------------ the registry
@@ -125,7 +146,19 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       simt_kernel<float, SimtSmall>("64x64x16"),      simt_kernel<float, SimtWide>("64x256x16"),
       mma_kernel<Tf32x128x128>("tf32x3-128x128x32"), mma_kernel<Tf32x128x64>("tf32x3-128x64x32"),
       mma_kernel<Tf32x64x128>("tf32x3-64x128x32"),   mma_kernel<Tf32x64x256>("tf32x3-64x256x32"),
-      mma_kernel<Tf32x64x64>("tf32x3-64x64x32")};
+      mma_kernel<Tf32x64x64>("tf32x3-64x64x32"),
+      // Variants to be measured (bench_gemm's ours-<name> rows), not picked by gemm (appended,
+      // so the indices above stay).
+      mma_kernel<Tf32r128x128>("tf32x3r-128x128x32", false),
+      mma_kernel<Tf32r128x128b2>("tf32x3r-128x128x32-2b", false),
+      mma_kernel<Tf32r128x128w16>("tf32x3r-128x128x32-w16", false),
+      mma_kernel<Tf32r128x64b2>("tf32x3r-128x64x32-2b", false),
+      mma_kernel<Tf32r64x256>("tf32x3r-64x256x32", false),
+      mma_kernel<Tf32f128x128>("tf32x3f-128x128x32", false),
+      mma_kernel<Tf32p128x128>("tf32x3p-128x128x32-s4", false),
+      mma_kernel<Tf32p128x128w16>("tf32x3p-128x128x32-w16-s4", false),
+      mma_kernel<Tf32p128x128x16b2>("tf32x3p-128x128x16-2b", false),
+      mma_kernel<Tf32fp128x128>("tf32x3fp-128x128x32-s4", false)};
   return v;
 }
 

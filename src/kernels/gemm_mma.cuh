@@ -10,6 +10,10 @@
 //    A tile whose result holds an infinity or a NaN (an operand holds one, or the sum
 //    overflowed) is recomputed with plain FP32 fused multiply-adds, so special values follow
 //    IEEE exactly as on the CUDA cores.
+//    A float tile's main loop has variants (Tf32Loop): the warp tile walked one MMA row at a
+//    time with the step sums flushed per row (fewer live registers), ldmatrix for k-contiguous
+//    tiles, each stage split once per CTA in shared memory, and a fast split (small handed to
+//    the MMA unrounded).
 // Each operand keeps its global layout in shared memory (16-byte cp.async along the contiguous
 // direction), padded so that fragment reads hit distinct banks in either layout. Device code only.
 #pragma once
@@ -103,7 +107,10 @@ struct Dmma {
 
 
 /// 3xTF32 on the m16n8k8 TF32 MMA (sm_80+): the same fragment layout as Dmma<16, 8>, with each
-/// element held as two TF32 values (see the top of this file).
+/// element held as two TF32 values (see the top of this file). kFast: small = x - big goes to
+/// the MMA unrounded (the MMA reads a TF32 operand's top 19 bits, so small is truncated, an
+/// error of at most 2^-21 |x| instead of 2^-22): a split is then 3 instructions, against 8.
+template <bool kFast = false>
 struct Tf32x3 {
   static constexpr int kA = 4, kB = 2, kC = 4;
   static constexpr int kPasses = 3;
@@ -121,6 +128,7 @@ struct Tf32x3 {
     std::uint32_t big[kB], small[kB];
   };
 
+  /// cvt.rna.tf32.f32 (nearest, ties away), which sm_90 runs as five instructions.
   __device__ static __forceinline__ std::uint32_t to_tf32(float x) {
     std::uint32_t r;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -130,14 +138,33 @@ struct Tf32x3 {
 #endif
     return r;
   }
+  /// The same rounding as to_tf32 for every finite x, in two integer instructions: half a TF32
+  /// ulp added to the bits carries into the kept ones exactly when rounding up. It differs only
+  /// for x non-finite (NaN may come out as a finite value) or past the largest TF32 (inf comes
+  /// out): callers use it for big only, where x - big then is NaN or infinite, so the tile's
+  /// result is not finite and the tile is recomputed on the exact path.
+  __device__ static __forceinline__ std::uint32_t to_tf32_finite(float x) {
+    return (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+  }
   template <int N>
   __device__ static __forceinline__ void split(std::uint32_t (&big)[N], std::uint32_t (&small)[N],
                                                const float (&raw)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) {
-      big[i] = to_tf32(raw[i]);
-      small[i] = to_tf32(raw[i] - __uint_as_float(big[i]));  // exact difference, then rounded
+      big[i] = to_tf32_finite(raw[i]);
+      const float rest = raw[i] - __uint_as_float(big[i]);  // exact (NaN for a non-finite raw)
+      // to_tf32 keeps a NaN rest NaN, where to_tf32_finite could make it finite.
+      small[i] = kFast ? __float_as_uint(rest) : to_tf32(rest);
     }
+  }
+  /// The raw bits of fragments read with ldmatrix.
+  template <int N>
+  __device__ static __forceinline__ void split(std::uint32_t (&big)[N], std::uint32_t (&small)[N],
+                                               const std::uint32_t (&raw)[N]) {
+    float f[N];
+#pragma unroll
+    for (int i = 0; i < N; ++i) f[i] = __uint_as_float(raw[i]);
+    split(big, small, f);
   }
   __device__ static __forceinline__ void prepare(FragA& f, const float (&raw)[kA]) { split(f.big, f.small, raw); }
   __device__ static __forceinline__ void prepare(FragB& f, const float (&raw)[kB]) { split(f.big, f.small, raw); }
@@ -173,17 +200,55 @@ struct Tf32x3 {
   }
 };
 
+/// ldmatrix .x4: lane l gives the address of row l % 8 of 8x8 matrix l / 8 (16 bytes, 16-byte
+/// aligned, shared memory); r[q] gets word l % 4 of row l / 4 of matrix q. For 4-byte elements
+/// a matrix is 8 rows of 4 elements, and that word is element (g, t): a TF32 fragment's layout.
+__device__ __forceinline__ void gemm_ldmatrix_x4(std::uint32_t (&r)[4], const void* row) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(gemm_smem_u32(row)));
+#else
+  (void)row;  // pre-Turing builds never launch the TF32 kernels
+  r[0] = r[1] = r[2] = r[3] = 0;
+#endif
+}
+
+/// How a tile's main loop runs (float only; double tiles take the default):
+///  - FAST_SPLIT: Tf32x3<true>, the small parts truncated by the MMA (see Tf32x3);
+///  - ROWS: the warp tile one MMA row (mi) at a time: the B fragments of one step sum's k-steps
+///    are split once, then each row's A fragments are split just before use and its NI step
+///    sums (4 registers each) are added to the running sums right after its MMAs. Live:
+///    the running sums, the B fragments and one row's A fragments and step sums, where the
+///    whole-tile loop holds a second set of sums and every A fragment. Same MMAs, same order
+///    per output element, so the same results as the whole-tile loop;
+///  - LDSM: (with ROWS) fragments of k-contiguous shared tiles read with ldmatrix, one
+///    instruction for an A fragment or for two B fragments, instead of four 4-byte reads each;
+///  - PRESPLIT: (with ROWS) each landed stage is split once for the whole CTA, big in place and
+///    small into one of two extra buffers laid out as a stage, one tile ahead of the MMAs
+///    (gemm_mainloop_convert); the MMA loop then only reads fragments. A 128x128 tile's
+///    elements are each read by 2 or 4 warps, so this is 2 to 4 times fewer split instructions.
+template <bool FAST_SPLIT = false, bool ROWS = false, bool LDSM = false, bool PRESPLIT = false>
+struct Tf32Loop {
+  static constexpr bool kFastSplit = FAST_SPLIT, kRows = ROWS, kLdsm = LDSM, kPresplit = PRESPLIT;
+  static_assert(!LDSM || ROWS, "ldmatrix fragments come with the row loop");
+  static_assert(!PRESPLIT || ROWS, "the pre-split comes with the row loop");
+};
+
 /// A tensor-core tile configuration for element type T (double or float): block tile
 /// BlockShape (BM, BN, BK), WarpLayout warps, each warp a (BM/warps.M, BN/warps.N) tile of
 /// Instr-shaped MMA instructions (M x 8 x K: double M 8 or 16, K 4, 8 or 16; float 16 x 8 x 8),
-/// a STAGES-deep cp.async pipeline, at least MIN_BLOCKS blocks per SM.
-template <class T, class BlockShape, class WarpLayout, class Instr, int STAGES_, int MIN_BLOCKS_>
+/// a STAGES-deep cp.async pipeline, at least MIN_BLOCKS blocks per SM, main loop Loop.
+template <class T, class BlockShape, class WarpLayout, class Instr, int STAGES_, int MIN_BLOCKS_,
+          class Loop = Tf32Loop<>>
 struct MmaTile {
   using Element = T;
-  using Mma = std::conditional_t<std::is_same_v<T, double>, Dmma<Instr::kM, Instr::kK>, Tf32x3>;
+  using Mma = std::conditional_t<std::is_same_v<T, double>, Dmma<Instr::kM, Instr::kK>, Tf32x3<Loop::kFastSplit>>;
   static_assert(Instr::kN == 8, "tensor-core tiles: the MMA instructions are 8 wide in n");
   static_assert(std::is_same_v<T, double> || (std::is_same_v<T, float> && Instr::kM == 16 && Instr::kK == 8),
                 "tensor-core tiles: double (DMMA) or float (3xTF32, m16n8k8)");
+  static_assert(std::is_same_v<T, float> || std::is_same_v<Loop, Tf32Loop<>>, "loop variants are float's");
+  static constexpr bool kRows = Loop::kRows, kLdsm = Loop::kLdsm, kPresplit = Loop::kPresplit;
   static constexpr int kBM = BlockShape::kM, kBN = BlockShape::kN, kBK = BlockShape::kK;
   static constexpr int kWarpsM = WarpLayout::kM, kWarpsN = WarpLayout::kN, kThreads = WarpLayout::kCount * 32;
   static constexpr int kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN;
@@ -199,7 +264,8 @@ struct MmaTile {
   static constexpr int kStrideXK = kBK + kPadXK, kStrideAK = kBM + kPadKX, kStrideBK = kBN + kPadKX;
   static constexpr int kStageA = (kBM * kStrideXK > kBK * kStrideAK) ? kBM * kStrideXK : kBK * kStrideAK;
   static constexpr int kStageB = (kBN * kStrideXK > kBK * kStrideBK) ? kBN * kStrideXK : kBK * kStrideBK;
-  static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * static_cast<int>(sizeof(T));
+  // The pre-split's two small buffers follow the stages.
+  static constexpr int kSmemBytes = (kStages + (kPresplit ? 2 : 0)) * (kStageA + kStageB) * static_cast<int>(sizeof(T));
   static_assert(kBM % kWarpsM == 0 && kBN % kWarpsN == 0, "bad warp layout");
   static_assert(kWarpTileM % kMmaM == 0 && kWarpTileN % 8 == 0 && kBK % kMmaK == 0, "bad mma tiling");
   static_assert(sizeof(T) == 8 ? (kStrideXK % 16 == 4 && kStrideAK % 16 == 4 && kStrideBK % 16 == 4)
@@ -317,7 +383,150 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
       }
     }
   };
-  gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage);
+  if constexpr (Cfg::kRows) {
+    // The row loop (Cfg::kRows, float): see Tf32Loop. Fragment (g, t) reads, or ldmatrix where
+    // the shared tile is k-contiguous and Cfg::kLdsm: lane l addresses row l % 8 of matrix
+    // q = l / 8. A: matrices (rows +0, k +0), (+8, +0), (+0, +4), (+8, +4) are a[0..3]; B: (n
+    // block j, k +0), (j, +4), (j+1, +0), (j+1, +4) are b[0..1] of blocks j and j+1.
+    // With Cfg::kPresplit a stage holds big and small_smem[k_tile % 2] small, at the same
+    // offsets; the fragments are read as they are. Else the fragments are split here.
+    T* small_smem = b_smem + kStages * Cfg::kStageB;  // (2, stage): A then B, as a stage
+    const int q = lane / 8, r = lane % 8;
+    // Reads the N values of a fragment: through ldmatrix at shared offset `row` (kLdsmRead,
+    // N == 4), else one element at each shared offset off[v]; then splits them, or (kPresplit)
+    // reads small at the same offsets.
+    auto fetch = [&](auto ldsm_read, auto& frag, const T* big_tile, const T* small_tile, const int* off, int row) {
+      constexpr int N = static_cast<int>(sizeof(frag.big) / sizeof(frag.big[0]));
+      std::uint32_t raw[N];
+      if constexpr (decltype(ldsm_read)::value) {
+        static_assert(N == 4, "ldmatrix .x4 reads four values a lane");
+        gemm_ldmatrix_x4(raw, big_tile + row);
+        if constexpr (Cfg::kPresplit) gemm_ldmatrix_x4(frag.small, small_tile + row);
+      } else {
+#pragma unroll
+        for (int v = 0; v < N; ++v) {
+          raw[v] = __float_as_uint(big_tile[off[v]]);
+          if constexpr (Cfg::kPresplit) frag.small[v] = __float_as_uint(small_tile[off[v]]);
+        }
+      }
+      if constexpr (Cfg::kPresplit) {
+#pragma unroll
+        for (int v = 0; v < N; ++v) frag.big[v] = raw[v];
+      } else {
+        Mma::split(frag.big, frag.small, raw);
+      }
+    };
+    auto compute_stage_rows = [&](int stage, int k_tile) {
+      const T* a_tile = a_smem + stage * Cfg::kStageA;
+      const T* b_tile = b_smem + stage * Cfg::kStageB;
+      const T* a_small = small_smem + (k_tile & 1) * (Cfg::kStageA + Cfg::kStageB);
+      const T* b_small = a_small + Cfg::kStageA;
+      constexpr int kSteps = Mma::kStepsPerSum;
+      static_assert(kSteps > 0 && (BK / 8) % kSteps == 0, "the row loop sums whole groups of k-steps");
+#pragma unroll
+      for (int kg = 0; kg < BK / 8 / kSteps; ++kg) {
+        typename Mma::FragB b_frag[kSteps][NI];
+#pragma unroll
+        for (int ks = 0; ks < kSteps; ++ks) {
+          const int k0 = (kg * kSteps + ks) * 8;
+          if constexpr (Cfg::kLdsm && kBK) {
+            static_assert(NI % 2 == 0, "ldmatrix reads B fragments in pairs");
+#pragma unroll
+            for (int j = 0; j < NI; j += 2) {
+              // One ldmatrix: b[0..1] of block j in words 0..1, of block j+1 in words 2..3.
+              typename Mma::FragA pair;
+              const int row = b_at(k0 + 4 * (q & 1), wn0 + (j + (q >> 1)) * 8 + r);
+              fetch(std::true_type{}, pair, b_tile, b_small, nullptr, row);
+#pragma unroll
+              for (int v = 0; v < 2; ++v) {
+                b_frag[ks][j].big[v] = pair.big[v], b_frag[ks][j].small[v] = pair.small[v];
+                b_frag[ks][j + 1].big[v] = pair.big[2 + v], b_frag[ks][j + 1].small[v] = pair.small[2 + v];
+              }
+            }
+          } else {
+#pragma unroll
+            for (int j = 0; j < NI; ++j) {
+              const int off[2] = {b_at(k0 + t, wn0 + j * 8 + g), b_at(k0 + 4 + t, wn0 + j * 8 + g)};
+              fetch(std::false_type{}, b_frag[ks][j], b_tile, b_small, off, 0);
+            }
+          }
+        }
+#pragma unroll
+        for (int i = 0; i < MI; ++i) {
+          const int mi0 = wm0 + i * 16;
+          typename Mma::FragA a_frag[kSteps];
+#pragma unroll
+          for (int ks = 0; ks < kSteps; ++ks) {
+            const int k0 = (kg * kSteps + ks) * 8;
+            if constexpr (Cfg::kLdsm && kAK) {
+              const int row = a_at(mi0 + r + 8 * (q & 1), k0 + 4 * (q >> 1));
+              fetch(std::true_type{}, a_frag[ks], a_tile, a_small, nullptr, row);
+            } else {
+              const int off[4] = {a_at(mi0 + g, k0 + t), a_at(mi0 + g + 8, k0 + t), a_at(mi0 + g, k0 + 4 + t),
+                                  a_at(mi0 + g + 8, k0 + 4 + t)};
+              fetch(std::false_type{}, a_frag[ks], a_tile, a_small, off, 0);
+            }
+          }
+          T sum[NI][Mma::kC];  // this row's step sums
+#pragma unroll
+          for (int ks = 0; ks < kSteps; ++ks)
+#pragma unroll
+            for (int pass = 0; pass < Mma::kPasses; ++pass)
+#pragma unroll
+              for (int j = 0; j < NI; ++j) Mma::run(sum[j], a_frag[ks], b_frag[ks][j], pass, ks == 0);
+#pragma unroll
+          for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int c = 0; c < Mma::kC; ++c) acc[i][j][c] += sum[j][c];
+        }
+      }
+    };
+    if constexpr (Cfg::kPresplit) {
+      // Splits a landed (OUTER, INNER) tile of row stride kStride: big in place, small to the
+      // same offset in `small`, 16 bytes a thread at a time (a quarter warp reads and writes
+      // 128 consecutive bytes: no bank conflicts).
+      auto convert_tile = [&](auto outer, auto inner, auto stride, T* tile, T* small) {
+        constexpr int OUTER = decltype(outer)::value, INNER = decltype(inner)::value;
+        constexpr int kStride = decltype(stride)::value, kChunksPerRow = INNER / 4;
+        static_assert(INNER % 4 == 0 && (OUTER * kChunksPerRow) % kThreads == 0, "tile does not split into chunks");
+#pragma unroll
+        for (int it = 0; it < OUTER * kChunksPerRow / kThreads; ++it) {
+          const int c = tid + it * kThreads;
+          const int at = (c / kChunksPerRow) * kStride + (c % kChunksPerRow) * 4;
+          const float4 v = *reinterpret_cast<const float4*>(tile + at);
+          const float raw[4] = {v.x, v.y, v.z, v.w};
+          std::uint32_t big[4], rest[4];
+          Mma::split(big, rest, raw);
+          *reinterpret_cast<uint4*>(tile + at) = make_uint4(big[0], big[1], big[2], big[3]);
+          *reinterpret_cast<uint4*>(small + at) = make_uint4(rest[0], rest[1], rest[2], rest[3]);
+        }
+      };
+      auto convert_stage = [&](int stage, int k_tile) {
+        T* a_tile = a_smem + stage * Cfg::kStageA;
+        T* b_tile = b_smem + stage * Cfg::kStageB;
+        T* a_small = small_smem + (k_tile & 1) * (Cfg::kStageA + Cfg::kStageB);
+        T* b_small = a_small + Cfg::kStageA;
+        using std::integral_constant;
+        if constexpr (kAK)
+          convert_tile(integral_constant<int, BM>(), integral_constant<int, BK>(),
+                       integral_constant<int, Cfg::kStrideXK>(), a_tile, a_small);
+        else
+          convert_tile(integral_constant<int, BK>(), integral_constant<int, BM>(),
+                       integral_constant<int, Cfg::kStrideAK>(), a_tile, a_small);
+        if constexpr (kBK)
+          convert_tile(integral_constant<int, BN>(), integral_constant<int, BK>(),
+                       integral_constant<int, Cfg::kStrideXK>(), b_tile, b_small);
+        else
+          convert_tile(integral_constant<int, BK>(), integral_constant<int, BN>(),
+                       integral_constant<int, Cfg::kStrideBK>(), b_tile, b_small);
+      };
+      gemm_mainloop_convert<kStages>(tr.k_tiles, load_stage, convert_stage, compute_stage_rows);
+    } else {
+      gemm_mainloop<kStages>(tr.k_tiles, load_stage, [&](int stage) { compute_stage_rows(stage, 0); });
+    }
+  } else {
+    gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage);
+  }
 
   T* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
   if constexpr (Mma::kCheckFinite) {

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <limits>
 #include <sstream>
@@ -473,6 +474,56 @@ TEST_CASE("float: the 3xTF32 tensor-core kernels are as accurate as FP32 on the 
     }
 }
 
+TEST_CASE("float: 3xTF32 configurations with the same split give the same results, bit for bit") {
+  // The row loop, ldmatrix, the pre-split and the tile shape change neither the MMAs of an
+  // output element nor their order (k-steps of 8, two per step sum, k tiles of 16 or 32), so
+  // with one k slice every such configuration must equal tf32x3-128x128x32. The fast split
+  // ("tf32x3f...") rounds small differently: those must equal the first of them (and the
+  // accuracy test bounds their error).
+  const auto configs = detail::gemm_configs<float>();
+  const auto is_fast = [&](int cfg) { return configs[cfg].name.rfind("tf32x3f", 0) == 0; };
+  int base = -1, base_fast = -1;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    if (configs[cfg].name == "tf32x3-128x128x32") base = cfg;
+    if (base_fast < 0 && is_fast(cfg)) base_fast = cfg;
+  }
+  REQUIRE(base >= 0);
+  struct Dims {
+    Index m, n, k;
+  };
+  int rot = 0;
+  for (const Dims d : {Dims{128, 128, 32}, Dims{129, 127, 33}, Dims{1, 257, 95}, Dims{255, 1, 97}, Dims{67, 263, 1000},
+                       Dims{300, 70, 31}})
+    for (Op op_a : kOps)
+      for (Op op_b : kOps) {
+        const HostMatrix<float> ha = stored<float>(d.m, d.k, op_a), hb = stored<float>(d.k, d.n, op_b);
+        const auto A = to_device(ha);
+        const auto B = to_device(hb);
+        const float beta = rot++ % 2 ? 0.5f : 0.0f;
+        const HostMatrix<float> hc = random_matrix<float>(d.m, d.n, -1.0, 1.0);
+        auto run = [&](int cfg) {
+          DeviceMatrix<float> C =
+              beta == 0.0f ? DeviceMatrix<float>::constant(d.m, d.n, poison_value<float>()) : to_device(hc);
+          detail::gemm_forced(cfg, 1, 1.25f, A, B, beta, C, op_a, op_b);
+          return HostMatrix<float>(to_eigen(C));
+        };
+        const HostMatrix<float> want = run(base);
+        check_product<float>(want, op_of(ha, op_a), op_of(hb, op_b), 1.25, beta, hc.cast<double>());
+        HostMatrix<float> want_fast;
+        if (base_fast >= 0) {
+          want_fast = run(base_fast);
+          check_product<float>(want_fast, op_of(ha, op_a), op_of(hb, op_b), 1.25, beta, hc.cast<double>());
+        }
+        for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+          if (!is_tf32(configs[cfg]) || configs[cfg].bk % 16 != 0) continue;
+          INFO(configs[cfg].name << " m=" << d.m << " n=" << d.n << " k=" << d.k << " op_a=" << op_name(op_a)
+                                 << " op_b=" << op_name(op_b) << " beta=" << beta);
+          const HostMatrix<float> got = run(cfg);
+          CHECK((got.array() == (is_fast(cfg) ? want_fast : want).array()).all());
+        }
+      }
+}
+
 TEST_CASE("float: infinities and NaNs come out as IEEE arithmetic gives them, on every configuration") {
   // inf * 1 must stay inf: with 3xTF32 the remainder of an infinity is NaN and inf * 0 = NaN,
   // so such tiles must take the exact path.
@@ -487,6 +538,16 @@ TEST_CASE("float: infinities and NaNs come out as IEEE arithmetic gives them, on
   ha(40, 21) = -std::numeric_limits<float>::infinity();
   hb.row(20).setConstant(2.0f);
   hb.row(21).setConstant(0.5f);
+  // NaNs whose bits overflow when half a TF32 ulp is added to them (the GPU's own NaN is
+  // 0x7fffffff): the integer rounding of a split would make them finite.
+  const auto nan_bits = [](std::uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+  };
+  ha(50, 30) = nan_bits(0x7fffffffu);  // row 50: NaN everywhere
+  hb(31, 60) = nan_bits(0xffffffffu);  // column 60: NaN everywhere
+  ha(55, 32) = nan_bits(0x7ffff000u);  // row 55: NaN everywhere
   const Ref ref = ha.cast<double>() * hb.cast<double>();
   const auto A = to_device(ha);
   const auto B = to_device(hb);
