@@ -107,6 +107,80 @@ void register_gemm(Index n, bool multi) {
   }
 }
 
+enum class Collective { all_reduce, all_gather, all_to_all };
+
+/// One NCCL collective over all GPUs (its own communicators and buffers of `count` floats a
+/// GPU), in bus bandwidth as nccl-tests counts it: all-reduce 2(n-1)/n of the buffer,
+/// all-gather (n-1)/n of the gathered total (`count` floats a GPU), all-to-all (grouped
+/// ncclSend/ncclRecv of count/n floats to every peer) (n-1)/n of the buffer.
+void register_nccl_busbw(const std::string& op, const std::string& shape, Index count, Collective kind) {
+  const int P = comm().size();
+  const bool all_gather = kind == Collective::all_gather;
+  const double bus = kind == Collective::all_reduce ? double(count) * sizeof(float) * 2.0 * (P - 1) / P
+                     : all_gather                   ? double(count) * P * sizeof(float) * (P - 1) / P
+                                                    : double(count) * sizeof(float) * (P - 1) / P;
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape, "nccl").c_str(), [=](benchmark::State& st) {
+    std::vector<int> devs(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) devs[static_cast<std::size_t>(r)] = r;
+    std::vector<ncclComm_t> comms(static_cast<std::size_t>(P));
+    if (ncclCommInitAll(comms.data(), P, devs.data()) != ncclSuccess) {
+      st.SkipWithError("ncclCommInitAll failed");
+      return;
+    }
+    const Index out_count = all_gather ? count * P : count;
+    std::vector<float*> in(static_cast<std::size_t>(P)), out(static_cast<std::size_t>(P));
+    std::vector<cudaStream_t> streams(static_cast<std::size_t>(P));
+    for (int r = 0; r < P; ++r) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+      DEVMAT_BENCH_CUDA(cudaMalloc(&in[r], count * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaMalloc(&out[r], out_count * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaMemset(in[r], 0, count * sizeof(float)));
+      DEVMAT_BENCH_CUDA(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
+    }
+    const auto run = [&] {
+      ncclGroupStart();
+      for (int r = 0; r < P; ++r) {
+        if (kind == Collective::all_gather) {
+          ncclAllGather(in[r], out[r], count, ncclFloat32, comms[r], streams[r]);
+        } else if (kind == Collective::all_reduce) {
+          ncclAllReduce(in[r], out[r], count, ncclFloat32, ncclSum, comms[r], streams[r]);
+        } else {
+          const Index part = count / P;
+          for (int q = 0; q < P; ++q) {
+            ncclSend(in[r] + q * part, part, ncclFloat32, q, comms[r], streams[r]);
+            ncclRecv(out[r] + q * part, part, ncclFloat32, q, comms[r], streams[r]);
+          }
+        }
+      }
+      ncclGroupEnd();
+      for (int r = 0; r < P; ++r) {
+        DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+        DEVMAT_BENCH_CUDA(cudaStreamSynchronize(streams[r]));
+      }
+    };
+    run();
+    double total = 0;
+    for (auto _ : st) {
+      const auto t0 = std::chrono::steady_clock::now();
+      run();
+      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      st.SetIterationTime(t);
+      total += t;
+    }
+    st.counters["value"] = bus * static_cast<double>(st.iterations()) / total / 1e9;
+    st.counters["unit"] = b::kGBps;
+    st.counters["gpus"] = P;
+    for (int r = 0; r < P; ++r) {
+      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
+      cudaFree(in[r]);
+      cudaFree(out[r]);
+      cudaStreamDestroy(streams[r]);
+      ncclCommDestroy(comms[r]);
+    }
+    DEVMAT_BENCH_CUDA(cudaSetDevice(0));
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 void register_reductions(bool multi) {
   const Index rows = Index(1) << 15, cols = Index(1) << 14;  // 2 x 2^28 elements
   const double bytes = double(rows) * cols * sizeof(float);
@@ -139,111 +213,7 @@ void register_reductions(bool multi) {
     const auto A = random_sharded<float>(P, n, 4);
     time_all(st, bus, b::kGBps, [&] { auto c = A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark(b::name("allreduce-busbw", "f32", "268435456", "nccl").c_str(), [=](benchmark::State& st) {
-    // NCCL's own communicators over the same GPUs, one buffer of 2^28 floats each.
-    std::vector<int> devs(static_cast<std::size_t>(P));
-    for (int r = 0; r < P; ++r) devs[static_cast<std::size_t>(r)] = r;
-    std::vector<ncclComm_t> comms(static_cast<std::size_t>(P));
-    if (ncclCommInitAll(comms.data(), P, devs.data()) != ncclSuccess) {
-      st.SkipWithError("ncclCommInitAll failed");
-      return;
-    }
-    std::vector<float*> buf(static_cast<std::size_t>(P));
-    std::vector<cudaStream_t> streams(static_cast<std::size_t>(P));
-    for (int r = 0; r < P; ++r) {
-      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
-      DEVMAT_BENCH_CUDA(cudaMalloc(&buf[r], n * sizeof(float)));
-      DEVMAT_BENCH_CUDA(cudaMemset(buf[r], 0, n * sizeof(float)));
-      DEVMAT_BENCH_CUDA(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
-    }
-    const auto run = [&] {
-      ncclGroupStart();
-      for (int r = 0; r < P; ++r) ncclAllReduce(buf[r], buf[r], n, ncclFloat32, ncclSum, comms[r], streams[r]);
-      ncclGroupEnd();
-      for (int r = 0; r < P; ++r) {
-        DEVMAT_BENCH_CUDA(cudaSetDevice(r));
-        DEVMAT_BENCH_CUDA(cudaStreamSynchronize(streams[r]));
-      }
-    };
-    run();
-    double total = 0;
-    for (auto _ : st) {
-      const auto t0 = std::chrono::steady_clock::now();
-      run();
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      st.SetIterationTime(s);
-      total += s;
-    }
-    st.counters["value"] = bus * static_cast<double>(st.iterations()) / total / 1e9;
-    st.counters["unit"] = b::kGBps;
-    for (int r = 0; r < P; ++r) {
-      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
-      cudaFree(buf[r]);
-      cudaStreamDestroy(streams[r]);
-      ncclCommDestroy(comms[r]);
-    }
-    DEVMAT_BENCH_CUDA(cudaSetDevice(0));
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-}
-
-/// One NCCL collective over all GPUs (its own communicators and buffers of `count` floats a
-/// GPU), in bus bandwidth: all-reduce (2(n-1)/n of the buffer) or all-gather ((n-1)/n of the
-/// gathered total, `count` floats a GPU).
-void register_nccl_busbw(const std::string& op, const std::string& shape, Index count, bool all_gather) {
-  const int P = comm().size();
-  const double bus = all_gather ? double(count) * P * sizeof(float) * (P - 1) / P
-                                : double(count) * sizeof(float) * 2.0 * (P - 1) / P;
-  benchmark::RegisterBenchmark(b::name(op, "f32", shape, "nccl").c_str(), [=](benchmark::State& st) {
-    std::vector<int> devs(static_cast<std::size_t>(P));
-    for (int r = 0; r < P; ++r) devs[static_cast<std::size_t>(r)] = r;
-    std::vector<ncclComm_t> comms(static_cast<std::size_t>(P));
-    if (ncclCommInitAll(comms.data(), P, devs.data()) != ncclSuccess) {
-      st.SkipWithError("ncclCommInitAll failed");
-      return;
-    }
-    const Index out_count = all_gather ? count * P : count;
-    std::vector<float*> in(static_cast<std::size_t>(P)), out(static_cast<std::size_t>(P));
-    std::vector<cudaStream_t> streams(static_cast<std::size_t>(P));
-    for (int r = 0; r < P; ++r) {
-      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
-      DEVMAT_BENCH_CUDA(cudaMalloc(&in[r], count * sizeof(float)));
-      DEVMAT_BENCH_CUDA(cudaMalloc(&out[r], out_count * sizeof(float)));
-      DEVMAT_BENCH_CUDA(cudaMemset(in[r], 0, count * sizeof(float)));
-      DEVMAT_BENCH_CUDA(cudaStreamCreateWithFlags(&streams[r], cudaStreamNonBlocking));
-    }
-    const auto run = [&] {
-      ncclGroupStart();
-      for (int r = 0; r < P; ++r) {
-        if (all_gather) ncclAllGather(in[r], out[r], count, ncclFloat32, comms[r], streams[r]);
-        else ncclAllReduce(in[r], out[r], count, ncclFloat32, ncclSum, comms[r], streams[r]);
-      }
-      ncclGroupEnd();
-      for (int r = 0; r < P; ++r) {
-        DEVMAT_BENCH_CUDA(cudaSetDevice(r));
-        DEVMAT_BENCH_CUDA(cudaStreamSynchronize(streams[r]));
-      }
-    };
-    run();
-    double total = 0;
-    for (auto _ : st) {
-      const auto t0 = std::chrono::steady_clock::now();
-      run();
-      const double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      st.SetIterationTime(t);
-      total += t;
-    }
-    st.counters["value"] = bus * static_cast<double>(st.iterations()) / total / 1e9;
-    st.counters["unit"] = b::kGBps;
-    st.counters["gpus"] = P;
-    for (int r = 0; r < P; ++r) {
-      DEVMAT_BENCH_CUDA(cudaSetDevice(r));
-      cudaFree(in[r]);
-      cudaFree(out[r]);
-      cudaStreamDestroy(streams[r]);
-      ncclCommDestroy(comms[r]);
-    }
-    DEVMAT_BENCH_CUDA(cudaSetDevice(0));
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  register_nccl_busbw("allreduce-busbw", "268435456", n, Collective::all_reduce);
 }
 
 /// The scaling rows (issue 16's shapes, run on any GPU count; scripts/scaling_table.py turns the
@@ -253,7 +223,8 @@ void register_nccl_busbw(const std::string& op, const std::string& shape, Index 
 ///       all-gathered in chunks, overlapped), against one GPU; NCCL all-gather of B beside it.
 ///   scale-sum/f32/8x268435456 and scale-col-sums/f32/8x268435456: a 2^16 x 2^15 matrix (8 x 2^28
 ///       elements), against one GPU; col_sums' all-reduce beside NCCL's all-reduce of a row.
-///   scale-transpose/f32/65536x65536: the all-to-all transpose, against one GPU's transpose.
+///   scale-transpose/f32/65536x65536: the all-to-all transpose, against one GPU's transpose; NCCL's
+///       all-to-all of the same shards beside it (the exchange that bounds it: NVLink, not HBM).
 void register_scaling(bool multi) {
   const int P = multi ? comm().size() : 1;
   const auto gpus = [=](benchmark::State& st, int n) { st.counters["gpus"] = n; };
@@ -278,7 +249,7 @@ void register_scaling(bool multi) {
         gpus(st, P);
       })->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(2.0);
       register_nccl_busbw("scale-allgather-busbw", std::to_string(n / P) + "x" + std::to_string(n) + "-per-gpu",
-                          n / P * n, true);
+                          n / P * n, Collective::all_gather);
     }
   }
   {
@@ -311,12 +282,16 @@ void register_scaling(bool multi) {
       b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { auto t = A.transpose(); });
       gpus(st, 1);
     })->UseManualTime()->Unit(benchmark::kMillisecond);
-    if (multi)
+    if (multi) {
       benchmark::RegisterBenchmark(b::name("scale-transpose", "f32", "65536x65536", "ours").c_str(), [=](benchmark::State& st) {
         const auto A = random_sharded<float>(n, n, 5);
         time_all(st, bytes, b::kGBps, [&] { auto t = A.transpose(); });
         gpus(st, P);
       })->UseManualTime()->Unit(benchmark::kMillisecond);
+      // The exchange alone, as NCCL moves it: each GPU's shard (n/P rows) to every peer.
+      register_nccl_busbw("scale-alltoall-busbw", std::to_string(n / P) + "x" + std::to_string(n) + "-per-gpu",
+                          n / P * n, Collective::all_to_all);
+    }
   }
 }
 }  // namespace
