@@ -2,8 +2,8 @@
 // row-major C = A*B handed to cuBLAS as the column-major C^T = B^T A^T.
 //
 // Names: gemm/<f32|f64>/<M>x<N>x<K>/ours | cublas, plus ours-<config> for every configuration
-// compiled in (forced, with the cost model's split count) at 4096^3 and on the odd shapes, so
-// one run shows which configuration wins where. The label of "ours" says what gemm chose.
+// compiled in (forced, with the cost model's split count) at 4096^3 and on the odd shapes (double:
+// at every size), so one run shows which configuration wins where. The label of "ours" says what gemm chose.
 // For float, "ours" is the default FloatMath::tf32x3 (3xTF32 on the tensor cores, FP32
 // accuracy), and ours-simt is gemm under FloatMath::simt (FFMA on the CUDA cores only).
 //
@@ -255,7 +255,8 @@ int main(int argc, char** argv) {
   register_shape<float>(8192, 8192, 64, true);
   register_shape<float>(64, 8192, 8192, true, {1, 2, 4, 8, 16});
   register_shape<float>(1, 4096, 4096, true);
-  for (Index s : {1024, 2048, 4096}) register_shape<double>(s, s, s, s == 4096);
+  // double: every configuration at every size (the pipelined DMMA tiles are calibrated from these).
+  for (Index s : {1024, 2048, 4096, 8192}) register_shape<double>(s, s, s, true);
   register_shape<double>(1000, 1000, 1000, true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -49,8 +49,10 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f64, "pipe-128x128x16-k4", 0.25},
     {90, GemmElement::f64, "pipe-128x128x16-k4-w16", 0.25},
     {90, GemmElement::f64, "pipe-128x128x32-k4", 0.25},
+    {90, GemmElement::f64, "pipe-128x128x32-k4-w16", 0.25},
     {90, GemmElement::f64, "pipe-128x128x32-k8", 0.25},
     {90, GemmElement::f64, "pipe-128x64x16-k4", 0.25},
+    {90, GemmElement::f64, "pipe-128x64x16-k4-w8", 0.25},
     {90, GemmElement::f64, "pipe-64x64x16-k8", 0.25},
     {90, GemmElement::f64, "pipe-64x64x32-k16", 0.25},
 };

@@ -31,13 +31,16 @@ using Dmma128x64 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8,
 using Dmma64x64 = MmaTile<double, Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 3>;      // warp tile 32x32
 using Dmma128x64m8 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<8, 8, 4>, 3, 2>;   // sm_80's m8n8k4
 // double, software-pipelined (kernels/gemm_dmma.cuh): DmmaTile<block tile, warps, instruction,
-// stages, min blocks per SM>. Both fragment buffers and the sums stay in registers: with a 64x32
-// warp tile that leaves room for m16n8k4 fragments (m16n8k8 spills a few registers there).
+// stages, min blocks per SM>, commented with the warp tile. Both fragment buffers and the sums
+// stay in registers: with a 64x32 warp tile that leaves room for m16n8k4 fragments (m16n8k8
+// spills a few registers there).
 using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
 using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
 using DmmaPipe128x128x32k4 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 4>, 3, 1>;  // 64x32, 221 KB
+using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
 using DmmaPipe128x128x32k8 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // 64x32, spills ~12 B
 using DmmaPipe128x64k4 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 2>;       // 64x32, 2 CTAs/SM
+using DmmaPipe128x64k4w8 = DmmaTile<Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;     // 32x32, 2 CTAs x 8
 using DmmaPipe64x64k8 = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2>;         // 32x32, 2 CTAs/SM
 using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2>;    // 32x32, sm_90's k16
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
@@ -114,7 +117,8 @@ int occupancy_mma() {  // the four layouts share tile sizes; the A row-major one
 /// copies (TiledKernel::aligned_rows: run_gemm pads the operands whose rows do not).
 template <class Cfg>
 void launch_dmma(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
-  if (!p.a.vec || !p.b.vec) throw std::logic_error("devmat: gemm: a pipelined DMMA tile got rows without 16-byte copies");
+  if (!p.a.vec || !p.b.vec)
+    throw std::logic_error("devmat: gemm: a pipelined DMMA tile got operand rows without 16-byte copies");
   if (p.a.kcontig) {
     if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, true>, p, grid, s);
     else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, false>, p, grid, s);
@@ -178,10 +182,15 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
   static const std::vector<TiledKernel<double>> v = {
       mma_kernel<Dmma128x128>("128x128x16"), mma_kernel<Dmma128x64>("128x64x16"),
       mma_kernel<Dmma64x64>("64x64x16"), mma_kernel<Dmma128x64m8>("128x64x16-m8n8k4"),
-      // pipelined (gemm_dmma_kernel): "pipe-" BMxBNxBK, the MMA's k, "w16" for 16 warps
-      dmma_kernel<DmmaPipe128x128k4>("pipe-128x128x16-k4"), dmma_kernel<DmmaPipe128x128k4w16>("pipe-128x128x16-k4-w16"),
-      dmma_kernel<DmmaPipe128x128x32k4>("pipe-128x128x32-k4"), dmma_kernel<DmmaPipe128x128x32k8>("pipe-128x128x32-k8"),
-      dmma_kernel<DmmaPipe128x64k4>("pipe-128x64x16-k4"), dmma_kernel<DmmaPipe64x64k8>("pipe-64x64x16-k8"),
+      // pipelined (gemm_dmma_kernel): "pipe-" BMxBNxBK, the MMA's k, "w<count>" for other warp counts
+      dmma_kernel<DmmaPipe128x128k4>("pipe-128x128x16-k4"),
+      dmma_kernel<DmmaPipe128x128k4w16>("pipe-128x128x16-k4-w16"),
+      dmma_kernel<DmmaPipe128x128x32k4>("pipe-128x128x32-k4"),
+      dmma_kernel<DmmaPipe128x128x32k4w16>("pipe-128x128x32-k4-w16"),
+      dmma_kernel<DmmaPipe128x128x32k8>("pipe-128x128x32-k8"),
+      dmma_kernel<DmmaPipe128x64k4>("pipe-128x64x16-k4"),
+      dmma_kernel<DmmaPipe128x64k4w8>("pipe-128x64x16-k4-w8"),
+      dmma_kernel<DmmaPipe64x64k8>("pipe-64x64x16-k8"),
       dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16")};
   return v;
 }

@@ -155,7 +155,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
 #pragma unroll
     for (int j = 0; j < NI; ++j)
 #pragma unroll
-      for (int v1 = 0; v1 < kMmaK / 4; ++v1) b_frag[buf][j].v[v1] = b_tile[b_at(kb * kMmaK + 4 * v1 + t, wn0 + j * 8 + g)];
+      for (int v1 = 0; v1 < kMmaK / 4; ++v1)
+        b_frag[buf][j].v[v1] = b_tile[b_at(kb * kMmaK + 4 * v1 + t, wn0 + j * 8 + g)];
   };
 
   double acc[MI][NI][Mma::kC];
