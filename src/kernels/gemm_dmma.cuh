@@ -19,12 +19,14 @@
 #include "gemm_common.cuh"
 #include "gemm_mma.cuh"
 
+#include <type_traits>
+
 namespace devmat::detail {
 
 /// The copies of one operand's BK-deep tiles into shared memory, for one thread. The tile is
 /// (OUTER, INNER) with INNER contiguous in global and shared memory (row stride kStride in
 /// shared memory); kKInner: k runs along INNER (the [x][k] layout), else along OUTER ([k][x]).
-/// Needs 16-byte copies (op.vec: the launcher runs gemm_mma_kernel otherwise). A thread moves
+/// Needs 16-byte copies (op.vec; run_gemm pads operands whose rows break them). A thread moves
 /// chunks of two doubles that share their INNER offset and sit kRowsPerPass rows apart, so one
 /// pointer, one row step and one bound per pass serve every k tile; elements outside
 /// [.., x_lim) x [.., k_end) are zero-filled.
@@ -121,8 +123,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
                                    DmmaTileCopy<false, BK, BN, Cfg::kStrideBK, kThreads, BK>>;
   const CopyA copy_a(p.a, m0, p.m, tr.k_begin, tid);
   const CopyB copy_b(p.b, n0, p.n, tr.k_begin, tid);
-  // The copies of one k tile are spread over its first kKSteps - 1 k-steps (all of them land
-  // before the barrier after the second-to-last): group `s` issues its share of the passes.
+  // The copies of one k tile are spread over the first kKSteps - 1 k-steps of the tile being
+  // computed (all issued before its barrier, which follows the second-to-last): group `s`
+  // issues its share of the passes.
   constexpr int kGroups = kKSteps - 1;
   auto load_group = [&](int s, int stage, int k_tile) {
     copy_a.load(a_smem + stage * Cfg::kStageA, k_tile, k_end, CopyA::kPasses * s / kGroups,
