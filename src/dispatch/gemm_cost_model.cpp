@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
 
 namespace devmat::detail {
 
@@ -150,9 +151,13 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
   plan.kind = GemmPlanKind::tiled;
   if (forced_config >= 0) {
     const GemmConfigInfo& c = configs.at(static_cast<std::size_t>(forced_config));
+    const int occ = blocks_per_sm(forced_config);
+    if (occ <= 0)
+      throw std::invalid_argument("devmat: gemm_forced: configuration " + c.name +
+                                  " needs more shared memory per block than this device has");
     plan.config = forced_config;
     plan.splits = forced_splits > 0 ? gemm_effective_splits(p.k, c.bk, std::min(forced_splits, 65535))
-                                    : gemm_best_splits(p, c, blocks_per_sm(forced_config), dev).first;
+                                    : gemm_best_splits(p, c, occ, dev).first;
     return plan;
   }
   const bool tf32 = p.tf32_allowed && dev.arch >= 80;  // the TF32 MMA exists from sm_80 on
@@ -161,7 +166,9 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
   bool found = false;
   for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
     if (configs[i].math == GemmMath::tf32x3 && (!tf32 || tiny)) continue;
-    const auto [s, t] = gemm_best_splits(p, configs[i], blocks_per_sm(i), dev);
+    const int occ = blocks_per_sm(i);
+    if (occ <= 0) continue;  // does not fit this device
+    const auto [s, t] = gemm_best_splits(p, configs[i], occ, dev);
     if (!found || t < best_t) plan.config = i, plan.splits = s, best_t = t, found = true;
   }
   return plan;

@@ -128,8 +128,11 @@ void launch_dmma(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
   }
 }
 
+/// 0 where the tile's shared memory does not fit a block of the current device (the BK 32 tiles
+/// need sm_90's 227 KB), which keeps it out of gemm's choice there.
 template <class Cfg>
 int occupancy_dmma() {
+  if (Cfg::kSmemBytes > current_device_props().smem_per_block_optin) return 0;
   return gemm_kernel_occupancy<Cfg>(&gemm_dmma_kernel<Cfg, true, false>);
 }
 
