@@ -2,8 +2,8 @@
 // row-major C = A*B handed to cuBLAS as the column-major C^T = B^T A^T.
 //
 // Names: gemm/<f32|f64>/<M>x<N>x<K>/ours | cublas, plus ours-<config> for every configuration
-// compiled in (forced, with the cost model's split count) at 4096^3 and on the odd shapes, so
-// one run shows which configuration wins where. The label of "ours" says what gemm chose.
+// compiled in (forced, with the cost model's split count) at 4096^3 and on the odd shapes (double:
+// at every size), so one run shows which configuration wins where. The label of "ours" says what gemm chose.
 // For float, "ours" is the default FloatMath::tf32x3 (3xTF32 on the tensor cores, FP32
 // accuracy), and ours-simt is gemm under FloatMath::simt (FFMA on the CUDA cores only).
 //
@@ -323,7 +323,8 @@ int main(int argc, char** argv) {
   register_shape<float>(5003, 3007, 4001, true);
   register_shape<float>(256, 256, 256, false);
   register_shape<float>(256, 256, 131072, true);
-  for (Index s : {1024, 2048, 4096}) register_shape<double>(s, s, s, s == 4096);
+  // double: every configuration at every size (the pipelined DMMA tiles are calibrated from these).
+  for (Index s : {1024, 2048, 4096, 8192}) register_shape<double>(s, s, s, true);
   register_shape<double>(1000, 1000, 1000, true);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,22 @@ TEST_CASE("gemm model: empty products, k == 0 and vectors") {
   const GemmPlan forced = plan_gemm({GemmElement::f32, 1, 500, 300, true, false}, configs, occ, kH200, 2, 0);
   CHECK(forced.kind == GemmPlanKind::tiled);
   CHECK(forced.config == 2);
+}
+
+TEST_CASE("gemm model: a configuration that does not fit the device (occupancy 0) is never chosen") {
+  const auto& configs = f32_configs();
+  const GemmProblem prob{GemmElement::f32, 4096, 4096, 4096, true, false};
+  const auto occ = [&](int i) { return h200_occupancy(configs, i); };
+  const GemmPlan best = plan_gemm(prob, configs, occ, kH200);
+  REQUIRE(best.kind == GemmPlanKind::tiled);
+  // The same device without room for the winner: another configuration runs.
+  const auto without = [&](int i) { return i == best.config ? 0 : occ(i); };
+  const GemmPlan other = plan_gemm(prob, configs, without, kH200);
+  CHECK(other.kind == GemmPlanKind::tiled);
+  CHECK(other.config != best.config);
+  // Forcing it says why, before anything runs.
+  CHECK_THROWS_AS(plan_gemm(prob, configs, without, kH200, best.config, 0), std::invalid_argument);
+  CHECK_THROWS_AS(plan_gemm(prob, configs, without, kH200, best.config, 2), std::invalid_argument);
 }
 
 TEST_CASE("gemm model: 3xTF32 only where allowed, available and worth it") {

@@ -185,13 +185,16 @@ void run_gemm(const Stream& stream, int forced_config, int forced_splits, int m,
       // Rows whose length breaks 16-byte alignment make the kernels copy and store element by
       // element. When the product is large, a copy whose rows are padded to 16 bytes costs
       // far less than that (4097^3 float: ~0.1 ms of copies against ~1 ms lost).
+      // Kernels that read operands in 16-byte chunks only (aligned_rows) get padded copies at
+      // any size.
+      const TiledKernel<T>& kernel = tiled_kernels<T>()[static_cast<std::size_t>(plan.config)];
       const bool pad = static_cast<double>(m) * n * k >= kPadMinFma;
+      const bool pad_ab = pad || kernel.aligned_rows;
       Workspace a_ws, b_ws, c_ws;
-      const GemmMatrix<T> a_src = pad && !rows_aligned(A.data, A.ld) ? padded_copy(A, a_ws, stream) : A;
-      const GemmMatrix<T> b_src = pad && !rows_aligned(B.data, B.ld) ? padded_copy(B, b_ws, stream) : B;
+      const GemmMatrix<T> a_src = pad_ab && !rows_aligned(A.data, A.ld) ? padded_copy(A, a_ws, stream) : A;
+      const GemmMatrix<T> b_src = pad_ab && !rows_aligned(B.data, B.ld) ? padded_copy(B, b_ws, stream) : B;
       const GemmOperand<T> a{a_src.data, a_src.ld, a_kcontig, rows_aligned(a_src.data, a_src.ld)};
       const GemmOperand<T> b{b_src.data, b_src.ld, b_kcontig, rows_aligned(b_src.data, b_src.ld)};
-      const TiledKernel<T>& kernel = tiled_kernels<T>()[static_cast<std::size_t>(plan.config)];
       // C is padded only with one k slice (split-K partial sums go to a dense workspace, and
       // the finalize writes a dense C).
       if (pad && !rows_aligned(static_cast<const T*>(c), Index(n)) && plan.splits == 1) {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <stdexcept>
 
 namespace devmat::detail {
 
@@ -55,6 +56,19 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f64, "128x64x16", 0.70},
     {90, GemmElement::f64, "64x64x16", 0.52},
     {90, GemmElement::f64, "128x64x16-m8n8k4", 0.40},
+    // The pipelined DMMA tiles: not measured yet. Placeholders low enough that gemm's choice
+    // stays as it was (checked on a grid of shapes from 2 to 16384 in each dimension; at 0.25
+    // they won some k < 16 products) until bench_gemm's ours-pipe-* rows calibrate them (the
+    // f64 rows here are TFLOP/s at 4096^3 / 53.5).
+    {90, GemmElement::f64, "pipe-128x128x16-k4", 0.10},
+    {90, GemmElement::f64, "pipe-128x128x16-k4-w16", 0.10},
+    {90, GemmElement::f64, "pipe-128x128x32-k4", 0.10},
+    {90, GemmElement::f64, "pipe-128x128x32-k4-w16", 0.10},
+    {90, GemmElement::f64, "pipe-128x128x32-k8", 0.10},
+    {90, GemmElement::f64, "pipe-128x64x16-k4", 0.10},
+    {90, GemmElement::f64, "pipe-128x64x16-k4-w8", 0.10},
+    {90, GemmElement::f64, "pipe-64x64x16-k8", 0.10},
+    {90, GemmElement::f64, "pipe-64x64x32-k16", 0.10},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.
@@ -149,9 +163,13 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
   plan.kind = GemmPlanKind::tiled;
   if (forced_config >= 0) {
     const GemmConfigInfo& c = configs.at(static_cast<std::size_t>(forced_config));
+    const int occ = blocks_per_sm(forced_config);
+    if (occ <= 0)
+      throw std::invalid_argument("devmat: gemm_forced: configuration " + c.name +
+                                  " needs more shared memory per block than this device has");
     plan.config = forced_config;
     plan.splits = forced_splits > 0 ? gemm_effective_splits(p.k, c.bk, std::min(forced_splits, 65535))
-                                    : gemm_best_splits(p, c, blocks_per_sm(forced_config), dev).first;
+                                    : gemm_best_splits(p, c, occ, dev).first;
     return plan;
   }
   const bool tf32 = p.tf32_allowed && dev.arch >= 80;  // the TF32 MMA exists from sm_80 on
@@ -160,7 +178,9 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
   bool found = false;
   for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
     if (!configs[i].automatic || (configs[i].math == GemmMath::tf32x3 && (!tf32 || tiny))) continue;
-    const auto [s, t] = gemm_best_splits(p, configs[i], blocks_per_sm(i), dev);
+    const int occ = blocks_per_sm(i);
+    if (occ <= 0) continue;  // does not fit this device
+    const auto [s, t] = gemm_best_splits(p, configs[i], occ, dev);
     if (!found || t < best_t) plan.config = i, plan.splits = s, best_t = t, found = true;
   }
   return plan;

@@ -84,7 +84,8 @@ constexpr int kGemmMaxSplits = 64;
 
 /// The plan for `p` among `configs` (all of p.element) on `dev`; `blocks_per_sm(i)` gives the
 /// occupancy of configuration i and is called only for candidates (configurations that are
-/// `automatic`). m == 1 or n == 1 are GEMVs,
+/// `automatic`; 0: it does not fit the device, so it is never chosen, and forcing it throws
+/// std::invalid_argument). m == 1 or n == 1 are GEMVs,
 /// k == 0 (or an empty output) is none. `forced_config` >= 0 picks that configuration (and no
 /// GEMV); `forced_splits` > 0 its split count (else the model's best for it).
 GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& configs,

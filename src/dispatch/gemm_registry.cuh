@@ -5,10 +5,12 @@
 #include "dispatch/device.hpp"
 #include "dispatch/gemm_cost_model.hpp"
 #include "dispatch/launch.cuh"
+#include "kernels/gemm_dmma.cuh"
 #include "kernels/gemm_mma.cuh"
 #include "kernels/gemm_simt.cuh"
 
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -28,6 +30,19 @@ using Dmma128x128 = MmaTile<double, Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 
 using Dmma128x64 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;    // warp tile 32x32
 using Dmma64x64 = MmaTile<double, Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 3>;      // warp tile 32x32
 using Dmma128x64m8 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<8, 8, 4>, 3, 2>;   // sm_80's m8n8k4
+// double, software-pipelined (kernels/gemm_dmma.cuh): DmmaTile<block tile, warps, instruction,
+// stages, min blocks per SM>, commented with the warp tile. Both fragment buffers and the sums
+// stay in registers: with a 64x32 warp tile that leaves room for m16n8k4 fragments (m16n8k8
+// spills a few registers there).
+using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
+using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
+using DmmaPipe128x128x32k4 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 4>, 3, 1>;  // 64x32, 221 KB
+using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
+using DmmaPipe128x128x32k8 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // 64x32, spills ~12 B
+using DmmaPipe128x64k4 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 2>;       // 64x32, 2 CTAs/SM
+using DmmaPipe128x64k4w8 = DmmaTile<Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;     // 32x32, 2 CTAs x 8
+using DmmaPipe64x64k8 = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2>;         // 32x32, 2 CTAs/SM
+using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2>;    // 32x32, sm_90's k16
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
@@ -74,6 +89,7 @@ struct TiledKernel {
   GemmConfigInfo info;
   void (*launch)(const GemmArgs<T>&, dim3, cudaStream_t);
   int (*occupancy)();  // blocks per SM on the current device (prepares the kernel there)
+  bool aligned_rows = false;  // reads operands in 16-byte chunks only: gemm pads rows that break them
 };
 
 /// Blocks per SM of one GEMM kernel instantiation on the current device. The first call there
@@ -117,6 +133,29 @@ int occupancy_mma() {  // the four layouts share tile sizes; the A row-major one
   return gemm_kernel_occupancy<Cfg>(&gemm_mma_kernel<Cfg, true, false>);
 }
 
+/// The pipelined DMMA tiles: four layouts as launch_mma. Operand rows must allow 16-byte
+/// copies (TiledKernel::aligned_rows: run_gemm pads the operands whose rows do not).
+template <class Cfg>
+void launch_dmma(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
+  if (!p.a.vec || !p.b.vec)
+    throw std::logic_error("devmat: gemm: a pipelined DMMA tile got operand rows without 16-byte copies");
+  if (p.a.kcontig) {
+    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, true>, p, grid, s);
+    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, false>, p, grid, s);
+  } else {
+    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, true>, p, grid, s);
+    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, false>, p, grid, s);
+  }
+}
+
+/// 0 where the tile's shared memory does not fit a block of the current device (the BK 32 tiles
+/// need sm_90's 227 KB), which keeps it out of gemm's choice there.
+template <class Cfg>
+int occupancy_dmma() {
+  if (Cfg::kSmemBytes > current_device_props().smem_per_block_optin) return 0;
+  return gemm_kernel_occupancy<Cfg>(&gemm_dmma_kernel<Cfg, true, false>);
+}
+
 template <class Cfg>
 GemmConfigInfo gemm_info(const char* name, GemmMath math, bool automatic = true) {
   return {name, Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kStages, math, automatic};
@@ -132,6 +171,11 @@ template <class Cfg>
 TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic = true) {
   constexpr GemmMath math = std::is_same_v<typename Cfg::Element, float> ? GemmMath::tf32x3 : GemmMath::dmma;
   return {gemm_info<Cfg>(name, math, automatic), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
+}
+
+template <class Cfg>
+TiledKernel<double> dmma_kernel(const char* name) {
+  return {gemm_info<Cfg>(name, GemmMath::dmma), &launch_dmma<Cfg>, &occupancy_dmma<Cfg>, true};
 }
 
 // ------------------------------------------------------------------ the registry
@@ -173,7 +217,17 @@ template <>
 inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
   static const std::vector<TiledKernel<double>> v = {
       mma_kernel<Dmma128x128>("128x128x16"), mma_kernel<Dmma128x64>("128x64x16"),
-      mma_kernel<Dmma64x64>("64x64x16"), mma_kernel<Dmma128x64m8>("128x64x16-m8n8k4")};
+      mma_kernel<Dmma64x64>("64x64x16"), mma_kernel<Dmma128x64m8>("128x64x16-m8n8k4"),
+      // pipelined (gemm_dmma_kernel): "pipe-" BMxBNxBK, the MMA's k, "w<count>" for other warp counts
+      dmma_kernel<DmmaPipe128x128k4>("pipe-128x128x16-k4"),
+      dmma_kernel<DmmaPipe128x128k4w16>("pipe-128x128x16-k4-w16"),
+      dmma_kernel<DmmaPipe128x128x32k4>("pipe-128x128x32-k4"),
+      dmma_kernel<DmmaPipe128x128x32k4w16>("pipe-128x128x32-k4-w16"),
+      dmma_kernel<DmmaPipe128x128x32k8>("pipe-128x128x32-k8"),
+      dmma_kernel<DmmaPipe128x64k4>("pipe-128x64x16-k4"),
+      dmma_kernel<DmmaPipe128x64k4w8>("pipe-128x64x16-k4-w8"),
+      dmma_kernel<DmmaPipe64x64k8>("pipe-64x64x16-k8"),
+      dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16")};
   return v;
 }
 

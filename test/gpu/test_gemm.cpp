@@ -300,6 +300,51 @@ TEMPLATE_TEST_CASE("200+ random awkward shapes, all op combinations, alpha and b
   }
 }
 
+TEST_CASE("pipelined DMMA tiles: many k tiles, every layout, unaligned rows, split-K, IEEE specials", "[gemm]") {
+  // The software-pipelined double kernel (kernels/gemm_dmma.cuh) reads fragments of the next
+  // k-step and the next tile's first k-step before the barrier; these shapes run it through
+  // many tiles with ragged ends in m, n and k, slices that end mid-tile, and operands whose
+  // rows break 16-byte alignment (gemm then hands it padded copies, at any size).
+  const auto configs = detail::gemm_configs<double>();
+  int tested = 0, rot = 0;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    const detail::GemmConfigInfo& c = configs[cfg];
+    if (c.name.rfind("pipe-", 0) != 0) continue;
+    ++tested;
+    INFO("config " << c.name);
+    const Index deep = static_cast<Index>(c.bk) * (3 * c.stages + 2) + 5;  // past the ring 3 times, ragged
+    for (Op op_a : kOps)
+      for (Op op_b : kOps) {
+        const int r = rot++;
+        run_case<double>({2 * c.bm + 1, 3 * c.bn - 1, deep, op_a, op_b, r % 5}, cfg, 1);
+        run_case<double>({c.bm - 1, c.bn + 1, 7, op_a, op_b, (r + 1) % 5}, cfg, 1);           // k < one k-step
+        run_case<double>({c.bm + 3, 2 * c.bn + 5, 20 * c.bk + 7, op_a, op_b, (r + 2) % 5}, cfg, 3);  // split-K
+        run_case<double>({131, 97, 803, op_a, op_b, (r + 3) % 5}, cfg, 1);  // odd k, n, m: unaligned rows
+        run_case<double>({1, 1, 1, op_a, op_b, (r + 4) % 5}, cfg, 1);
+      }
+    run_case<double>({17, 19, 2 * c.bk, Op::none, Op::none, 0}, cfg, 2);  // one tile per slice
+  }
+  CHECK(tested > 0);
+
+  // Infinities and NaNs follow IEEE as on the CUDA cores: an infinity in A makes its row of the
+  // result infinite or NaN, the other rows stay exact.
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    if (configs[cfg].name.rfind("pipe-", 0) != 0) continue;
+    INFO("config " << configs[cfg].name);
+    HostMatrix<double> ha = random_matrix<double>(70, 90, 0.5, 1.0), hb = random_matrix<double>(90, 50, 0.5, 1.0);
+    ha(3, 4) = std::numeric_limits<double>::infinity();
+    ha(5, 6) = std::numeric_limits<double>::quiet_NaN();
+    DeviceMatrix<double> C = DeviceMatrix<double>::constant(70, 50, 0.0);
+    detail::gemm_forced(cfg, 1, 1.0, to_device(ha), to_device(hb), 0.0, C);
+    const HostMatrix<double> got = to_eigen(C);
+    for (Index j = 0; j < 50; ++j) {
+      CHECK(got(3, j) == std::numeric_limits<double>::infinity());  // B > 0
+      CHECK(std::isnan(got(5, j)));
+      CHECK(std::isfinite(got(4, j)));
+    }
+  }
+}
+
 // ---------------------------------------------------------------- API semantics
 TEMPLATE_TEST_CASE("aliasing: A = A*B, B = A*B, gemm(A, A, A), C aliasing B", "[gemm]", float, double,
                    std::int32_t) {

@@ -1,0 +1,233 @@
+// FP64 tensor-core GEMM (DMMA through mma.sync) with a software-pipelined main loop: the
+// latency-bound parts of gemm_mma_kernel (kernels/gemm_mma.cuh) moved off the tensor pipe's
+// critical path. There, after each k tile's MMAs every warp of the block meets at the barrier,
+// then all of them issue the next tile's copies (~45 instructions per 16-byte chunk, recomputing
+// addresses and bounds) and wait for their first fragment loads, so the DP tensor pipe idles
+// while the block's warps, synchronised by the barrier, do everything else at the same time
+// (ncu, 4096^3 on an H200: 58% of the DMMA peak, 0.39 eligible warps per scheduler). Here:
+//  - fragments are double-buffered in registers: the k-step kb+1's fragments are loaded from
+//    shared memory while kb's MMAs issue, and the first k-step of the next tile is loaded
+//    before the last k-step of this one computes, so the barrier and the load latency sit
+//    behind MMAs in flight (CUTLASS's sm80 multistage order);
+//  - the block's barrier comes once per k tile, after the second-to-last k-step's MMAs;
+//  - each thread's copy addresses and x bounds are worked out once (DmmaTileCopy); a k tile
+//    adds a fixed step, and the copies are spread over the tile's k-steps, between MMAs.
+// Shared-memory layouts, fragment layouts and padding are MmaTile's (conflict-free LDS.64 in
+// both layouts). Device code only.
+#pragma once
+
+#include "gemm_common.cuh"
+#include "gemm_mma.cuh"
+
+#include <type_traits>
+
+namespace devmat::detail {
+
+/// The copies of one operand's BK-deep tiles into shared memory, for one thread. The tile is
+/// (OUTER, INNER) with INNER contiguous in global and shared memory (row stride kStride in
+/// shared memory); kKInner: k runs along INNER (the [x][k] layout), else along OUTER ([k][x]).
+/// Needs 16-byte copies (op.vec; run_gemm pads operands whose rows break them). A thread moves
+/// chunks of two doubles that share their INNER offset and sit kRowsPerPass rows apart, so one
+/// pointer, one row step and one bound per pass serve every k tile; elements outside
+/// [.., x_lim) x [.., k_end) are zero-filled.
+template <bool kKInner, int OUTER, int INNER, int kStride, int kThreads, int BK>
+struct DmmaTileCopy {
+  static constexpr int kPerRow = INNER / 2, kRowsPerPass = kThreads / kPerRow, kPasses = OUTER / kRowsPerPass;
+  static_assert(INNER % 2 == 0 && kThreads % kPerRow == 0 && OUTER % kRowsPerPass == 0,
+                "tile does not split into equal passes of 16-byte chunks");
+  static_assert(kPasses <= 32, "pass bounds are kept in a 32-bit mask");
+
+  const double* base;   // the operand (the source of zero-byte copies)
+  long long ld;
+  const double* first;  // this thread's first chunk in k tile 0
+  int smem_offset;      // the first chunk in a stage
+  int k_first;          // k of the first chunk's (first) element in k tile 0
+  int x_count;          // [k][x]: elements of the chunk below x_lim (0..2)
+  unsigned x_mask;      // [x][k]: bit `pass` set when the pass's row is below x_lim
+
+  __device__ __forceinline__ DmmaTileCopy(const GemmOperand<double>& op, int x0, int x_lim, int k_begin, int tid)
+      : base(op.ptr), ld(op.ld) {
+    const int o = tid / kPerRow, i = (tid % kPerRow) * 2;
+    smem_offset = o * kStride + i;
+    x_mask = 0, x_count = 0;
+    if constexpr (kKInner) {  // (o, i) = (x, k)
+      k_first = k_begin + i;
+      const bool in = x0 + o < x_lim;
+      first = in ? op.ptr + (static_cast<long long>(x0 + o) * op.ld + k_first) : op.ptr;
+#pragma unroll
+      for (int pass = 0; pass < kPasses; ++pass)
+        if (x0 + o + pass * kRowsPerPass < x_lim) x_mask |= 1u << pass;
+    } else {  // (o, i) = (k, x)
+      k_first = k_begin + o;
+      x_count = ::max(0, ::min(2, x_lim - (x0 + i)));
+      first = x_count > 0 ? op.ptr + (static_cast<long long>(k_first) * op.ld + x0 + i) : op.ptr;
+    }
+  }
+
+  /// Issues passes [first_pass, last_pass) of k tile `k_tile` into the stage at `stage`
+  /// (constants where the caller's loops unroll, so the pass loop folds to those passes).
+  __device__ __forceinline__ void load(double* stage, int k_tile, int k_end, int first_pass, int last_pass) const {
+    const int k0 = k_first + k_tile * BK;  // k of this thread's first chunk
+    // The tile's source, and the pass stride: whole k tiles and rows of the operand.
+    const long long tile_step = kKInner ? static_cast<long long>(BK) : static_cast<long long>(BK) * ld;
+    const long long pass_step = static_cast<long long>(kRowsPerPass) * ld;
+    const double* src = first + static_cast<long long>(k_tile) * tile_step;
+    const int k_count = kKInner ? ::max(0, ::min(2, k_end - k0)) : 0;  // [x][k]: the same for every pass
+#pragma unroll
+    for (int pass = 0; pass < kPasses; ++pass) {
+      if (pass < first_pass || pass >= last_pass) continue;
+      int n;  // elements of this chunk in range
+      if constexpr (kKInner) n = (x_mask >> pass) & 1u ? k_count : 0;
+      else n = k0 + pass * kRowsPerPass < k_end ? x_count : 0;
+      gemm_cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, n > 0 ? src + pass * pass_step : base,
+                        8 * n);
+    }
+  }
+};
+
+/// A pipelined DMMA configuration: MmaTile's shapes (double only), run by gemm_dmma_kernel.
+template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS>
+struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS> {
+  using Base = MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS>;
+  static constexpr int kKSteps = Base::kBK / Base::kMmaK;  // MMA k-steps per k tile
+  static_assert(kKSteps >= 2 && kKSteps % 2 == 0,
+                "the pipeline needs an even number (>= 2) of k-steps per tile: two fragment buffers, "
+                "and the barrier before the last k-step");
+  static_assert(STAGES >= 3, "the pipeline needs three stages or more");
+};
+
+/// kAK / kBK: A / B is k-contiguous in global memory (op(A) = A, op(B) = B^T), and so is its
+/// shared tile ([x][k]); otherwise the shared tile is [k][x].
+template <class Cfg, bool kAK, bool kBK>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kernel(GemmArgs<double> p) {
+  using Mma = typename Cfg::Mma;
+  constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, kStages = Cfg::kStages, kThreads = Cfg::kThreads;
+  constexpr int MI = Cfg::kMI, NI = Cfg::kNI, kKSteps = Cfg::kKSteps;
+  constexpr int kMmaM = Cfg::kMmaM, kMmaK = Cfg::kMmaK;
+
+  extern __shared__ __align__(16) unsigned char gemm_smem[];
+  double* a_smem = reinterpret_cast<double*>(gemm_smem);  // (STAGES, BM, BK+pad) or (STAGES, BK, BM+pad)
+  double* b_smem = a_smem + kStages * Cfg::kStageA;      // (STAGES, BN, BK+pad) or (STAGES, BK, BN+pad)
+  const GemmTileRange tr = gemm_tile_range<BM, BN, BK>(p);
+  const int m0 = tr.m0, n0 = tr.n0, k_end = tr.k_end, k_tiles = tr.k_tiles;
+
+  const int tid = static_cast<int>(threadIdx.x);
+  const int warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int wm0 = (warp / Cfg::kWarpsN) * Cfg::kWarpTileM;
+  const int wn0 = (warp % Cfg::kWarpsN) * Cfg::kWarpTileN;
+
+  using CopyA = std::conditional_t<kAK, DmmaTileCopy<true, BM, BK, Cfg::kStrideXK, kThreads, BK>,
+                                   DmmaTileCopy<false, BK, BM, Cfg::kStrideAK, kThreads, BK>>;
+  using CopyB = std::conditional_t<kBK, DmmaTileCopy<true, BN, BK, Cfg::kStrideXK, kThreads, BK>,
+                                   DmmaTileCopy<false, BK, BN, Cfg::kStrideBK, kThreads, BK>>;
+  const CopyA copy_a(p.a, m0, p.m, tr.k_begin, tid);
+  const CopyB copy_b(p.b, n0, p.n, tr.k_begin, tid);
+  // The copies of one k tile are spread over the first kKSteps - 1 k-steps of the tile being
+  // computed (all issued before its barrier, which follows the second-to-last): group `s`
+  // issues its share of the passes.
+  constexpr int kGroups = kKSteps - 1;
+  auto load_group = [&](int s, int stage, int k_tile) {
+    copy_a.load(a_smem + stage * Cfg::kStageA, k_tile, k_end, CopyA::kPasses * s / kGroups,
+                CopyA::kPasses * (s + 1) / kGroups);
+    copy_b.load(b_smem + stage * Cfg::kStageB, k_tile, k_end, CopyB::kPasses * s / kGroups,
+                CopyB::kPasses * (s + 1) / kGroups);
+  };
+  auto load_tile = [&](int stage, int k_tile) {
+    copy_a.load(a_smem + stage * Cfg::kStageA, k_tile, k_end, 0, CopyA::kPasses);
+    copy_b.load(b_smem + stage * Cfg::kStageB, k_tile, k_end, 0, CopyB::kPasses);
+  };
+
+  // Shared-memory offsets of op(A)(m, k) and op(B)(k, n) inside one stage.
+  auto a_at = [](int m, int k) { return kAK ? m * Cfg::kStrideXK + k : k * Cfg::kStrideAK + m; };
+  auto b_at = [](int k, int n) { return kBK ? n * Cfg::kStrideXK + k : k * Cfg::kStrideBK + n; };
+
+  typename Mma::FragA a_frag[2][MI];  // [buffer][i]
+  typename Mma::FragB b_frag[2][NI];
+  // Fragments of k-step kb of the tile in `stage` into buffer `buf` (layouts: Dmma).
+  auto load_frags = [&](int buf, int stage, int kb) {
+    const double* a_tile = a_smem + stage * Cfg::kStageA;
+    const double* b_tile = b_smem + stage * Cfg::kStageB;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int v1 = 0; v1 < kMmaK / 4; ++v1)
+#pragma unroll
+        for (int v0 = 0; v0 < kMmaM / 8; ++v0)
+          a_frag[buf][i].v[v0 + (kMmaM / 8) * v1] = a_tile[a_at(wm0 + i * kMmaM + g + 8 * v0, kb * kMmaK + 4 * v1 + t)];
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int v1 = 0; v1 < kMmaK / 4; ++v1)
+        b_frag[buf][j].v[v1] = b_tile[b_at(kb * kMmaK + 4 * v1 + t, wn0 + j * 8 + g)];
+  };
+
+  double acc[MI][NI][Mma::kC];
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int c = 0; c < Mma::kC; ++c) acc[i][j][c] = 0.0;
+
+  // Prologue: tiles 0 .. STAGES-2 in flight (one commit group per tile, empty ones included, so
+  // that the wait counts below are exact), tile 0 landed for every thread, its first fragments.
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < k_tiles) load_tile(s, s);
+    gemm_cp_async_commit();
+  }
+  gemm_cp_async_wait<kStages - 2>();
+  __syncthreads();
+  if (k_tiles > 0) load_frags(0, 0, 0);
+
+  int read_stage = 0, write_stage = kStages - 1;
+  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+    // Tile k_tile + STAGES - 1 goes to write_stage, the stage read in the previous iteration,
+    // whose every fragment load was issued before that iteration's barrier.
+    const bool load_next = k_tile + kStages - 1 < k_tiles;
+#pragma unroll
+    for (int kb = 0; kb < kKSteps; ++kb) {
+      const int cur = kb % 2, nxt = 1 - cur;  // compile-time after unrolling
+      // The next k-step's fragments: this tile's, or (last k-step) the next tile's first,
+      // from the stage the barrier below has made ready.
+      if (kb + 1 < kKSteps) load_frags(nxt, read_stage, kb + 1);
+      else if (k_tile + 1 < k_tiles) load_frags(nxt, read_stage, 0);
+      // MMAs of this k-step: consecutive ones write different accumulators (n inside m,
+      // serpentine so that one B fragment feeds two MMAs in a row).
+#pragma unroll
+      for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int jj = 0; jj < NI; ++jj) {
+          const int j = i % 2 ? NI - 1 - jj : jj;
+          Mma::run(acc[i][j], a_frag[cur][i], b_frag[cur][j], 0, false);
+        }
+      if (kb < kGroups && load_next) load_group(kb, write_stage, k_tile + kStages - 1);
+      if (kb == kKSteps - 2) {
+        // Groups committed: (STAGES-1) + k_tile + 1; allowing STAGES-2 in flight means tile
+        // k_tile + 1 has landed for this thread, and the barrier for every thread. It also
+        // orders every read of this tile's stage before the next iteration's copies into it.
+        gemm_cp_async_commit();
+        gemm_cp_async_wait<kStages - 2>();
+        __syncthreads();
+        read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+        write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+      }
+    }
+  }
+  gemm_cp_async_wait<0>();
+
+  // Epilogue: c[2h + j] = C(g + 8h, 2t + j): pairs of consecutive columns (16 bytes).
+  double* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int h = 0; h < kMmaM / 8; ++h) {
+        const double v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
+        gemm_store_results<double, 2>(p, out, m0 + wm0 + i * kMmaM + g + 8 * h, n0 + wn0 + j * 8 + 2 * t, v);
+      }
+}
+
+}  // namespace devmat::detail
