@@ -26,6 +26,8 @@
 #define __launch_bounds__(...)
 #define __grid_constant__
 #define __shared__ static
+// A kernel's dynamic shared memory (kernels/common.cuh): a static array as large as an SM's.
+#define DEVMAT_DYNAMIC_SHARED(type, name) alignas(16) static type name[(227 * 1024) / sizeof(type)]
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
