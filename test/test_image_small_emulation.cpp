@@ -229,10 +229,16 @@ TEST_CASE("emulated fused u8 erode and dilate 3 and 5 equal the clipped window's
 }
 
 namespace {
-/// Runs stream_u8_kernel on 3 blocks (grid-stride over the rest).
+/// Runs stream_u8_kernel with c chunks a thread (1, 2 or 4) on 3 blocks (grid-stride over the rest).
 template <int N, class F>
-void run_stream(const d::StreamArgs<N>& a, Output<U8>& out, F f) {
-  emu::launch(dim3(3), dim3(d::kStreamThreads), [&] { d::stream_u8_kernel<N, F>(a, out.data(), out.ld, out.rows, out.cols, f); });
+void run_stream(const d::StreamArgs<N>& a, Output<U8>& out, F f, int c) {
+  const auto run = [&](auto c_c) {
+    constexpr int C = decltype(c_c)::value;
+    emu::launch(dim3(3), dim3(d::kStreamThreads), [&] { d::stream_u8_kernel<N, C, F>(a, out.data(), out.ld, out.rows, out.cols, f); });
+  };
+  if (c == 1) run(std::integral_constant<int, 1>{});
+  else if (c == 2) run(std::integral_constant<int, 2>{});
+  else run(std::integral_constant<int, 4>{});
 }
 }  // namespace
 
@@ -249,12 +255,13 @@ TEST_CASE("emulated streaming u8 threshold equals OpenCV's definition for every 
       for (int t : {-1, 0, 77, 128, 254, 255})
         for (int maxval : {255, 100, 0})
           for (bool aligned : {false, true}) {
-            CAPTURE(r, c, kind, t, maxval, aligned);
+            const int chunks = 1 << (kind % 3);  // 1, 2, 4 chunks a thread, in turn
+            CAPTURE(r, c, kind, t, maxval, aligned, chunks);
             d::StreamArgs<1> a{};
             a.in[0] = aligned ? dense.data() : img.data();
             a.ld[0] = aligned ? c : img.ld;
             Output<U8> out(r, c, U8(kind * 50 + 3), !aligned);  // dense: the 16-byte stores
-            run_stream(a, out, d::ThresholdWord{t, static_cast<unsigned>(maxval) * 0x01010101u, kind, nullptr, 0u});
+            run_stream(a, out, d::ThresholdWord{t, static_cast<unsigned>(maxval) * 0x01010101u, kind, nullptr, 0u}, chunks);
             check_u8(out, [&](Index y, Index x) {
               const int p = img.at(y, x);
               const bool above = p > t;
@@ -282,17 +289,19 @@ TEST_CASE("emulated streaming u8 rgb_to_gray equals OpenCV's fixed point", "[ima
         db[y * c + x] = pb.at(y, x);
       }
     for (bool aligned : {false, true}) {
-      CAPTURE(r, c, aligned);
-      d::StreamArgs<3> a{};
-      a.in[0] = aligned ? dr.data() : pr.data();
-      a.in[1] = aligned ? dg.data() : pg.data();
-      a.in[2] = aligned ? db.data() : pb.data();
-      for (int k = 0; k < 3; ++k) a.ld[k] = aligned ? c : pr.ld;
-      Output<U8> out(r, c, U8(7), !aligned);
-      run_stream(a, out, d::GrayWord{});
-      check_u8(out, [&](Index y, Index x) {
-        return static_cast<U8>((pr.at(y, x) * 4899 + pg.at(y, x) * 9617 + pb.at(y, x) * 1868 + (1 << 13)) >> 14);
-      });
+      for (int chunks : {1, 2, 4}) {
+        CAPTURE(r, c, aligned, chunks);
+        d::StreamArgs<3> a{};
+        a.in[0] = aligned ? dr.data() : pr.data();
+        a.in[1] = aligned ? dg.data() : pg.data();
+        a.in[2] = aligned ? db.data() : pb.data();
+        for (int k = 0; k < 3; ++k) a.ld[k] = aligned ? c : pr.ld;
+        Output<U8> out(r, c, U8(7), !aligned);
+        run_stream(a, out, d::GrayWord{}, chunks);
+        check_u8(out, [&](Index y, Index x) {
+          return static_cast<U8>((pr.at(y, x) * 4899 + pg.at(y, x) * 9617 + pb.at(y, x) * 1868 + (1 << 13)) >> 14);
+        });
+      }
     }
   }
 }

@@ -118,8 +118,6 @@ std::vector<std::pair<Index, Index>> shapes() {
 /// More tile rows than grid.y's 65535 blocks for every tile height (64 rows for filter2d, 8 R
 /// for the fused u8 kernels, 4 R for the banded box, R up to 16): the kernels loop over the rest.
 constexpr Index kTallRows = 65535 * 128 + 65;
-}  // namespace
-
 
 /// A u8 reference computed by `gpu` (a launcher into a dense output) on the view.
 Reference<U8> by_launcher(const std::function<void(const U8*, Index, U8*, Index, Index, Index, cudaStream_t)>& gpu) {
