@@ -6,8 +6,9 @@
 // that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
 // rows) and "ours-band-r4/r8/r16" (16 pixels a thread), morphology "ours-r4/r8/r16", filter2d
 // "ours-general" (the any-size kernel), canny "ours-c2/c8/c16" (hysteresis rounds between two
-// reads of the flag), threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy
-// of the image: the floor of a 1-read 1-write map).
+// reads of the flag), threshold and rgb_to_gray "ours-c2/c4" (16-byte chunks a thread; ours 1),
+// threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy of the image: the
+// floor of a 1-read 1-write map).
 // Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
 // previous result before calling the function, so the pool hands the same block back (the
 // output stays in L2 between iterations as NPP's does); "ours-keep" (threshold) keeps the
@@ -18,8 +19,11 @@
 // "max_rel_diff" reports it.
 #include "dispatch/filter.cuh"
 #include "dispatch/image_canny.cuh"
+#include "dispatch/image_geometry.cuh"
 #include "dispatch/image_morph.cuh"
 #include "dispatch/image_neigh.cuh"
+#include "kernels/image_color.cuh"
+#include "kernels/image_intensity.cuh"
 #include "random.cuh"
 #include "support.hpp"
 
@@ -218,6 +222,14 @@ void register_filter2d(int k) {
 void register_threshold() {
   const auto ours = [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); };
   register_ours<U8>("threshold_trunc", ours);
+  for (int c : {2, 4})  // 16-byte chunks a thread (ours: 1)
+    register_variant<U8>("threshold_trunc", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
+      d::StreamArgs<1> a{};
+      a.in[0] = input<U8>().data();
+      a.ld[0] = kSide;
+      d::launch_stream_u8(stream_of(input<U8>()), a, out.data(), kSide, kSide, kSide,
+                          d::ThresholdWord{128, 255u * 0x01010101u, d::kThTrunc, nullptr, 0u}, c);
+    });
   benchmark::RegisterBenchmark(b::name("threshold_trunc", "u8", kShape, "ours-keep").c_str(), [=](benchmark::State& st) {
     DeviceMatrix<U8> out;
     b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
@@ -238,7 +250,18 @@ void register_threshold() {
 }
 
 void register_gray() {
-  register_ours<U8>("rgb_to_gray", [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); });
+  const auto ours = [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); };
+  register_ours<U8>("rgb_to_gray", ours);
+  for (int c : {2, 4})
+    register_variant<U8>("rgb_to_gray", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
+      const auto& p = rgb_planes();
+      d::StreamArgs<3> a{};
+      for (int k = 0; k < 3; ++k) {
+        a.in[k] = p[k].data();
+        a.ld[k] = kSide;
+      }
+      d::launch_stream_u8(stream_of(p[0]), a, out.data(), kSide, kSide, kSide, d::GrayWord{}, c);
+    });
 #if DEVMAT_BENCH_HAVE_NPP
   register_npp<U8>("rgb_to_gray", [](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
     thread_local const auto rgb = devmat::merge_channels({rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]});
