@@ -31,11 +31,6 @@ struct alignas(16) float4 {
 };
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
-inline unsigned __vcmpgtu4(unsigned a, unsigned b) {
-  unsigned r = 0;
-  for (int k = 0; k < 4; ++k) r |= (((a >> (8 * k)) & 255u) > ((b >> (8 * k)) & 255u) ? 255u : 0u) << (8 * k);
-  return r;
-}
 // The other kernels of the files included below (not run here).
 inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
 inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }

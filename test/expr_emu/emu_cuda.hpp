@@ -114,6 +114,11 @@ inline unsigned __vmaxu4(unsigned a, unsigned b) {
   }
   return r;
 }
+inline unsigned __vcmpgtu4(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int k = 0; k < 4; ++k) r |= (((a >> (8 * k)) & 255u) > ((b >> (8 * k)) & 255u) ? 255u : 0u) << (8 * k);
+  return r;
+}
 inline unsigned __vminu4(unsigned a, unsigned b) {
   unsigned r = 0;
   for (int k = 0; k < 4; ++k) {
