@@ -1,4 +1,4 @@
-// Image filters: filter2d (2D correlation), gaussian_blur (separable) and sobel, borders
+// Image filters: filter2d (2D correlation; 3x3, 5x5 and 7x7 register-blocked), gaussian_blur (separable) and sobel, borders
 // replicated as OpenCV's BORDER_REPLICATE. Each checks its arguments before any launch, runs on
 // the image's stream, and returns a new matrix of the image's shape (dispatch/filter.cuh
 // launches the kernels). A view is read in place through its stride and filtered as an image
@@ -42,9 +42,13 @@ DeviceMatrix<float> filter2d(const MatrixView<const float>& img, const MatrixVie
   const DeviceMatrix<float> dense_kernel = kernel_window.contiguous() ? DeviceMatrix<float>() : DeviceMatrix<float>(kernel_window);
   const MatrixView<const float> kernel = kernel_window.contiguous() ? kernel_window : dense_kernel.view();
   detail::use_on(s, img, kernel);
-  detail::dispatch_filter2d(std::make_integer_sequence<int, (detail::kMaxFilterSide + 1) / 2>{},
-                            static_cast<int>(kh), s.native(), img.data(), img.stride(), out.data(), img.rows(), img.cols(),
-                            kernel.data(), static_cast<int>(kw));
+  if (detail::filter2d_small(kh, kw))
+    detail::launch_filter2d_small(s.native(), img.data(), img.stride(), out.data(), img.cols(), img.rows(), img.cols(),
+                                  kernel.data(), static_cast<int>(kh));
+  else
+    detail::dispatch_filter2d(std::make_integer_sequence<int, (detail::kMaxFilterSide + 1) / 2>{},
+                              static_cast<int>(kh), s.native(), img.data(), img.stride(), out.data(), img.rows(),
+                              img.cols(), kernel.data(), static_cast<int>(kw));
   return out;
 }
 

@@ -105,11 +105,13 @@ DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, 
                    static_cast<long long>(img.rows() * img.cols()), hist + detail::kHistBins);
   }
   const int kind = type == Threshold::otsu ? detail::kThBinary : static_cast<int>(type);
-  detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
-                          detail::ThresholdMap<std::uint8_t, int>{img.data(), img.stride(), ithresh, imax, kind,
-                                                                  type == Threshold::otsu
-                                                                      ? d_t.as<const int>() + detail::kHistBins
-                                                                      : nullptr});
+  detail::StreamArgs<1> a{};
+  a.in[0] = img.data();
+  a.ld[0] = img.stride();
+  detail::launch_stream_u8(
+      s.native(), a, out.data(), img.cols(), img.rows(), img.cols(),
+      detail::ThresholdWord{ithresh, static_cast<unsigned>(imax) * 0x01010101u, kind,
+                            type == Threshold::otsu ? d_t.as<const int>() + detail::kHistBins : nullptr, 0u});
   return out;
 }
 
@@ -123,9 +125,8 @@ DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, doub
   if (img.empty()) return out;
   detail::use_on(s, img);
   detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
-                          detail::ThresholdMap<float, float>{img.data(), img.stride(), static_cast<float>(t),
-                                                             static_cast<float>(maxval), static_cast<int>(type),
-                                                             nullptr});
+                          detail::ThresholdF32{img.data(), img.stride(), static_cast<float>(t),
+                                               static_cast<float>(maxval), static_cast<int>(type)});
   return out;
 }
 

@@ -1,5 +1,5 @@
 // Neighbourhood operations: box_filter (two separable passes of running sums, borders
-// reflected as OpenCV's default BORDER_REFLECT_101), median_blur (forgetful selection, borders
+// reflected as OpenCV's default BORDER_REFLECT_101; u8 means of sides 3 and 5 in one fused pass), median_blur (forgetful selection, borders
 // replicated as OpenCV's medianBlur) and integral (row scans, then column scans,
 // OpenCV's (rows + 1) x (cols + 1) layout). Arguments are checked before any launch; results
 // are new matrices on the image's stream. A view is an image of its own (its edges are the
@@ -43,9 +43,16 @@ DeviceMatrix<T> box(const MatrixView<const T>& img, int ksize_rows, int ksize_co
   const DeviceGuard device(s);
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
-  const auto tmp = Workspace::of<BoxTmp<T>>(static_cast<std::size_t>(img.size()), s);
+  if (std::is_same_v<T, std::uint8_t> && normalize && box_u8_small(ksize_rows, ksize_cols)) {
+    use_on(s, img);
+    if constexpr (std::is_same_v<T, std::uint8_t>)
+      launch_box_u8_small(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
+                          box_u8_default(ksize_rows));
+    return out;
+  }
   const int area = normalize ? ksize_rows * ksize_cols : 1;
   const double scale = 1.0 / area;
+  const auto tmp = Workspace::of<BoxTmp<T>>(static_cast<std::size_t>(img.size()), s);
   use_on(s, img);
   launch_box_pass<T, BoxAcc<T>, BoxTmp<T>, true>(s.native(), img.data(), img.stride(), tmp.template as<BoxTmp<T>>(), cols,
                                                  rows, cols, ksize_cols, 1.0, 1);

@@ -40,6 +40,24 @@ void dispatch_filter2d(std::integer_sequence<int, I...>, int kh, cudaStream_t s,
   if (!found) throw std::logic_error("devmat: filter2d: no kernel for this height");
 }
 
+/// Whether launch_filter2d_small has a kernel for a kh x kw filter (squares of side 3, 5, 7).
+inline bool filter2d_small(Index kh, Index kw) { return kh == kw && (kh == 3 || kh == 5 || kh == 7); }
+
+/// out (ld_out) = img correlated with the k x k device weights w (filter2d_small(k, k)),
+/// register-blocked (filter2d_small_kernel).
+inline void launch_filter2d_small(cudaStream_t s, const float* img, Index ld, float* out, Index ld_out, Index rows,
+                                  Index cols, const float* w, int k) {
+  if (rows == 0 || cols == 0) return;
+  unsigned tiles_y = 0;
+  const dim3 grid = tile_grid(rows, cols, kF2sTileW, kF2sTileH, &tiles_y);
+  switch (k) {
+    case 3: launch(&filter2d_small_kernel<3>, grid, kBlock, 0, s, img, ld, out, ld_out, rows, cols, w, tiles_y); break;
+    case 5: launch(&filter2d_small_kernel<5>, grid, kBlock, 0, s, img, ld, out, ld_out, rows, cols, w, tiles_y); break;
+    case 7: launch(&filter2d_small_kernel<7>, grid, kBlock, 0, s, img, ld, out, ld_out, rows, cols, w, tiles_y); break;
+    default: throw std::logic_error("devmat: filter2d: no small kernel of side " + std::to_string(k));
+  }
+}
+
 /// Normalised Gaussian weights exp(-d^2 / (2 sigma^2)), d = -radius..radius, in double.
 inline std::vector<float> gaussian_weights(double sigma, int radius) {
   std::vector<double> w(2 * radius + 1);

@@ -10,6 +10,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
+#include <stdexcept>
+#include <type_traits>
 #include <string>
 
 namespace devmat::detail {
@@ -43,6 +46,29 @@ void launch_rotate90(cudaStream_t s, const T* in, Index ld, T* out, Index rows, 
   const dim3 block(kRotTile, kGeomThreadsY);
   if (ccw) launch(&rotate90_kernel<T, true>, grid, block, 0, s, in, ld, out, rows, cols, static_cast<unsigned>(ty));
   else launch(&rotate90_kernel<T, false>, grid, block, 0, s, in, ld, out, rows, cols, static_cast<unsigned>(ty));
+}
+
+
+/// out (rows x cols, row stride ld_out) = f over the u8 planes of `a`, 16 pixels a chunk
+/// (stream_u8_kernel): threshold and rgb_to_gray on u8. chunks_per_thread: 1 (the default), 2 or
+/// 4 (bench_image_small times each).
+template <int N, class F>
+void launch_stream_u8(cudaStream_t s, const StreamArgs<N>& a, std::uint8_t* out, Index ld_out, Index rows, Index cols,
+                      const F& f, int chunks_per_thread = 1) {
+  if (rows == 0 || cols == 0) return;
+  // ceil(cols / 16) + 1 chunk slots a row (chunks aligned on the output's address).
+  const unsigned long long n = static_cast<unsigned long long>(rows) * (ceil_div(static_cast<unsigned long long>(cols), 16ull) + 1);
+  const auto run = [&](auto c) {
+    constexpr int C = decltype(c)::value;
+    const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(ceil_div(n, kStreamThreads * C), 1u << 20));
+    launch(&stream_u8_kernel<N, C, F>, dim3(blocks), dim3(kStreamThreads), 0, s, a, out, ld_out, rows, cols, f);
+  };
+  switch (chunks_per_thread) {
+    case 1: run(std::integral_constant<int, 1>{}); break;
+    case 2: run(std::integral_constant<int, 2>{}); break;
+    case 4: run(std::integral_constant<int, 4>{}); break;
+    default: throw std::logic_error("devmat: stream_u8: chunks a thread must be 1, 2 or 4");
+  }
 }
 
 }  // namespace devmat::detail

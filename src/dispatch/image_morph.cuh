@@ -1,5 +1,6 @@
 // Launchers of erosion and dilation (kernels/image_morph.cuh): one separable pass along rows or
-// columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it.
+// columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; u8 elements with
+// sides 3 or 5 in one fused pass.
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -11,6 +12,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace devmat::detail {
 
@@ -40,6 +42,31 @@ void launch_morph_pass(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
     launch(&morph_pass_direct_kernel<T, kErode, kRows>, dim3(blocks), dim3(kMorphThreads), 0, s, in, ld_in, out, ld_out,
            rows, cols, k);
   }
+}
+
+
+/// Whether launch_morph_u8_small has a kernel for a kr x kc element.
+inline bool morph_u8_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
+
+/// Output rows a thread of morph_u8_small_kernel, by the element's height (H200, 4096^2: 3
+/// rows 4, 5 rows 8 were the fastest of 4, 8 and 16).
+inline int morph_u8_rows_per_thread(int kr) { return kr == 3 ? 4 : 8; }
+
+/// out (ld_out) = the erosion (kErode) or dilation of u8 `in` by a kr x kc element (sides 3 or
+/// 5: morph_u8_small), one fused pass; r output rows a thread (4, 8 or 16; 0: the default).
+template <bool kErode>
+void launch_morph_u8_small(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                           Index cols, int kr, int kc, int r = 0) {
+  if (rows == 0 || cols == 0) return;
+  with_rows_per_thread(r ? r : morph_u8_rows_per_thread(kr), [&](auto rc) {
+    constexpr int R = decltype(rc)::value;
+    unsigned tiles_y = 0;
+    const dim3 grid = tile_grid(rows, cols, kNbrTileW, kNbrTileH<R>, &tiles_y);
+    with_small_sides(kr, kc, [&](auto kr_c, auto kc_c) {
+      launch(&morph_u8_small_kernel<decltype(kr_c)::value, decltype(kc_c)::value, kErode, R>, grid,
+             dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out, ld_out, rows, cols, tiles_y);
+    });
+  });
 }
 
 }  // namespace devmat::detail

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 
 namespace devmat::detail {
 
@@ -41,6 +42,44 @@ void launch_integral(cudaStream_t s, const In* in, Index ld_in, Acc* out, Index 
   if (cols == 0) return;
   const unsigned col_blocks = static_cast<unsigned>(ceil_div(static_cast<unsigned long long>(cols), 32));
   launch(&integral_cols_kernel<Acc>, dim3(col_blocks), dim3(32, kIntegralSegments), 0, s, out, ld_out, rows, cols);
+}
+
+
+/// The u8 box kernels of sides 3 and 5 (box_u8_small_kernel, box_u8_band_kernel): which one, and
+/// its output rows a thread. The benchmark (bench_image_small) times each beside the default.
+struct BoxU8Config {
+  bool band;  // box_u8_band_kernel (16 pixels a thread) rather than box_u8_small_kernel (4)
+  int rows_per_thread;  // 4, 8 or 16
+};
+
+/// Whether launch_box_u8_small has a kernel for a normalised kr x kc box.
+inline bool box_u8_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
+
+/// The default: H200, 4096^2, the 4-pixel kernel was fastest with 8 rows a thread for 3 rows
+/// and 4 for 5 (of 4, 8, 16); the banded kernel is new, timed beside it.
+inline BoxU8Config box_u8_default(int kr) { return BoxU8Config{false, kr == 3 ? 8 : 4}; }
+
+/// out (ld_out) = the normalised kr x kc box mean of u8 `in` (sides 3 or 5: box_u8_small), one
+/// fused pass, as the two passes of launch_box_pass compute it.
+inline void launch_box_u8_small(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                                Index rows, Index cols, int kr, int kc, BoxU8Config cfg) {
+  if (rows == 0 || cols == 0) return;
+  with_rows_per_thread(cfg.rows_per_thread, [&](auto rc) {
+    constexpr int R = decltype(rc)::value;
+    unsigned tiles_y = 0;
+    with_small_sides(kr, kc, [&](auto kr_c, auto kc_c) {
+      constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
+      if (cfg.band) {
+        const dim3 grid = tile_grid(rows, cols, kBandTileW, kBandTileH<R>, &tiles_y);
+        launch(&box_u8_band_kernel<KR, KC, R>, grid, dim3(kBandThreadsX, kBandThreadsY), 0, s, in, ld, out, ld_out, rows,
+               cols, tiles_y);
+      } else {
+        const dim3 grid = tile_grid(rows, cols, kNbrTileW, kNbrTileH<R>, &tiles_y);
+        launch(&box_u8_small_kernel<KR, KC, R>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out, ld_out, rows,
+               cols, tiles_y);
+      }
+    });
+  });
 }
 
 }  // namespace devmat::detail

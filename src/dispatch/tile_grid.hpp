@@ -12,7 +12,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace devmat::detail {
 
@@ -28,6 +30,35 @@ inline dim3 tile_grid(Index rows, Index cols, int tile_w, int tile_h, unsigned* 
   *tiles_y = static_cast<unsigned>(ty);
   return dim3(static_cast<unsigned>(ceil_div(static_cast<unsigned long long>(cols), tile_w)),
               static_cast<unsigned>(std::min<unsigned long long>(ty, kMaxGridY)));
+}
+
+
+
+
+/// Calls l(std::integral_constant<int, R>{}) for r = R among 4, 8, 16: the output rows a thread
+/// of the fused u8 neighbourhood kernels (box, morphology).
+template <class L>
+void with_rows_per_thread(int r, L&& l) {
+  switch (r) {
+    case 4: l(std::integral_constant<int, 4>{}); break;
+    case 8: l(std::integral_constant<int, 8>{}); break;
+    case 16: l(std::integral_constant<int, 16>{}); break;
+    default: throw std::logic_error("devmat: fused u8 neighbourhood kernels: rows a thread must be 4, 8 or 16");
+  }
+}
+
+/// Calls l(std::integral_constant<int, KR>{}, std::integral_constant<int, KC>{}) for sides kr, kc
+/// of 3 or 5 (the fused u8 neighbourhood kernels').
+template <class L>
+void with_small_sides(int kr, int kc, L&& l) {
+  const auto with_cols = [&](auto r) {
+    if (kc == 3) l(r, std::integral_constant<int, 3>{});
+    else if (kc == 5) l(r, std::integral_constant<int, 5>{});
+    else throw std::logic_error("devmat: fused u8 neighbourhood kernels: sides must be 3 or 5");
+  };
+  if (kr == 3) with_cols(std::integral_constant<int, 3>{});
+  else if (kr == 5) with_cols(std::integral_constant<int, 5>{});
+  else throw std::logic_error("devmat: fused u8 neighbourhood kernels: sides must be 3 or 5");
 }
 
 }  // namespace devmat::detail

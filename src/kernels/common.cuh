@@ -6,6 +6,12 @@
 
 #include <cstddef>
 
+/// Declares the kernel's dynamic shared array `name` of `type` (16-byte aligned). The CPU
+/// emulation of the kernels (test/expr_emu) defines it first, as a static array of its own.
+#ifndef DEVMAT_DYNAMIC_SHARED
+#define DEVMAT_DYNAMIC_SHARED(type, name) extern __shared__ __align__(16) type name[]
+#endif
+
 namespace devmat {
 
 using Index = std::ptrdiff_t;  // the same alias as <devmat/error.hpp>'s (a redeclaration)

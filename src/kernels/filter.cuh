@@ -11,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdint>
+
 namespace devmat::detail {
 
 // Every filter kernel runs 32 x 8 threads: a warp spans one row of the tile, so shared-memory
@@ -101,7 +103,7 @@ __global__ void __launch_bounds__(kFilterThreads)
 filter2d_kernel(const float* __restrict__ img, Index ld, float* __restrict__ out, Index rows, Index cols,
                 const float* __restrict__ weights, int kw, unsigned tiles_y) {
   static_assert(KH % 2 == 1 && KH >= 1 && KH <= kMaxFilterSide, "filter2d_kernel: KH must be odd, 1..31");
-  extern __shared__ float smem[];
+  DEVMAT_DYNAMIC_SHARED(float, smem);
   float* w_smem = smem;              // (KH, kw)
   float* in_smem = smem + KH * kw;   // (kF2dTileH + KH - 1, pitch)
   const int pitch = kF2dTileW + kw - 1;
@@ -123,6 +125,98 @@ filter2d_kernel(const float* __restrict__ img, Index ld, float* __restrict__ out
     for (int r = 0; r < kF2dRowsPerThread; ++r) {
       const Index y = y0 + ty0 + r;
       if (y < rows && x < cols) out[y * cols + x] = acc[r];
+    }
+  }
+}
+
+// ------------------------------------------------------------------ filter2d, small square kernels
+// K x K kernels, K = 3, 5, 7: each thread 4 x 8 outputs (4 along x, 8 along y) from a
+// shared-memory tile filled with float4 loads and read back as float4 (conflict-free), the K^2
+// weights in registers (read once a thread from the weights' device copy, the same address for
+// every thread: one transaction a warp).
+constexpr int kF2sCols = 4;                                   // outputs of a thread along x
+constexpr int kF2sRows = 8;                                   // and along y
+constexpr int kF2sTileW = kFilterThreadsX * kF2sCols;         // 128
+constexpr int kF2sTileH = kFilterThreadsY * kF2sRows;         // 64
+constexpr int kF2sSmemW = kF2sTileW + 8;                      // pixels x0 - 4 .. x0 + 131 (16-byte aligned rows)
+constexpr int kF2sMaxSide = 7;                                // K / 2 <= 4: the halo fits the 4 pixels each side
+
+/// out (ld_out) = img correlated with the K x K `weights` (row-major, device), borders replicated,
+/// as filter2d_kernel. Block (32, 8), grid (tiles along x, tiles along y up to kMaxGridY). The
+/// (64 + K - 1, 136) input tile is filled with float4 loads where the whole tile lies inside the
+/// image on 16-byte aligned rows, else with clamped scalar loads; each thread reads each of its
+/// 8 + K - 1 input rows as three float4 (pixels x - 4 .. x + 7).
+template <int K>
+__global__ void __launch_bounds__(kFilterThreads)
+filter2d_small_kernel(const float* __restrict__ img, Index ld, float* __restrict__ out, Index ld_out, Index rows,
+                      Index cols, const float* __restrict__ weights, unsigned tiles_y) {
+  static_assert(K % 2 == 1 && K >= 3 && K <= kF2sMaxSide, "filter2d_small_kernel: K odd, 3..7");
+  constexpr int kA = K / 2;
+  constexpr int kSmemH = kF2sTileH + K - 1;
+  __shared__ __align__(16) float in_smem[kSmemH][kF2sSmemW];  // (64 + K - 1, 136)
+  float w[K * K];
+#pragma unroll
+  for (int i = 0; i < K * K; ++i) w[i] = __ldg(weights + i);
+  const int tid = thread_rank();
+  const Index x0 = static_cast<Index>(blockIdx.x) * kF2sTileW;
+  const bool aligned_rows = (reinterpret_cast<std::uintptr_t>(img) & 15) == 0 && ld % 4 == 0;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kF2sTileH;
+    __syncthreads();  // the previous tile is no longer read
+    const bool inside = aligned_rows && x0 >= 4 && x0 - 4 + kF2sSmemW <= cols && y0 >= kA && y0 - kA + kSmemH <= rows;
+    if (inside) {
+      constexpr int kVecW = kF2sSmemW / 4;  // 34 float4 a row
+      for (int e = tid; e < kSmemH * kVecW; e += kFilterThreads) {
+        const int i = e / kVecW, j = e - i * kVecW;
+        const float4 v = __ldg(reinterpret_cast<const float4*>(img + (y0 - kA + i) * ld + x0 - 4) + j);
+        *reinterpret_cast<float4*>(&in_smem[i][4 * j]) = v;
+      }
+    } else {
+      for (int e = tid; e < kSmemH * kF2sSmemW; e += kFilterThreads) {
+        const int i = e / kF2sSmemW, j = e - i * kF2sSmemW;
+        in_smem[i][j] = __ldg(img + clamp_index(y0 - kA + i, rows) * ld + clamp_index(x0 - 4 + j, cols));
+      }
+    }
+    __syncthreads();
+
+    float acc[kF2sRows][kF2sCols] = {};
+    const int lx = kF2sCols * threadIdx.x;  // smem column of pixel x - 4
+    const int ly = kF2sRows * threadIdx.y;  // smem row of pixel row y - kA
+#pragma unroll
+    for (int i = 0; i < kF2sRows + K - 1; ++i) {
+      float p[12];  // pixels x - 4 .. x + 7 of input row y - kA + i
+#pragma unroll
+      for (int q = 0; q < 3; ++q) {
+        const float4 v = *reinterpret_cast<const float4*>(&in_smem[ly + i][lx + 4 * q]);
+        p[4 * q] = v.x;
+        p[4 * q + 1] = v.y;
+        p[4 * q + 2] = v.z;
+        p[4 * q + 3] = v.w;
+      }
+#pragma unroll
+      for (int r = 0; r < kF2sRows; ++r) {
+        const int ky = i - r;
+        if (ky < 0 || ky >= K) continue;  // resolved at compile time
+#pragma unroll
+        for (int c = 0; c < kF2sCols; ++c)
+#pragma unroll
+          for (int kx = 0; kx < K; ++kx) acc[r][c] = fmaf(p[c + kx + 4 - kA], w[ky * K + kx], acc[r][c]);
+      }
+    }
+
+    const Index x = x0 + lx;
+#pragma unroll
+    for (int r = 0; r < kF2sRows; ++r) {
+      const Index y = y0 + ly + r;
+      if (y >= rows) break;
+      float* dst = out + y * ld_out + x;
+      if (x + kF2sCols <= cols && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+        *reinterpret_cast<float4*>(dst) = make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+      } else {
+#pragma unroll
+        for (int c = 0; c < kF2sCols; ++c)
+          if (x + c < cols) dst[c] = acc[r][c];
+      }
     }
   }
 }
@@ -149,7 +243,7 @@ __global__ void __launch_bounds__(kFilterThreads)
 gauss_pass_kernel(const float* __restrict__ in, Index ld, float* __restrict__ out, Index rows, Index cols,
                   const __grid_constant__ GaussTaps taps, int radius, unsigned tiles_y) {
   using P = GaussPass<kRows>;
-  extern __shared__ float smem[];
+  DEVMAT_DYNAMIC_SHARED(float, smem);
   const int n_taps = 2 * radius + 1;
   const int halo_x = kRows ? 2 * radius : 0, halo_y = kRows ? 0 : 2 * radius;
   const int pitch = P::kTileW + halo_x;

@@ -93,26 +93,35 @@ canny_nms_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __
   }
 }
 
-/// One round of hysteresis: each block loads its 32 x 32 tile of the map with a halo of 1, turns
+/// One round of hysteresis over the tiles marked in `dirty_in` (a byte a tile, tile_y * gridDim.x
+/// + blockIdx.x; the others are skipped: nothing around them changed since they last settled).
+/// Each marked block clears its mark, loads its 32 x 32 tile of the map with a halo of 1, turns
 /// weak pixels next to an edge (8-connected) into edges until its tile stops changing, writes
-/// the tile back and sets *changed when it turned any. Tiles read their neighbours' pixels as
-/// they are, possibly while those are being raised (only ever weak -> edge); the host repeats
-/// rounds until one changes nothing, when every weak pixel left has no edge around it.
+/// the tile back, sets *changed when it turned any, and marks its 8 neighbours in `dirty_out`
+/// when it turned any on its tile's outer ring (the pixels their halos read). Tiles read their
+/// neighbours' pixels as they are, possibly while those are being raised (only ever weak ->
+/// edge): a neighbour that raises its ring in this round marks the tile for the next, so a round
+/// that raises nothing leaves every tile settled against the final map.
 __global__ void __launch_bounds__(kCannyThreads)
-canny_hysteresis_kernel(std::uint8_t* map, Index rows, Index cols, unsigned tiles_y, int* changed) {
+canny_hysteresis_kernel(std::uint8_t* map, Index rows, Index cols, unsigned tiles_y, int* changed,
+                        std::uint8_t* __restrict__ dirty_in, std::uint8_t* __restrict__ dirty_out) {
   __shared__ std::uint8_t map_smem[kCannyTile + 2][kCannyTile + 2];
   const int tid = threadIdx.y * kCannyThreadsX + threadIdx.x;
   const Index x0 = static_cast<Index>(blockIdx.x) * kCannyTile;
+  const Index tiles_x = gridDim.x;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index tile = static_cast<Index>(tile_y) * tiles_x + blockIdx.x;
+    // Every thread reads the mark before any clears it (the barrier); the block skips as one.
+    if (!__syncthreads_or(dirty_in[tile] != 0)) continue;
+    if (tid == 0) dirty_in[tile] = 0;
     const Index y0 = static_cast<Index>(tile_y) * kCannyTile;
-    __syncthreads();
     for (int e = tid; e < (kCannyTile + 2) * (kCannyTile + 2); e += kCannyThreads) {
       const int i = e / (kCannyTile + 2), j = e % (kCannyTile + 2);
       const Index y = y0 - 1 + i, x = x0 - 1 + j;
       map_smem[i][j] = (y >= 0 && y < rows && x >= 0 && x < cols) ? map[y * cols + x] : std::uint8_t(0);
     }
     __syncthreads();
-    bool raised_any = false;
+    bool raised_any = false, raised_ring = false;
     for (;;) {  // sweeps: decide from the tile as it is, then raise, so no read races a write
       bool raise[kCannyTile / kCannyThreadsY];
 #pragma unroll
@@ -128,8 +137,10 @@ canny_hysteresis_kernel(std::uint8_t* map, Index rows, Index cols, unsigned tile
       bool raised = false;
 #pragma unroll
       for (int r = 0; r < kCannyTile / kCannyThreadsY; ++r) {
-        if (raise[r]) map_smem[threadIdx.y + r * kCannyThreadsY + 1][threadIdx.x + 1] = kCannyEdge;
+        const int i = threadIdx.y + r * kCannyThreadsY, j = threadIdx.x;  // in the tile
+        if (raise[r]) map_smem[i + 1][j + 1] = kCannyEdge;
         raised |= raise[r];
+        raised_ring |= raise[r] && (i == 0 || i == kCannyTile - 1 || j == 0 || j == kCannyTile - 1);
       }
       raised_any |= raised;
       if (!__syncthreads_or(raised)) break;
@@ -142,6 +153,10 @@ canny_hysteresis_kernel(std::uint8_t* map, Index rows, Index cols, unsigned tile
         if (y < rows && x < cols && map_smem[i + 1][j + 1] == kCannyEdge) map[y * cols + x] = kCannyEdge;
       }
       if (tid == 0) atomicExch(changed, 1);
+    }
+    if (__syncthreads_or(raised_ring) && tid < 9 && tid != 4) {  // the 8 neighbours
+      const Index ny = static_cast<Index>(tile_y) + tid / 3 - 1, nx = static_cast<Index>(blockIdx.x) + tid % 3 - 1;
+      if (ny >= 0 && ny < tiles_y && nx >= 0 && nx < tiles_x) dirty_out[ny * tiles_x + nx] = 1;
     }
   }
 }

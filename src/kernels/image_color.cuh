@@ -83,18 +83,28 @@ struct GrayToRgb {
   __device__ __forceinline__ void operator()(const T (&a)[1], T (&b)[3]) const { b[0] = b[1] = b[2] = a[0]; }
 };
 
+/// u8: GrayWord (below), 4 pixels at once.
 template <class T>
 struct RgbToGray;
-template <>
-struct RgbToGray<std::uint8_t> {
-  __device__ __forceinline__ void operator()(const std::uint8_t (&a)[3], std::uint8_t (&b)[1]) const {
-    b[0] = sat_u8(descale(a[0] * kR2Y + a[1] * kG2Y + a[2] * kB2Y));
-  }
-};
 template <>
 struct RgbToGray<float> {
   __device__ __forceinline__ void operator()(const float (&a)[3], float (&b)[1]) const {
     b[0] = __fadd_rn(__fadd_rn(__fmul_rn(a[0], 0.299f), __fmul_rn(a[1], 0.587f)), __fmul_rn(a[2], 0.114f));
+  }
+};
+
+/// cvtColor RGB2GRAY of 4 u8 pixels from three planes (stream_u8_kernel's functor), OpenCV's
+/// 14-bit fixed point (RgbToGray's u8 counterpart).
+struct GrayWord {
+  __device__ __forceinline__ GrayWord bind() const { return *this; }
+  __device__ __forceinline__ unsigned operator()(const unsigned (&p)[3]) const {
+    unsigned out = 0;
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const int r = (p[0] >> (8 * b)) & 255u, g = (p[1] >> (8 * b)) & 255u, bl = (p[2] >> (8 * b)) & 255u;
+      out |= static_cast<unsigned>(descale(r * kR2Y + g * kG2Y + bl * kB2Y)) << (8 * b);  // <= 255
+    }
+    return out;
   }
 };
 

@@ -280,4 +280,84 @@ __global__ void __launch_bounds__(kRotTile* kGeomThreadsY)
   }
 }
 
+
+// ------------------------------------------------------------------ streaming u8 maps
+constexpr int kStreamThreads = 256;
+
+/// The input planes of stream_u8_kernel.
+template <int N>
+struct StreamArgs {
+  const std::uint8_t* in[N];
+  Index ld[N];
+};
+
+/// Slot e of stream_u8_kernel: the e-th 16-byte chunk slot of the output (row e / chunks).
+template <int N, class F>
+__device__ __forceinline__ void stream_u8_chunk(const StreamArgs<N>& a, std::uint8_t* __restrict__ out, Index ld_out,
+                                                Index cols, Index chunks, bool small, Index e, const F& f) {
+  const Index y = small ? static_cast<Index>(static_cast<unsigned>(e) / static_cast<unsigned>(chunks)) : e / chunks;
+  std::uint8_t* const out_row = out + y * ld_out;
+  const Index x = (e - y * chunks) * 16 - static_cast<Index>(reinterpret_cast<std::uintptr_t>(out_row) & 15);
+  const Index lo = x < 0 ? 0 : x, hi = x + 16 < cols ? x + 16 : cols;  // the chunk's pixels in the row
+  if (lo >= hi) return;
+  bool vec = x >= 0 && x + 16 <= cols;  // then out_row + x is 16-byte aligned
+#pragma unroll
+  for (int k = 0; k < N; ++k) vec = vec && (reinterpret_cast<std::uintptr_t>(a.in[k] + y * a.ld[k] + x) & 15) == 0;
+  if (vec) {
+    uint4 v[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) v[k] = __ldg(reinterpret_cast<const uint4*>(a.in[k] + y * a.ld[k] + x));
+    uint4 o;
+    unsigned w[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) w[k] = v[k].x;
+    o.x = f(w);
+#pragma unroll
+    for (int k = 0; k < N; ++k) w[k] = v[k].y;
+    o.y = f(w);
+#pragma unroll
+    for (int k = 0; k < N; ++k) w[k] = v[k].z;
+    o.z = f(w);
+#pragma unroll
+    for (int k = 0; k < N; ++k) w[k] = v[k].w;
+    o.w = f(w);
+    *reinterpret_cast<uint4*>(out_row + x) = o;
+  } else {
+    for (Index px = lo; px < hi; ++px) {
+      unsigned w[N];
+#pragma unroll
+      for (int k = 0; k < N; ++k) w[k] = __ldg(a.in[k] + y * a.ld[k] + px);
+      out_row[px] = static_cast<std::uint8_t>(f(w) & 255u);
+    }
+  }
+}
+
+/// out(y, x) = f(in_0(y, x), .., in_{N-1}(y, x)) for u8 planes, 16 pixels a chunk, C chunks a
+/// thread (kStreamThreads apart, so each of the C steps is coalesced; unrolled, so their loads
+/// are in flight together); f maps 4 pixels a word (byte b of word k is pixel b of plane k),
+/// after `f.bind()` (once a thread: a functor that reads a parameter from the device reads it
+/// there). Each output row is cut into 16-byte chunks aligned on the OUTPUT's address (the first
+/// and last may be partial), so a dense output of any width stores whole chunks with one uint4;
+/// a chunk also loads with one uint4 per plane where the planes' rows share that alignment
+/// (dense planes of the output's width do), else byte by byte (pixel b of a chunk goes through f
+/// as byte 0 of a word). A row has ceil(cols / 16) + 1 chunk slots (one is empty on an aligned
+/// row); grid-stride over rows x slots.
+template <int N, int C, class F>
+__global__ void __launch_bounds__(kStreamThreads)
+stream_u8_kernel(const __grid_constant__ StreamArgs<N> a, std::uint8_t* __restrict__ out, Index ld_out, Index rows,
+                 Index cols, const F f_unbound) {
+  const F f = f_unbound.bind();
+  const Index chunks = (cols + 15) / 16 + 1;
+  const Index n = rows * chunks;
+  const bool small = n <= 0xffffffffll;  // then the row of a slot takes a 32-bit division
+  const Index stride = static_cast<Index>(gridDim.x) * kStreamThreads * C;
+  for (Index base = static_cast<Index>(blockIdx.x) * kStreamThreads * C + threadIdx.x; base < n; base += stride) {
+#pragma unroll
+    for (int c = 0; c < C; ++c) {
+      const Index e = base + static_cast<Index>(c) * kStreamThreads;
+      if (e < n) stream_u8_chunk<N>(a, out, ld_out, cols, chunks, small, e, f);
+    }
+  }
+}
+
 }  // namespace devmat::detail

@@ -125,28 +125,50 @@ struct LookupU8 {
 /// OpenCV's threshold types, in Threshold's order (otsu runs as binary).
 enum ThresholdKind : int { kThBinary = 0, kThBinaryInv, kThTrunc, kThToZero, kThToZeroInv };
 
-/// cv::threshold for one pixel; for u8 the threshold is an int (floored, any range), or read
-/// from the device (*d_thresh, Otsu's) when d_thresh is set.
-template <class T, class TT>
-struct ThresholdMap {
-  const T* img;
+/// cv::threshold of one f32 pixel.
+struct ThresholdF32 {
+  const float* img;
   Index ld;
-  TT thresh;
-  T maxval;
+  float thresh, maxval;
+  int kind;
+  __device__ __forceinline__ float operator()(Index y, Index x) const {
+    const float p = __ldg(img + y * ld + x);
+    const bool above = p > thresh;
+    switch (kind) {
+      case kThBinary: return above ? maxval : 0.f;
+      case kThBinaryInv: return above ? 0.f : maxval;
+      case kThTrunc: return above ? thresh : p;
+      case kThToZero: return above ? p : 0.f;
+      default: return above ? 0.f : p;
+    }
+  }
+};
+
+/// OpenCV's threshold of 4 u8 pixels at once (stream_u8_kernel's functor), for kind binary ..
+/// to_zero_inv. The threshold t is floored and clamped to -1..255 (t < 0: every pixel is above),
+/// or read from the device (*d_thresh, Otsu's, 0..255) by bind() where d_thresh is set; maxval
+/// saturated.
+struct ThresholdWord {
+  int t;
+  unsigned max4;  // maxval in every byte
   int kind;
   const int* d_thresh;
-  __device__ __forceinline__ T operator()(Index y, Index x) const {
-    const T p = __ldg(img + y * ld + x);
-    const TT t = d_thresh ? static_cast<TT>(*d_thresh) : thresh;
-    const bool above = static_cast<TT>(p) > t;
+  unsigned t4;    // max(t, 0) in every byte: set by bind()
+  __device__ __forceinline__ ThresholdWord bind() const {
+    ThresholdWord b = *this;
+    if (d_thresh) b.t = *d_thresh;
+    b.t4 = static_cast<unsigned>(b.t < 0 ? 0 : b.t) * 0x01010101u;
+    return b;
+  }
+  __device__ __forceinline__ unsigned operator()(const unsigned (&p)[1]) const {
+    // Bytes above t: 0xff; with t = -1 every byte is above.
+    const unsigned above = t < 0 ? 0xffffffffu : __vcmpgtu4(p[0], t4);
     switch (kind) {
-      case kThBinary: return above ? maxval : T(0);
-      case kThBinaryInv: return above ? T(0) : maxval;
-      case kThTrunc:
-        if constexpr (std::is_integral_v<T>) return above ? static_cast<T>(t < TT(0) ? TT(0) : t) : p;  // saturated
-        else return above ? static_cast<T>(t) : p;
-      case kThToZero: return above ? p : T(0);
-      default: return above ? T(0) : p;
+      case kThBinary: return above & max4;
+      case kThBinaryInv: return ~above & max4;
+      case kThTrunc: return __vminu4(p[0], t4);  // t < 0: t4 = 0, every pixel 0
+      case kThToZero: return above & p[0];
+      default: return ~above & p[0];  // kThToZeroInv
     }
   }
 };

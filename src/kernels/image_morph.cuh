@@ -3,10 +3,12 @@
 // prefix minima (g) and suffix minima (h) are computed once, and the minimum of the window that
 // starts at i is min(h[i], g[i + k - 1]): about three comparisons per pixel whatever k is.
 // Pixels outside the image are ignored (they read the operation's identity: the type's maximum
-// for erosion, its minimum for dilation: OpenCV's default border for erode/dilate). Device code
-// only; dispatch/image_morph.cuh sizes the grids and launches.
+// for erosion, its minimum for dilation: OpenCV's default border for erode/dilate). u8 elements
+// with both sides 3 or 5 take one fused pass instead (morph_u8_small_kernel, at the end). Device
+// code only; dispatch/image_morph.cuh sizes the grids and launches.
 #pragma once
 
+#include "border.cuh"
 #include "common.cuh"
 
 #include <cuda_runtime.h>
@@ -63,7 +65,7 @@ morph_pass_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
   using Op = MorphOp<T, kErode>;
   using W = MorphWord<T>;
   constexpr int kPack = kMorphPack<T, kRows>;
-  extern __shared__ unsigned char morph_smem_raw[];
+  DEVMAT_DYNAMIC_SHARED(unsigned char, morph_smem_raw);
   W* const smem = reinterpret_cast<W*>(morph_smem_raw);
   const int len_in = kMorphAlong + k - 1;                 // inputs along one line of the tile
   const int pitch = kRows ? (len_in | 1) : kMorphAcross;  // odd line pitch: no bank conflicts
@@ -161,6 +163,46 @@ morph_pass_direct_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ 
     for (Index j = lo; j < hi; ++j)
       acc = Op::apply(acc, static_cast<MorphWord<T>>(kRows ? __ldg(in + y * ld_in + j) : __ldg(in + j * ld_in + x)));
     out[y * ld_out + x] = static_cast<T>(acc);
+  }
+}
+
+/// The KR x KC erosion (kErode) or dilation of u8 `img`, rows and columns fused in one pass, 4
+/// pixels a word (__vminu4 / __vmaxu4), R output rows a thread (border.cuh's u8 neighbourhood
+/// tile; grid (tiles along x, tiles along y up to the grid's limit, the rest looped over)).
+/// Pixels outside the image are ignored, as morph_pass_kernel. KR, KC odd, 3..7 (the funnel
+/// shifts stay under 32 bits).
+template <int KR, int KC, bool kErode, int R>
+__global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
+morph_u8_small_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
+                      Index rows, Index cols, unsigned tiles_y) {
+  static_assert(KR % 2 == 1 && KC % 2 == 1 && KR >= 3 && KC >= 3 && KR <= 7 && KC <= 7,
+                "morph_u8_small_kernel: odd sides from 3 to 7");
+  constexpr int kAR = KR / 2, kAC = KC / 2;
+  const unsigned fill = kErode ? 0xffffffffu : 0u;
+  const auto op = [](unsigned a, unsigned b) { return kErode ? __vminu4(a, b) : __vmaxu4(a, b); };
+  const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
+  if (x >= cols) return;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kNbrTileH<R> + threadIdx.y * R;
+    if (y0 >= rows) continue;
+    unsigned h[R + KR - 1];  // the rows y0 - kAR .. reduced along the row
+#pragma unroll
+    for (int i = 0; i < R + KR - 1; ++i) {
+      unsigned l, c, r;
+      load_row_words<false>(img, ld, rows, cols, y0 - kAR + i, x, fill, l, c, r);
+      unsigned v = c;
+#pragma unroll
+      for (int s = 1; s <= kAC; ++s) v = op(v, op(__funnelshift_r(l, c, 8 * (4 - s)), __funnelshift_r(c, r, 8 * s)));
+      h[i] = v;
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      if (y0 + j >= rows) break;
+      unsigned v = h[j];
+#pragma unroll
+      for (int i = 1; i < KR; ++i) v = op(v, h[j + i]);
+      store_word(out + (y0 + j) * ld_out, x, cols, v);
+    }
   }
 }
 

@@ -1,5 +1,6 @@
-// Box filter (separable running sums) and integral image (row scans, then column scans).
-// Device code only; dispatch/image_neigh.cuh sizes the grids and launches.
+// Box filter (separable running sums; u8 3x3 / 5x5 means in one fused pass) and integral image
+// (row scans, then column scans). Device code only; dispatch/image_neigh.cuh sizes the grids and
+// launches.
 #pragma once
 
 #include "border.cuh"
@@ -46,7 +47,7 @@ template <class In, class Acc, class Out, bool kRows>
 __global__ void __launch_bounds__(kBoxThreads)
 box_pass_kernel(const In* __restrict__ in, Index ld_in, Out* __restrict__ out, Index ld_out, Index rows, Index cols,
                 int k, double scale, int divisor, unsigned tiles_y) {
-  extern __shared__ unsigned char box_smem_raw[];
+  DEVMAT_DYNAMIC_SHARED(unsigned char, box_smem_raw);
   Acc* const in_smem = reinterpret_cast<Acc*>(box_smem_raw);
   const int len_in = kBoxAlong + k - 1;
   const int pitch = kRows ? (len_in | 1) : kBoxAcross;  // odd line pitch along rows: fewer conflicts
@@ -97,6 +98,161 @@ box_pass_kernel(const In* __restrict__ in, Index ld_in, Out* __restrict__ out, I
       const Index y = kRows ? y0 + line : y0 + i;
       const Index x = kRows ? x0 + i : x0 + line;
       if (y < rows && x < cols) out[y * ld_out + x] = box_store<Out>(sum_smem[sum_at(line, i)], scale, divisor);
+    }
+  }
+}
+
+// ------------------------------------------------------------------ u8 box means of sides 3 and 5, fused
+/// (2 sum + area) / (2 area) for one 16-bit lane: box_store's exact rounding (halves up), a
+/// multiply and a shift (the divisor is a constant).
+template <unsigned kArea>
+__device__ __forceinline__ unsigned box_round(unsigned sum) { return (2 * sum + kArea) / (2 * kArea); }
+
+/// Pixels x .. x + 3 of the KR x KC box mean, from their sums in 16-bit lanes: even = pixels x
+/// and x + 2, odd = x + 1 and x + 3.
+template <unsigned kArea>
+__device__ __forceinline__ unsigned box_mean_word(unsigned even, unsigned odd) {
+  return box_round<kArea>(even & 0xffffu) | box_round<kArea>(odd & 0xffffu) << 8 | box_round<kArea>(even >> 16) << 16 |
+         box_round<kArea>(odd >> 16) << 24;
+}
+
+/// Adds pixels x + d .. x + d + 3 for d = -KC/2 .. KC/2 into 16-bit lanes: `lo` and `hi` hold
+/// pixels x - 4 .. x - 1 and x + 4 .. x + 7 around the word c (x .. x + 3). A lane's sum is at
+/// most KR KC 255 < 2^16, so whole-word adds never carry into the other lane.
+template <int KC>
+__device__ __forceinline__ void box_row_sums(unsigned lo, unsigned c, unsigned hi, unsigned& even, unsigned& odd) {
+  constexpr int kA = KC / 2;
+  even = odd = 0;
+#pragma unroll
+  for (int d = -kA; d <= kA; ++d) {
+    const unsigned w = d < 0 ? __funnelshift_r(lo, c, 8 * (4 + d)) : (d == 0 ? c : __funnelshift_r(c, hi, 8 * d));
+    even += w & 0x00ff00ffu;
+    odd += (w >> 8) & 0x00ff00ffu;
+  }
+}
+
+/// The normalised KR x KC box filter of u8 `img`, borders reflected (101), rows and columns fused,
+/// 4 pixels a word, R output rows a thread (border.cuh's u8 neighbourhood tile). Each output is
+/// (2 sum + KR KC) / (2 KR KC): box_store's rounding, so it equals the two-pass filter.
+template <int KR, int KC, int R>
+__global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
+box_u8_small_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
+                    Index rows, Index cols, unsigned tiles_y) {
+  static_assert(KR % 2 == 1 && KC % 2 == 1 && KR >= 3 && KC >= 3 && KR <= 7 && KC <= 7,
+                "box_u8_small_kernel: odd sides from 3 to 7 (lanes under 2^16, shifts under 32 bits)");
+  constexpr int kA = KR / 2;
+  const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
+  if (x >= cols) return;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kNbrTileH<R> + threadIdx.y * R;
+    if (y0 >= rows) continue;
+    unsigned h[R + KR - 1][2];  // row sums of rows y0 - kA .. (even, odd lanes)
+#pragma unroll
+    for (int i = 0; i < R + KR - 1; ++i) {
+      unsigned l, c, r;
+      load_row_words<true>(img, ld, rows, cols, y0 - kA + i, x, 0u, l, c, r);
+      box_row_sums<KC>(l, c, r, h[i][0], h[i][1]);
+    }
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      if (y0 + j >= rows) break;
+      unsigned even = 0, odd = 0;
+#pragma unroll
+      for (int i = 0; i < KR; ++i) {
+        even += h[j + i][0];
+        odd += h[j + i][1];
+      }
+      store_word(out + (y0 + j) * ld_out, x, cols, box_mean_word<KR * KC>(even, odd));
+    }
+  }
+}
+
+// The banded variant: each thread 16 pixels (one 16-byte vector) of R consecutive rows, a warp a
+// 512-pixel segment of a row band; a block's 4 warps take 4 bands below each other (a tile of
+// 512 x 4 R). The pixels left and right of a thread's 16 come from its neighbour lanes
+// (shuffles); lanes 0 and 31 and the image's edges read them with the border.
+constexpr int kBandThreadsX = 32, kBandThreadsY = 4;
+constexpr int kBandTileW = 16 * kBandThreadsX;  // 512 pixels
+template <int R>
+inline constexpr int kBandTileH = kBandThreadsY * R;
+
+/// Byte b of the word at pixels p .. p + 3 of `row` (n pixels), positions outside reflected (101).
+__device__ __forceinline__ unsigned load_word_reflect(const std::uint8_t* row, Index p, Index n) {
+  unsigned w = 0;
+#pragma unroll
+  for (int b = 0; b < 4; ++b) {
+    const Index px = p + b;
+    w |= static_cast<unsigned>(__ldg(row + (px >= 0 && px < n ? px : reflect101(px, n)))) << (8 * b);
+  }
+  return w;
+}
+
+/// The KR x KC box mean of u8 `img` as box_u8_small_kernel, banded (above). Every lane of a warp
+/// runs every shuffle: lanes past the image load nothing and store nothing.
+template <int KR, int KC, int R>
+__global__ void __launch_bounds__(kBandThreadsX * kBandThreadsY)
+box_u8_band_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
+                   Index rows, Index cols, unsigned tiles_y) {
+  static_assert(KR % 2 == 1 && KC % 2 == 1 && KR >= 3 && KC >= 3 && KR <= 7 && KC <= 7,
+                "box_u8_band_kernel: odd sides from 3 to 7 (lanes under 2^16, halo within a word)");
+  constexpr int kA = KR / 2;
+  constexpr unsigned kFull = 0xffffffffu;
+  const int lane = threadIdx.x;
+  const Index x = static_cast<Index>(blockIdx.x) * kBandTileW + 16 * lane;
+  const bool active = x < cols;
+  const bool whole = x + 16 <= cols;  // the thread's 16 pixels all inside
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kBandTileH<R> + threadIdx.y * R;
+    if (y0 >= rows) continue;  // the same for the whole warp
+    unsigned h[R + KR - 1][8];  // row sums of rows y0 - kA ..: word q's even lanes in 2 q, odd in 2 q + 1
+#pragma unroll
+    for (int i = 0; i < R + KR - 1; ++i) {
+      Index y = y0 - kA + i;
+      if (y < 0 || y >= rows) y = reflect101(y, rows);
+      const std::uint8_t* row = img + y * ld;
+      unsigned w[6];  // pixels x - 4 .. x + 19
+      if (whole && (reinterpret_cast<std::uintptr_t>(row + x) & 15) == 0) {
+        const uint4 v = __ldg(reinterpret_cast<const uint4*>(row + x));
+        w[1] = v.x;
+        w[2] = v.y;
+        w[3] = v.z;
+        w[4] = v.w;
+      } else if (active) {  // past the right edge: the reflected pixels, the right neighbours of the last
+#pragma unroll
+        for (int q = 0; q < 4; ++q) w[1 + q] = load_word_reflect(row, x + 4 * q, cols);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) w[1 + q] = 0;
+      }
+      w[0] = __shfl_up_sync(kFull, w[4], 1);
+      w[5] = __shfl_down_sync(kFull, w[1], 1);
+      if (active && (lane == 0 || x < 4)) w[0] = load_word_reflect(row, x - 4, cols);
+      if (active && (lane == 31 || x + 20 > cols)) w[5] = load_word_reflect(row, x + 16, cols);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) box_row_sums<KC>(w[q], w[q + 1], w[q + 2], h[i][2 * q], h[i][2 * q + 1]);
+    }
+    if (!active) continue;
+#pragma unroll
+    for (int j = 0; j < R; ++j) {
+      if (y0 + j >= rows) break;
+      unsigned v[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        unsigned even = 0, odd = 0;
+#pragma unroll
+        for (int i = 0; i < KR; ++i) {
+          even += h[j + i][2 * q];
+          odd += h[j + i][2 * q + 1];
+        }
+        v[q] = box_mean_word<KR * KC>(even, odd);
+      }
+      std::uint8_t* dst = out + (y0 + j) * ld_out + x;
+      if (whole && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+        *reinterpret_cast<uint4*>(dst) = make_uint4(v[0], v[1], v[2], v[3]);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) store_word(out + (y0 + j) * ld_out, x + 4 * q, cols, v[q]);
+      }
     }
   }
 }

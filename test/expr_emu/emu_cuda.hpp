@@ -26,6 +26,8 @@
 #define __launch_bounds__(...)
 #define __grid_constant__
 #define __shared__ static
+// A kernel's dynamic shared memory (kernels/common.cuh): a static array as large as an SM's.
+#define DEVMAT_DYNAMIC_SHARED(type, name) alignas(16) static type name[(227 * 1024) / sizeof(type)]
 
 struct dim3 {
   unsigned x = 1, y = 1, z = 1;
@@ -110,6 +112,11 @@ inline unsigned __vmaxu4(unsigned a, unsigned b) {
     const unsigned x = (a >> (8 * k)) & 0xFFu, y = (b >> (8 * k)) & 0xFFu;
     r |= (x > y ? x : y) << (8 * k);
   }
+  return r;
+}
+inline unsigned __vcmpgtu4(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int k = 0; k < 4; ++k) r |= (((a >> (8 * k)) & 255u) > ((b >> (8 * k)) & 255u) ? 255u : 0u) << (8 * k);
   return r;
 }
 inline unsigned __vminu4(unsigned a, unsigned b) {

@@ -1,16 +1,29 @@
-// Candidate kernels (src/kernels/image_next.cuh) for the small-kernel image operations that lose
-// to NVIDIA NPP at 4096x4096, in megapixels per second. Each op has three rows in one run:
-// "ours" (the public function as dispatched today), "ours-next" (the candidate: output
-// allocated from the pool and the kernel launched, as the public function would do) and "npp"
-// (where CMake found NPP; the same calls as bench_image_neigh / bench_image_ops / bench_filter).
-// The fused u8 box and morphology kernels have two more rows, "ours-next-r4" and
-// "ours-next-r16": 4 and 16 output rows a thread instead of 8.
-// Before timing, the candidate's output is compared with the public function's once: a u8
-// candidate must be identical (else the row is skipped with an error), filter2d within 1e-5 of
-// the output's range (the sums run in another order). The counter "differs" / "max_rel_diff"
-// reports that comparison.
+// The small-kernel image operations against NVIDIA NPP at 4096x4096, in megapixels per second:
+// u8 box 3x3/5x5, u8 erode/dilate 3x3 and dilate 5x5, f32 filter2d 3x3/5x5/7x7, u8 threshold,
+// u8 rgb_to_gray, u8 canny. Each op has "ours" (the public function), "npp" (where CMake found
+// NPP; the same calls as bench_image_neigh / bench_image_ops / bench_filter) and
+// "ours-<config>" rows, the other kernels or configurations the library has for that case, so
+// that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
+// rows) and "ours-band-r4/r8/r16" (16 pixels a thread), morphology "ours-r4/r8/r16", filter2d
+// "ours-general" (the any-size kernel), canny "ours-c2/c8/c16" (hysteresis rounds between two
+// reads of the flag), threshold and rgb_to_gray "ours-c2/c4" (16-byte chunks a thread; ours 1),
+// threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy of the image: the
+// floor of a 1-read 1-write map).
+// Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
+// previous result before calling the function, so the pool hands the same block back (the
+// output stays in L2 between iterations as NPP's does); "ours-keep" (threshold) keeps the
+// previous result alive while the next is made, so two outputs alternate (what a loop that
+// assigns `out = threshold(...)` does). Before timing, a variant's output is compared with the
+// public function's once: u8 must be identical (else the row is skipped with an error), filter2d
+// within 1e-5 of the output's range (the sums run in another order); the counter "differs" /
+// "max_rel_diff" reports it.
+#include "dispatch/filter.cuh"
 #include "dispatch/image_canny.cuh"
-#include "dispatch/image_next.cuh"
+#include "dispatch/image_geometry.cuh"
+#include "dispatch/image_morph.cuh"
+#include "dispatch/image_neigh.cuh"
+#include "kernels/image_color.cuh"
+#include "kernels/image_intensity.cuh"
 #include "random.cuh"
 #include "support.hpp"
 
@@ -73,40 +86,39 @@ double differs(const DeviceMatrix<T>& a, const DeviceMatrix<T>& b) {
   }
 }
 
-/// Row "ours-<variant>" of one op: next(out) is the candidate writing into a fresh kSide x kSide
-/// `out`, compared once with ours() (the public function) before timing.
+/// Row "<impl>" of one op: variant(out) writes the variant's result into `out` (kSide x kSide), compared
+/// once with ours() (the public function) before timing; every iteration writes the same `out`.
 template <class T>
 void register_variant(const std::string& op, const std::string& impl, std::function<DeviceMatrix<T>()> ours,
-                      std::function<void(DeviceMatrix<T>&)> next) {
+                      std::function<void(DeviceMatrix<T>&)> variant) {
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<U8>().stream().native();
     DeviceMatrix<T> check(kSide, kSide);
-    next(check);
+    variant(check);
     const double diff = differs(check, ours());
     const bool exact = !std::is_same_v<T, float>;
     st.counters[exact ? "differs" : "max_rel_diff"] = diff;
     if (exact ? diff != 0 : !(diff <= 1e-5)) {
-      st.SkipWithError(("candidate differs from ours: " + std::to_string(diff)).c_str());
+      st.SkipWithError(("variant differs from ours: " + std::to_string(diff)).c_str());
       return;
     }
-    DeviceMatrix<T> out;
-    b::time_on_stream(st, s, kPixels, b::kMpixps, [&] {
-      out = DeviceMatrix<T>(kSide, kSide);
-      next(out);
-    });
+    DeviceMatrix<T> out(kSide, kSide);
+    b::time_on_stream(st, s, kPixels, b::kMpixps, [&] { variant(out); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-/// Rows "ours" (the public function) and "ours-next" (the candidate) of one op.
+/// Row "ours": the public function, its previous result dropped first (the pool hands the same
+/// block back: one output buffer, as NPP's row).
 template <class T>
-void register_pair(const std::string& op, std::function<DeviceMatrix<T>()> ours,
-                   std::function<void(DeviceMatrix<T>&)> next) {
+void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours) {
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, "ours").c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<U8>().stream().native();
     DeviceMatrix<T> out;
-    b::time_on_stream(st, s, kPixels, b::kMpixps, [&] { out = ours(); });
+    b::time_on_stream(st, s, kPixels, b::kMpixps, [&] {
+      out = DeviceMatrix<T>();
+      out = ours();
+    });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  register_variant<T>(op, "ours-next", ours, next);
 }
 
 #if DEVMAT_BENCH_HAVE_NPP
@@ -128,17 +140,15 @@ cudaStream_t stream_of(const DeviceMatrix<U8>& m) { return m.stream().native(); 
 void register_box(int k) {
   const std::string op = "box_" + std::to_string(k) + "x" + std::to_string(k);
   const auto ours = [k] { return devmat::box_filter(input<U8>(), k, k); };
-  benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
-    DeviceMatrix<U8> out;
-    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-  // "ours-next": 8 output rows a thread; "-r4", "-r16": 4 and 16 (registers against halo re-reads).
-  for (int rpt : {8, 4, 16})
-    register_variant<U8>(op, rpt == 8 ? "ours-next" : "ours-next-r" + std::to_string(rpt), ours,
-                         [k, rpt](DeviceMatrix<U8>& out) {
-                           const auto& in = input<U8>();
-                           d::launch_box_u8_next(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, rpt);
-                         });
+  register_ours<U8>(op, ours);
+  for (const bool band : {false, true})
+    for (int rpt : {4, 8, 16})
+      register_variant<U8>(op, std::string(band ? "ours-band-r" : "ours-word-r") + std::to_string(rpt), ours,
+                           [k, band, rpt](DeviceMatrix<U8>& out) {
+                             const auto& in = input<U8>();
+                             d::launch_box_u8_small(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k,
+                                                    d::BoxU8Config{band, rpt});
+                           });
 #if DEVMAT_BENCH_HAVE_NPP
   register_npp<U8>(op, [k](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
     DEVMAT_BENCH_NPP(nppiFilterBoxBorder_8u_C1R_Ctx(input<U8>().data(), kStepU8, b::npp_size(kSide, kSide), NppiPoint{0, 0},
@@ -151,15 +161,12 @@ void register_box(int k) {
 void register_morph(bool erode, int k) {
   const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
   const auto ours = [=] { return erode ? devmat::erode(input<U8>(), k, k) : devmat::dilate(input<U8>(), k, k); };
-  benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
-    DeviceMatrix<U8> out;
-    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-  for (int rpt : {8, 4, 16})
-    register_variant<U8>(op, rpt == 8 ? "ours-next" : "ours-next-r" + std::to_string(rpt), ours, [=](DeviceMatrix<U8>& out) {
+  register_ours<U8>(op, ours);
+  for (int rpt : {4, 8, 16})
+    register_variant<U8>(op, "ours-r" + std::to_string(rpt), ours, [=](DeviceMatrix<U8>& out) {
       const auto& in = input<U8>();
-      if (erode) d::launch_morph_u8_next<true>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, rpt);
-      else d::launch_morph_u8_next<false>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, rpt);
+      if (erode) d::launch_morph_u8_small<true>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k, rpt);
+      else d::launch_morph_u8_small<false>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k, rpt);
     });
 #if DEVMAT_BENCH_HAVE_NPP
   const auto mask_ptr = std::make_shared<const DeviceMatrix<U8>>(DeviceMatrix<U8>::constant(k, k, 1));
@@ -178,49 +185,62 @@ void register_morph(bool erode, int k) {
 #endif
 }
 
-/// A 5x5 kernel of positive weights summing to 1 (bench_filter's box_like_kernel(5)).
-std::vector<float> weights5() {
-  std::mt19937 gen(7u + 5);
+/// A k x k kernel of positive weights summing to 1 (bench_filter's box_like_kernel(k)).
+std::vector<float> weights(int k) {
+  std::mt19937 gen(7u + k);
   std::uniform_real_distribution<float> dist(0.f, 1.f);
-  std::vector<float> w(25);
+  std::vector<float> w(k * k);
   float sum = 0;
   for (float& x : w) sum += x = dist(gen);
   for (float& x : w) x /= sum;
   return w;
 }
 
-void register_filter2d() {
-  register_pair<float>("filter2d_5x5",
-                       [] {
-                         thread_local const auto kernel = DeviceMatrix<float>::from_vector(weights5(), 5, 5);
-                         return devmat::filter2d(input<float>(), kernel);
-                       },
-                       [](DeviceMatrix<float>& out) {
-                         thread_local const std::vector<float> w = weights5();
-                         const auto& in = input<float>();
-                         d::launch_filter2d_5x5_next(in.stream().native(), in.data(), kSide, out.data(), kSide, kSide, kSide,
-                                                     w.data());
-                       });
+void register_filter2d(int k) {
+  const std::string op = "filter2d_" + std::to_string(k) + "x" + std::to_string(k);
+  const auto kernel = std::make_shared<const DeviceMatrix<float>>(DeviceMatrix<float>::from_vector(weights(k), k, k));
+  const auto ours = [=] { return devmat::filter2d(input<float>(), *kernel); };
+  register_ours<float>(op, ours);
+  register_variant<float>(op, "ours-general", ours, [=](DeviceMatrix<float>& out) {
+    const auto& in = input<float>();
+    d::dispatch_filter2d(std::make_integer_sequence<int, (d::kMaxFilterSide + 1) / 2>{}, k, in.stream().native(), in.data(),
+                         kSide, out.data(), kSide, kSide, kernel->data(), k);
+  });
 #if DEVMAT_BENCH_HAVE_NPP
-  register_npp<float>("filter2d_5x5", [](DeviceMatrix<float>& out, const NppStreamContext& ctx) {
-    thread_local const auto kernel = [] {
-      const std::vector<float> w = weights5();
-      return DeviceMatrix<float>::from_vector(std::vector<float>(w.rbegin(), w.rend()), 5, 5);  // NPP convolves
-    }();
+  const auto reversed = std::make_shared<const DeviceMatrix<float>>([k] {
+    const std::vector<float> w = weights(k);
+    return DeviceMatrix<float>::from_vector(std::vector<float>(w.rbegin(), w.rend()), k, k);  // NPP convolves
+  }());
+  register_npp<float>(op, [=](DeviceMatrix<float>& out, const NppStreamContext& ctx) {
     DEVMAT_BENCH_NPP(nppiFilterBorder_32f_C1R_Ctx(input<float>().data(), kStepF32, b::npp_size(kSide, kSide), NppiPoint{0, 0},
-                                                  out.data(), kStepF32, b::npp_size(kSide, kSide), kernel.data(),
-                                                  NppiSize{5, 5}, NppiPoint{2, 2}, NPP_BORDER_REPLICATE, ctx));
+                                                  out.data(), kStepF32, b::npp_size(kSide, kSide), reversed->data(),
+                                                  NppiSize{k, k}, NppiPoint{k / 2, k / 2}, NPP_BORDER_REPLICATE, ctx));
   });
 #endif
 }
 
 void register_threshold() {
-  register_pair<U8>("threshold_trunc", [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); },
-                    [](DeviceMatrix<U8>& out) {
-                      const auto& in = input<U8>();
-                      d::launch_threshold_u8_next(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, 128, 255,
-                                                  d::kThTrunc);
-                    });
+  const auto ours = [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); };
+  register_ours<U8>("threshold_trunc", ours);
+  for (int c : {2, 4})  // 16-byte chunks a thread (ours: 1)
+    register_variant<U8>("threshold_trunc", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
+      d::StreamArgs<1> a{};
+      a.in[0] = input<U8>().data();
+      a.ld[0] = kSide;
+      d::launch_stream_u8(stream_of(input<U8>()), a, out.data(), kSide, kSide, kSide,
+                          d::ThresholdWord{128, 255u * 0x01010101u, d::kThTrunc, nullptr, 0u}, c);
+    });
+  benchmark::RegisterBenchmark(b::name("threshold_trunc", "u8", kShape, "ours-keep").c_str(), [=](benchmark::State& st) {
+    DeviceMatrix<U8> out;
+    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark(b::name("threshold_trunc", "u8", kShape, "memcpy").c_str(), [](benchmark::State& st) {
+    DeviceMatrix<U8> out(kSide, kSide);
+    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] {
+      DEVMAT_BENCH_CUDA(cudaMemcpyAsync(out.data(), input<U8>().data(), static_cast<std::size_t>(kSide * kSide),
+                                        cudaMemcpyDeviceToDevice, stream_of(input<U8>())));
+    });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
 #if DEVMAT_BENCH_HAVE_NPP
   register_npp<U8>("threshold_trunc", [](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
     DEVMAT_BENCH_NPP(nppiThreshold_8u_C1R_Ctx(input<U8>().data(), kStepU8, out.data(), kStepU8, b::npp_size(kSide, kSide), 128,
@@ -230,12 +250,18 @@ void register_threshold() {
 }
 
 void register_gray() {
-  register_pair<U8>("rgb_to_gray", [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); },
-                    [](DeviceMatrix<U8>& out) {
-                      const auto& p = rgb_planes();
-                      d::launch_rgb_to_gray_u8_next(stream_of(p[0]), p[0].data(), kSide, p[1].data(), kSide, p[2].data(),
-                                                    kSide, out.data(), kSide, kSide, kSide);
-                    });
+  const auto ours = [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); };
+  register_ours<U8>("rgb_to_gray", ours);
+  for (int c : {2, 4})
+    register_variant<U8>("rgb_to_gray", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
+      const auto& p = rgb_planes();
+      d::StreamArgs<3> a{};
+      for (int k = 0; k < 3; ++k) {
+        a.in[k] = p[k].data();
+        a.ld[k] = kSide;
+      }
+      d::launch_stream_u8(stream_of(p[0]), a, out.data(), kSide, kSide, kSide, d::GrayWord{}, c);
+    });
 #if DEVMAT_BENCH_HAVE_NPP
   register_npp<U8>("rgb_to_gray", [](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
     thread_local const auto rgb = devmat::merge_channels({rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]});
@@ -244,21 +270,18 @@ void register_gray() {
 #endif
 }
 
-/// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15), with more
-/// hysteresis rounds between two waits for the flag: "ours-next-c8", "-c16" (ours: 4). Tells
-/// whether the host round trips or the rounds themselves are canny's cost.
+/// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15), with other
+/// numbers of hysteresis rounds between two waits for the flag: "ours-c2", "-c8", "-c16" (ours:
+/// 4). The rounds after the first work only on the tiles a change marked.
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
     return m;
   };
   const auto ours = [smooth] { return devmat::canny(smooth(), 5, 15); };
-  benchmark::RegisterBenchmark(b::name("canny_5_15", "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
-    DeviceMatrix<U8> out;
-    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] { out = ours(); });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-  for (int rounds : {8, 16})
-    register_variant<U8>("canny_5_15", "ours-next-c" + std::to_string(rounds), ours, [=](DeviceMatrix<U8>& out) {
+  register_ours<U8>("canny_5_15", ours);
+  for (int rounds : {2, 8, 16})
+    register_variant<U8>("canny_5_15", "ours-c" + std::to_string(rounds), ours, [=](DeviceMatrix<U8>& out) {
       const auto& img = smooth();
       d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, rounds);
     });
@@ -285,7 +308,7 @@ int main(int argc, char** argv) {
   register_morph(false, 3);
   register_morph(true, 3);
   register_morph(false, 5);
-  register_filter2d();
+  for (int k : {3, 5, 7}) register_filter2d(k);
   register_threshold();
   register_gray();
   register_canny();

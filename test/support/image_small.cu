@@ -1,0 +1,62 @@
+// The image kernels of support/image_small.hpp behind plain host functions.
+#include "support/image_small.hpp"
+
+#include "dispatch/filter.cuh"
+#include "dispatch/image_morph.cuh"
+#include "dispatch/image_neigh.cuh"
+
+#include <utility>
+
+namespace devmat::test::small {
+namespace {
+/// A stream-ordered scratch buffer of n elements of T.
+template <class T>
+struct Scratch {
+  T* p = nullptr;
+  cudaStream_t s;
+  Scratch(std::size_t n, cudaStream_t st) : s(st) { DEVMAT_CUDA_TRY(cudaMallocAsync(&p, n * sizeof(T), s)); }
+  ~Scratch() { cudaFreeAsync(p, s); }
+};
+}  // namespace
+
+void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int kr,
+            int kc, bool band, int r) {
+  detail::launch_box_u8_small(s, in, ld, out, ld_out, rows, cols, kr, kc,
+                              r ? detail::BoxU8Config{band, r} : detail::box_u8_default(kr));
+}
+void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                     Index cols, int kr, int kc) {
+  if (rows == 0 || cols == 0) return;
+  Scratch<std::uint16_t> tmp(static_cast<std::size_t>(rows * cols), s);
+  detail::launch_box_pass<std::uint8_t, int, std::uint16_t, true>(s, in, ld, tmp.p, cols, rows, cols, kc, 1.0, 1);
+  detail::launch_box_pass<std::uint16_t, int, std::uint8_t, false>(s, tmp.p, cols, out, ld_out, rows, cols, kr,
+                                                                  1.0 / (kr * kc), kr * kc);
+}
+void morph_u8(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+              Index cols, int kr, int kc, int r) {
+  if (erode) detail::launch_morph_u8_small<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+  else detail::launch_morph_u8_small<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+}
+void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                       Index rows, Index cols, int kr, int kc) {
+  if (rows == 0 || cols == 0) return;
+  Scratch<std::uint8_t> tmp(static_cast<std::size_t>(rows * cols), s);
+  const auto run = [&](auto erode_c) {
+    constexpr bool kErode = decltype(erode_c)::value;
+    detail::launch_morph_pass<std::uint8_t, kErode, true>(s, in, ld, tmp.p, cols, rows, cols, kc);
+    detail::launch_morph_pass<std::uint8_t, kErode, false>(s, tmp.p, cols, out, ld_out, rows, cols, kr);
+  };
+  if (erode) run(std::true_type{});
+  else run(std::false_type{});
+}
+void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+                    const float* w, int k) {
+  detail::launch_filter2d_small(s, in, ld, out, ld_out, rows, cols, w, k);
+}
+void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const float* w, int kh,
+                      int kw) {
+  if (rows == 0 || cols == 0) return;
+  detail::dispatch_filter2d(std::make_integer_sequence<int, (detail::kMaxFilterSide + 1) / 2>{}, kh, s, in, ld, out, rows,
+                            cols, w, kw);
+}
+}  // namespace devmat::test::small

@@ -1,0 +1,35 @@
+// Host entry points of the image kernels that test_image_small compares: the fused/streaming
+// paths of the small u8 box and morphology (each configuration the benchmark times, not only the
+// one the public functions pick) and the general two-pass / any-size paths they replaced for
+// those sizes, which serve as the GPU oracle. Each launches on `s` into a caller-allocated
+// output of row stride ld_out; preconditions as in src/dispatch/image_neigh.cuh,
+// image_morph.cuh and filter.cuh.
+#pragma once
+
+#include <devmat/error.hpp>
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace devmat::test::small {
+/// The fused u8 box mean, sides 3 or 5; band: the 16-pixel banded kernel, else the 4-pixel one;
+/// r: output rows a thread (4, 8 or 16), 0: the public function's choice (band ignored).
+void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int kr,
+            int kc, bool band, int r);
+/// The general path: a row pass and a column pass through a uint16 workspace.
+void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                     Index cols, int kr, int kc);
+/// The fused u8 erosion / dilation, sides 3 or 5; r as box_u8.
+void morph_u8(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+              Index cols, int kr, int kc, int r);
+/// The general path: van Herk / Gil-Werman along rows, then along columns.
+void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                       Index rows, Index cols, int kr, int kc);
+/// The register-blocked filter2d (k = 3, 5, 7), device weights w (k x k, row-major).
+void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+                    const float* w, int k);
+/// The general filter2d kernel (any odd size), dense output (ld_out = cols).
+void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const float* w, int kh,
+                      int kw);
+}  // namespace devmat::test::small

@@ -1,0 +1,354 @@
+// The small-kernel image paths (kernels/image_neigh.cuh, image_morph.cuh, image_geometry.cuh,
+// image_intensity.cuh, image_color.cuh, filter.cuh) run on the CPU through the CUDA
+// emulation (expr_emu/: a block's threads are host threads; a misaligned vector load aborts)
+// against plain C++ definitions of the operations: u8 box (BORDER_REFLECT_101, rounded half
+// up), u8 erode/dilate (pixels outside ignored), u8 threshold (OpenCV's five types), u8
+// rgb_to_gray (OpenCV's 14-bit fixed point), f32 filter2d 3x3/5x5/7x7 (BORDER_REPLICATE). A
+// host test, so CI checks the index math, the borders, the shuffles and the vector/byte paths
+// that test_image_small checks on the GPU. Small grids on purpose (grid.y 1 or 2, few stream blocks) so the kernels'
+// loops over the tiles past the grid run too. Inputs at odd offsets with odd strides; outputs
+// inside a poisoned margin, u8 poisoned with 0 and 255 in turn.
+#include <math.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "support/catch.hpp"
+
+#include "emu_cuda.hpp"
+
+// What the kernels use beyond the emulation's intrinsics.
+#define __align__(n) __attribute__((aligned(n)))
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+// The other kernels of the files included below (not run here).
+inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
+inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }
+inline float __int_as_float(int v) {
+  float f;
+  std::memcpy(&f, &v, sizeof f);
+  return f;
+}
+inline int min(int a, int b) { return a < b ? a : b; }
+inline int max(int a, int b) { return a > b ? a : b; }
+inline int atomicAdd(int* p, int v) {
+  const int old = *p;
+  *p += v;
+  return old;
+}
+
+#include "kernels/filter.cuh"
+#include "kernels/image_color.cuh"
+#include "kernels/image_geometry.cuh"
+#include "kernels/image_intensity.cuh"
+#include "kernels/image_morph.cuh"
+#include "kernels/image_neigh.cuh"
+
+using devmat::Index;
+namespace d = devmat::detail;
+
+namespace {
+using U8 = std::uint8_t;
+
+std::mt19937& gen() {
+  static std::mt19937 g(std::random_device{}());
+  return g;
+}
+
+/// An r x c image stored at an odd offset (row 1, column 3) of an (r + 3) x (c + 7) buffer, or
+/// dense (`offset` false: the vector's start, 16-byte aligned; rows aligned where c allows).
+template <class T>
+struct Image {
+  Index rows, cols, ld, first;
+  std::vector<T> buf;
+  Image(Index r, Index c, bool offset = true)
+      : rows(r), cols(c), ld(offset ? c + 7 : c), first(offset ? ld + 3 : 0),
+        buf(static_cast<std::size_t>(offset ? (r + 3) * (c + 7) : r * c)) {
+    if constexpr (std::is_same_v<T, float>) {
+      std::uniform_real_distribution<float> dist(-1.f, 1.f);
+      for (T& v : buf) v = dist(gen());
+    } else {
+      std::uniform_int_distribution<int> dist(0, 255);
+      for (T& v : buf) v = static_cast<T>(dist(gen()));
+    }
+  }
+  const T* data() const { return buf.data() + first; }
+  T at(Index y, Index x) const { return data()[y * ld + x]; }
+};
+
+/// An r x c output at (row 1, column 2) of an (r + 2) x (c + 5) buffer filled with `poison`,
+/// or dense (`padded` false).
+template <class T>
+struct Output {
+  Index rows, cols, ld, y0, x0;
+  T poison;
+  std::vector<T> buf;
+  Output(Index r, Index c, T p, bool padded = true)
+      : rows(r), cols(c), ld(padded ? c + 5 : c), y0(padded), x0(padded ? 2 : 0), poison(p),
+        buf(static_cast<std::size_t>(padded ? (r + 2) * (c + 5) : r * c), p) {}
+  T* data() { return buf.data() + y0 * ld + x0; }
+  T at(Index y, Index x) const { return buf[(y + y0) * ld + x + x0]; }
+  /// Elements of the margin that are no longer the poison.
+  Index margin_changed() const {
+    Index n = 0;
+    for (Index y = 0; y < rows + 2 * y0; ++y)
+      for (Index x = 0; x < ld; ++x) {
+        const bool inside = y >= y0 && y < rows + y0 && x >= x0 && x < cols + x0;
+        const T v = buf[y * ld + x];
+        if (!inside) n += !(v == poison || (std::isnan(double(v)) && std::isnan(double(poison))));
+      }
+    return n;
+  }
+};
+
+Index reflect(Index i, Index n) { return d::reflect101(i, n); }
+
+template <class Ref>
+void check_u8(const Output<U8>& out, Ref&& want) {
+  Index bad = 0;
+  for (Index y = 0; y < out.rows; ++y)
+    for (Index x = 0; x < out.cols; ++x) bad += out.at(y, x) != want(y, x);
+  CHECK(bad == 0);
+  CHECK(out.margin_changed() == 0);
+}
+
+/// A tile grid of (tile_w, tile_h) with grid.y cut to `grid_y` (the kernels loop over the rest).
+dim3 cut_grid(Index rows, Index cols, int tile_w, int tile_h, unsigned grid_y, unsigned* tiles_y) {
+  *tiles_y = static_cast<unsigned>((rows + tile_h - 1) / tile_h);
+  return dim3(static_cast<unsigned>((cols + tile_w - 1) / tile_w), std::min(grid_y, *tiles_y));
+}
+
+/// f(std::integral_constant<int, R>) for R = 4, 8, 16 (rows a thread).
+template <class F>
+void for_each_rows_per_thread(F&& f) {
+  f(std::integral_constant<int, 4>{});
+  f(std::integral_constant<int, 8>{});
+  f(std::integral_constant<int, 16>{});
+}
+
+const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},   {1, 9},   {9, 1},   {2, 2},
+                                                      {3, 3},  {4, 5},   {5, 4},   {6, 7},   {1, 131}, {131, 1},
+                                                      {13, 17}, {63, 127}, {64, 128}, {65, 129}, {130, 7}, {7, 261},
+                                                      {17, 513}, {33, 1031}};
+
+/// Runs the fused box (kind 0: 4 pixels a thread, 1: banded; `erode` unused) or morphology (kind
+/// 2) kernel of sides kr x kc, R rows a thread, on img.
+template <int R, int KR, int KC>
+void run_nbr(int kind, bool erode, const Image<U8>& img, Output<U8>& out, unsigned grid_y) {
+  const Index r = img.rows, c = img.cols;
+  unsigned tiles_y = 0;
+  const bool band = kind == 1;
+  const dim3 grid = band ? cut_grid(r, c, d::kBandTileW, d::kBandTileH<R>, grid_y, &tiles_y)
+                         : cut_grid(r, c, d::kNbrTileW, d::kNbrTileH<R>, grid_y, &tiles_y);
+  const dim3 block = band ? dim3(d::kBandThreadsX, d::kBandThreadsY) : dim3(d::kNbrThreadsX, d::kNbrThreadsY);
+  emu::launch(grid, block, [&] {
+    const auto run = [&](auto kernel) { kernel(img.data(), img.ld, out.data(), out.ld, r, c, tiles_y); };
+    if (kind == 0) run(d::box_u8_small_kernel<KR, KC, R>);
+    else if (kind == 1) run(d::box_u8_band_kernel<KR, KC, R>);
+    else erode ? run(d::morph_u8_small_kernel<KR, KC, true, R>) : run(d::morph_u8_small_kernel<KR, KC, false, R>);
+  });
+}
+
+/// f(std::integral_constant<int, KR>, std::integral_constant<int, KC>) for sides 3 and 5.
+template <class F>
+void for_each_sides(F&& f) {
+  f(std::integral_constant<int, 3>{}, std::integral_constant<int, 3>{});
+  f(std::integral_constant<int, 3>{}, std::integral_constant<int, 5>{});
+  f(std::integral_constant<int, 5>{}, std::integral_constant<int, 3>{});
+  f(std::integral_constant<int, 5>{}, std::integral_constant<int, 5>{});
+}
+}  // namespace
+
+TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread and banded) equal the reflected box mean",
+          "[image][small][emulation]") {
+  for (const auto& [r, c] : kShapes)
+    for (bool offset : {true, false}) {
+      const Image<U8> img(r, c, offset);
+      for_each_sides([&](auto kr_c, auto kc_c) {
+        constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
+        for_each_rows_per_thread([&](auto rows_per_thread) {
+          constexpr int R = decltype(rows_per_thread)::value;
+          for (int kind : {0, 1})
+            for (U8 poison : {U8(0), U8(255)}) {
+              CAPTURE(img.rows, img.cols, offset, KR, KC, R, kind, int(poison));
+              Output<U8> out(img.rows, img.cols, poison, offset);
+              run_nbr<R, KR, KC>(kind, false, img, out, 2);
+              check_u8(out, [&](Index y, Index x) {
+                int s = 0;
+                for (int i = -KR / 2; i <= KR / 2; ++i)
+                  for (int j = -KC / 2; j <= KC / 2; ++j) s += img.at(reflect(y + i, img.rows), reflect(x + j, img.cols));
+                return static_cast<U8>((2 * s + KR * KC) / (2 * KR * KC));
+              });
+            }
+        });
+      });
+    }
+}
+
+TEST_CASE("emulated fused u8 erode and dilate 3 and 5 equal the clipped window's min and max",
+          "[image][small][emulation]") {
+  for (const auto& [r, c] : kShapes)
+    for (bool offset : {true, false}) {
+      const Image<U8> img(r, c, offset);
+      for_each_sides([&](auto kr_c, auto kc_c) {
+        constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
+        for (bool erode : {true, false})
+          for_each_rows_per_thread([&](auto rows_per_thread) {
+            constexpr int R = decltype(rows_per_thread)::value;
+            for (U8 poison : {U8(0), U8(255)}) {
+              CAPTURE(img.rows, img.cols, offset, KR, KC, erode, R, int(poison));
+              Output<U8> out(img.rows, img.cols, poison, offset);
+              run_nbr<R, KR, KC>(2, erode, img, out, 1);
+              const Index rr = img.rows, cc = img.cols;
+              check_u8(out, [&](Index y, Index x) {
+                int v = erode ? 255 : 0;
+                for (Index i = std::max<Index>(0, y - KR / 2); i < std::min<Index>(rr, y - KR / 2 + KR); ++i)
+                  for (Index j = std::max<Index>(0, x - KC / 2); j < std::min<Index>(cc, x - KC / 2 + KC); ++j)
+                    v = erode ? std::min<int>(v, img.at(i, j)) : std::max<int>(v, img.at(i, j));
+                return static_cast<U8>(v);
+              });
+            }
+          });
+      });
+    }
+}
+
+namespace {
+/// Runs stream_u8_kernel with c chunks a thread (1, 2 or 4) on 3 blocks (grid-stride over the rest).
+template <int N, class F>
+void run_stream(const d::StreamArgs<N>& a, Output<U8>& out, F f, int c) {
+  const auto run = [&](auto c_c) {
+    constexpr int C = decltype(c_c)::value;
+    emu::launch(dim3(3), dim3(d::kStreamThreads), [&] { d::stream_u8_kernel<N, C, F>(a, out.data(), out.ld, out.rows, out.cols, f); });
+  };
+  if (c == 1) run(std::integral_constant<int, 1>{});
+  else if (c == 2) run(std::integral_constant<int, 2>{});
+  else run(std::integral_constant<int, 4>{});
+}
+}  // namespace
+
+TEST_CASE("emulated streaming u8 threshold equals OpenCV's definition for every type", "[image][small][emulation]") {
+  // Dense input and output (uint4 loads and stores on every whole chunk, whatever the width) and
+  // an offset input with a padded output (bytes).
+  for (const auto& rc : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 17}, {5, 64}, {4, 100}, {2, 300}}) {
+    const Index r = rc.first, c = rc.second;
+    const Image<U8> img(r, c);
+    std::vector<U8> dense(static_cast<std::size_t>(r * c));
+    for (Index y = 0; y < r; ++y)
+      for (Index x = 0; x < c; ++x) dense[y * c + x] = img.at(y, x);
+    for (int kind = 0; kind < 5; ++kind)
+      for (int t : {-1, 0, 77, 128, 254, 255})
+        for (int maxval : {255, 100, 0})
+          for (bool aligned : {false, true}) {
+            const int chunks = 1 << (kind % 3);  // 1, 2, 4 chunks a thread, in turn
+            CAPTURE(r, c, kind, t, maxval, aligned, chunks);
+            d::StreamArgs<1> a{};
+            a.in[0] = aligned ? dense.data() : img.data();
+            a.ld[0] = aligned ? c : img.ld;
+            Output<U8> out(r, c, U8(kind * 50 + 3), !aligned);  // dense: the 16-byte stores
+            run_stream(a, out, d::ThresholdWord{t, static_cast<unsigned>(maxval) * 0x01010101u, kind, nullptr, 0u}, chunks);
+            check_u8(out, [&](Index y, Index x) {
+              const int p = img.at(y, x);
+              const bool above = p > t;
+              switch (kind) {
+                case 0: return static_cast<U8>(above ? maxval : 0);
+                case 1: return static_cast<U8>(above ? 0 : maxval);
+                case 2: return static_cast<U8>(above ? std::max(t, 0) : p);
+                case 3: return static_cast<U8>(above ? p : 0);
+                default: return static_cast<U8>(above ? 0 : p);
+              }
+            });
+          }
+  }
+}
+
+TEST_CASE("emulated streaming u8 rgb_to_gray equals OpenCV's fixed point", "[image][small][emulation]") {
+  for (const auto& rc : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 17}, {5, 64}, {4, 100}, {2, 300}, {37, 41}}) {
+    const Index r = rc.first, c = rc.second;
+    const Image<U8> pr(r, c), pg(r, c), pb(r, c);
+    std::vector<U8> dr(static_cast<std::size_t>(r * c)), dg(dr.size()), db(dr.size());
+    for (Index y = 0; y < r; ++y)
+      for (Index x = 0; x < c; ++x) {
+        dr[y * c + x] = pr.at(y, x);
+        dg[y * c + x] = pg.at(y, x);
+        db[y * c + x] = pb.at(y, x);
+      }
+    for (bool aligned : {false, true}) {
+      for (int chunks : {1, 2, 4}) {
+        CAPTURE(r, c, aligned, chunks);
+        d::StreamArgs<3> a{};
+        a.in[0] = aligned ? dr.data() : pr.data();
+        a.in[1] = aligned ? dg.data() : pg.data();
+        a.in[2] = aligned ? db.data() : pb.data();
+        for (int k = 0; k < 3; ++k) a.ld[k] = aligned ? c : pr.ld;
+        Output<U8> out(r, c, U8(7), !aligned);
+        run_stream(a, out, d::GrayWord{}, chunks);
+        check_u8(out, [&](Index y, Index x) {
+          return static_cast<U8>((pr.at(y, x) * 4899 + pg.at(y, x) * 9617 + pb.at(y, x) * 1868 + (1 << 13)) >> 14);
+        });
+      }
+    }
+  }
+}
+
+TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the replicated correlation",
+          "[image][small][emulation]") {
+  // The float4 tile path needs whole tiles inside on 16-byte rows: a dense 200 x 272 image
+  // (ld 272) has interior tiles; the offset images take the clamped path everywhere.
+  std::vector<std::pair<Index, Index>> shapes = kShapes;
+  shapes.push_back({200, 272});
+  shapes.push_back({140, 400});
+  const auto run_k = [&](auto k_c) {
+    constexpr int K = decltype(k_c)::value;
+    std::vector<float> w(K * K);
+    std::uniform_real_distribution<float> dist(-1.f, 1.f);
+    double scale = 0;
+    for (float& v : w) scale += std::fabs(v = dist(gen()));
+    for (const auto& rc : shapes) {
+      const Index r = rc.first, c = rc.second;
+      const Image<float> img(r, c);
+      for (bool dense : {false, true}) {
+        CAPTURE(K, r, c, dense);
+        std::vector<float> dbuf(static_cast<std::size_t>(r * c));
+        for (Index y = 0; y < r; ++y)
+          for (Index x = 0; x < c; ++x) dbuf[y * c + x] = img.at(y, x);
+        const float* in = dense ? dbuf.data() : img.data();
+        const Index ld = dense ? c : img.ld;
+        Output<float> out(r, c, NAN, !dense);
+        unsigned tiles_y = 0;
+        const dim3 grid = cut_grid(r, c, d::kF2sTileW, d::kF2sTileH, 2, &tiles_y);
+        emu::launch(grid, dim3(d::kFilterThreadsX, d::kFilterThreadsY),
+                    [&] { d::filter2d_small_kernel<K>(in, ld, out.data(), out.ld, r, c, w.data(), tiles_y); });
+        Index bad = 0;
+        double worst = 0;
+        for (Index y = 0; y < r; ++y)
+          for (Index x = 0; x < c; ++x) {
+            double s = 0;
+            for (int i = 0; i < K; ++i)
+              for (int j = 0; j < K; ++j)
+                s += double(w[i * K + j]) *
+                     img.at(std::clamp<Index>(y + i - K / 2, 0, r - 1), std::clamp<Index>(x + j - K / 2, 0, c - 1));
+            const double diff = std::fabs(s - out.at(y, x));
+            bad += !(diff <= 1e-5 * scale);
+            worst = std::max(worst, std::isnan(diff) ? INFINITY : diff);
+          }
+        CAPTURE(worst);
+        CHECK(bad == 0);
+        CHECK(out.margin_changed() == 0);
+      }
+    }
+  };
+  run_k(std::integral_constant<int, 3>{});
+  run_k(std::integral_constant<int, 5>{});
+  run_k(std::integral_constant<int, 7>{});
+}
