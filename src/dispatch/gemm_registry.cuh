@@ -188,17 +188,19 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
   static const std::vector<TiledKernel<float>> v = {
       simt_kernel<float, SimtMid>("128x128x8"),       simt_kernel<float, SimtBig>("128x256x8"),
       simt_kernel<float, SimtSmall>("64x64x16"),      simt_kernel<float, SimtWide>("64x256x16"),
-      mma_kernel<Tf32x128x128>("tf32x3-128x128x32"), mma_kernel<Tf32x128x64>("tf32x3-128x64x32"),
+      // 128x128x32 runs as tf32x3f below (the 21:35 H200 run: 53.8 against 48.6 TFLOP/s at
+      // 4096^3, error 3.19e-7 against 3.16e-7, cuBLAS 1.15e-6): the exact split stays forced-only.
+      mma_kernel<Tf32x128x128>("tf32x3-128x128x32", false), mma_kernel<Tf32x128x64>("tf32x3-128x64x32"),
       mma_kernel<Tf32x64x128>("tf32x3-64x128x32"),   mma_kernel<Tf32x64x256>("tf32x3-64x256x32"),
       mma_kernel<Tf32x64x64>("tf32x3-64x64x32"),
-      // Variants to be measured (bench_gemm's ours-<name> rows), not picked by gemm (appended,
-      // so the indices above stay).
+      // Variants measured beside the default (bench_gemm's ours-<name> rows), not picked by gemm
+      // but tf32x3f (appended, so the indices above stay).
       mma_kernel<Tf32r128x128>("tf32x3r-128x128x32", false),
       mma_kernel<Tf32r128x128b2>("tf32x3r-128x128x32-2b", false),
       mma_kernel<Tf32r128x128w16>("tf32x3r-128x128x32-w16", false),
       mma_kernel<Tf32r128x64b2>("tf32x3r-128x64x32-2b", false),
       mma_kernel<Tf32r64x256>("tf32x3r-64x256x32", false),
-      mma_kernel<Tf32f128x128>("tf32x3f-128x128x32", false),
+      mma_kernel<Tf32f128x128>("tf32x3f-128x128x32"),
       mma_kernel<Tf32p128x128>("tf32x3p-128x128x32-s4", false),
       mma_kernel<Tf32p128x128w16>("tf32x3p-128x128x32-w16-s4", false),
       mma_kernel<Tf32p128x128x16b2>("tf32x3p-128x128x16-2b", false),
