@@ -23,20 +23,25 @@ REF_ORDER = ["cublas", "cub", "thrust", "npp", "cupy", "fused-kernel", "dense", 
 SECOND_TABLES = {"cupy": "Against CuPy (cupyx.scipy.ndimage, or plain CuPy where ndimage has no such operation)"}
 
 
+def entries(path):
+    """(benchmark, [op, dtype, shape, impl...]) for each measured benchmark of a JSON file."""
+    with open(path) as f:
+        data = json.load(f)
+    for b in data.get("benchmarks", []):
+        if b.get("run_type") == "aggregate" or "value" not in b:
+            continue
+        # Google Benchmark appends "/min_time:..." for benchmarks with their own MinTime.
+        name = re.sub(r"/min_time:[^/]*", "", b["name"].split("/manual_time")[0])
+        parts = name.split("/")
+        if len(parts) >= 4:
+            yield b, parts
+
+
 def load(paths, errors=None):
     rows = {}
     order = []
     for path in paths:
-        with open(path) as f:
-            data = json.load(f)
-        for b in data.get("benchmarks", []):
-            if b.get("run_type") == "aggregate" or "value" not in b:
-                continue
-            # Google Benchmark appends "/min_time:..." for benchmarks with their own MinTime.
-            name = re.sub(r"/min_time:[^/]*", "", b["name"].split("/manual_time")[0])
-            parts = name.split("/")
-            if len(parts) < 4:
-                continue
+        for b, parts in entries(path):
             op, dtype, shape, impl = parts[0], parts[1], parts[2], "/".join(parts[3:])
             key = (op, dtype, shape)
             if key not in rows:
@@ -46,7 +51,7 @@ def load(paths, errors=None):
             if errors is not None:
                 errs = [f"{c} {b[c]:.3g}" for c in sorted(b) if c == "err" or c.startswith("err_")]
                 if errs:
-                    errors.append(f"- {name}: " + ", ".join(errs))
+                    errors.append(f"- {'/'.join(parts)}: " + ", ".join(errs))
     return rows, order
 
 

@@ -9,28 +9,19 @@ against devmat on one GPU in the same run (ratio = speed-up; efficiency = speed-
 the NCCL bus-bandwidth rows of the same runs. With --plot, draws the speed-up of each op against
 the GPU count beside the ideal line (matplotlib, where installed).
 """
-import json
-import re
 import sys
 
-UNITS = {1: "GB/s", 2: "TFLOP/s", 3: "Mpix/s", 4: "Mop/s"}
+from bench_table import UNITS, entries  # the same JSON reading and units as the RESULTS table
 
 
 def load(paths):
     runs = []  # (op, shape) -> {impl: (value, unit, gpus)}, one dict per file
     for path in paths:
         rows = {}
-        with open(path) as f:
-            data = json.load(f)
-        for b in data.get("benchmarks", []):
-            if b.get("run_type") == "aggregate" or "value" not in b:
-                continue
-            name = re.sub(r"/min_time:[^/]*", "", b["name"].split("/manual_time")[0])
-            parts = name.split("/")
-            if len(parts) < 4 or not parts[0].startswith("scale-"):
-                continue
-            rows.setdefault((parts[0], parts[2]), {})[parts[3]] = (
-                b["value"], UNITS.get(int(b.get("unit", 0)), "?"), int(b.get("gpus", 1)))
+        for b, parts in entries(path):
+            if parts[0].startswith("scale-"):
+                rows.setdefault((parts[0], parts[2]), {})[parts[3]] = (
+                    b["value"], UNITS.get(int(b.get("unit", 0)), "?"), int(b.get("gpus", 1)))
         runs.append(rows)
     return runs
 
