@@ -30,10 +30,13 @@ T* at_row(DeviceMatrix<T>& m, Index row) { return m.data() + row * m.cols(); }
 template <class T>
 const T* at_row(const DeviceMatrix<T>& m, Index row) { return m.data() + row * m.cols(); }
 
-/// The shape of a matrix that lives on `root`'s process, broadcast to every rank (several
-/// processes only; in one process every rank already knows it).
-void shape_from_root(Communicator::Impl& c, int root, Index& rows, Index& cols, const char* op) {
-  if (c.single_process()) return;
+/// The communicator of an operation `op` that sends a matrix from `root` (live, root checked),
+/// with the matrix's shape broadcast to every rank into rows and cols (several processes only;
+/// in one process every rank already knows it).
+Communicator::Impl& shape_from_root(const Communicator& comm, int root, Index& rows, Index& cols, const char* op) {
+  Communicator::Impl& c = detail::live(comm, op);
+  check_root(c, root, op);
+  if (c.single_process()) return c;
   std::vector<DeviceMatrix<std::int64_t>> bufs;
   const std::int64_t h[2] = {rows, cols};
   for (std::size_t i = 0; i < c.comms.size(); ++i) {
@@ -51,6 +54,7 @@ void shape_from_root(Communicator::Impl& c, int root, Index& rows, Index& cols, 
   const std::vector<std::int64_t> r = bufs[0].to_vector();
   rows = r[0];
   cols = r[1];
+  return c;
 }
 
 /// Splits the dense rows x cols matrix at `src` (on root's device and stream, root local, or
@@ -227,10 +231,8 @@ ShardedMatrix<T> ShardedMatrix<T>::scatter(const std::vector<T>& row_major, Inde
 
 template <class T>
 ShardedMatrix<T> ShardedMatrix<T>::scatter(const DeviceMatrix<T>& src, const Communicator& comm, int root) {
-  Communicator::Impl& c = detail::live(comm, "ShardedMatrix::scatter");
-  check_root(c, root, "ShardedMatrix::scatter");
   Index rows = src.rows(), cols = src.cols();
-  shape_from_root(c, root, rows, cols, "ShardedMatrix::scatter");
+  Communicator::Impl& c = shape_from_root(comm, root, rows, cols, "ShardedMatrix::scatter");
   ShardedMatrix m;
   m.comm_ = comm;
   m.rows_ = rows;
@@ -518,10 +520,8 @@ ShardedMatrix<T> ShardedMatrix<T>::transpose() const {
 // ------------------------------------------------------------------ ReplicatedMatrix
 template <class T>
 ReplicatedMatrix<T> ReplicatedMatrix<T>::broadcast(const DeviceMatrix<T>& m, const Communicator& comm, int root) {
-  Communicator::Impl& c = detail::live(comm, "ReplicatedMatrix::broadcast");
-  check_root(c, root, "ReplicatedMatrix::broadcast");
   Index rows = m.rows(), cols = m.cols();
-  shape_from_root(c, root, rows, cols, "ReplicatedMatrix::broadcast");
+  Communicator::Impl& c = shape_from_root(comm, root, rows, cols, "ReplicatedMatrix::broadcast");
   ReplicatedMatrix out;
   out.comm_ = comm;
   out.rows_ = rows;
