@@ -58,19 +58,17 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f64, "128x64x16", 0.70},
     {90, GemmElement::f64, "64x64x16", 0.52},
     {90, GemmElement::f64, "128x64x16-m8n8k4", 0.40},
-    // The pipelined DMMA tiles: not measured yet. Placeholders low enough that gemm's choice
-    // stays as it was (checked on a grid of shapes from 2 to 16384 in each dimension; at 0.25
-    // they won some k < 16 products) until bench_gemm's ours-pipe-* rows calibrate them (the
-    // f64 rows here are TFLOP/s at 4096^3 / 53.5).
-    {90, GemmElement::f64, "pipe-128x128x16-k4", 0.10},
-    {90, GemmElement::f64, "pipe-128x128x16-k4-w16", 0.10},
-    {90, GemmElement::f64, "pipe-128x128x32-k4", 0.10},
-    {90, GemmElement::f64, "pipe-128x128x32-k4-w16", 0.10},
-    {90, GemmElement::f64, "pipe-128x128x32-k8", 0.10},
-    {90, GemmElement::f64, "pipe-128x64x16-k4", 0.10},
-    {90, GemmElement::f64, "pipe-128x64x16-k4-w8", 0.10},
-    {90, GemmElement::f64, "pipe-64x64x16-k8", 0.10},
-    {90, GemmElement::f64, "pipe-64x64x32-k16", 0.10},
+    // The pipelined DMMA tiles (gemm_dmma.cuh): TFLOP/s at 4096^3 / 53.5, as the rows above, from
+    // bench_gemm's ours-pipe-* rows in run C of issue 13 (cuBLAS DGEMM 55.5 there).
+    {90, GemmElement::f64, "pipe-128x128x16-k4", 0.958},
+    {90, GemmElement::f64, "pipe-128x128x16-k4-w16", 0.966},
+    {90, GemmElement::f64, "pipe-128x128x32-k4", 0.911},
+    {90, GemmElement::f64, "pipe-128x128x32-k4-w16", 0.995},
+    {90, GemmElement::f64, "pipe-128x128x32-k8", 0.973},
+    {90, GemmElement::f64, "pipe-128x64x16-k4", 0.874},
+    {90, GemmElement::f64, "pipe-128x64x16-k4-w8", 0.900},
+    {90, GemmElement::f64, "pipe-64x64x16-k8", 0.845},
+    {90, GemmElement::f64, "pipe-64x64x32-k16", 0.888},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.

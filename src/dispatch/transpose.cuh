@@ -149,16 +149,14 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
   return false;
 }
 
-/// Whether launch_transpose_few sends bytes whose register kernels do not apply to the byte
-/// vector kernels (launch_transpose_few_bytes, under trial as "ours-bytes16") before the chunks:
-/// false until an H200 run measures them beside ours.
-inline constexpr bool kTransposeFewBytes = false;
-
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, run A of
 /// issue 13), by element size. Ratios to a copy of the same bytes, before -> after:
-/// - 1 byte: the register kernels up to 8 rows (3 x 2^26: 0.43 -> 0.79) and 16 columns
-///   (2^26 x 3: 0.41 -> 0.99, 2^24 x 16: 0.35 -> 0.84); 16 rows lose there (0.32); else 32 KiB
-///   chunks of 256 threads (16 x 2^24 0.43 -> 0.44, 5 x 40000001 0.32 -> 0.33).
+/// - 1 byte: up to 16 rows the byte vector kernels (launch_transpose_few_bytes; run C of issue
+///   13, against the register kernels or the chunks: 3 x 2^26 0.78 -> 0.83, 8 x 2^24 0.37 ->
+///   0.66, 16 x 2^24 0.44 -> 0.57, 5 x 40000001 0.33 -> 0.84); the register kernels up to 16
+///   dense columns (2^26 x 3: 0.41 -> 0.99, 2^24 x 16: 0.35 -> 0.84; the byte kernels 0.99 and
+///   0.78 there), the byte kernels for the dense columns they do not fit (40000001 x 5: 0.33 ->
+///   0.83); else 32 KiB chunks of 256 threads.
 /// - 4 bytes: the register kernels at 2 rows (2 x 2^25: 0.83 -> 0.96) and up to 8 columns
 ///   (2^24 x 3: 0.72 -> 0.97; 16 columns lose: 0.49); else 8 KiB chunks of 128 threads up to 8
 ///   (3 x 2^24 0.80 -> 0.85, 7 x 9999991 0.82 -> 0.90, 9999991 x 7 0.65 -> 0.73), 32 KiB of 512
@@ -172,12 +170,13 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
   using Large = TransposeChunk<32768, 256>;
   using Wide = TransposeChunk<32768, 512>;
   if constexpr (sizeof(T) == 1) {
+    const auto bytes = [&] {
+      return launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                        reinterpret_cast<std::uint8_t*>(out), rows, cols, stream);
+    };
+    if (rows <= kTransposeFewMax && bytes()) return true;  // few rows: the byte vectors first
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
-    if constexpr (kTransposeFewBytes) {
-      if (launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld, reinterpret_cast<std::uint8_t*>(out),
-                                     rows, cols, stream))
-        return true;
-    }
+    if (bytes()) return true;  // few dense columns the register kernels do not fit
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else if constexpr (sizeof(T) == 4) {
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
@@ -206,11 +205,11 @@ template <> struct DefaultTranspose<std::uint8_t> {
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
   // 4 bytes: 64 x 64 elements in 8-byte words, 0.948 (one element a word: 0.941 at 64 x 64, 0.793
-  // at 32 x 32); 8 bytes: 64 x 64 in 16-byte words 0.913, one element a word 0.911 at 32 x 32,
-  // 0.883 at 64 x 64.
+  // at 32 x 32); 8 bytes: 64 x 64 in 16-byte words 0.913. The one-element fallback is 64 x 64 for
+  // both: at f64 16383x16385 it measured 0.877 against 0.821 for 32 x 32 (runs A and C).
   using Tile = TransposeTile<2, 32, 8>;
   using Mid = Tile;
-  using Fallback = std::conditional_t<sizeof(T) == 4, TransposeTile<1, 64, 8>, TransposeTile<1, 32, 8>>;
+  using Fallback = TransposeTile<1, 64, 8>;
   using Any = AnyTile<T, sizeof(T) == 4 ? 64 : 32, 256>;
   static constexpr bool kAnyPastMid = false;
 };
