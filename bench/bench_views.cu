@@ -110,18 +110,20 @@ void register_sum(Index R, Index C, Index r0, Index c0, Index rows, Index cols, 
 
 /// One configuration of the strided window sum (launch_reduce_2d<R, ReduceConfig<Threads,
 /// Unroll, Oversub>>: chunks in flight per thread, blocks per resident slot) on the same window.
-template <class T, int Threads, int Unroll, int Oversub>
+template <class T, int Threads, int Unroll, int Oversub,
+          devmat::detail::WindowEdges Edges = devmat::detail::WindowEdges::automatic>
 void register_sum_config(Index R, Index C, Index r0, Index c0, Index rows, Index cols) {
   namespace d = devmat::detail;
   using S = devmat::sum_t<T>;
   const double bytes = static_cast<double>(rows) * cols * sizeof(T);
-  const std::string impl =
-      "ours-t" + std::to_string(Threads) + "u" + std::to_string(Unroll) + "x" + std::to_string(Oversub);
+  const std::string impl = "ours-t" + std::to_string(Threads) + "u" + std::to_string(Unroll) + "x" +
+                           std::to_string(Oversub) +
+                           (Edges == d::WindowEdges::inline_ ? "-inline" : Edges == d::WindowEdges::apart ? "-apart" : "");
   benchmark::RegisterBenchmark(b::name("view-sum", dtype<T>(), shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
     const Windows<T> w(R, C, r0, c0, rows, cols);
     DeviceMatrix<S> out(1, 1, w.a.stream());
     auto op = [&] {
-      d::launch_reduce_2d<d::SumReducer<T>, d::ReduceConfig<Threads, Unroll, Oversub>>(
+      d::launch_reduce_2d<d::SumReducer<T>, d::ReduceConfig<Threads, Unroll, Oversub, Edges>>(
           w.a.stream(), w.va.data(), rows, cols, w.va.stride(), out.data(), d::CastTo<d::sum_acc_t<T>, S>{});
     };
     op();
@@ -245,6 +247,17 @@ int main(int argc, char** argv) {
   register_sum_config<float, 256, 2, 1>(kBig, kBig, 1, 3, kN, kN);
   register_sum_config<float, 256, 4, 2>(kBig, kBig, 1, 3, kN, kN);
   register_sum<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);  // odd stride: every row head offset
+  {  // u8: the edges apart (the default) beside inline (the kernel before), and other shapes of each
+    using E = devmat::detail::WindowEdges;
+    register_sum_config<std::uint8_t, 512, 4, 1, E::inline_>(16384, 8191, 0, 1, 16384, 4095);
+    register_sum_config<std::uint8_t, 256, 4, 1, E::inline_>(16384, 8191, 0, 1, 16384, 4095);
+    register_sum_config<std::uint8_t, 512, 8, 1, E::inline_>(16384, 8191, 0, 1, 16384, 4095);
+    register_sum_config<std::uint8_t, 256, 4, 1>(16384, 8191, 0, 1, 16384, 4095);
+    register_sum_config<std::uint8_t, 512, 8, 1>(16384, 8191, 0, 1, 16384, 4095);
+    register_sum_config<std::uint8_t, 512, 2, 1>(16384, 8191, 0, 1, 16384, 4095);
+    register_sum_config<std::uint8_t, 512, 4, 2>(16384, 8191, 0, 1, 16384, 4095);
+    register_sum_config<float, 512, 4, 1, E::apart>(kBig, kBig, 1, 3, kN, kN);
+  }
   register_transpose<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_copy<float>(kBig, kBig, 1, 3, kN, kN, true);
   register_copy<std::uint8_t>(16384, 8191, 0, 1, 16384, 4095, false);

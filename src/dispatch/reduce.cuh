@@ -24,12 +24,20 @@ static_assert(std::is_same_v<sum_acc_t<std::int32_t>, sum_t<std::int32_t>> &&
               "integer sums accumulate in their result type");
 
 // ================================================================== whole matrix
-/// Threads per block, 16-byte vectors in flight per thread, blocks per resident slot.
-template <int Threads, int Unroll, int Oversub = 1>
+/// How the strided window kernel reads each row's partial first and last 16-byte chunks:
+/// inline with the whole ones (reduce_window_kernel), apart (reduce_window_split_kernel), or the
+/// default: apart for 1-byte elements (u8 16384x4095 at odd stride: 0.46 of the dense sum
+/// inline), inline otherwise (the order floats are added in stays as it was).
+enum class WindowEdges { automatic, inline_, apart };
+
+/// Threads per block, 16-byte vectors in flight per thread, blocks per resident slot; for the
+/// strided window kernels also where row edges are read.
+template <int Threads, int Unroll, int Oversub = 1, WindowEdges Edges = WindowEdges::automatic>
 struct ReduceConfig {
   static constexpr int kThreads = Threads;
   static constexpr int kUnroll = Unroll;
   static constexpr int kOversub = Oversub;
+  static constexpr WindowEdges kEdges = Edges;
 };
 using DefaultReduceConfig = ReduceConfig<256, 4, 1>;
 /// The strided window kernel's: 512 threads summed a 4096x4096 f32 window at offset (1,3) at
@@ -85,18 +93,29 @@ template <class R, class Cfg = DefaultWindowReduceConfig, class Final>
 void launch_reduce_2d(const Stream& stream, const typename R::Value* in, Index rows, Index cols, Index ld,
                       typename Final::Out* out, Final fin) {
   if (rows <= 1 || ld == cols || cols == 0) return launch_reduce<R>(stream, in, rows * cols, out, fin);
+  using T = typename R::Value;
   using Acc = typename R::Acc;
   using ToAcc = CastTo<Acc, Acc>;
   constexpr int kThreads = Cfg::kThreads, U = Cfg::kUnroll;
-  const auto kernel = &reduce_window_kernel<R, kThreads, U, ToAcc>;
-  const Index chunks = row_chunks(in, rows, cols, ld);
+  constexpr bool kApart =
+      Cfg::kEdges == WindowEdges::apart || (Cfg::kEdges == WindowEdges::automatic && sizeof(T) == 1);
+  // The kernel for `fin` (F = ToAcc: pass 1 of two); both forms take the same arguments.
+  const auto kernel_for = [](auto f) {
+    using F = decltype(f);
+    if constexpr (kApart) return &reduce_window_split_kernel<R, kThreads, U, F>;
+    else return &reduce_window_kernel<R, kThreads, U, F>;
+  };
+  const auto kernel = kernel_for(ToAcc{});
+  // Chunks a thread's index runs over per row: every 16-byte chunk a row touches (inline), or
+  // the most whole chunks a row has (apart: a row starting past a boundary loses one, and its
+  // end lands on a boundary or not).
+  const Index chunks = kApart ? std::max<Index>(cols / kVec16<T>, 1) : row_chunks(in, rows, cols, ld);
   const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kThreads) * Cfg::kOversub;
   const Index grid = std::min(ceil_div(rows * chunks, Index(kThreads) * U), cap);
   const Index step = grid * kThreads;
   const cudaStream_t s = stream.native();
   if (grid == 1) {
-    launch(&reduce_window_kernel<R, kThreads, U, Final>, 1, kThreads, 0, s, in, rows, cols, ld, chunks,
-           step / chunks, step % chunks, out, fin);
+    launch(kernel_for(fin), 1, kThreads, 0, s, in, rows, cols, ld, chunks, step / chunks, step % chunks, out, fin);
     return;
   }
   const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(grid), stream);

@@ -81,6 +81,66 @@ reduce_window_kernel(const typename R::Value* __restrict__ in, Index rows, Index
   if (threadIdx.x == 0) out[blockIdx.x] = fin(v);
 }
 
+/// Pass 1 over a strided window with each row's partial chunks set apart: first the rows x
+/// `inner` index space of whole 16-byte chunks (row r's whole chunks run from chunk `first`,
+/// 1 when the row does not start on a boundary, to chunk (head + cols) / V; `inner` is the most
+/// any row has, a row with fewer pads), vector loads only, U in flight per thread, stepped as
+/// reduce_window_kernel; then the rows x 2(V-1) index space of the elements before the first
+/// whole chunk (slots 0 .. V-2) and after the last (slots V-1 ..), element by element. For
+/// 1-byte elements, whose 4095-byte rows have a partial chunk every 128 vectors (against every
+/// 512 for floats), so that no warp waits on a row edge in the streaming loop. Block b writes
+/// fin(its combined value) to out[b].
+template <class R, int Threads, int U, class Final>
+__global__ void __launch_bounds__(Threads)
+reduce_window_split_kernel(const typename R::Value* __restrict__ in, Index rows, Index cols, Index ld, Index inner,
+                           Index step_rows, Index step_chunks, typename Final::Out* __restrict__ out, Final fin) {
+  using T = typename R::Value;
+  constexpr int V = kVec16<T>;
+  using P = Pack<T, V>;
+  P padding;
+#pragma unroll
+  for (int k = 0; k < V; ++k) padding.v[k] = R::pad();
+  const Index t = static_cast<Index>(blockIdx.x) * Threads + threadIdx.x;
+  Index r = t / inner, c = t % inner;  // this thread's next whole chunk
+  typename R::State s;
+  while (r < rows) {
+    P v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      v[u] = padding;
+      if (r < rows) {
+        const T* row = in + r * ld;
+        const Index head = head_of(row);
+        const Index chunk = (head != 0) + c;
+        if (chunk < (head + cols) / V) v[u] = load_pack(reinterpret_cast<const P*>(row - head) + chunk);
+      }
+      c += step_chunks;
+      r += step_rows;
+      if (c >= inner) c -= inner, ++r;
+    }
+    R::add_packs(s, v);
+  }
+  constexpr Index kSlots = 2 * (V - 1);
+  const Index nthreads = static_cast<Index>(gridDim.x) * Threads;
+  for (Index i = t; i < rows * kSlots; i += nthreads) {
+    const Index rr = i / kSlots, e = i % kSlots;
+    const T* row = in + rr * ld;
+    const Index head = head_of(row);
+    const Index first = head != 0, last = (head + cols) / V;
+    Index k = e;  // the element of the row this slot reads, if any
+    if (last > first) {  // whole chunks: the elements before them, then those after
+      if (e < V - 1) {
+        if (e >= first * V - head) continue;
+      } else {
+        k = last * V - head + (e - (V - 1));
+      }
+    }
+    if (k < cols) R::add(s, load_one(row + k));  // no whole chunk: cols <= 2(V-1), all slots
+  }
+  const typename R::Acc v = block_reduce<R, Threads>(R::finish(s));
+  if (threadIdx.x == 0) out[blockIdx.x] = fin(v);
+}
+
 // ================================================================== row sums
 /// Teams of L lanes over rows (rows ld elements apart), G rows at a time: team k of the grid
 /// takes rows k, k + teams, ..., k + (G - 1) teams, then moves on by G * teams. A row is read
