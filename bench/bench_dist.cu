@@ -2,7 +2,7 @@
 // own all-reduce. Rows (bench/support.hpp naming; ratio = ours / reference):
 //   gemm-dist-replicated/f32/NxNxN: C = A * B, A row-sharded over every GPU, B replicated (no
 //       communication), against the same product on one GPU ("one-gpu"); N = 16384, 8192.
-//   gemm-dist-sharded/f32/NxNxN: the same with B row-sharded (its blocks broadcast in chunks,
+//   gemm-dist-sharded/f32/NxNxN: the same with B row-sharded (its blocks passed round a ring,
 //       overlapped with the products: included in the time).
 //   sum-dist/f32/32768x16384: sum() of a 2^15 x 2^14 sharded matrix (2 x 2^28 elements) against
 //       sum() of the same total on one GPU (GB/s of input); both timed the same way, as the wall
@@ -220,7 +220,7 @@ void register_reductions(bool multi) {
 /// runs on 2, 4 and 8 GPUs into the speed-up table and plot): `scale-*` ops, each with its
 /// one-GPU row on the same total and a `gpus` counter.
 ///   scale-gemm-sharded/f32/32768x32768x32768: C = A * B, A and B row-sharded (B's blocks
-///       all-gathered in chunks, overlapped), against one GPU; NCCL all-gather of B beside it.
+///       passed round a ring, overlapped), against one GPU; NCCL all-gather of B beside it.
 ///   scale-sum/f32/8x268435456 and scale-col-sums/f32/8x268435456: a 2^16 x 2^15 matrix (8 x 2^28
 ///       elements), against one GPU; col_sums' all-reduce beside NCCL's all-reduce of a row.
 ///   scale-transpose/f32/65536x65536: the all-to-all transpose, against one GPU's transpose; NCCL's

@@ -311,9 +311,10 @@ template <class T> ShardedMatrix<T> operator*(T s, const ShardedMatrix<T>& a);
 template <class T>
 void gemm(T alpha, const ShardedMatrix<T>& A, const ReplicatedMatrix<T>& B, T beta, ShardedMatrix<T>& C,
           Op op_b = Op::none);
-/// C = alpha * A * B + beta * C with A and B both sharded by rows: B's row blocks are
-/// broadcast in chunks (SUMMA on a 1 x P grid), each chunk's broadcast overlapped with the
-/// products of the previous one. C is sharded like A; an empty C is resized.
+/// C = alpha * A * B + beta * C with A and B both sharded by rows: SUMMA on a 1 x P grid as a
+/// ring. Each rank multiplies its own block of B first, then the blocks passed on from rank to
+/// rank, each transfer overlapped with the product before it; it holds two blocks of B beyond
+/// its own while it runs. C is sharded like A; an empty C is resized.
 template <class T>
 void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta, ShardedMatrix<T>& C);
 
@@ -324,7 +325,7 @@ ShardedMatrix<T> operator*(const ShardedMatrix<T>& A, const ReplicatedMatrix<T>&
   gemm(T(1), A, B, T(0), C);
   return C;
 }
-/// A * B with B sharded by rows (B's blocks broadcast in chunks, overlapped with the products).
+/// A * B with B sharded by rows (B's blocks passed round the ranks, overlapped with the products).
 template <class T>
 ShardedMatrix<T> operator*(const ShardedMatrix<T>& A, const ShardedMatrix<T>& B) {
   ShardedMatrix<T> C;

@@ -1,14 +1,16 @@
 // Products of sharded matrices. A is sharded by rows; C = alpha * A * B + beta * C is sharded
-// like A. B replicated: a local product per rank. B sharded by rows: SUMMA on a 1 x P grid: B's
-// rows are broadcast chunk by chunk from their owners (ncclBroadcast on each rank's side
-// stream, into two alternating chunk buffers) while the rank's stream multiplies the previous
-// chunk: C_r += A_r[:, chunk] * B[chunk, :].
+// like A. B replicated: a local product per rank. B sharded by rows: SUMMA on a 1 x P grid as a
+// ring: at step s (0 .. P-1) rank r multiplies the row block of B owned by (r + s) % P, its own
+// first (nothing to wait for), C_r += A_r[:, block] * B[block, :], while on its side stream the
+// block it holds goes to rank r - 1 and the next one arrives from rank r + 1 (ncclSend /
+// ncclRecv into the other of two buffers). Whole blocks keep each product's k at K / P: with
+// broadcasts of quarter blocks the 16384^3 float product ran at 1.72 of one GPU, the k = 2048
+// products losing to their tiles' fill and drain.
 #include "dist/comm.hpp"
 
 #include "detail/runtime.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <string>
 
@@ -27,17 +29,6 @@ bool prepare_c(ShardedMatrix<T>& C, const Communicator& comm, Index M, Index N, 
   }
   detail::DistAccess::check_same(op, comm, M, N, C.comm(), C.rows(), C.cols());
   return false;
-}
-
-/// Rows of B per broadcast chunk: about a quarter of a rank's block, at least 256 (the
-/// products stay efficient), or DEVMAT_DIST_CHUNK_ROWS.
-Index chunk_rows(Index K, int P) {
-  static const long env = [] {
-    const char* e = std::getenv("DEVMAT_DIST_CHUNK_ROWS");
-    return e ? std::atol(e) : 0L;
-  }();
-  if (env > 0) return env;
-  return std::max<Index>(256, (K + 4 * P - 1) / (4 * P));
 }
 
 struct Events {
@@ -84,18 +75,7 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta,
   const int P = c.size;
   const std::size_t L = c.local_ranks.size();
 
-  // The chunks: (owner, first row within the owner's block, rows), in global row order.
-  struct Chunk { int owner; Index start, rows; };
-  std::vector<Chunk> chunks;
-  const Index step = chunk_rows(K, P);
-  Index max_rows = 0;
-  for (int k = 0; k < P; ++k)
-    for (Index s = 0, n = block_rows(K, P, k); s < n; s += step) {
-      chunks.push_back({k, s, std::min(step, n - s)});
-      max_rows = std::max(max_rows, chunks.back().rows);
-    }
-
-  if (chunks.empty() || N == 0) {  // K == 0: C = beta * C
+  if (K == 0 || N == 0) {  // C = beta * C
     for (std::size_t i = 0; i < L; ++i) {
       const DeviceScope scope(c.local_device(i));
       DeviceMatrix<T>& c_r = C.shard(c.local_ranks[i]);
@@ -105,70 +85,82 @@ void gemm(T alpha, const ShardedMatrix<T>& A, const ShardedMatrix<T>& B, T beta,
     return;
   }
 
-  // Per local rank: two chunk buffers (allocated on the rank's stream), and events:
-  // ready[b] (side stream: chunk in buffer b arrived), used[b] (rank stream: its product done).
+  // The block of B that rank r holds at step s, and its rows.
+  const auto owner = [&](int r, int s) { return (r + s) % P; };
+  Index max_rows = 0;
+  for (int q = 0; q < P; ++q) max_rows = std::max(max_rows, block_rows(K, P, q));
+  // Per local rank: two buffers for the blocks the ring brings (allocated on the rank's stream,
+  // none with one rank), and events: ready[b] (side stream: the block in buffer b arrived),
+  // used[b] (rank stream: its product done), start (the rank stream's work so far).
   std::vector<DeviceMatrix<T>> buf[2];
   std::vector<std::unique_ptr<Events>> events;
   for (std::size_t i = 0; i < L; ++i) {
     const DeviceScope scope(c.local_device(i));
     const Stream& s = c.streams[i];
     detail::use_on(s, A.shard(c.local_ranks[i]), B.shard(c.local_ranks[i]), C.shard(c.local_ranks[i]));
-    for (auto& b : buf) b.emplace_back(max_rows, N, s);
+    if (P > 1)
+      for (auto& b : buf) b.emplace_back(max_rows, N, s);
     events.push_back(std::make_unique<Events>(5));
     // The side stream starts after everything queued on the rank's stream (B's shard, buffers).
     DEVMAT_CUDA_TRY(cudaEventRecord(events[i]->ev[4], s.native()));
     DEVMAT_CUDA_TRY(cudaStreamWaitEvent(c.side[i].native(), events[i]->ev[4], 0));
   }
-  const auto ready = [&](std::size_t i, std::size_t ch) { return events[i]->ev[ch % 2]; };
-  const auto used = [&](std::size_t i, std::size_t ch) { return events[i]->ev[2 + ch % 2]; };
-  // The chunk's rows on rank i: the owner reads its own shard in place; the others a buffer.
-  const auto chunk_ptr = [&](std::size_t i, std::size_t ch) -> T* {
-    const Chunk& k = chunks[ch];
-    const int r = c.local_ranks[i];
-    if (r == k.owner) return const_cast<T*>(B.shard(r).data()) + k.start * N;
-    return buf[ch % 2][i].data();
+  const auto ready = [&](std::size_t i, int step) { return events[i]->ev[step % 2]; };
+  const auto used = [&](std::size_t i, int step) { return events[i]->ev[2 + step % 2]; };
+  const auto held = [&](std::size_t i, int step) -> T* {
+    return step == 0 ? const_cast<T*>(B.shard(c.local_ranks[i]).data()) : buf[step % 2][i].data();
   };
 
-  const auto issue_broadcast = [&](std::size_t ch) {
+  // Step s + 1's block: sent on from what step s holds, received into the buffer that step s - 1
+  // multiplied (the side stream waits for that product).
+  const auto pass_on = [&](int step) {
     for (std::size_t i = 0; i < L; ++i) {
       const DeviceScope scope(c.local_device(i));
-      if (ch >= 2) DEVMAT_CUDA_TRY(cudaStreamWaitEvent(c.side[i].native(), used(i, ch), 0));
+      if (step >= 1) DEVMAT_CUDA_TRY(cudaStreamWaitEvent(c.side[i].native(), used(i, step - 1), 0));
     }
     detail::nccl_group(c, [&] {
       for (std::size_t i = 0; i < L; ++i) {
-        T* p = chunk_ptr(i, ch);
-        DEVMAT_NCCL_TRY(ncclBroadcast(p, p, static_cast<std::size_t>(chunks[ch].rows * N), detail::nccl_type<T>(),
-                                      chunks[ch].owner, c.comms[i], c.side[i].native()),
-                        c.comms[i]);
+        const int r = c.local_ranks[i];
+        const auto send_n = static_cast<std::size_t>(block_rows(K, P, owner(r, step)) * N);
+        const auto recv_n = static_cast<std::size_t>(block_rows(K, P, owner(r, step + 1)) * N);
+        // The same counts on both ends: rank r - 1 receives owner(r, step) as its next block.
+        if (send_n)
+          DEVMAT_NCCL_TRY(ncclSend(held(i, step), send_n, detail::nccl_type<T>(), (r + P - 1) % P, c.comms[i],
+                                   c.side[i].native()),
+                          c.comms[i]);
+        if (recv_n)
+          DEVMAT_NCCL_TRY(ncclRecv(held(i, step + 1), recv_n, detail::nccl_type<T>(), (r + 1) % P, c.comms[i],
+                                   c.side[i].native()),
+                          c.comms[i]);
       }
     });
     for (std::size_t i = 0; i < L; ++i) {
       const DeviceScope scope(c.local_device(i));
-      DEVMAT_CUDA_TRY(cudaEventRecord(ready(i, ch), c.side[i].native()));
+      DEVMAT_CUDA_TRY(cudaEventRecord(ready(i, step + 1), c.side[i].native()));
     }
   };
 
-  issue_broadcast(0);
-  for (std::size_t ch = 0; ch < chunks.size(); ++ch) {
-    if (ch + 1 < chunks.size()) issue_broadcast(ch + 1);  // overlaps this chunk's products
-    const Chunk& k = chunks[ch];
-    const Index k0 = block_offset(K, P, k.owner) + k.start;
+  for (int step = 0; step < P; ++step) {
+    if (step + 1 < P) pass_on(step);  // overlaps this step's products
     for (std::size_t i = 0; i < L; ++i) {
       const int r = c.local_ranks[i];
       const DeviceScope scope(c.devices[r]);
       const Stream& s = c.streams[i];
-      DEVMAT_CUDA_TRY(cudaStreamWaitEvent(s.native(), ready(i, ch), 0));
+      if (step >= 1) DEVMAT_CUDA_TRY(cudaStreamWaitEvent(s.native(), ready(i, step), 0));
       DeviceMatrix<T>& c_r = C.shard(r);
+      const int q = owner(r, step);
+      const Index kq = block_rows(K, P, q);
       if (!c_r.empty()) {
-        const MatrixView<const T> b_chunk =
-            detail::Access::view<const T>(chunk_ptr(i, ch), k.rows, N, N, nullptr, s);
-        devmat::gemm(alpha, A.shard(r).block(0, k0, c_r.rows(), k.rows), b_chunk, ch == 0 ? beta : T(1), c_r.view());
+        // An empty block still applies beta at step 0 (a k == 0 product).
+        const MatrixView<const T> b_block = detail::Access::view<const T>(held(i, step), kq, N, N, nullptr, s);
+        devmat::gemm(alpha, A.shard(r).block(0, block_offset(K, P, q), c_r.rows(), kq), b_block,
+                     step == 0 ? beta : T(1), c_r.view());
       }
-      DEVMAT_CUDA_TRY(cudaEventRecord(used(i, ch), s.native()));
+      DEVMAT_CUDA_TRY(cudaEventRecord(used(i, step), s.native()));
     }
   }
-  // The buffers are freed on the rank's streams: after the last broadcast (the last product
-  // already waited for it; this also orders the side stream's earlier work).
+  // The buffers are freed on the rank's streams: after the side stream's last transfer (the
+  // last product already waited for it; this also orders the side stream's earlier work).
   for (std::size_t i = 0; i < L; ++i) {
     const DeviceScope scope(c.local_device(i));
     DEVMAT_CUDA_TRY(cudaEventRecord(events[i]->ev[4], c.side[i].native()));
