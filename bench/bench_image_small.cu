@@ -165,8 +165,8 @@ void register_morph(bool erode, int k) {
   for (int rpt : {4, 8, 16})
     register_variant<U8>(op, "ours-r" + std::to_string(rpt), ours, [=](DeviceMatrix<U8>& out) {
       const auto& in = input<U8>();
-      if (erode) d::launch_morph_u8_small<true>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k, rpt);
-      else d::launch_morph_u8_small<false>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k, rpt);
+      if (erode) d::launch_morph_small<true>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k, rpt);
+      else d::launch_morph_small<false>(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k, rpt);
     });
 #if DEVMAT_BENCH_HAVE_NPP
   const auto mask_ptr = std::make_shared<const DeviceMatrix<U8>>(DeviceMatrix<U8>::constant(k, k, 1));
@@ -183,6 +183,34 @@ void register_morph(bool erode, int k) {
                                                    NPP_BORDER_REPLICATE, ctx));
   });
 #endif
+}
+
+/// The fused float erosion / dilation (sides 3 and 5) beside its rows-per-thread variants and the
+/// two-pass van Herk kernels it replaced; NPP's rows are in bench_image_neigh.
+void register_morph_f32(bool erode, int k) {
+  const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
+  const auto ours = [=] { return erode ? devmat::erode(input<float>(), k, k) : devmat::dilate(input<float>(), k, k); };
+  register_ours<float>(op, ours);
+  const auto run = [erode](auto f) {
+    if (erode) f(std::true_type{});
+    else f(std::false_type{});
+  };
+  for (int rpt : {4, 8, 16})
+    register_variant<float>(op, "ours-r" + std::to_string(rpt), ours, [=](DeviceMatrix<float>& out) {
+      const auto& in = input<float>();
+      run([&](auto e) {
+        d::launch_morph_small<decltype(e)::value>(in.stream().native(), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k, rpt);
+      });
+    });
+  const auto tmp = std::make_shared<DeviceMatrix<float>>(kSide, kSide);
+  register_variant<float>(op, "ours-two-pass", ours, [=](DeviceMatrix<float>& out) {
+    const auto& in = input<float>();
+    run([&](auto e) {
+      constexpr bool kErode = decltype(e)::value;
+      d::launch_morph_pass<float, kErode, true>(in.stream().native(), in.data(), kSide, tmp->data(), kSide, kSide, kSide, k);
+      d::launch_morph_pass<float, kErode, false>(in.stream().native(), tmp->data(), kSide, out.data(), kSide, kSide, kSide, k);
+    });
+  });
 }
 
 /// A k x k kernel of positive weights summing to 1 (bench_filter's box_like_kernel(k)).
@@ -308,6 +336,8 @@ int main(int argc, char** argv) {
   register_morph(false, 3);
   register_morph(true, 3);
   register_morph(false, 5);
+  register_morph_f32(true, 3);
+  register_morph_f32(false, 5);
   for (int k : {3, 5, 7}) register_filter2d(k);
   register_threshold();
   register_gray();

@@ -4,8 +4,8 @@
 // with the element. As OpenCV's erode/dilate with their defaults: anchor at the element's centre
 // (rows / 2, cols / 2), pixels outside the image ignored (BORDER_CONSTANT with
 // morphologyDefaultBorderValue()), one iteration. A view is an image of its own (its edges are
-// the borders, as the other filters; OpenCV's BORDER_ISOLATED). u8 elements with sides 3 or 5
-// run as one fused pass (rows and columns together, 4 pixels a word) instead of two.
+// the borders, as the other filters; OpenCV's BORDER_ISOLATED). Elements with sides 3 or 5 run
+// as one fused pass (rows and columns together, 4 pixels a thread) instead of two.
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
@@ -37,10 +37,8 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
-  if (std::is_same_v<T, std::uint8_t> && morph_u8_small(ksize_rows, ksize_cols)) {
-    if constexpr (std::is_same_v<T, std::uint8_t>)
-      launch_morph_u8_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows,
-                                    ksize_cols);
+  if (morph_small(ksize_rows, ksize_cols)) {
+    launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
   } else if (ksize_rows == 1) {

@@ -1,6 +1,6 @@
 // Launchers of erosion and dilation (kernels/image_morph.cuh): one separable pass along rows or
-// columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; u8 elements with
-// sides 3 or 5 in one fused pass.
+// columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
+// 3 or 5 in one fused pass.
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 namespace devmat::detail {
 
@@ -45,26 +46,33 @@ void launch_morph_pass(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
 }
 
 
-/// Whether launch_morph_u8_small has a kernel for a kr x kc element.
-inline bool morph_u8_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
+/// Whether launch_morph_small has a kernel for a kr x kc element.
+inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
 
-/// Output rows a thread of morph_u8_small_kernel, by the element's height (H200, 4096^2: 3
-/// rows 4, 5 rows 8 were the fastest of 4, 8 and 16).
-inline int morph_u8_rows_per_thread(int kr) { return kr == 3 ? 4 : 8; }
+/// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3
+/// rows 4, 5 rows 8 were the fastest of 4, 8 and 16; float takes the same).
+inline int morph_rows_per_thread(int kr) { return kr == 3 ? 4 : 8; }
 
-/// out (ld_out) = the erosion (kErode) or dilation of u8 `in` by a kr x kc element (sides 3 or
-/// 5: morph_u8_small), one fused pass; r output rows a thread (4, 8 or 16; 0: the default).
-template <bool kErode>
-void launch_morph_u8_small(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-                           Index cols, int kr, int kc, int r = 0) {
+/// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
+/// (sides 3 or 5: morph_small), one fused pass (morph_u8_small_kernel, morph_f32_small_kernel);
+/// r output rows a thread (4, 8 or 16; 0: the default).
+template <bool kErode, class T>
+void launch_morph_small(cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
+                        int kc, int r = 0) {
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_small: u8 or float");
   if (rows == 0 || cols == 0) return;
-  with_rows_per_thread(r ? r : morph_u8_rows_per_thread(kr), [&](auto rc) {
+  with_rows_per_thread(r ? r : morph_rows_per_thread(kr), [&](auto rc) {
     constexpr int R = decltype(rc)::value;
     unsigned tiles_y = 0;
     const dim3 grid = tile_grid(rows, cols, kNbrTileW, kNbrTileH<R>, &tiles_y);
     with_small_sides(kr, kc, [&](auto kr_c, auto kc_c) {
-      launch(&morph_u8_small_kernel<decltype(kr_c)::value, decltype(kc_c)::value, kErode, R>, grid,
-             dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out, ld_out, rows, cols, tiles_y);
+      constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
+      if constexpr (std::is_same_v<T, std::uint8_t>)
+        launch(&morph_u8_small_kernel<KR, KC, kErode, R>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out,
+               ld_out, rows, cols, tiles_y);
+      else
+        launch(&morph_f32_small_kernel<KR, KC, kErode, R>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out,
+               ld_out, rows, cols, tiles_y);
     });
   });
 }

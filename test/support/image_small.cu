@@ -34,20 +34,27 @@ void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint
 }
 void morph_u8(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
               Index cols, int kr, int kc, int r) {
-  if (erode) detail::launch_morph_u8_small<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
-  else detail::launch_morph_u8_small<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+  if (erode) detail::launch_morph_small<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+  else detail::launch_morph_small<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
 }
-void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                       Index rows, Index cols, int kr, int kc) {
+namespace {
+template <class T>
+void morph_two_pass(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols,
+                    int kr, int kc) {
   if (rows == 0 || cols == 0) return;
-  Scratch<std::uint8_t> tmp(static_cast<std::size_t>(rows * cols), s);
+  Scratch<T> tmp(static_cast<std::size_t>(rows * cols), s);
   const auto run = [&](auto erode_c) {
     constexpr bool kErode = decltype(erode_c)::value;
-    detail::launch_morph_pass<std::uint8_t, kErode, true>(s, in, ld, tmp.p, cols, rows, cols, kc);
-    detail::launch_morph_pass<std::uint8_t, kErode, false>(s, tmp.p, cols, out, ld_out, rows, cols, kr);
+    detail::launch_morph_pass<T, kErode, true>(s, in, ld, tmp.p, cols, rows, cols, kc);
+    detail::launch_morph_pass<T, kErode, false>(s, tmp.p, cols, out, ld_out, rows, cols, kr);
   };
   if (erode) run(std::true_type{});
   else run(std::false_type{});
+}
+}  // namespace
+void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                       Index rows, Index cols, int kr, int kc) {
+  morph_two_pass(erode, s, in, ld, out, ld_out, rows, cols, kr, kc);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {
@@ -58,5 +65,14 @@ void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Ind
   if (rows == 0 || cols == 0) return;
   detail::dispatch_filter2d(std::make_integer_sequence<int, (detail::kMaxFilterSide + 1) / 2>{}, kh, s, in, ld, out, rows,
                             cols, w, kw);
+}
+void morph_f32(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+               int kr, int kc, int r) {
+  if (erode) detail::launch_morph_small<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+  else detail::launch_morph_small<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+}
+void morph_f32_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
+                        Index cols, int kr, int kc) {
+  morph_two_pass(erode, s, in, ld, out, ld_out, rows, cols, kr, kc);
 }
 }  // namespace devmat::test::small

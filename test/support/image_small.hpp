@@ -32,4 +32,10 @@ void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index
 /// The general filter2d kernel (any odd size), dense output (ld_out = cols).
 void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const float* w, int kh,
                       int kw);
+/// The fused float erosion / dilation, sides 3 or 5; r as box_u8.
+void morph_f32(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+               int kr, int kc, int r);
+/// The general path for floats.
+void morph_f32_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
+                        Index cols, int kr, int kc);
 }  // namespace devmat::test::small
