@@ -303,10 +303,26 @@ void register_shape(Index m, Index n, Index k, bool every_config, std::vector<in
           [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); });
   }
 }
+/// One forced configuration's row (ours-<name>) on a shape that does not run every configuration.
+template <class T>
+void register_config(Index m, Index n, Index k, const std::string& name) {
+  const auto configs = devmat::detail::gemm_configs<T>();
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
+    if (configs[i].name != name) continue;
+    const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
+    benchmark::RegisterBenchmark(b::name("gemm", dtype<T>(), shape, "ours-" + name).c_str(),
+                                 [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, 0); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   for (Index s : {512, 1024, 2048, 4096, 8192}) register_shape<float>(s, s, s, s == 4096);
+  // The Hopper wgmma prototype (forced-only) at 8192^3 as well; 4096^3 runs every configuration.
+  register_config<float>(8192, 8192, 8192, "wgmma-128x128x32");
+  register_config<float>(8192, 8192, 8192, "tf32x3f-128x128x32");
   // The odd shapes, MxNxK.
   register_shape<float>(47, 804, 53, true);
   register_shape<float>(47, 53, 804, true);  // the residual-tile regression shape, A 47x804 * B 804x53

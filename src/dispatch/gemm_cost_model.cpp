@@ -52,6 +52,8 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f32, "tf32x3p-128x128x32-w16-s4", 0.90},
     {90, GemmElement::f32, "tf32x3p-128x128x16-2b", 0.90},
     {90, GemmElement::f32, "tf32x3fp-128x128x32-s4", 0.90},
+    // The wgmma prototype (forced-only, not yet measured): its base tile's value.
+    {90, GemmElement::f32, "wgmma-128x128x32", 0.90},
     {90, GemmElement::i32, "128x128x8", 0.78},
     {90, GemmElement::i32, "64x64x16", 0.62},
     {90, GemmElement::f64, "128x128x16", 0.72},

@@ -4,6 +4,7 @@
 
 #include "dispatch/device.hpp"
 #include "dispatch/gemm_cost_model.hpp"
+#include "dispatch/gemm_wgmma.hpp"
 #include "dispatch/launch.cuh"
 #include "kernels/gemm_dmma.cuh"
 #include "kernels/gemm_mma.cuh"
@@ -178,6 +179,11 @@ TiledKernel<double> dmma_kernel(const char* name) {
   return {gemm_info<Cfg>(name, GemmMath::dmma), &launch_dmma<Cfg>, &occupancy_dmma<Cfg>, true};
 }
 
+/// The wgmma tile (src/gemm_wgmma.cu), forced-only; TMA needs 16-byte-aligned operand rows.
+inline TiledKernel<float> wgmma_kernel(const char* name) {
+  return {gemm_info<WgmmaTileInfo>(name, GemmMath::tf32x3, false), &launch_gemm_wgmma, &occupancy_gemm_wgmma, true};
+}
+
 // ------------------------------------------------------------------ the registry
 /// The tiled configurations of T, in a fixed order (gemm_forced indexes them); the cost model's
 /// efficiency table (dispatch/gemm_cost_model.cpp) knows them by name.
@@ -204,7 +210,10 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       mma_kernel<Tf32p128x128>("tf32x3p-128x128x32-s4", false),
       mma_kernel<Tf32p128x128w16>("tf32x3p-128x128x32-w16-s4", false),
       mma_kernel<Tf32p128x128x16b2>("tf32x3p-128x128x16-2b", false),
-      mma_kernel<Tf32fp128x128>("tf32x3fp-128x128x32-s4", false)};
+      mma_kernel<Tf32fp128x128>("tf32x3fp-128x128x32-s4", false),
+      // Hopper's warpgroup MMA (kernels/gemm_wgmma.cuh, sm_90a only: occupancy 0 elsewhere),
+      // a prototype measured beside the others, never picked by gemm.
+      wgmma_kernel("wgmma-128x128x32")};
   return v;
 }
 

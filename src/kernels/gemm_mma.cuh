@@ -274,10 +274,12 @@ struct MmaTile {
 };
 
 /// The tile's results with plain fused multiply-adds, one output element per thread at a time:
-/// the exact-IEEE path for the rare tiles whose 3xTF32 result is not finite.
+/// the exact-IEEE path for the rare tiles whose 3xTF32 result is not finite. `thread`: this
+/// thread's index among the kThreads that run it.
 template <class T, int BM, int BN, int kThreads>
-__device__ __forceinline__ void gemm_tile_fma(const GemmArgs<T>& p, T* out, int m0, int n0, int k_begin, int k_end) {
-  for (int e = static_cast<int>(threadIdx.x); e < BM * BN; e += kThreads) {
+__device__ __forceinline__ void gemm_tile_fma(const GemmArgs<T>& p, T* out, int m0, int n0, int k_begin, int k_end,
+                                              int thread) {
+  for (int e = thread; e < BM * BN; e += kThreads) {
     const int r = m0 + e / BN, c = n0 + e % BN;
     if (r >= p.m || c >= p.n) continue;
     T acc = T(0);
@@ -538,7 +540,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
         for (int c = 0; c < Mma::kC; ++c) finite = finite && isfinite(acc[i][j][c]);
     if (__syncthreads_or(!finite)) {  // uniform across the CTA
-      gemm_tile_fma<T, BM, BN, kThreads>(p, out, m0, n0, tr.k_begin, tr.k_end);
+      gemm_tile_fma<T, BM, BN, kThreads>(p, out, m0, n0, tr.k_begin, tr.k_end, tid);
       return;
     }
   }

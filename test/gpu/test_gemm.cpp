@@ -492,6 +492,7 @@ double relative_error(const HostMatrix<float>& ha, const HostMatrix<float>& hb, 
 }
 
 bool is_tf32(const detail::GemmConfigInfo& c) { return c.math == detail::GemmMath::tf32x3; }
+bool is_wgmma(const detail::GemmConfigInfo& c) { return c.name.rfind("wgmma-", 0) == 0; }
 }  // namespace
 
 TEST_CASE("float: the 3xTF32 tensor-core kernels are as accurate as FP32 on the CUDA cores") {
@@ -560,7 +561,10 @@ TEST_CASE("float: 3xTF32 configurations with the same split give the same result
           check_product<float>(want_fast, op_of(ha, op_a), op_of(hb, op_b), 1.25, beta, hc.cast<double>());
         }
         for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
-          if (!is_tf32(configs[cfg]) || configs[cfg].bk % 16 != 0) continue;
+          // The wgmma tile adds a k-step's 8 products inside a different instruction, whose
+          // order of additions need not be mma.sync's: the accuracy test and its own test
+          // below check it.
+          if (!is_tf32(configs[cfg]) || configs[cfg].bk % 16 != 0 || is_wgmma(configs[cfg])) continue;
           INFO(configs[cfg].name << " m=" << d.m << " n=" << d.n << " k=" << d.k << " op_a=" << op_name(op_a)
                                  << " op_b=" << op_name(op_b) << " beta=" << beta);
           const HostMatrix<float> got = run(cfg);
@@ -611,6 +615,50 @@ TEST_CASE("float: infinities and NaNs come out as IEEE arithmetic gives them, on
         }
       CHECK(wrong == 0);
     }
+}
+
+TEST_CASE("float: the wgmma tile against FP64: many k tiles, every layout, edges, split-K, aligned or not", "[gemm]") {
+  // The Hopper tile (kernels/gemm_wgmma.cuh): a TMA ring of 3 raw stages, two split buffers
+  // and the mbarrier phases, run through many k tiles with ragged ends in m, n and k; k
+  // slices; operands whose rows break 16-byte alignment (gemm hands it padded copies); and
+  // products whose k stops inside the first k-step. The error bound is check_product's.
+  const auto configs = detail::gemm_configs<float>();
+  int major = 0, minor = 0;
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) == cudaSuccess);
+  int tested = 0, rot = 0;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    const detail::GemmConfigInfo& c = configs[cfg];
+    if (!is_wgmma(c)) continue;
+    INFO("config " << c.name);
+    if (major * 10 + minor != 90) {  // sm_90a code runs on compute capability 9.0 only
+      CHECK_THROWS_AS(run_case<float>({c.bm, c.bn, c.bk}, cfg, 1), std::invalid_argument);
+      continue;
+    }
+    ++tested;
+    const Index deep = static_cast<Index>(c.bk) * (3 * c.stages + 2) + 5;  // past the ring 3 times, ragged
+    for (Op op_a : kOps)
+      for (Op op_b : kOps) {
+        const int r = rot++;
+        run_case<float>({2 * c.bm + 1, 3 * c.bn - 1, deep, op_a, op_b, r % 5}, cfg, 1);
+        run_case<float>({c.bm - 1, c.bn + 1, 7, op_a, op_b, (r + 1) % 5}, cfg, 1);  // k < one k-step
+        run_case<float>({c.bm + 3, 2 * c.bn + 5, 20 * c.bk + 7, op_a, op_b, (r + 2) % 5}, cfg, 3);  // split-K
+        run_case<float>({131, 97, 803, op_a, op_b, (r + 3) % 5}, cfg, 1);  // odd k, n, m: unaligned rows
+        run_case<float>({1, 1, 1, op_a, op_b, (r + 4) % 5}, cfg, 1);
+        run_case<float>({509, 257, 1021, op_a, op_b, r % 5}, cfg, 0);  // primes, the model's slices
+      }
+    run_case<float>({17, 19, 2 * c.bk, Op::none, Op::none, 0}, cfg, 2);  // one k tile per slice
+    // A long k against FP64, signed and positive data: within 4x the CUDA-core kernel's error
+    // (the accuracy test above does the same on its shapes).
+    for (const double low : {-1.0, 0.0}) {
+      const HostMatrix<float> ha = random_matrix<float>(257, 8192, low, 1.0), hb = random_matrix<float>(8192, 129, low, 1.0);
+      const Ref ref = ha.cast<double>() * hb.cast<double>();
+      const double e = relative_error(ha, hb, ref, cfg), e_simt = relative_error(ha, hb, ref, 0);
+      std::printf("accuracy 257x129x8192 data [%g, 1): %-18s %.3g  (simt %.3g)\n", low, c.name.c_str(), e, e_simt);
+      CHECK(e <= 4 * e_simt + 1e-7);
+    }
+  }
+  if (major * 10 + minor == 90) CHECK(tested > 0);
 }
 
 TEST_CASE("set_float_math: simt keeps float products on the CUDA cores") {

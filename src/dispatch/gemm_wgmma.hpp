@@ -1,0 +1,27 @@
+// The Hopper wgmma float GEMM (kernels/gemm_wgmma.cuh) as the registry sees it. Its launcher and
+// occupancy live in src/gemm_wgmma.cu, the one translation unit compiled for sm_90a (CMake's
+// devmat_wgmma object library); everything else in libdevmat keeps the common architectures.
+#pragma once
+
+#include "kernels/gemm_common.cuh"  // GemmArgs
+
+#include <cuda_runtime.h>
+
+namespace devmat::detail {
+
+/// Launches the 128x128x32 wgmma 3xTF32 tile (WgmmaTile) over `grid` as run_tiled computes
+/// it. Operand rows must allow 16-byte copies (TMA needs 16-byte-aligned rows: the registry
+/// marks it aligned_rows, so run_gemm pads the operands whose rows do not).
+void launch_gemm_wgmma(const GemmArgs<float>& p, dim3 grid, cudaStream_t stream);
+
+/// Blocks per SM of the wgmma tile on the current device: 0 unless the library has sm_90a
+/// code and the device is compute capability 9.0 (sm_90a code runs there only), which keeps
+/// gemm_forced from running it elsewhere (it throws std::invalid_argument).
+int occupancy_gemm_wgmma();
+
+/// The tile's description (shapes, threads, stages) for the registry.
+struct WgmmaTileInfo {
+  static constexpr int kBM = 128, kBN = 128, kBK = 32, kThreads = 384, kStages = 3;
+};
+
+}  // namespace devmat::detail

@@ -1,0 +1,98 @@
+// The host side of the Hopper wgmma float GEMM: TMA descriptors, occupancy and launch. This
+// translation unit alone is compiled for sm_90a (CMakeLists.txt: devmat_wgmma), since wgmma
+// and setmaxnreg exist only there; DEVMAT_HAS_WGMMA says that it was.
+#include "dispatch/device.hpp"
+#include "dispatch/gemm_wgmma.hpp"
+#include "dispatch/launch.cuh"
+#include "kernels/gemm_wgmma.cuh"
+
+#include <devmat/error.hpp>
+
+#include <cuda.h>
+#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
+
+#include <stdexcept>
+#include <string>
+
+namespace devmat::detail {
+
+static_assert(WgmmaTileInfo::kBM == WgmmaTile::kBM && WgmmaTileInfo::kBN == WgmmaTile::kBN &&
+                  WgmmaTileInfo::kBK == WgmmaTile::kBK && WgmmaTileInfo::kThreads == WgmmaTile::kThreads &&
+                  WgmmaTileInfo::kStages == WgmmaTile::kStages,
+              "the registry's description of the wgmma tile");
+
+namespace {
+
+/// cuTensorMapEncodeTiled through the runtime's driver entry point (no -lcuda link).
+PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* f = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    DEVMAT_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found));
+    if (found != cudaDriverEntryPointSuccess || f == nullptr)
+      throw std::runtime_error("devmat: gemm: the driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
+  }();
+  return fn;
+}
+
+/// The TMA descriptor of one operand in its global layout: `rows` x (its k extent or x extent)
+/// elements, row stride ld. k-contiguous: dimensions (k, x), box (BK, tile); else (x, k), box
+/// (tile, BK). No swizzle (the consumers write the swizzled split tiles), zeros outside.
+CUtensorMap operand_map(const GemmOperand<float>& op, int x_extent, int k_extent, int box_x) {
+  CUtensorMap map;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(op.kcontig ? k_extent : x_extent),
+                              static_cast<cuuint64_t>(op.kcontig ? x_extent : k_extent)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(op.ld) * sizeof(float)};  // bytes, a multiple of 16
+  const cuuint32_t box[2] = {static_cast<cuuint32_t>(op.kcontig ? WgmmaTile::kBK : box_x),
+                             static_cast<cuuint32_t>(op.kcontig ? box_x : WgmmaTile::kBK)};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.ptr), dims, strides,
+                                    box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("devmat: gemm: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(r) + ")");
+  return map;
+}
+
+template <bool kAK, bool kBK>
+int occupancy_of() {
+  return blocks_per_sm(reinterpret_cast<const void*>(&gemm_wgmma_kernel<kAK, kBK>), WgmmaTile::kThreads,
+                       WgmmaTile::kSmemBytes, true);
+}
+
+template <bool kAK, bool kBK>
+void launch_layout(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmArgs<float>& p, dim3 grid,
+                   cudaStream_t s) {
+  occupancy_of<kAK, kBK>();  // prepares the kernel (shared memory past 48 KiB)
+  launch(&gemm_wgmma_kernel<kAK, kBK>, grid, WgmmaTile::kThreads, WgmmaTile::kSmemBytes, s, a_map, b_map, p);
+}
+
+}  // namespace
+
+int occupancy_gemm_wgmma() {
+#if defined(DEVMAT_HAS_WGMMA)
+  const DeviceProps& props = current_device_props();
+  if (props.arch() != 90 || WgmmaTile::kSmemBytes > props.smem_per_block_optin) return 0;
+  return occupancy_of<true, false>();
+#else
+  return 0;
+#endif
+}
+
+void launch_gemm_wgmma(const GemmArgs<float>& p, dim3 grid, cudaStream_t s) {
+  if (occupancy_gemm_wgmma() == 0) throw std::logic_error("devmat: gemm: the wgmma tile needs sm_90a code and an sm_90 device");
+  if (!p.a.vec || !p.b.vec)
+    throw std::logic_error("devmat: gemm: the wgmma tile got operand rows without 16-byte alignment");
+  const CUtensorMap a_map = operand_map(p.a, p.m, p.k, WgmmaTile::kBM);
+  const CUtensorMap b_map = operand_map(p.b, p.n, p.k, WgmmaTile::kBN);
+  if (p.a.kcontig) {
+    if (p.b.kcontig) launch_layout<true, true>(a_map, b_map, p, grid, s);
+    else launch_layout<true, false>(a_map, b_map, p, grid, s);
+  } else {
+    if (p.b.kcontig) launch_layout<false, true>(a_map, b_map, p, grid, s);
+    else launch_layout<false, false>(a_map, b_map, p, grid, s);
+  }
+}
+
+}  // namespace devmat::detail
