@@ -527,13 +527,14 @@ TEST_CASE("an evaluation on a new thread whose first CUDA call is its launch run
   const H<float> ha = random_matrix<float>(129, 67), hb = random_matrix<float>(129, 67);
   const auto A = to_device(ha), B = to_device(hb);
   const auto e = A * 2.0f - B;
-  const DeviceMatrix<float> compiled = e * 3.0f;  // both kernels built here: the thread below only launches
+  // Both kernels built here (the thread below only launches them), on the path it takes.
+  const DeviceMatrix<float> first = e, compiled = e * 3.0f;
   auto R = DeviceMatrix<float>::constant(129, 67, poison_value<float>());
   auto R2 = DeviceMatrix<float>::constant(129, 67, poison_value<float>());
   R.synchronize();
-  // No device guard call where there is one GPU, a cached kernel, R's own stream: the launch is
-  // the thread's first CUDA call, with no current context for the driver's (the runtime's
-  // launch makes one current), and the second finds it.
+  // With one GPU (no device guard call), a cached kernel and R's own stream, the launch is about
+  // the thread's first CUDA call: the driver's launch may find no current context, and the
+  // runtime's launch then makes one current; the second finds it.
   std::thread t([&] {
     R = e;
     R2 = e * 3.0f;
@@ -541,6 +542,7 @@ TEST_CASE("an evaluation on a new thread whose first CUDA call is its launch run
   t.join();
   const H<float> want = (ha.array() * 2.0f - hb.array()).matrix();
   CHECK(same_bits<float>(to_eigen(R), want));
+  CHECK(same_bits<float>(to_eigen(first), want));
   CHECK(same_bits<float>(to_eigen(R2), H<float>((want.array() * 3.0f).matrix())));
   CHECK(same_bits<float>(to_eigen(R2), to_eigen(compiled)));
 }
