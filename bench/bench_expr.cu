@@ -174,7 +174,9 @@ void register_chain() {
   // evaluates a tree built once (R = e: no building, no dropping); ours-v4 / v2 / v1 run a
   // small-matrix kernel with only the one-unit loop, on 4- / 2- / 1-float units (64 / 128 / 256
   // blocks; the default kernel also holds the four-unit loop of large matrices, on 4 floats).
-  const auto ours = [&](const char* impl, int small_vector, bool prebuilt) {
+  // ours-runtime-launch: launched by cudaLaunchKernel of the cudaKernel_t, as before the driver's
+  // cuLaunchKernel became the default (set_expr_driver_launch).
+  const auto ours = [&](const char* impl, int small_vector, bool prebuilt, bool driver_launch = true) {
     benchmark::RegisterBenchmark(b::name("expr-chain10", "f32", shape, impl).c_str(),
                                  [=](benchmark::State& st) {
       const devmat::Stream s = devmat::Stream::create();
@@ -182,12 +184,14 @@ void register_chain() {
       const auto B = DeviceMatrix<float>::constant(kChainN, kChainN, 2.f, s);
       DeviceMatrix<float> R(kChainN, kChainN, s);
       devmat::detail::set_expr_small_vector(small_vector);
+      devmat::detail::set_expr_driver_launch(driver_launch);
       if (prebuilt) {
         const auto e = chain10(A, B);
         b::time_on_stream(st, s.native(), 1, b::kMops, [&] { R = e; });
       } else {
         b::time_on_stream(st, s.native(), 1, b::kMops, [&] { R = chain10(A, B); });
       }
+      devmat::detail::set_expr_driver_launch(true);
       devmat::detail::set_expr_small_vector(0);
     })->UseManualTime()->Unit(benchmark::kMicrosecond);
   };
@@ -210,6 +214,7 @@ void register_chain() {
   ours("ours-v4", 4, false);
   ours("ours-v2", 2, false);
   ours("ours-v1", 1, false);
+  ours("ours-runtime-launch", 0, false, false);
 }
 
 // ------------------------------------------------------------------ compile and host costs
@@ -324,10 +329,10 @@ void report_launch_paths(HostUs host_us, cudaStream_t s, float* x, const float* 
   std::printf("launch paths, event-timed us: <<<>>> %.2f, library kernel %.2f\n", bare_ev, lib_ev);
 }
 
-/// chain10 (the expr-chain10 rows) stage by stage: host time of each step of an evaluation, and
-/// event-timed figures of the evaluation and of a bare launch, on an idle stream (host and device
-/// time, as the rows are timed) and behind a busy one (device time only), with the small-matrix
-/// kernel on 4-, 2- and 1-float units.
+/// chain10 (the expr-chain10 rows) stage by stage: host time of each step of an evaluation (with
+/// the driver's launch and with the runtime's), and event-timed figures of the evaluation and of
+/// a bare launch, on an idle stream (host and device time, as the rows are timed) and behind a busy
+/// one (device time only), with the small-matrix kernel on 4-, 2- and 1-float units.
 template <class HostUs>
 void report_chain10_stages(HostUs host_us, const DeviceMatrix<float>& A, const DeviceMatrix<float>& B,
                            DeviceMatrix<float>& R) {
@@ -349,19 +354,32 @@ void report_chain10_stages(HostUs host_us, const DeviceMatrix<float>& A, const D
                 p.scalars.size(), p.ops.size());
   }
   const d::Plan plan = d::plan_elementwise(p, R.data(), R.cols(), sms);
-  const double eval_us = host_us([&] { R = e; });
+  float* out = R.data();
+  const float* a = A.data();
+  const double build_us = host_us([&] {
+    const auto built = chain10(A, B);
+    benchmark::DoNotOptimize(built.node().get());
+  });
   const double lower_us = host_us([&] { d::lower_into(*e.node(), p); });
   const double plan_us = host_us([&] {
     for (int i = 0; i < 100; ++i) benchmark::DoNotOptimize(d::plan_elementwise(p, R.data(), R.cols(), sms));
   }) / 100;
-  const double run_us = host_us([&] { d::run_elementwise(p, R.data(), R.cols(), stream); });
-  float* out = R.data();
-  const float* a = A.data();
   const double bare_us = host_us([&] { add_kernel<<<(n + 255) / 256, 256, 0, s>>>(out, a, a, n); });
-  std::printf("expr chain10 host us (median of single calls): R = e (tree built once) %.2f = lowering %.2f + "
-              "run_elementwise %.2f (plan %.3f, kernel lookup, parameters, launch) + the rest %.2f (entry, "
-              "device guard, stream order, aliasing); bare <<<>>> launch %.2f; %u blocks\n",
-              eval_us, lower_us, run_us, plan_us, eval_us - lower_us - run_us, bare_us, plan.shape.gx);
+  // Each launch of the engine: the driver's cuLaunchKernel (the default), the runtime's
+  // cudaLaunchKernel of the cudaKernel_t (before).
+  for (bool driver : {true, false}) {
+    const bool active = d::set_expr_driver_launch(driver);
+    const double full_us = host_us([&] { R = chain10(A, B); });
+    const double eval_us = host_us([&] { R = e; });
+    const double run_us = host_us([&] { d::run_elementwise(p, R.data(), R.cols(), stream); });
+    std::printf("expr chain10 host us (median of single calls), %s launch%s: R = chain10(A, B) %.2f; R = e (tree "
+                "built once) %.2f = lowering %.2f + run_elementwise %.2f (plan %.3f, kernel lookup, parameters, "
+                "launch) + the rest %.2f (entry, device guard, stream order, aliasing); the tree built and dropped "
+                "%.2f; bare <<<>>> launch %.2f; %u blocks\n",
+                driver ? "driver" : "runtime", driver && !active ? " (not available: runtime)" : "", full_us, eval_us,
+                lower_us, run_us, plan_us, eval_us - lower_us - run_us, build_us, bare_us, plan.shape.gx);
+  }
+  d::set_expr_driver_launch(true);
   std::printf("expr chain10 event-timed, idle stream (host until the launch, then the device):\n");
   const EventStats ours = event_stats(s, [&] { R = chain10(A, B); });
   const EventStats bare = event_stats(s, [&] { add_kernel<<<(n + 255) / 256, 256, 0, s>>>(out, a, a, n); });
@@ -375,15 +393,23 @@ void report_chain10_stages(HostUs host_us, const DeviceMatrix<float>& A, const D
     d::set_expr_small_vector(0);
     return r;
   };
+  d::set_expr_driver_launch(false);
+  const EventStats runtime_launch = event_stats(s, [&] { R = chain10(A, B); });
+  d::set_expr_driver_launch(true);
+  print_stats("R = chain10(A, B), runtime launch (before)", runtime_launch);
   const EventStats v4 = narrow(4, false), v2 = narrow(2, false), v1 = narrow(1, false);
   print_stats("R = chain10(A, B), one-unit kernel, 4 floats", v4);
   print_stats("R = chain10(A, B), one-unit kernel, 2 floats", v2);
   print_stats("R = chain10(A, B), one-unit kernel, 1 float", v1);
-  std::printf("  ratio of means, bare / chain10 (the row's ratio, target >= 0.833): default %.3f, one-unit kernel "
-              "on 4 floats %.3f, 2 floats %.3f, 1 float %.3f\n",
-              bare.mean / ours.mean, bare.mean / v4.mean, bare.mean / v2.mean, bare.mean / v1.mean);
+  std::printf("  ratio of means, bare / chain10 (the row's ratio, target >= 0.833): default %.3f, runtime launch "
+              "%.3f, one-unit kernel on 4 floats %.3f, 2 floats %.3f, 1 float %.3f\n",
+              bare.mean / ours.mean, bare.mean / runtime_launch.mean, bare.mean / v4.mean, bare.mean / v2.mean,
+              bare.mean / v1.mean);
   std::printf("expr chain10 event-timed, behind a spin kernel (device time only):\n");
   print_stats("R = chain10(A, B)", event_stats(s, [&] { R = chain10(A, B); }, true));
+  d::set_expr_driver_launch(false);
+  print_stats("R = chain10(A, B), runtime launch (before)", event_stats(s, [&] { R = chain10(A, B); }, true));
+  d::set_expr_driver_launch(true);
   print_stats("R = chain10(A, B), one-unit kernel, 4 floats", narrow(4, true));
   print_stats("R = chain10(A, B), one-unit kernel, 2 floats", narrow(2, true));
   print_stats("R = chain10(A, B), one-unit kernel, 1 float", narrow(1, true));

@@ -35,7 +35,7 @@ class ThreadCache {
     }
   };
   // initial-exec: a %fs-relative load, not a __tls_get_addr call per get() (libdevmat is a shared
-  // library; the default model calls it). 16 bytes of static TLS per T (three Ts, all in expr/),
+  // library; the default model calls it). 16 bytes of static TLS per T (four Ts, all in expr/),
   // like the node free list's (expr/build.cpp).
   [[gnu::tls_model("initial-exec")]] static thread_local State state_;
 };

@@ -49,6 +49,12 @@ void set_expr_reduce_min_blocks(int n);
 /// float; 0 restores the default kernel, 16 bytes a unit). Process-wide.
 void set_expr_small_vector(int elements);
 
+/// For benchmarks and tests: launch the generated kernels through the driver's cuLaunchKernel
+/// (the default; the runtime's cudaLaunchKernel where the driver's fails or is not available)
+/// or always through cudaLaunchKernel (false). Process-wide. Returns whether the driver's
+/// launch is now in use (false also where the runtime does not give its entry points).
+bool set_expr_driver_launch(bool on);
+
 /// arg_min / arg_max: the flat row-major index of the first extreme value of the program's
 /// values (NaN: the first NaN), written as one int64 to `out` (device); -1 for an empty
 /// program. Deterministic.

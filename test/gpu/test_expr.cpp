@@ -1,7 +1,7 @@
 // Fused expressions (include/devmat/expr.hpp) against Eigen's array operations: every operator
 // and function on every applicable type, fused results bitwise equal to one operator at a time,
 // broadcasting in every direction and its errors, fused reductions against double references,
-// operand lifetime, streams, aliasing, views, 0-size and 1xN shapes.
+// operand lifetime, streams, aliasing, views, 0-size and 1xN shapes, the two ways of launching.
 #include "expr/engine.hpp"
 #include "support/device_helpers.hpp"
 #include "support/util.hpp"
@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -451,4 +452,97 @@ TEMPLATE_TEST_CASE("small expressions on narrower units give the default kernel'
       }
     CHECK(close_ulps<T>(to_eigen(want), ref, 2));
   }
+}
+
+namespace {
+/// set_expr_driver_launch for a scope (process-wide); the default, the driver's launch, after.
+struct DriverLaunch {
+  explicit DriverLaunch(bool on) : active(detail::set_expr_driver_launch(on)) {}
+  ~DriverLaunch() { detail::set_expr_driver_launch(true); }
+  DriverLaunch(const DriverLaunch&) = delete;
+  DriverLaunch& operator=(const DriverLaunch&) = delete;
+  const bool active;  // the driver's launch is in use
+};
+}  // namespace
+
+TEMPLATE_TEST_CASE("the driver's launch gives the runtime launch's bits on every kernel path", "[expr]", float,
+                   std::int32_t) {
+  using T = TestType;
+  using S = sum_t<T>;
+  {
+    const DriverLaunch on(true);
+    CHECK(on.active);  // the runtime gives the driver's entry points: the fast launch runs below
+  }
+  const H<T> ha = rand_h<T>(257, 263), hb = rand_h<T>(257, 263), hc = rand_h<T>(100, 264);
+  const auto A = to_device(ha), B = to_device(hb), C = to_device(hc);
+  struct Results {
+    H<T> flat, vec, slots;
+    S sum_grid, sum_one;
+    H<S> row_sums, col_sums;
+    std::pair<Index, Index> arg;
+  };
+  const auto run = [&] {
+    Results r;
+    const auto poisoned = [](Index rows, Index cols) { return DeviceMatrix<T>::constant(rows, cols, poison_value<T>()); };
+    DeviceMatrix<T> flat = poisoned(257, 263), vec = poisoned(100, 128), slots = poisoned(200, 201);
+    flat = max(A - B, T(3)) * T(2) + abs(B);                              // contiguous: the flat kernel
+    vec = C.block(0, 4, 100, 128) - C.block(7, 4, 1, 128) * T(2);        // aligned rows, a broadcast row: 2D vectors
+    slots = A.block(1, 1, 200, 201) * T(3) - B.block(2, 3, 200, 201);   // odd offsets and stride: the slot path
+    r.flat = to_eigen(flat);
+    r.vec = to_eigen(vec);
+    r.slots = to_eigen(slots);
+    r.sum_grid = (A * T(2) - B).sum();                   // block partials, then the second pass
+    r.sum_one = (A.block(3, 5, 2, 3) * T(2)).sum();      // one block
+    r.row_sums = to_eigen(DeviceMatrix<S>((A - B).row_sums()));
+    r.col_sums = to_eigen(DeviceMatrix<S>((A - B).col_sums()));
+    r.arg = arg_max(A - B * T(2));                       // two generated kernels
+    return r;
+  };
+  const Results driver = run();
+  Results runtime;
+  {
+    const DriverLaunch off(false);
+    CHECK_FALSE(off.active);
+    runtime = run();
+  }
+  CHECK(same_bits<T>(driver.flat, runtime.flat));
+  CHECK(same_bits<T>(driver.vec, runtime.vec));
+  CHECK(same_bits<T>(driver.slots, runtime.slots));
+  CHECK(driver.sum_grid == runtime.sum_grid);
+  CHECK(driver.sum_one == runtime.sum_one);
+  CHECK(same_bits<S>(driver.row_sums, runtime.row_sums));
+  CHECK(same_bits<S>(driver.col_sums, runtime.col_sums));
+  CHECK(driver.arg == runtime.arg);
+  // And the driver's against the host, so that the comparison above cannot pass on two wrong runs.
+  const H<T> want_slots = (ha.block(1, 1, 200, 201).array() * T(3) - hb.block(2, 3, 200, 201).array()).matrix();
+  CHECK(same_bits<T>(driver.slots, want_slots));
+  H<T> want_vec(100, 128);
+  for (Index i = 0; i < 100; ++i)
+    for (Index j = 0; j < 128; ++j) want_vec(i, j) = static_cast<T>(hc(i, 4 + j) - static_cast<T>(hc(7, 4 + j) * T(2)));
+  CHECK(same_bits<T>(driver.vec, want_vec));
+}
+
+TEST_CASE("an evaluation on a new thread whose first CUDA call is its launch runs, and so does the next",
+          "[expr][streams]") {
+  const H<float> ha = random_matrix<float>(129, 67), hb = random_matrix<float>(129, 67);
+  const auto A = to_device(ha), B = to_device(hb);
+  const auto e = A * 2.0f - B;
+  // Both kernels built here (the thread below only launches them), on the path it takes.
+  const DeviceMatrix<float> first = e, compiled = e * 3.0f;
+  auto R = DeviceMatrix<float>::constant(129, 67, poison_value<float>());
+  auto R2 = DeviceMatrix<float>::constant(129, 67, poison_value<float>());
+  R.synchronize();
+  // With one GPU (no device guard call), a cached kernel and R's own stream, the launch is about
+  // the thread's first CUDA call: the driver's launch may find no current context, and the
+  // runtime's launch then makes one current; the second finds it.
+  std::thread t([&] {
+    R = e;
+    R2 = e * 3.0f;
+  });
+  t.join();
+  const H<float> want = (ha.array() * 2.0f - hb.array()).matrix();
+  CHECK(same_bits<float>(to_eigen(R), want));
+  CHECK(same_bits<float>(to_eigen(first), want));
+  CHECK(same_bits<float>(to_eigen(R2), H<float>((want.array() * 3.0f).matrix())));
+  CHECK(same_bits<float>(to_eigen(R2), to_eigen(compiled)));
 }
