@@ -1,14 +1,17 @@
 // The small-kernel image operations against NVIDIA NPP at 4096x4096, in megapixels per second:
-// u8 box 3x3/5x5, u8 erode/dilate 3x3 and dilate 5x5, f32 filter2d 3x3/5x5/7x7, u8 threshold,
+// u8 box 3x3/5x5, u8 erode/dilate 3x3 and dilate 5x5, f32 filter2d 3x3/5x5/7x7, u8 and f32 threshold,
 // u8 rgb_to_gray, u8 canny. Each op has "ours" (the public function), "npp" (where CMake found
 // NPP; the same calls as bench_image_neigh / bench_image_ops / bench_filter) and
 // "ours-<config>" rows, the other kernels or configurations the library has for that case, so
 // that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
 // rows) and "ours-band-r4/r8/r16" (16 pixels a thread), morphology "ours-r4/r8/r16", filter2d
 // "ours-general" (the any-size kernel), canny "ours-c2/c8/c16" (hysteresis rounds between two
-// reads of the flag), threshold and rgb_to_gray "ours-c2/c4" (16-byte chunks a thread; ours 1),
-// threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy of the image: the
-// floor of a 1-read 1-write map).
+// reads of the flag), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that views take,
+// 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a dense image
+// takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of views) and
+// "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
+// "ours-flat-u2/u4", threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy
+// of the image: the floor of a 1-read 1-write map).
 // Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
 // previous result before calling the function, so the pool hands the same block back (the
 // output stays in L2 between iterations as NPP's does); "ours-keep" (threshold) keeps the
