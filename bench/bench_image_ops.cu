@@ -7,9 +7,12 @@
 // rgb_to_hsv from planes (NPP reads the interleaved image: the same bytes). Intensity (u8): the
 // 256-bin histogram (nppiHistogramEven, in input pixels per second) and threshold's trunc type
 // (nppiThreshold with NPP_CMP_GREATER, the same operation).
+// Resizes to exactly half size have a row "ours-general": the per-pixel kernel they ran before
+// the halving kernel (register_resize_general).
 // Before timing, ours is compared once with NPP and the largest difference is reported as the
 // counter "max_diff_vs_npp" (the interpolating operations round differently from NPP; the tests
 // hold ours to OpenCV's results).
+#include "dispatch/image_geometry.cuh"
 #include "npp_support.hpp"
 #include "random.cuh"
 #include "support.hpp"
@@ -110,6 +113,35 @@ void register_resize(Index rows, Index cols, devmat::Interp interp, [[maybe_unus
   register_op<T>("resize_" + name, shape_of(kSide, kSide) + "->" + shape_of(rows, cols), rows, cols,
                  [=] { return devmat::resize(input<T>(), rows, cols, interp); },
                  DEVMAT_NPP(npp_resize<T>(npp_interp)));
+}
+
+/// Row "ours-general" of a resize to exactly half size: the per-pixel kernel (ResizeArea or
+/// ResizeLinear) that resize ran there before the halving kernel took over, into one output
+/// buffer. Before timing it is compared with ours once: counter "max_diff_vs_ours" (0 for linear
+/// and f32; u8 area differs by one grey level where the block sum is 2 mod 4: the general kernel
+/// rounds the mean half to even, OpenCV's fast path and ours half up).
+template <class T>
+void register_resize_general(Index rows, Index cols, devmat::Interp interp) {
+  namespace d = devmat::detail;
+  const std::string name = interp == devmat::Interp::linear ? "linear" : "area";
+  const std::string shape = shape_of(kSide, kSide) + "->" + shape_of(rows, cols);
+  benchmark::RegisterBenchmark(b::name("resize_" + name, b::dtype<T>(), shape, "ours-general").c_str(),
+                               [=](benchmark::State& st) {
+    const cudaStream_t s = input<std::uint8_t>().stream().native();
+    const auto& in = input<T>();
+    const double inv_x = static_cast<double>(cols) / kSide, inv_y = static_cast<double>(rows) / kSide;
+    const auto general = [&](DeviceMatrix<T>& out) {
+      if (interp == devmat::Interp::area)
+        d::launch_geom_map(s, out.data(), rows, cols, d::ResizeArea<T>{in.data(), kSide, kSide, kSide, 1.0 / inv_x, 1.0 / inv_y});
+      else
+        d::launch_geom_map(s, out.data(), rows, cols,
+                           d::ResizeLinear<T, false>{in.data(), kSide, kSide, kSide, 1.0 / inv_x, inv_x, 1.0 / inv_y, inv_y});
+    };
+    DeviceMatrix<T> out(rows, cols);
+    general(out);
+    st.counters["max_diff_vs_ours"] = max_diff(out, devmat::resize(in, rows, cols, interp));
+    b::time_on_stream(st, s, static_cast<double>(rows) * cols, b::kMpixps, [&] { general(out); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
 /// A rotation by 30 degrees about the centre, scale 0.9: a warp that reads every row.
@@ -253,6 +285,9 @@ int main(int argc, char** argv) {
   register_resize<std::uint8_t>(1365, 1365, Interp::area, NPPI_INTER_SUPER);
   register_resize<float>(2048, 2048, Interp::linear, NPPI_INTER_LINEAR);
   register_resize<float>(6000, 6000, Interp::linear, NPPI_INTER_LINEAR);
+  register_resize_general<std::uint8_t>(2048, 2048, Interp::linear);
+  register_resize_general<std::uint8_t>(2048, 2048, Interp::area);
+  register_resize_general<float>(2048, 2048, Interp::linear);
   register_warp<std::uint8_t>();
   register_warp<float>();
   register_flip_rotate<std::uint8_t>();

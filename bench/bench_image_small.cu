@@ -1,14 +1,17 @@
 // The small-kernel image operations against NVIDIA NPP at 4096x4096, in megapixels per second:
-// u8 box 3x3/5x5, u8 erode/dilate 3x3 and dilate 5x5, f32 filter2d 3x3/5x5/7x7, u8 threshold,
+// u8 box 3x3/5x5, u8 erode/dilate 3x3 and dilate 5x5, f32 filter2d 3x3/5x5/7x7, u8 and f32 threshold,
 // u8 rgb_to_gray, u8 canny. Each op has "ours" (the public function), "npp" (where CMake found
 // NPP; the same calls as bench_image_neigh / bench_image_ops / bench_filter) and
 // "ours-<config>" rows, the other kernels or configurations the library has for that case, so
 // that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
 // rows) and "ours-band-r4/r8/r16" (16 pixels a thread), morphology "ours-r4/r8/r16", filter2d
 // "ours-general" (the any-size kernel), canny "ours-c2/c8/c16" (hysteresis rounds between two
-// reads of the flag), threshold and rgb_to_gray "ours-c2/c4" (16-byte chunks a thread; ours 1),
-// threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy of the image: the
-// floor of a 1-read 1-write map).
+// reads of the flag), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that views take,
+// 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a dense image
+// takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of views) and
+// "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
+// "ours-flat-u2/u4", threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy
+// of the image: the floor of a 1-read 1-write map).
 // Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
 // previous result before calling the function, so the pool hands the same block back (the
 // output stays in L2 between iterations as NPP's does); "ours-keep" (threshold) keeps the
@@ -250,13 +253,20 @@ void register_filter2d(int k) {
 void register_threshold() {
   const auto ours = [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); };
   register_ours<U8>("threshold_trunc", ours);
-  for (int c : {2, 4})  // 16-byte chunks a thread (ours: 1)
-    register_variant<U8>("threshold_trunc", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
+  const d::ThresholdWord trunc{128, 255u * 0x01010101u, d::kThTrunc, nullptr, 0u};
+  for (int c : {1, 2, 4})  // the row-by-row kernel (views take it), 16-byte chunks a thread
+    register_variant<U8>("threshold_trunc", "ours-2d-c" + std::to_string(c), ours, [c, trunc](DeviceMatrix<U8>& out) {
       d::StreamArgs<1> a{};
       a.in[0] = input<U8>().data();
       a.ld[0] = kSide;
-      d::launch_stream_u8(stream_of(input<U8>()), a, out.data(), kSide, kSide, kSide,
-                          d::ThresholdWord{128, 255u * 0x01010101u, d::kThTrunc, nullptr, 0u}, c);
+      d::launch_stream_u8(stream_of(input<U8>()), a, out.data(), kSide, kSide, kSide, trunc, c);
+    });
+  for (int u : {1, 2, 4, 8})  // the flat kernel (ours, with kStreamFlatVecs), uint4s a thread
+    register_variant<U8>("threshold_trunc", "ours-flat-u" + std::to_string(u), ours, [u, trunc](DeviceMatrix<U8>& out) {
+      d::StreamArgs<1> a{};
+      a.in[0] = input<U8>().data();
+      a.ld[0] = kSide;
+      d::launch_stream_flat(stream_of(input<U8>()), a, out.data(), kSide * kSide, trunc, u);
     });
   benchmark::RegisterBenchmark(b::name("threshold_trunc", "u8", kShape, "ours-keep").c_str(), [=](benchmark::State& st) {
     DeviceMatrix<U8> out;
@@ -273,6 +283,39 @@ void register_threshold() {
   register_npp<U8>("threshold_trunc", [](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
     DEVMAT_BENCH_NPP(nppiThreshold_8u_C1R_Ctx(input<U8>().data(), kStepU8, out.data(), kStepU8, b::npp_size(kSide, kSide), 128,
                                               NPP_CMP_GREATER, ctx));
+  });
+#endif
+}
+
+/// threshold's trunc type on f32 (the other types share the kernel): ours (the flat kernel),
+/// "ours-geom" (the per-pixel kernel that views take), "ours-flat-u1/u2/u8" (uint4s a thread),
+/// "memcpy" (a copy of the 64 MiB image) and NPP's nppiThreshold_32f.
+void register_threshold_f32() {
+  const auto ours = [] { return devmat::threshold(input<float>(), 0.5, 1.0, devmat::Threshold::trunc); };
+  register_ours<float>("threshold_trunc", ours);
+  register_variant<float>("threshold_trunc", "ours-geom", ours, [](DeviceMatrix<float>& out) {
+    const auto& in = input<float>();
+    d::launch_geom_map(stream_of(input<U8>()), out.data(), kSide, kSide,
+                       d::ThresholdF32{in.data(), kSide, 0.5f, 1.f, d::kThTrunc});
+  });
+  for (int u : {1, 2, 8})
+    register_variant<float>("threshold_trunc", "ours-flat-u" + std::to_string(u), ours, [u](DeviceMatrix<float>& out) {
+      d::StreamArgs<1> a{};
+      a.in[0] = reinterpret_cast<const U8*>(input<float>().data());
+      a.ld[0] = kSide;
+      d::launch_stream_flat(stream_of(input<U8>()), a, out.data(), kSide * kSide, d::ThresholdF32Word{0.5f, 1.f, d::kThTrunc}, u);
+    });
+  benchmark::RegisterBenchmark(b::name("threshold_trunc", "f32", kShape, "memcpy").c_str(), [](benchmark::State& st) {
+    DeviceMatrix<float> out(kSide, kSide);
+    b::time_on_stream(st, stream_of(input<U8>()), kPixels, b::kMpixps, [&] {
+      DEVMAT_BENCH_CUDA(cudaMemcpyAsync(out.data(), input<float>().data(), static_cast<std::size_t>(kSide * kSide) * 4,
+                                        cudaMemcpyDeviceToDevice, stream_of(input<U8>())));
+    });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+#if DEVMAT_BENCH_HAVE_NPP
+  register_npp<float>("threshold_trunc", [](DeviceMatrix<float>& out, const NppStreamContext& ctx) {
+    DEVMAT_BENCH_NPP(nppiThreshold_32f_C1R_Ctx(input<float>().data(), kStepF32, out.data(), kStepF32,
+                                               b::npp_size(kSide, kSide), 0.5f, NPP_CMP_GREATER, ctx));
   });
 #endif
 }
@@ -296,6 +339,21 @@ void register_gray() {
     DEVMAT_BENCH_NPP(nppiRGBToGray_8u_C3C1R_Ctx(rgb.data(), 3 * kStepU8, out.data(), kStepU8, b::npp_size(kSide, kSide), ctx));
   });
 #endif
+}
+
+/// rgb_to_gray through the flat kernel (threshold's default), uint4s a thread: "ours-flat-u2/u4".
+void register_gray_flat() {
+  const auto ours = [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); };
+  for (int u : {2, 4})
+    register_variant<U8>("rgb_to_gray", "ours-flat-u" + std::to_string(u), ours, [u](DeviceMatrix<U8>& out) {
+      const auto& p = rgb_planes();
+      d::StreamArgs<3> a{};
+      for (int k = 0; k < 3; ++k) {
+        a.in[k] = p[k].data();
+        a.ld[k] = kSide;
+      }
+      d::launch_stream_flat(stream_of(p[0]), a, out.data(), kSide * kSide, d::GrayWord{}, u);
+    });
 }
 
 /// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15), with other
@@ -340,7 +398,9 @@ int main(int argc, char** argv) {
   register_morph_f32(false, 5);
   for (int k : {3, 5, 7}) register_filter2d(k);
   register_threshold();
+  register_threshold_f32();
   register_gray();
+  register_gray_flat();
   register_canny();
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -42,7 +42,10 @@ DeviceMatrix<T> resize_impl(const MatrixView<const T>& img, Index rows, Index co
   const double inv_x = static_cast<double>(cols) / static_cast<double>(img.cols());
   const double inv_y = static_cast<double>(rows) / static_cast<double>(img.rows());
   const double scale_x = 1.0 / inv_x, scale_y = 1.0 / inv_y;
-  if (interp == Interp::nearest) {
+  if (interp != Interp::nearest && img.rows() == 2 * rows && img.cols() == 2 * cols) {
+    // Exactly half size: OpenCV's fast area path, which cv::resize takes for linear too.
+    launch_resize_half(s.native(), img.data(), img.stride(), out.data(), rows, cols);
+  } else if (interp == Interp::nearest) {
     launch_geom_map(s.native(), out.data(), rows, cols,
                     ResizeNearest<T>{img.data(), img.stride(), NearestIndex{scale_x, img.cols()},
                                      NearestIndex{scale_y, img.rows()}});

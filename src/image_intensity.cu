@@ -108,10 +108,13 @@ DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, 
   detail::StreamArgs<1> a{};
   a.in[0] = img.data();
   a.ld[0] = img.stride();
-  detail::launch_stream_u8(
-      s.native(), a, out.data(), img.cols(), img.rows(), img.cols(),
-      detail::ThresholdWord{ithresh, static_cast<unsigned>(imax) * 0x01010101u, kind,
-                            type == Threshold::otsu ? d_t.as<const int>() + detail::kHistBins : nullptr, 0u});
+  const detail::ThresholdWord f{ithresh, static_cast<unsigned>(imax) * 0x01010101u, kind,
+                                type == Threshold::otsu ? d_t.as<const int>() + detail::kHistBins : nullptr, 0u};
+  // A dense, aligned image (the whole of a matrix) streams as one row of uint4s; a view goes row by row.
+  if (detail::stream_flat_ok(a, out.data(), img.cols(), img.rows(), img.cols()))
+    detail::launch_stream_flat(s.native(), a, out.data(), img.rows() * img.cols(), f);
+  else
+    detail::launch_stream_u8(s.native(), a, out.data(), img.cols(), img.rows(), img.cols(), f);
   return out;
 }
 
@@ -124,9 +127,17 @@ DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, doub
   DeviceMatrix<float> out(img.rows(), img.cols(), s);
   if (img.empty()) return out;
   detail::use_on(s, img);
-  detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
-                          detail::ThresholdF32{img.data(), img.stride(), static_cast<float>(t),
-                                               static_cast<float>(maxval), static_cast<int>(type)});
+  detail::StreamArgs<1> a{};
+  a.in[0] = reinterpret_cast<const std::uint8_t*>(img.data());
+  a.ld[0] = img.stride();
+  if (detail::stream_flat_ok(a, out.data(), img.cols(), img.rows(), img.cols()))
+    detail::launch_stream_flat(s.native(), a, out.data(), img.rows() * img.cols(),
+                               detail::ThresholdF32Word{static_cast<float>(t), static_cast<float>(maxval),
+                                                        static_cast<int>(type)});
+  else
+    detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
+                            detail::ThresholdF32{img.data(), img.stride(), static_cast<float>(t),
+                                                 static_cast<float>(maxval), static_cast<int>(type)});
   return out;
 }
 

@@ -144,6 +144,45 @@ TEST_CASE("emulated resize functors match cv::resize", "[image][emulation]") {
   }
 }
 
+namespace {
+
+/// resize_half_kernel on src (2 rows x 2 cols, or its block from column 1: no 16-byte loads)
+/// against cv::resize to rows x cols with INTER_AREA and INTER_LINEAR (OpenCV takes its fast
+/// area path for both): u8 exactly, f32 within 1e-5; grid.y cut to 2 (the rows stride), the
+/// output's 16 elements past the end untouched.
+template <class T>
+void check_half(int rows, int cols, bool offset) {
+  CAPTURE(rows, cols, offset, sizeof(T));
+  const cv::Mat big = random_image<T>(2 * rows, 2 * cols + 1);
+  const cv::Mat src = big(cv::Rect(offset ? 1 : 0, 0, 2 * cols, 2 * rows));
+  for (int interp : {cv::INTER_AREA, cv::INTER_LINEAR}) {
+    CAPTURE(interp);
+    cv::Mat want;
+    cv::resize(src, want, cv::Size(cols, rows), 0, 0, interp);
+    const T poison = static_cast<T>(13);
+    std::vector<T> out(static_cast<std::size_t>(rows * cols + 16), poison);
+    const unsigned bx = static_cast<unsigned>((cols + d::kHalfVec<T> - 1) / d::kHalfVec<T> + d::kGeomThreadsX - 1) / d::kGeomThreadsX;
+    emu::launch(dim3(bx, std::min(2, (rows + d::kGeomThreadsY - 1) / d::kGeomThreadsY)), dim3(d::kGeomThreadsX, d::kGeomThreadsY),
+                [&] { d::resize_half_kernel<T>(src.ptr<T>(), static_cast<Index>(src.step1()), out.data(), rows, cols); });
+    const double tol = std::is_same_v<T, std::uint8_t> ? 0 : 1e-5;
+    CHECK(count_bad<T>(want, [&](int y, int x) { return out[static_cast<std::size_t>(y) * cols + x]; }, tol) == 0);
+    long long margin = 0;
+    for (int i = 0; i < 16; ++i) margin += out[static_cast<std::size_t>(rows) * cols + i] != poison;
+    CHECK(margin == 0);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("emulated halving kernel matches cv::resize to half size (area and linear)", "[image][emulation]") {
+  const int shapes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 8}, {3, 5}, {13, 17}, {17, 64}, {40, 131}, {31, 300}};
+  for (const auto& s : shapes)
+    for (bool offset : {false, true}) {
+      check_half<std::uint8_t>(s[0], s[1], offset);
+      check_half<float>(s[0], s[1], offset);
+    }
+}
+
 TEST_CASE("emulated warp_affine functors match cv::warpAffine", "[image][emulation]") {
   std::uniform_real_distribution<double> angle(-180, 180), scale(0.4, 2.5), shift(-20, 20), value(-10, 300);
   const int shapes[][2] = {{1, 1}, {1, 7}, {7, 1}, {13, 17}, {64, 64}, {97, 131}};

@@ -26,9 +26,6 @@
 
 // What the kernels use beyond the emulation's intrinsics.
 #define __align__(n) __attribute__((aligned(n)))
-struct alignas(16) float4 {
-  float x, y, z, w;
-};
 inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
 inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 // The other kernels of the files included below (not run here).
@@ -351,4 +348,88 @@ TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the repli
   run_k(std::integral_constant<int, 3>{});
   run_k(std::integral_constant<int, 5>{});
   run_k(std::integral_constant<int, 7>{});
+}
+
+namespace {
+/// Runs stream_flat_kernel<T, N, U> (u = 1, 2, 4 or 8 uint4s a thread) on `blocks` blocks (they
+/// stride over the rest) over n elements into out.
+template <class T, int N, class F>
+void run_flat(const d::StreamArgs<N>& a, T* out, Index n, F f, int u, unsigned blocks) {
+  const auto run = [&](auto u_c) {
+    constexpr int U = decltype(u_c)::value;
+    emu::launch(dim3(blocks), dim3(d::kStreamThreads), [&] { d::stream_flat_kernel<T, N, U, F>(a, out, n, f); });
+  };
+  if (u == 1) run(std::integral_constant<int, 1>{});
+  else if (u == 2) run(std::integral_constant<int, 2>{});
+  else if (u == 4) run(std::integral_constant<int, 4>{});
+  else run(std::integral_constant<int, 8>{});
+}
+
+/// out[0, n) == want(i), and the 16 elements after it still `poison`.
+template <class T, class Want>
+void check_flat(const std::vector<T>& out, Index n, T poison, Want&& want) {
+  Index bad = 0, margin = 0;
+  for (Index i = 0; i < n; ++i) bad += !(out[i] == want(i));
+  for (Index i = n; i < n + 16; ++i) margin += !(out[i] == poison);
+  CHECK(bad == 0);
+  CHECK(margin == 0);
+}
+}  // namespace
+
+TEST_CASE("emulated flat streaming threshold (u8, f32) and rgb_to_gray equal their definitions",
+          "[image][small][emulation]") {
+  // Lengths with every tail (n mod 16 and mod 4), below one uint4, and past what 2 blocks cover
+  // in one step for every U (the blocks stride).
+  for (Index n : {Index{1}, Index{3}, Index{15}, Index{16}, Index{17}, Index{100}, Index{4101}, Index{12707}, Index{70001}})
+    for (int u : {1, 2, 4, 8}) {
+      CAPTURE(n, u);
+      const Image<U8> img(1, n, false);
+      const Image<float> imf(1, n, false);
+      for (int kind = 0; kind < 5; ++kind) {
+        CAPTURE(kind);
+        const int t = 77, maxval = 200;
+        d::StreamArgs<1> a{};
+        a.in[0] = img.data();
+        a.ld[0] = n;
+        std::vector<U8> out(static_cast<std::size_t>(n + 16), U8(kind * 50 + 3));
+        run_flat(a, out.data(), n, d::ThresholdWord{t, static_cast<unsigned>(maxval) * 0x01010101u, kind, nullptr, 0u}, u, 2);
+        check_flat(out, n, U8(kind * 50 + 3), [&](Index i) {
+          const int p = img.at(0, i);
+          const bool above = p > t;
+          switch (kind) {
+            case 0: return static_cast<U8>(above ? maxval : 0);
+            case 1: return static_cast<U8>(above ? 0 : maxval);
+            case 2: return static_cast<U8>(above ? t : p);
+            case 3: return static_cast<U8>(above ? p : 0);
+            default: return static_cast<U8>(above ? 0 : p);
+          }
+        });
+        const float tf = 0.25f, mf = 2.5f;
+        a.in[0] = reinterpret_cast<const U8*>(imf.data());
+        std::vector<float> outf(static_cast<std::size_t>(n + 16), -7.f);
+        run_flat(a, outf.data(), n, d::ThresholdF32Word{tf, mf, kind}, u, 2);
+        check_flat(outf, n, -7.f, [&](Index i) {
+          const float p = imf.at(0, i);
+          const bool above = p > tf;
+          switch (kind) {
+            case 0: return above ? mf : 0.f;
+            case 1: return above ? 0.f : mf;
+            case 2: return above ? tf : p;
+            case 3: return above ? p : 0.f;
+            default: return above ? 0.f : p;
+          }
+        });
+      }
+      const Image<U8> pr(1, n, false), pg(1, n, false), pb(1, n, false);
+      d::StreamArgs<3> a{};
+      a.in[0] = pr.data();
+      a.in[1] = pg.data();
+      a.in[2] = pb.data();
+      for (int k = 0; k < 3; ++k) a.ld[k] = n;
+      std::vector<U8> out(static_cast<std::size_t>(n + 16), U8(9));
+      run_flat(a, out.data(), n, d::GrayWord{}, u, 2);
+      check_flat(out, n, U8(9), [&](Index i) {
+        return static_cast<U8>((pr.at(0, i) * 4899 + pg.at(0, i) * 9617 + pb.at(0, i) * 1868 + (1 << 13)) >> 14);
+      });
+    }
 }

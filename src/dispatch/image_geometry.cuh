@@ -33,6 +33,20 @@ void launch_geom_map(cudaStream_t s, T* out, Index rows, Index cols, const F& f)
          dim3(kGeomThreadsX, kGeomThreadsY), 0, s, out, rows, cols, vec_ok, f);
 }
 
+/// out (rows x cols, dense) = the 2x2 means of src (2 rows x 2 cols, row stride ld)
+/// (resize_half_kernel: area or linear resize to exactly half size), on `s`.
+template <class T>
+void launch_resize_half(cudaStream_t s, const T* src, Index ld, T* out, Index rows, Index cols) {
+  if (rows == 0 || cols == 0) return;
+  const auto bx = ceil_div(ceil_div(static_cast<unsigned long long>(cols), kHalfVec<T>), kGeomThreadsX);
+  const auto by = std::min<unsigned long long>(ceil_div(static_cast<unsigned long long>(rows), kGeomThreadsY),
+                                               kGeomMaxGridY);
+  if (bx > static_cast<unsigned long long>(INT_MAX))
+    throw shape_error("devmat: resize: output of " + shape_string(rows, cols) + " is too wide");
+  launch(&resize_half_kernel<T>, dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)),
+         dim3(kGeomThreadsX, kGeomThreadsY), 0, s, src, ld, out, rows, cols);
+}
+
 /// out (cols x rows, dense) = in (rows x cols, row stride ld) turned a quarter counter-clockwise
 /// (ccw) or clockwise.
 template <class T>
@@ -68,6 +82,43 @@ void launch_stream_u8(cudaStream_t s, const StreamArgs<N>& a, std::uint8_t* out,
     case 2: run(std::integral_constant<int, 2>{}); break;
     case 4: run(std::integral_constant<int, 4>{}); break;
     default: throw std::logic_error("devmat: stream_u8: chunks a thread must be 1, 2 or 4");
+  }
+}
+
+/// uint4s a thread of stream_flat_kernel by default (bench_image_small times 1, 2, 4 and 8).
+constexpr int kStreamFlatVecs = 4;
+
+/// Whether stream_flat_kernel can map the planes of `a` (rows x cols) into `out` (rows x cols,
+/// row stride ld_out): every plane and the output dense (row stride cols, or a single row) and
+/// every start 16-byte aligned (then every uint4 of the flat image lines up in all of them).
+template <int N>
+bool stream_flat_ok(const StreamArgs<N>& a, const void* out, Index ld_out, Index rows, Index cols) {
+  const auto dense = [&](Index ld) { return rows == 1 || ld == cols; };
+  bool ok = dense(ld_out) && is_aligned(out, 16);
+  for (int k = 0; k < N; ++k) ok = ok && dense(a.ld[k]) && is_aligned(a.in[k], 16);
+  return ok;
+}
+
+/// out[i] = f over the planes of `a`, i < n elements of T, all dense and 16-byte aligned
+/// (stream_flat_ok), on `s` (stream_flat_kernel); vecs_per_thread: 1, 2, 4 or 8 uint4s a thread.
+template <class T, int N, class F>
+void launch_stream_flat(cudaStream_t s, const StreamArgs<N>& a, T* out, Index n, const F& f,
+                        int vecs_per_thread = kStreamFlatVecs) {
+  if (n <= 0) return;
+  const auto run = [&](auto u) {
+    constexpr int U = decltype(u)::value;
+    const unsigned long long n_vec = static_cast<unsigned long long>(n) / (16 / sizeof(T));
+    // One block at least (the tail); past 2^20 blocks they stride.
+    const unsigned blocks = static_cast<unsigned>(
+        std::clamp<unsigned long long>(ceil_div(n_vec, static_cast<unsigned long long>(kStreamThreads) * U), 1, 1u << 20));
+    launch(&stream_flat_kernel<T, N, U, F>, dim3(blocks), dim3(kStreamThreads), 0, s, a, out, n, f);
+  };
+  switch (vecs_per_thread) {
+    case 1: run(std::integral_constant<int, 1>{}); break;
+    case 2: run(std::integral_constant<int, 2>{}); break;
+    case 4: run(std::integral_constant<int, 4>{}); break;
+    case 8: run(std::integral_constant<int, 8>{}); break;
+    default: throw std::logic_error("devmat: stream_flat: uint4s a thread must be 1, 2, 4 or 8");
   }
 }
 

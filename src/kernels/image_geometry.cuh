@@ -181,6 +181,80 @@ struct ResizeArea {
   }
 };
 
+// ---------------------------------------------------------------- halving (2x2 means)
+/// Output pixels a thread of resize_half_kernel makes: 8 bytes of u8 (16 source bytes a row),
+/// 4 f32 (32 source bytes a row).
+template <class T>
+inline constexpr int kHalfVec = std::is_same_v<T, std::uint8_t> ? 8 : 4;
+
+/// The mean of a 2x2 block as OpenCV's fast area path makes it (which cv::resize also takes for
+/// INTER_LINEAR at exactly half size): u8 (a + b + c + d + 2) >> 2 (ResizeAreaFastVec's
+/// rounding: half up), f32 ((a + b) + (c + d)) * 0.25 (ResizeAreaFastVec_SIMD_32f's order; the
+/// same bits as the bilinear weights 0.5 and the area weights 1/2 give, products by powers of two
+/// being exact).
+__device__ __forceinline__ std::uint8_t half_mean(unsigned a, unsigned b, unsigned c, unsigned d) {
+  return static_cast<std::uint8_t>((a + b + c + d + 2u) >> 2);
+}
+__device__ __forceinline__ float half_mean(float a, float b, float c, float d) {
+  return __fmul_rn(__fadd_rn(__fadd_rn(a, b), __fadd_rn(c, d)), 0.25f);
+}
+
+/// Four u8 means of 2x2 blocks from one word of each source row (bytes 2j, 2j + 1 of r0 and r1
+/// make output j of 2), as two bytes in the low half of the result: the pair sums in 16-bit
+/// lanes (at most 4 * 255 + 2: no carry between lanes).
+__device__ __forceinline__ unsigned half_mean_word(unsigned r0, unsigned r1) {
+  const unsigned s = (r0 & 0x00ff00ffu) + ((r0 >> 8) & 0x00ff00ffu) + (r1 & 0x00ff00ffu) + ((r1 >> 8) & 0x00ff00ffu) +
+                     0x00020002u;
+  const unsigned m = (s >> 2) & 0x00ff00ffu;
+  return (m & 0xffu) | (m >> 8);  // bytes 0 and 2 -> bytes 0 and 1
+}
+
+/// out (rows x cols, dense) = the 2x2 means of src (2 rows x 2 cols, row stride ld): INTER_AREA
+/// (and INTER_LINEAR) at exactly half size. Block (kGeomThreadsX, kGeomThreadsY); each thread
+/// makes kHalfVec<T> consecutive outputs of a row: one 16-byte load a source row (f32: two) and
+/// one store where the source rows and the output are aligned for it and the chunk is whole,
+/// else pixel by pixel (a view at an odd offset, an odd width, the row's last chunk). grid.x
+/// covers ceil(cols / kHalfVec) / kGeomThreadsX, grid.y strides over the rows.
+template <class T>
+__global__ void __launch_bounds__(kGeomThreadsX* kGeomThreadsY)
+    resize_half_kernel(const T* __restrict__ src, Index ld, T* __restrict__ out, Index rows, Index cols) {
+  constexpr int V = kHalfVec<T>;
+  const Index x0 = (static_cast<Index>(blockIdx.x) * kGeomThreadsX + threadIdx.x) * V;
+  if (x0 >= cols) return;
+  for (Index y = static_cast<Index>(blockIdx.y) * kGeomThreadsY + threadIdx.y; y < rows;
+       y += static_cast<Index>(gridDim.y) * kGeomThreadsY) {
+    const T* s0 = src + 2 * y * ld + 2 * x0;  // (1, 2V) of source row 2y
+    const T* s1 = s0 + ld;                    // (1, 2V) of source row 2y + 1
+    T* o = out + y * cols + x0;               // (1, V)
+    const bool vec = x0 + V <= cols && ((reinterpret_cast<std::uintptr_t>(s0) | reinterpret_cast<std::uintptr_t>(s1)) & 15) == 0 &&
+                     (reinterpret_cast<std::uintptr_t>(o) & (V * sizeof(T) - 1)) == 0;
+    if (vec) {
+      if constexpr (std::is_same_v<T, std::uint8_t>) {
+        const uint4 a = __ldg(reinterpret_cast<const uint4*>(s0)), b = __ldg(reinterpret_cast<const uint4*>(s1));
+        uint2 r;
+        r.x = half_mean_word(a.x, b.x) | (half_mean_word(a.y, b.y) << 16);
+        r.y = half_mean_word(a.z, b.z) | (half_mean_word(a.w, b.w) << 16);
+        *reinterpret_cast<uint2*>(o) = r;
+      } else {
+        const float4 a0 = __ldg(reinterpret_cast<const float4*>(s0)), a1 = __ldg(reinterpret_cast<const float4*>(s0) + 1);
+        const float4 b0 = __ldg(reinterpret_cast<const float4*>(s1)), b1 = __ldg(reinterpret_cast<const float4*>(s1) + 1);
+        float4 r;
+        r.x = half_mean(a0.x, a0.y, b0.x, b0.y);
+        r.y = half_mean(a0.z, a0.w, b0.z, b0.w);
+        r.z = half_mean(a1.x, a1.y, b1.x, b1.y);
+        r.w = half_mean(a1.z, a1.w, b1.z, b1.w);
+        *reinterpret_cast<float4*>(o) = r;
+      }
+    } else {
+      using W = std::conditional_t<std::is_same_v<T, std::uint8_t>, unsigned, float>;
+      const int n = cols - x0 < V ? static_cast<int>(cols - x0) : V;
+      for (int j = 0; j < n; ++j)
+        o[j] = half_mean(static_cast<W>(__ldg(s0 + 2 * j)), static_cast<W>(__ldg(s0 + 2 * j + 1)),
+                         static_cast<W>(__ldg(s1 + 2 * j)), static_cast<W>(__ldg(s1 + 2 * j + 1)));
+    }
+  }
+}
+
 // ---------------------------------------------------------------- warp_affine
 constexpr int kInterBits = 5, kInterTab = 1 << kInterBits;  // 1/32-pixel coordinates
 constexpr int kAbBits = 10;                                  // the affine map's fixed point
@@ -356,6 +430,77 @@ stream_u8_kernel(const __grid_constant__ StreamArgs<N> a, std::uint8_t* __restri
     for (int c = 0; c < C; ++c) {
       const Index e = base + static_cast<Index>(c) * kStreamThreads;
       if (e < n) stream_u8_chunk<N>(a, out, ld_out, cols, chunks, small, e, f);
+    }
+  }
+}
+
+
+/// One element of T as the word a stream functor maps: a u8 pixel in byte 0 (the other bytes 0;
+/// the functor works per byte, so they map to bytes the caller drops), an f32 pixel's bits.
+template <class T>
+__device__ __forceinline__ unsigned stream_word(const T* p) {
+  static_assert(sizeof(T) == 1 || std::is_same_v<T, float>, "stream maps move u8 or f32 pixels");
+  if constexpr (sizeof(T) == 1) return __ldg(reinterpret_cast<const unsigned char*>(p));
+  else return __ldg(reinterpret_cast<const unsigned*>(p));
+}
+
+/// out[i] = f(in_0[i], .., in_{N-1}[i]) for i < n elements of T, the image seen as one row:
+/// every plane and the output are dense (row stride = cols, or one row) and start 16-byte
+/// aligned (the launcher checks), so the body moves whole uint4s with no row arithmetic at all.
+/// A block owns kStreamThreads * U consecutive uint4s (thread t takes t, t + kStreamThreads, ..:
+/// each of the U steps is coalesced; all U loads are issued before the first store); blocks
+/// stride by the grid over the rest. f maps one 32-bit word (4 u8 pixels, or one f32 pixel)
+/// after f.bind(), as stream_u8_kernel's functors. The last n mod (16 / sizeof(T)) elements go
+/// one a thread, by the last block.
+template <class T, int N, int U, class F>
+__global__ void __launch_bounds__(kStreamThreads)
+    stream_flat_kernel(const __grid_constant__ StreamArgs<N> a, T* __restrict__ out, Index n, const F f_unbound) {
+  static_assert(U >= 1 && U <= 16, "uint4s a thread");
+  const F f = f_unbound.bind();
+  constexpr Index kPerVec = 16 / static_cast<Index>(sizeof(T));
+  const Index n_vec = n / kPerVec;
+  constexpr Index kPerBlock = static_cast<Index>(kStreamThreads) * U;
+  for (Index b0 = static_cast<Index>(blockIdx.x) * kPerBlock; b0 < n_vec; b0 += static_cast<Index>(gridDim.x) * kPerBlock) {
+    uint4 v[U][N];
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const Index i = b0 + u * kStreamThreads + threadIdx.x;
+      if (i < n_vec) {
+#pragma unroll
+        for (int k = 0; k < N; ++k) v[u][k] = __ldg(reinterpret_cast<const uint4*>(a.in[k]) + i);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const Index i = b0 + u * kStreamThreads + threadIdx.x;
+      if (i < n_vec) {
+        unsigned w[N];
+        uint4 o;
+#pragma unroll
+        for (int k = 0; k < N; ++k) w[k] = v[u][k].x;
+        o.x = f(w);
+#pragma unroll
+        for (int k = 0; k < N; ++k) w[k] = v[u][k].y;
+        o.y = f(w);
+#pragma unroll
+        for (int k = 0; k < N; ++k) w[k] = v[u][k].z;
+        o.z = f(w);
+#pragma unroll
+        for (int k = 0; k < N; ++k) w[k] = v[u][k].w;
+        o.w = f(w);
+        reinterpret_cast<uint4*>(out)[i] = o;
+      }
+    }
+  }
+  if (blockIdx.x == gridDim.x - 1) {  // the tail: fewer than kPerVec elements
+    const Index i = n_vec * kPerVec + threadIdx.x;
+    if (i < n) {
+      unsigned w[N];
+#pragma unroll
+      for (int k = 0; k < N; ++k) w[k] = stream_word(reinterpret_cast<const T*>(a.in[k]) + i);
+      const unsigned o = f(w);
+      if constexpr (sizeof(T) == 1) out[i] = static_cast<T>(o & 255u);
+      else out[i] = __uint_as_float(o);  // T is float (stream_word's static_assert)
     }
   }
 }

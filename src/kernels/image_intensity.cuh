@@ -144,6 +144,27 @@ struct ThresholdF32 {
   }
 };
 
+/// cv::threshold of one f32 pixel given as its bits (stream_flat_kernel's functor; the same
+/// comparisons as ThresholdF32, so NaN is never above the threshold).
+struct ThresholdF32Word {
+  float thresh, maxval;
+  int kind;
+  __device__ __forceinline__ ThresholdF32Word bind() const { return *this; }
+  __device__ __forceinline__ unsigned operator()(const unsigned (&w)[1]) const {
+    const float p = __uint_as_float(w[0]);
+    const bool above = p > thresh;
+    float r;
+    switch (kind) {
+      case kThBinary: r = above ? maxval : 0.f; break;
+      case kThBinaryInv: r = above ? 0.f : maxval; break;
+      case kThTrunc: r = above ? thresh : p; break;
+      case kThToZero: r = above ? p : 0.f; break;
+      default: r = above ? 0.f : p;
+    }
+    return __float_as_uint(r);
+  }
+};
+
 /// OpenCV's threshold of 4 u8 pixels at once (stream_u8_kernel's functor), for kind binary ..
 /// to_zero_inv. The threshold t is floored and clamped to -1..255 (t < 0: every pixel is above),
 /// or read from the device (*d_thresh, Otsu's, 0..255) by bind() where d_thresh is set; maxval

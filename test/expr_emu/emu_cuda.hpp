@@ -39,6 +39,9 @@ struct uint3 {
 struct alignas(16) uint4 {
   unsigned x, y, z, w;
 };
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
 struct alignas(8) uint2 {
   unsigned x, y;
 };
@@ -87,6 +90,16 @@ T __ldg(const T* p) {
     std::abort();
   }
   return *p;
+}
+inline float __uint_as_float(unsigned v) {
+  float f;
+  std::memcpy(&f, &v, sizeof f);
+  return f;
+}
+inline unsigned __float_as_uint(float f) {
+  unsigned v;
+  std::memcpy(&v, &f, sizeof v);
+  return v;
 }
 inline float __fadd_rn(float a, float b) { return a + b; }
 inline float __fsub_rn(float a, float b) { return a - b; }

@@ -126,6 +126,55 @@ TEMPLATE_TEST_CASE("resize of a 4097x4095 image matches cv::resize", "[image][ge
 
 namespace {
 
+/// A 2 rows x 2 cols image resized to rows x cols (area and linear: the halving kernel) against
+/// cv::resize, u8 exactly (OpenCV's fast area path rounds the 2x2 sum (s + 2) >> 2, and takes
+/// that path for INTER_LINEAR too), f32 within 1e-5: dense (16-byte loads where the output row
+/// is aligned), at an odd offset (pixel by pixel), and from an aligned column of a parent whose
+/// stride is a multiple of 16 bytes.
+template <class T>
+void half_cases(Index r, Index c) {
+  const double tol = std::is_same_v<T, std::uint8_t> ? 0.0 : 1e-5;
+  const Roi<T> dense(2 * r, 2 * c, false), odd(2 * r, 2 * c, true);
+  const Index vec = 16 / static_cast<Index>(sizeof(T));
+  const Index pc = (2 * c + 2 * vec + vec - 1) / vec * vec;  // parent cols: a multiple of 16 bytes
+  const HostMatrix<T> big = random_matrix<T>(2 * r + 2, pc, 0, 255);
+  const auto parent = to_device(big);
+  const MatrixView<const T> aligned = parent.view().block(1, vec, 2 * r, 2 * c);
+  const HostMatrix<T> aligned_host = big.block(1, vec, 2 * r, 2 * c);
+  for (Interp interp : {Interp::area, Interp::linear}) {
+    CAPTURE(r, c, interp_name(interp));
+    for (const Roi<T>* src : {&dense, &odd}) {
+      poison_next<T>(r, c, src->view.stream());
+      const HostMatrix<T> got = to_eigen(resize(src->view, r, c, interp));
+      cv::Mat want;
+      cv::resize(to_cv(src->host), want, cv::Size(static_cast<int>(c), static_cast<int>(r)), 0, 0, cv_interp(interp));
+      check_close(got, from_cv<T>(want), tol);
+    }
+    poison_next<T>(r, c, aligned.stream());
+    const HostMatrix<T> got = to_eigen(resize(aligned, r, c, interp));
+    cv::Mat want;
+    cv::resize(to_cv(aligned_host), want, cv::Size(static_cast<int>(c), static_cast<int>(r)), 0, 0, cv_interp(interp));
+    check_close(got, from_cv<T>(want), tol);
+  }
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("resize to exactly half size matches cv::resize's fast area path", "[image][geometry][resize]",
+                   std::uint8_t, float) {
+  for (auto [r, c] : std::vector<Shape>{{1, 1}, {1, 9}, {9, 1}, {3, 5}, {4, 8}, {13, 17}, {31, 29}, {64, 64}, {97, 131}})
+    half_cases<TestType>(r, c);
+  std::uniform_int_distribution<Index> d(1, 200);
+  for (int t = 0; t < 3; ++t) half_cases<TestType>(d(rng()), d(rng()));
+}
+
+TEMPLATE_TEST_CASE("resize of a 4096x4094 image to half size matches cv::resize", "[image][geometry][resize][large]",
+                   std::uint8_t, float) {
+  half_cases<TestType>(2048, 2047);
+}
+
+namespace {
+
 /// A source -> output affine map: rotate by `deg` about the image centre, scale, shift.
 Affine rotation(double deg, double scale, double cx, double cy, double tx, double ty) {
   const cv::Mat m = cv::getRotationMatrix2D(cv::Point2f(static_cast<float>(cx), static_cast<float>(cy)), deg, scale);

@@ -153,6 +153,58 @@ TEST_CASE("threshold matches cv::threshold (f32)", "[image][intensity][threshold
       }
   }
 }
+
+namespace {
+
+/// threshold of `view` (its host copy `host`) against cv::threshold, every type, exactly.
+template <class T>
+void check_threshold_view(const MatrixView<const T>& view, const HostMatrix<T>& host, double t, double maxval) {
+  for (auto [type, code] : types()) {
+    CAPTURE(view.rows(), view.cols(), view.stride(), t, maxval, code);
+    cv::Mat want;
+    cv::threshold(to_cv(host), want, t, maxval, code);
+    poison_next<T>(view.rows(), view.cols(), view.stream());
+    CHECK(to_eigen(threshold(view, t, maxval, type)) == from_cv<T>(want));
+  }
+}
+
+/// Dense images (threshold's flat 16-byte path, with tails of every length) and views that are
+/// contiguous or one row, whose start is 16-byte aligned (the flat path too) or not (row by
+/// row): blocks of whole rows from row 1, 2 and 16, one row from column 1 and from the 16-byte
+/// column.
+template <class T>
+void threshold_stream_cases(double lo, double hi, double t, double maxval) {
+  const std::vector<Shape> shapes = {{1, 1}, {1, 3}, {1, 16}, {1, 31}, {2, 8}, {3, 5}, {13, 17}, {64, 64}, {97, 131}};
+  for (auto [r, c] : shapes) {
+    const HostMatrix<T> big = random_matrix<T>(r + 16, c + 16 / static_cast<Index>(sizeof(T)), lo, hi);
+    const auto parent = to_device(big);
+    const HostMatrix<T> host = big.block(0, 0, r, c);
+    const auto dense = to_device(host);
+    check_threshold_view<T>(dense.view(), host, t, maxval);
+    for (Index r0 : {1, 2, 16}) {  // whole rows: contiguous, aligned iff r0 * cols * sizeof(T) % 16 == 0
+      const HostMatrix<T> h = big.block(r0, 0, r, big.cols());
+      check_threshold_view<T>(parent.view().block(r0, 0, r, big.cols()), h, t, maxval);
+    }
+    for (Index c0 : {Index{1}, 16 / static_cast<Index>(sizeof(T))}) {  // one row
+      const HostMatrix<T> h = big.block(1, c0, 1, c);
+      check_threshold_view<T>(parent.view().block(1, c0, 1, c), h, t, maxval);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("threshold streams dense images, row blocks and single rows (u8, f32)", "[image][intensity][threshold]") {
+  threshold_stream_cases<std::uint8_t>(0, 255, 100, 200);
+  threshold_stream_cases<float>(-1, 1, 0.25, 2.5);
+}
+
+TEST_CASE("threshold of a dense 4097x4095 image matches cv::threshold (u8, f32)", "[image][intensity][threshold][large]") {
+  const HostMatrix<std::uint8_t> h8 = random_matrix<std::uint8_t>(4097, 4095, 0, 255);
+  check_threshold_view<std::uint8_t>(to_device(h8).view(), h8, 77, 250);
+  const HostMatrix<float> hf = random_matrix<float>(4097, 4095, -1, 1);
+  check_threshold_view<float>(to_device(hf).view(), hf, -0.125, 3);
+}
 #endif
 
 TEST_CASE("intensity: bad parameters are typed errors thrown before any launch", "[image][intensity][errors]") {
