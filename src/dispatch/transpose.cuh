@@ -107,8 +107,11 @@ int transpose_chunk_lines(Index few) {
 
 /// The few-rows / few-columns chunk kernels with Chunk, where a side is at most
 /// kTransposeFewMax and a chunk holds 128 lines of it (bytes of the few-rows kernel are stored
-/// as aligned words: out aligned to 4, as a DeviceMatrix always is). Returns whether it launched.
-template <class T, class Chunk>
+/// as aligned words: out aligned to 4, as a DeviceMatrix always is). With kSpan, few strided
+/// columns of bytes (ld up to twice cols) take chunks of rows as whole as their stride, so the
+/// kernel reads each block's rows, gaps included, as one span of words instead of byte by byte.
+/// Returns whether it launched.
+template <class T, class Chunk, bool kSpan = false>
 bool launch_transpose_chunk(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   constexpr Index kFewMax = Chunk::kBytes / 128 / static_cast<Index>(sizeof(T)) < kTransposeFewMax
                                 ? Chunk::kBytes / 128 / static_cast<Index>(sizeof(T))
@@ -120,7 +123,8 @@ bool launch_transpose_chunk(const T* in, Index ld, T* out, Index rows, Index col
     return true;
   }
   if (cols <= kFewMax) {
-    const int per_block = transpose_chunk_lines<T, Chunk>(cols);
+    const bool span = kSpan && sizeof(T) == 1 && ld != cols && ld <= 2 * cols;  // ld <= 32: 128 lines fit
+    const int per_block = transpose_chunk_lines<T, Chunk>(span ? ld : cols);
     launch(&transpose_few_cols_kernel<T, Chunk>, static_cast<unsigned>(ceil_div(rows, per_block)),
            dim3(Chunk::kThreads), 0, stream, in, ld, out, rows, static_cast<int>(cols), per_block);
     return true;
@@ -339,16 +343,16 @@ constexpr TransposeTrial<T> runs_trial(const char* name) {
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
 /// launch_transpose).
-template <class T, class Chunk>
+template <class T, class Chunk, bool kSpan = false>
 void launch_transpose_chunk_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  if (launch_transpose_chunk<T, Chunk>(in, ld, out, rows, cols, stream)) return;
+  if (launch_transpose_chunk<T, Chunk, kSpan>(in, ld, out, rows, cols, stream)) return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
-template <class T, int kBytes, int kThreads>
+template <class T, int kBytes, int kThreads, bool kSpan = false>
 constexpr TransposeTrial<T> chunk_trial(const char* name) {
-  return {name, &launch_transpose_chunk_in<T, TransposeChunk<kBytes, kThreads>>};
+  return {name, &launch_transpose_chunk_in<T, TransposeChunk<kBytes, kThreads>, kSpan>};
 }
 
 /// Every shape with the register kernels wherever their vectors line up (2 to 16 rows or
@@ -376,7 +380,8 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
 /// t<threads>", on every shape past the few-rows / few-columns ones; "-across" walks the tiles
 /// along input rows), for 1- and 4-byte elements transpose_runs_kernel ("ours-runs-w<W>t<TW>b<BY>",
 /// likewise; "-across" along input rows, "-g8" in bands of 8 tile rows), then the few-rows / few-columns kernels one at a time so one run can
-/// check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>", "ours-regs16":
+/// check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>"; "-span": few
+/// strided byte columns read as spans, gaps included; "ours-regs16":
 /// the register kernels for 1- and 4-byte elements where their vectors line up; "ours-bytes16":
 /// bytes of few rows / dense few columns as 16-byte vectors at any alignment).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
@@ -386,7 +391,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 15;
+  static constexpr int kCount = 16;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), any_trial<T, 128, 512>("ours-any-r128-t512"),
       any_trial<T, 128, 256, TileOrder::kAcross>("ours-any-r128-t256-across"),
@@ -394,7 +399,7 @@ struct TransposeTrials<T, 1> {
       runs_trial<T, 4, 32, 8, TileOrder::kAcross>("ours-runs-w4t32b8-across"),
       runs_trial<T, 4, 32, 8, TileOrder::kAuto, 8>("ours-runs-w4t32b8-g8"), runs_trial<T, 4, 64, 16>("ours-runs-w4t64b16"),
       runs_trial<T, 8, 32, 16>("ours-runs-w8t32b16"), runs_trial<T, 8, 32, 32>("ours-runs-w8t32b32"),
-      DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      DEVMAT_TRANSPOSE_CHUNK_TRIALS, chunk_trial<T, 32768, 256, true>("ours-chunk32k-t256-span"),
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>}};
 };

@@ -770,9 +770,12 @@ transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 
 /// The transpose of a matrix with few columns (a de-interleave): out (dense, cols x rows) holds
 /// out[i * rows + r] = in[r * ld + i]. Block b takes input rows [b * rows_per_block, ...): it
-/// reads them into shared memory in input order (one contiguous run when ld == cols; bytes as
-/// words), then writes each output row's run (bytes as words at any alignment). Requires
-/// cols * rows_per_block * sizeof(T) <= Chunk::kBytes and rows_per_block a multiple of 128.
+/// reads them into shared memory in input order, then writes each output row's run (bytes as
+/// words at any alignment). Bytes whose rows_per_block rows, gaps included (ld each), fit the
+/// chunk are read as one contiguous span of words, the gaps between rows too (they lie between
+/// the matrix's first and last elements; with ld == cols there are none); other shapes element
+/// by element. Requires cols * rows_per_block * sizeof(T) <= Chunk::kBytes and rows_per_block a
+/// multiple of 128.
 template <class T, class Chunk = TransposeChunk<>>
 __global__ void __launch_bounds__(Chunk::kThreads)
 transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols,
@@ -785,23 +788,29 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const int total = n * cols;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
-  if (sizeof(T) == 1 && ld == cols) {
-    // The block's rows are one run of bytes: warp w reads its 128-byte pieces s = 128 * (w + kWarps * b).
-    // Bytes past `total` land in the chunk's spare room (s + 128 <= its capacity), never read.
+  // Bytes: the pitch of a row in the chunk, ld where the block's rows read as one span fit it.
+  const bool span = sizeof(T) == 1 && static_cast<Index>(rows_per_block) * ld <= Chunk::kBytes;
+  const int pitch = span ? static_cast<int>(ld) : cols;
+  if (span) {
+    // The block's rows are one run of bytes, (n - 1) ld + cols long: warp w reads its 128-byte
+    // pieces s = 128 * (w + kWarps * b). Bytes past the run land in the chunk's spare room
+    // (s + 128 <= its capacity), never read.
     const auto* run = reinterpret_cast<const unsigned char*>(in);
+    const int span_bytes = (n - 1) * pitch + cols;
+    const Index valid = (rows - 1) * ld + cols;  // bytes from in to the matrix's last one
     constexpr int kRuns = kBatch / 2;
-    for (int s0 = 128 * warp; s0 < total; s0 += 128 * kWarps * kRuns) {  // the same for the whole warp
+    for (int s0 = 128 * warp; s0 < span_bytes; s0 += 128 * kWarps * kRuns) {  // the same for the whole warp
       RunWords raw[kRuns];
 #pragma unroll
       for (int b = 0; b < kRuns; ++b) {
         const int s = s0 + 128 * kWarps * b;
-        if (s < total) raw[b] = warp_read_run(run, r0 * cols + s, rows * cols);
+        if (s < span_bytes) raw[b] = warp_read_run(run, r0 * ld + s, valid);
       }
 #pragma unroll
       for (int b = 0; b < kRuns; ++b) {
         const int s = s0 + 128 * kWarps * b;
-        if (s >= total) break;
-        *reinterpret_cast<unsigned*>(chunk_smem + chunk_slot<T>(s + 4 * lane)) = warp_align_run(raw[b], run, r0 * cols + s);
+        if (s >= span_bytes) break;
+        *reinterpret_cast<unsigned*>(chunk_smem + chunk_slot<T>(s + 4 * lane)) = warp_align_run(raw[b], run, r0 * ld + s);
       }
     }
   } else {
@@ -832,7 +841,7 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
           const int rr = s + 4 * lane + t;
-          if (rr < n) w |= static_cast<unsigned>(chunk_smem[chunk_slot<T>(rr * cols + i)]) << (8 * t);
+          if (rr < n) w |= static_cast<unsigned>(chunk_smem[chunk_slot<T>(rr * pitch + i)]) << (8 * t);
         }
         warp_store_run(reinterpret_cast<unsigned char*>(out_row), r0 + s, rows, w);
       }
