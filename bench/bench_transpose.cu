@@ -5,7 +5,10 @@
 // matrix ("transpose-view": ours on the window, read in place, beside a copy of the window's
 // bytes), and the kernels under trial (TransposeTrials: "ours-any-r<rows>-t<threads>", the
 // vector tile of any alignment, and the few-rows / few-columns kernels one by one). GB/s count
-// bytes read plus bytes written.
+// bytes read plus bytes written. "ours-runs-w<W>t<TW>b<BY>" is transpose_runs_kernel: the word
+// tile at any alignment (the candidate for the shapes whose rows are not whole words: u8 and
+// f32 with odd sides and views), "-across" / "-g8" its blocks along input rows / in bands of 8
+// tile rows.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -220,6 +223,9 @@ int main(int argc, char** argv) {
   register_unaligned<std::uint8_t>(65537, 4097);
   register_variant<std::uint8_t>(4100, 4096 * 64, "ours-across", d::TileOrder::kAcross, true);  // ours: above
   register_variant<std::uint8_t>(4100, 4096 * 64, "ours-down", d::TileOrder::kDown, true);
+  register_unaligned<std::uint8_t>(10007, 30011);  // primes: every row and output row off its word
+  register_unaligned<float>(10007, 30011);
+  register_unaligned<std::uint8_t>(1000003, 67);   // tall, past the few-columns kernels
   register_unaligned<double>(n - 1, n + 1);
   register_ours_and_memcpy<std::int32_t>(n, n);
   register_unaligned<std::int32_t>(n - 1, n + 1);

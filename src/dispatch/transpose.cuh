@@ -67,6 +67,33 @@ void launch_transpose_any(const T* in, Index ld, T* out, Index rows, Index cols,
          rows, cols, tiles_r, tiles_c, down);
 }
 
+/// transpose_runs_kernel on Tile (any shape, stride and alignment of the element type; words
+/// of Tile::kW elements, 4 or 8 bytes), the blocks walking bands of `group` tile rows (0: as
+/// `order`, kAuto going down where output rows do not start on 128-byte lines, as the tile
+/// does). Taken by launch_transpose where Mid's words do not fit only once measured
+/// (DefaultTranspose::kRunsPastMid); the bench times it beside the default
+/// ("ours-runs-w<W>t<TW>b<BY>...") and test_transpose_variants checks it.
+template <class T, class Tile>
+void launch_transpose_runs(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                           TileOrder order = TileOrder::kAuto, Index group = 0) {
+  if (rows == 0 || cols == 0) return;
+  constexpr Index kTile = Tile::kTile;
+  constexpr int kSmemBytes = static_cast<int>(kTile * Tile::kTW * Tile::kW * sizeof(T));
+  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_runs: tile exceeds shared memory");
+  const auto kernel = &transpose_runs_kernel<T, Tile::kW, Tile::kTW, Tile::kBY>;
+  if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
+    blocks_per_sm(reinterpret_cast<const void*>(kernel), 32 * Tile::kBY, kSmemBytes);
+  const Index tiles_r = ceil_div(rows, kTile), tiles_c = ceil_div(cols, kTile);
+  if (group <= 0) {
+    const bool down = order == TileOrder::kDown ||
+                      (order == TileOrder::kAuto && (rows * static_cast<Index>(sizeof(T))) % 128 != 0);
+    group = down ? tiles_r : 1;
+  }
+  if (group > tiles_r) group = tiles_r;
+  launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(32, Tile::kBY), kSmemBytes, stream, in, ld, out,
+         rows, cols, tiles_r, tiles_c, group);
+}
+
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
 inline constexpr Index kTransposeFewMax = 16;
 
@@ -80,8 +107,11 @@ int transpose_chunk_lines(Index few) {
 
 /// The few-rows / few-columns chunk kernels with Chunk, where a side is at most
 /// kTransposeFewMax and a chunk holds 128 lines of it (bytes of the few-rows kernel are stored
-/// as aligned words: out aligned to 4, as a DeviceMatrix always is). Returns whether it launched.
-template <class T, class Chunk>
+/// as aligned words: out aligned to 4, as a DeviceMatrix always is). With kSpan, few strided
+/// columns of bytes (ld up to twice cols) take chunks of rows as whole as their stride, so the
+/// kernel reads each block's rows, gaps included, as one span of words instead of byte by byte.
+/// Returns whether it launched.
+template <class T, class Chunk, bool kSpan = false>
 bool launch_transpose_chunk(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   constexpr Index kFewMax = Chunk::kBytes / 128 / static_cast<Index>(sizeof(T)) < kTransposeFewMax
                                 ? Chunk::kBytes / 128 / static_cast<Index>(sizeof(T))
@@ -93,7 +123,8 @@ bool launch_transpose_chunk(const T* in, Index ld, T* out, Index rows, Index col
     return true;
   }
   if (cols <= kFewMax) {
-    const int per_block = transpose_chunk_lines<T, Chunk>(cols);
+    const bool span = kSpan && sizeof(T) == 1 && ld != cols && ld <= 2 * cols;  // ld <= 32: 128 lines fit
+    const int per_block = transpose_chunk_lines<T, Chunk>(span ? ld : cols);
     launch(&transpose_few_cols_kernel<T, Chunk>, static_cast<unsigned>(ceil_div(rows, per_block)),
            dim3(Chunk::kThreads), 0, stream, in, ld, out, rows, static_cast<int>(cols), per_block);
     return true;
@@ -201,6 +232,8 @@ template <> struct DefaultTranspose<std::uint8_t> {
   using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes
   using Any = AnyTile<std::uint8_t, 128, 256>;
   static constexpr bool kAnyPastMid = false;
+  static constexpr bool kRunsPastMid = false;  // transpose_runs_kernel where Mid's words do not fit
+  using Runs = TransposeTile<4, 32, 8>;        // its tile
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -212,6 +245,8 @@ template <class T> struct DefaultTranspose {
   using Fallback = TransposeTile<1, 64, 8>;
   using Any = AnyTile<T, sizeof(T) == 4 ? 64 : 32, 256>;
   static constexpr bool kAnyPastMid = false;
+  static constexpr bool kRunsPastMid = false;  // transpose_runs_kernel where Mid's words do not fit
+  using Runs = TransposeTile<sizeof(T) == 4 ? 2 : 1, 32, 8>;  // its tile (8-byte words)
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -253,6 +288,12 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   }
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
+  if constexpr (D::kRunsPastMid) {
+    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
+      launch_transpose_runs<T, typename D::Runs>(in, ld, out, rows, cols, stream, order);
+      return;
+    }
+  }
   if constexpr (D::kAnyPastMid) {
     if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
       launch_transpose_any<T, typename D::Any>(in, ld, out, rows, cols, stream, order);
@@ -285,18 +326,33 @@ constexpr TransposeTrial<T> any_trial(const char* name) {
   return {name, &launch_transpose_any_in<T, kRows, kThreads, kOrder>};
 }
 
+/// launch_transpose with transpose_runs_kernel on TransposeTile<W, TW, BY> instead of the tile
+/// on every shape past the few-rows / few-columns ones, its blocks in bands of kGroup tile rows
+/// (0: as kOrder).
+template <class T, int W, int TW, int BY, TileOrder kOrder = TileOrder::kAuto, int kGroup = 0>
+void launch_transpose_runs_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  launch_transpose_runs<T, TransposeTile<W, TW, BY>>(in, ld, out, rows, cols, stream, kOrder, kGroup);
+}
+
+template <class T, int W, int TW, int BY, TileOrder kOrder = TileOrder::kAuto, int kGroup = 0>
+constexpr TransposeTrial<T> runs_trial(const char* name) {
+  return {name, &launch_transpose_runs_in<T, W, TW, BY, kOrder, kGroup>};
+}
+
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
 /// launch_transpose).
-template <class T, class Chunk>
+template <class T, class Chunk, bool kSpan = false>
 void launch_transpose_chunk_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  if (launch_transpose_chunk<T, Chunk>(in, ld, out, rows, cols, stream)) return;
+  if (launch_transpose_chunk<T, Chunk, kSpan>(in, ld, out, rows, cols, stream)) return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
-template <class T, int kBytes, int kThreads>
+template <class T, int kBytes, int kThreads, bool kSpan = false>
 constexpr TransposeTrial<T> chunk_trial(const char* name) {
-  return {name, &launch_transpose_chunk_in<T, TransposeChunk<kBytes, kThreads>>};
+  return {name, &launch_transpose_chunk_in<T, TransposeChunk<kBytes, kThreads>, kSpan>};
 }
 
 /// Every shape with the register kernels wherever their vectors line up (2 to 16 rows or
@@ -322,8 +378,10 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
 
 /// The kernels under trial for T (by element size): transpose_any_kernel ("ours-any-r<rows>-
 /// t<threads>", on every shape past the few-rows / few-columns ones; "-across" walks the tiles
-/// along input rows), then the few-rows / few-columns kernels one at a time so one run can
-/// check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>", "ours-regs16":
+/// along input rows), for 1- and 4-byte elements transpose_runs_kernel ("ours-runs-w<W>t<TW>b<BY>",
+/// likewise; "-across" along input rows, "-g8" in bands of 8 tile rows), then the few-rows / few-columns kernels one at a time so one run can
+/// check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>"; "-span": few
+/// strided byte columns read as spans, gaps included; "ours-regs16":
 /// the register kernels for 1- and 4-byte elements where their vectors line up; "ours-bytes16":
 /// bytes of few rows / dense few columns as 16-byte vectors at any alignment).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
@@ -333,19 +391,26 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 8;
+  static constexpr int kCount = 16;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), any_trial<T, 128, 512>("ours-any-r128-t512"),
-      any_trial<T, 128, 256, TileOrder::kAcross>("ours-any-r128-t256-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      any_trial<T, 128, 256, TileOrder::kAcross>("ours-any-r128-t256-across"),
+      runs_trial<T, 4, 32, 8>("ours-runs-w4t32b8"), runs_trial<T, 4, 32, 16>("ours-runs-w4t32b16"),
+      runs_trial<T, 4, 32, 8, TileOrder::kAcross>("ours-runs-w4t32b8-across"),
+      runs_trial<T, 4, 32, 8, TileOrder::kAuto, 8>("ours-runs-w4t32b8-g8"), runs_trial<T, 4, 64, 16>("ours-runs-w4t64b16"),
+      runs_trial<T, 8, 32, 16>("ours-runs-w8t32b16"), runs_trial<T, 8, 32, 32>("ours-runs-w8t32b32"),
+      DEVMAT_TRANSPOSE_CHUNK_TRIALS, chunk_trial<T, 32768, 256, true>("ours-chunk32k-t256-span"),
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 7;
+  static constexpr int kCount = 10;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
-      any_trial<T, 64, 256, TileOrder::kAcross>("ours-any-r64-t256-across"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      any_trial<T, 64, 256, TileOrder::kAcross>("ours-any-r64-t256-across"),
+      runs_trial<T, 2, 32, 8>("ours-runs-w2t32b8"), runs_trial<T, 2, 64, 16>("ours-runs-w2t64b16"),
+      runs_trial<T, 2, 32, 8, TileOrder::kAuto, 8>("ours-runs-w2t32b8-g8"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>}};
 };
 template <class T>

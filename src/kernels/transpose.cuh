@@ -1,7 +1,10 @@
 // Transpose through a swizzled shared-memory tile, moving whole words: a word is W adjacent
 // elements of a row (W * sizeof(T) = 4, 8 or 16 bytes), each thread loads W x W sub-blocks as
 // W words, transposes them in registers (__byte_perm for bytes) and stores them as W words of
-// the output (transpose_kernel: rows whose words line up). transpose_any_kernel takes any
+// the output (transpose_kernel: rows whose words line up). transpose_runs_kernel moves the same
+// words at any alignment: a warp reads the aligned words under each 32-word run of a row and
+// shifts them into place, and writes the aligned words an output run covers (byte-exact at its
+// ends), around transpose_kernel's shared tile. transpose_any_kernel takes any
 // alignment with 16-byte vectors on both sides: a warp reads the aligned vectors that cover a
 // row's run and shifts them into place with a neighbour's (shuffles and __funnelshift), and
 // writes the aligned vectors that an output run covers, byte-exact at its ragged ends. A matrix
@@ -21,6 +24,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace devmat::detail {
 
@@ -250,6 +254,205 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
       const int o = ty + BY * k, oc = tx + 32 * bx;
       const Index out_r = c0 + o, out_wc = r0 / W + oc;  // out_r: the same for the whole warp
       if (out_r >= 0 && out_r < cols && out_wc < out_words) out_w[out_r * out_words + out_wc] = tile_smem[o][oc ^ (o / W)];
+    }
+}
+
+/// The 8-byte counterparts of load_word_bytes / store_word_bytes: bytes [lo, hi) of the aligned
+/// 8-byte word at p (0 <= lo < hi <= 8), as two 4-byte halves where not whole.
+__device__ __forceinline__ unsigned long long load_word8_bytes(const unsigned char* p, int lo, int hi) {
+  if (lo == 0 && hi == 8) return __ldg(reinterpret_cast<const unsigned long long*>(p));
+  const unsigned a = lo < 4 ? load_word_bytes(p, lo, hi < 4 ? hi : 4) : 0u;
+  const unsigned b = hi > 4 ? load_word_bytes(p + 4, lo > 4 ? lo - 4 : 0, hi - 4) : 0u;
+  return a | (static_cast<unsigned long long>(b) << 32);
+}
+__device__ __forceinline__ void store_word8_bytes(unsigned char* p, unsigned long long w, int lo, int hi) {
+  if (lo == 0 && hi == 8) {
+    *reinterpret_cast<unsigned long long*>(p) = w;
+    return;
+  }
+  if (lo < 4) store_word_bytes(p, static_cast<unsigned>(w), lo, hi < 4 ? hi : 4);
+  if (hi > 4) store_word_bytes(p + 4, static_cast<unsigned>(w >> 32), lo > 4 ? lo - 4 : 0, hi - 4);
+}
+
+/// warp_read_run / warp_align_run / warp_store_run with 8-byte words: a run of 256 bytes, lane
+/// L's word bytes [begin + 8L, begin + 8L + 8) (begin and valid in bytes). Word k of the run's
+/// aligned words holds run bytes [8k - m, 8k - m + 8), m = (row + begin) mod 8.
+struct RunWords8 {
+  unsigned long long word, word32;
+};
+
+/// The bytes [lo, hi) of aligned 8-byte word k (k = 0..32) that hold bytes [from, to) of the run.
+struct WordBytes8 {
+  int lo, hi;
+  __device__ __forceinline__ WordBytes8(int k, int m, int from, int to) {
+    const int s = 8 * k - m;  // the run byte in the word's byte 0
+    lo = s >= from ? 0 : (from - s < 8 ? from - s : 8);
+    hi = to - s >= 8 ? 8 : (to - s > 0 ? to - s : 0);
+  }
+};
+
+/// `bytes` clamped to [-8, 264]: the part of a 256-byte run's neighbourhood that a word reaches.
+__device__ __forceinline__ int clamp_run8(Index bytes) {
+  return static_cast<int>(bytes < -8 ? -8 : (bytes > 264 ? 264 : bytes));
+}
+
+/// Step 1 of a warp's read of bytes [begin, begin + 256) of `row` (valid bytes [0, valid)): the
+/// aligned 8-byte words that cover them, reading no byte outside the valid ones. Warp-wide.
+__device__ __forceinline__ RunWords8 warp_read_run8(const unsigned char* row, Index begin, Index valid) {
+  const unsigned char* run = row + begin;
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 7);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  RunWords8 w{0ull, 0ull};
+  if (m == 0 && valid - begin >= 256) {  // aligned and whole: one word a lane
+    w.word = __ldg(reinterpret_cast<const unsigned long long*>(run) + lane);
+    return w;
+  }
+  const unsigned char* base = run - m;
+  const int from = clamp_run8(-begin), to = clamp_run8(valid - begin);
+  const WordBytes8 b(lane, m, from, to);
+  if (b.lo < b.hi) w.word = load_word8_bytes(base + 8 * lane, b.lo, b.hi);
+  if (lane == 31 && m != 0) {
+    const WordBytes8 b32(32, m, from, to);
+    if (b32.lo < b32.hi) w.word32 = load_word8_bytes(base + 256, b32.lo, b32.hi);
+  }
+  return w;
+}
+
+/// Step 2: lane L gets bytes [begin + 8L, begin + 8L + 8) of the run (bytes past the valid ones
+/// as 0). Warp-wide.
+__device__ __forceinline__ unsigned long long warp_align_run8(const RunWords8& w, const unsigned char* row,
+                                                              Index begin) {
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + begin) & 7);
+  if (m == 0) return w.word;
+  const unsigned long long next = __shfl_down_sync(0xffffffffu, w.word, 1);
+  const unsigned long long hi = (threadIdx.x & 31) == 31 ? w.word32 : next;
+  return (w.word >> (8 * m)) | (hi << (64 - 8 * m));
+}
+
+/// Lane L's word y holds bytes [begin + 8L, begin + 8L + 8) of `row`: stores the run [begin,
+/// min(begin + 256, valid)) and no other byte, as aligned 8-byte words (each lane joins its
+/// word to its lower neighbour's; lane 31 also stores the last, partial word). Warp-wide.
+__device__ __forceinline__ void warp_store_run8(unsigned char* row, Index begin, Index valid, unsigned long long y) {
+  unsigned char* run = row + begin;
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 7);
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  if (m == 0 && valid - begin >= 256) {  // aligned and whole: one word a lane
+    reinterpret_cast<unsigned long long*>(run)[lane] = y;
+    return;
+  }
+  unsigned char* base = run - m;
+  const int to = clamp_run8(valid - begin < 256 ? valid - begin : 256);
+  const unsigned long long prev = __shfl_up_sync(0xffffffffu, y, 1);  // lane 0: its own (bytes not stored)
+  const unsigned long long word = m == 0 ? y : (y << (8 * m)) | (prev >> (64 - 8 * m));
+  const WordBytes8 b(lane, m, 0, to);
+  if (b.lo < b.hi) store_word8_bytes(base + 8 * lane, word, b.lo, b.hi);
+  if (lane == 31 && m != 0) {  // run bytes [256 - m, 256): the top m bytes of y
+    const WordBytes8 b32(32, m, 0, to);
+    if (b32.lo < b32.hi) store_word8_bytes(base + 256, y >> (64 - 8 * m), b32.lo, b32.hi);
+  }
+}
+
+/// The tile of block b when blocks walk the tile grid in bands of `group` tile rows: down each
+/// band's tile column before the next column, band after band (group 1: across, along input
+/// rows; group >= tiles_r: down, along output rows). A band of a few tile rows keeps the blocks
+/// whose output runs meet close in time (their partial lines complete in L2) while the blocks
+/// in flight still spread over many tile columns.
+struct TileOfBlock {
+  Index r, c;
+  __device__ __forceinline__ TileOfBlock(Index b, Index tiles_r, Index tiles_c, Index group) {
+    const Index band_blocks = group * tiles_c;  // blocks of a whole band
+    const Index band = b / band_blocks, within = b - band * band_blocks;
+    const Index band_rows = tiles_r - band * group < group ? tiles_r - band * group : group;
+    r = band * group + within % band_rows;
+    c = within / band_rows;
+  }
+};
+
+/// A tile of (TW * W) x (TW * W) elements of any shape, stride and alignment (of the element
+/// type), moving words of W elements (4 or 8 bytes) on both sides, where transpose_kernel needs
+/// rows, cols, ld and both pointers on whole words: a warp reads each run of 32 words of an
+/// input row as the aligned words that cover it and shifts them into place (warp_read_run /
+/// warp_align_run, or their 8-byte forms, whatever the row's offset into a word), transposes W x
+/// W blocks in registers into transpose_kernel's swizzled shared tile, and writes each output
+/// run of 32 words as the aligned words it covers (warp_store_run: whole words inside,
+/// byte-exact at the ragged ends). Elements outside the matrix are neither read nor written.
+/// Block b takes the tile TileOfBlock(b, tiles_r, tiles_c, group); a block of 32 x BY threads.
+template <class T, int W, int TW, int BY>
+__global__ void __launch_bounds__(32 * BY)
+transpose_runs_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                      Index tiles_c, Index group) {
+  constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
+  static_assert(kB == 4 || kB == 8, "transpose_runs_kernel: 4- or 8-byte words");
+  static_assert((TW == 32 || TW == 64) && TW % BY == 0, "transpose_runs_kernel: TW is 32 or 64 words, BY divides it");
+  using Word = typename RawWord<kB>::type;
+  using Raw = std::conditional_t<kB == 4, RunWords, RunWords8>;
+  constexpr int kTile = TW * W;       // elements a side
+  constexpr int kBX = TW / 32;        // runs (of 32 words) a row of the tile
+  constexpr int kAY = TW / BY;        // sub-block rows (of W input rows) per warp
+  constexpr Index kRun = 32 * kB;     // bytes a run
+  constexpr Index kSize = sizeof(T);
+  extern __shared__ uint4 transpose_smem[];  // dynamic: tiles may pass 48 KiB
+  auto& tile_smem = *reinterpret_cast<Word(*)[kTile][TW]>(transpose_smem);  // (out rows, out word cols), swizzled
+
+  const TileOfBlock tile(blockIdx.x, tiles_r, tiles_c, group);
+  const Index r0 = tile.r * kTile, c0 = tile.c * kTile;
+  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
+  auto* out_b = reinterpret_cast<unsigned char*>(out);
+  const Index in_valid = cols * kSize, out_valid = rows * kSize;  // bytes of an input / output row
+
+  // Load: warp ty reads input rows (ty + BY k) W + i, run bx of each (whole warps: the row test
+  // is the same for every lane); all loads issued before the first shuffle.
+  Raw raw[kAY][kBX][W];
+#pragma unroll
+  for (int k = 0; k < kAY; ++k)
+#pragma unroll
+    for (int bx = 0; bx < kBX; ++bx)
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const Index r = r0 + (ty + BY * k) * W + i;
+        const Index begin = c0 * kSize + kRun * bx;
+        raw[k][bx][i] = Raw{};
+        if (r < rows && begin < in_valid) {
+          if constexpr (kB == 4) raw[k][bx][i] = warp_read_run(in_b + r * ld * kSize, begin, in_valid);
+          else raw[k][bx][i] = warp_read_run8(in_b + r * ld * kSize, begin, in_valid);
+        }
+      }
+#pragma unroll
+  for (int k = 0; k < kAY; ++k)
+#pragma unroll
+    for (int bx = 0; bx < kBX; ++bx) {
+      const int a = ty + BY * k, b = tx + 32 * bx;
+      Word x[W], y[W];  // x[i]: row a W + i, word column b
+#pragma unroll
+      for (int i = 0; i < W; ++i) {
+        const Index r = r0 + a * W + i;
+        const Index begin = c0 * kSize + kRun * bx;
+        x[i] = Word{};
+        if (r < rows && begin < in_valid) {
+          if constexpr (kB == 4) x[i] = warp_align_run(raw[k][bx][i], in_b + r * ld * kSize, begin);
+          else x[i] = warp_align_run8(raw[k][bx][i], in_b + r * ld * kSize, begin);
+        }
+      }
+      transpose_in_registers<T, W>(x, y);
+#pragma unroll
+      for (int j = 0; j < W; ++j) tile_smem[b * W + j][a ^ b] = y[j];
+    }
+  __syncthreads();
+
+  // Store: warp ty writes output rows c0 + ty + BY k, run bx of each (clipped to rows). Shared
+  // row o holds the words of sub-block column o / W, so word column oc sits at oc ^ (o / W).
+#pragma unroll
+  for (int k = 0; k < kTile / BY; ++k)
+#pragma unroll
+    for (int bx = 0; bx < kBX; ++bx) {
+      const int o = ty + BY * k, oc = tx + 32 * bx;
+      const Index out_r = c0 + o, begin = r0 * kSize + kRun * bx;  // the same for the whole warp
+      if (out_r < cols && begin < out_valid) {
+        unsigned char* row = out_b + out_r * rows * kSize;
+        if constexpr (kB == 4) warp_store_run(row, begin, out_valid, tile_smem[o][oc ^ (o / W)]);
+        else warp_store_run8(row, begin, out_valid, tile_smem[o][oc ^ (o / W)]);
+      }
     }
 }
 
@@ -567,9 +770,12 @@ transpose_few_rows_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 
 /// The transpose of a matrix with few columns (a de-interleave): out (dense, cols x rows) holds
 /// out[i * rows + r] = in[r * ld + i]. Block b takes input rows [b * rows_per_block, ...): it
-/// reads them into shared memory in input order (one contiguous run when ld == cols; bytes as
-/// words), then writes each output row's run (bytes as words at any alignment). Requires
-/// cols * rows_per_block * sizeof(T) <= Chunk::kBytes and rows_per_block a multiple of 128.
+/// reads them into shared memory in input order, then writes each output row's run (bytes as
+/// words at any alignment). Bytes whose rows_per_block rows, gaps included (ld each), fit the
+/// chunk are read as one contiguous span of words, the gaps between rows too (they lie between
+/// the matrix's first and last elements; with ld == cols there are none); other shapes element
+/// by element. Requires cols * rows_per_block * sizeof(T) <= Chunk::kBytes and rows_per_block a
+/// multiple of 128.
 template <class T, class Chunk = TransposeChunk<>>
 __global__ void __launch_bounds__(Chunk::kThreads)
 transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols,
@@ -582,23 +788,29 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const int total = n * cols;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
 
-  if (sizeof(T) == 1 && ld == cols) {
-    // The block's rows are one run of bytes: warp w reads its 128-byte pieces s = 128 * (w + kWarps * b).
-    // Bytes past `total` land in the chunk's spare room (s + 128 <= its capacity), never read.
+  // Bytes: the pitch of a row in the chunk, ld where the block's rows read as one span fit it.
+  const bool span = sizeof(T) == 1 && static_cast<Index>(rows_per_block) * ld <= Chunk::kBytes;
+  const int pitch = span ? static_cast<int>(ld) : cols;
+  if (span) {
+    // The block's rows are one run of bytes, (n - 1) ld + cols long: warp w reads its 128-byte
+    // pieces s = 128 * (w + kWarps * b). Bytes past the run land in the chunk's spare room
+    // (s + 128 <= its capacity), never read.
     const auto* run = reinterpret_cast<const unsigned char*>(in);
+    const int span_bytes = (n - 1) * pitch + cols;
+    const Index valid = (rows - 1) * ld + cols;  // bytes from in to the matrix's last one
     constexpr int kRuns = kBatch / 2;
-    for (int s0 = 128 * warp; s0 < total; s0 += 128 * kWarps * kRuns) {  // the same for the whole warp
+    for (int s0 = 128 * warp; s0 < span_bytes; s0 += 128 * kWarps * kRuns) {  // the same for the whole warp
       RunWords raw[kRuns];
 #pragma unroll
       for (int b = 0; b < kRuns; ++b) {
         const int s = s0 + 128 * kWarps * b;
-        if (s < total) raw[b] = warp_read_run(run, r0 * cols + s, rows * cols);
+        if (s < span_bytes) raw[b] = warp_read_run(run, r0 * ld + s, valid);
       }
 #pragma unroll
       for (int b = 0; b < kRuns; ++b) {
         const int s = s0 + 128 * kWarps * b;
-        if (s >= total) break;
-        *reinterpret_cast<unsigned*>(chunk_smem + chunk_slot<T>(s + 4 * lane)) = warp_align_run(raw[b], run, r0 * cols + s);
+        if (s >= span_bytes) break;
+        *reinterpret_cast<unsigned*>(chunk_smem + chunk_slot<T>(s + 4 * lane)) = warp_align_run(raw[b], run, r0 * ld + s);
       }
     }
   } else {
@@ -629,7 +841,7 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 #pragma unroll
         for (int t = 0; t < 4; ++t) {
           const int rr = s + 4 * lane + t;
-          if (rr < n) w |= static_cast<unsigned>(chunk_smem[chunk_slot<T>(rr * cols + i)]) << (8 * t);
+          if (rr < n) w |= static_cast<unsigned>(chunk_smem[chunk_slot<T>(rr * pitch + i)]) << (8 * t);
         }
         warp_store_run(reinterpret_cast<unsigned char*>(out_row), r0 + s, rows, w);
       }

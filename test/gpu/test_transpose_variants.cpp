@@ -92,6 +92,22 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on windows at od
   }
 }
 
+TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's past a band of 8 tile rows", "[transpose][trial]",
+                   std::uint8_t, float) {
+  // More tile rows than a band of the "-g8" trials, and not a whole number of bands (1157 rows:
+  // 10 tiles of 128, 19 of 64, 5 of 256), every row off its word (odd sides), as a dense matrix
+  // and as a window at an odd offset into an output off its word.
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  const Index R = 1160, C = 389;
+  const HostMatrix<T> h = random_values<T>(R, C);
+  const auto a = to_device(h, s);
+  for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+    check_trial<T>(i, h, a, 0, 0, 1157, 387, 0);
+    check_trial<T>(i, h, a, 3, 1, 1157, 387, 1);
+  }
+}
+
 TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or a few columns", "[transpose][trial]",
                    std::uint8_t, float, std::int32_t, double) {
   // Sides 2..16 (the chunk kernels, whatever their chunk: 8 KiB to 32 KiB; the byte vector
