@@ -6,6 +6,7 @@
 // row first compares NPP's image with devmat's and reports the pixels that differ in the
 // counter "differs" (0 expected for morphology, median and integral; the box filter's borders
 // differ: NPP replicates, OpenCV and devmat reflect).
+#include "dispatch/image_median.cuh"
 #include "support.hpp"
 
 #include <devmat/devmat.hpp>
@@ -160,6 +161,38 @@ void register_median(int k) {
 #endif
 }
 
+/// The median kernels' two forms beside "ours" (the public function): "ours-single" (one output a
+/// thread per row) and "ours-pair" (pairs of adjacent rows sharing their windows' common values).
+/// Each is compared with median_blur once before timing (counter "differs", 0 expected; a
+/// difference skips the row with an error).
+template <class T>
+void register_median_forms(int k) {
+  const std::string op = "median_" + std::to_string(k) + "x" + std::to_string(k);
+  for (bool pair : {false, true})
+    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, pair ? "ours-pair" : "ours-single").c_str(),
+                                 [=](benchmark::State& st) {
+                                   const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+                                   DeviceMatrix<T> out(kSide, kSide, img.stream());
+                                   const cudaStream_t s = img.stream().native();
+                                   const auto run = [&] {
+                                     if (k == 3) devmat::detail::launch_median<3>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
+                                     else if (k == 5) devmat::detail::launch_median<5>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
+                                     else if constexpr (std::is_same_v<T, std::uint8_t>)
+                                       devmat::detail::launch_median<7>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
+                                   };
+                                   run();
+                                   const std::size_t differs = count_differences(out, devmat::median_blur(img, k));
+                                   st.counters["differs"] = static_cast<double>(differs);
+                                   if (differs != 0) {
+                                     st.SkipWithError("form differs from median_blur");
+                                     return;
+                                   }
+                                   b::time_on_stream(st, s, kPixels, b::kMpixps, run);
+                                 })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+}
+
 void register_box(int k) {
   const std::string op = "box_" + std::to_string(k) + "x" + std::to_string(k);
   benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
@@ -244,6 +277,8 @@ int main(int argc, char** argv) {
   for (int k : {3, 15, 31}) register_morph<float>(true, k);
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
+  for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);
+  for (int k : {3, 5}) register_median_forms<float>(k);
   for (int k : {3, 5, 15}) register_box(k);
   register_integral();
   register_canny();
