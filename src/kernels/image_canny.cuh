@@ -46,14 +46,15 @@ struct CannySmem {
   int mag[kCannyTile + 2][kCannyTile + 2];  // (TILE+2, TILE+2)
 };
 
-/// Gradient, magnitude and non-maximum suppression of the tile at (y0, x0): cls[r] for this
-/// thread's pixel (y0 + threadIdx.y + 8 r, x0 + threadIdx.x) is kCannyEdge where the L1 magnitude
+/// Gradient, magnitude and non-maximum suppression of the tile at (y0, x0): byte r of the result,
+/// for this thread's pixel (y0 + threadIdx.y + 8 r, x0 + threadIdx.x), is kCannyEdge where the L1 magnitude
 /// m is a local maximum across the gradient (OpenCV's sectors: tan 22.5 in Q15) and m > high,
 /// kCannyWeak where it is one and low < m <= high, else 0 (and 0 outside the image). Starts with
-/// a barrier, so a loop over tiles may call it again.
-__device__ __forceinline__ void canny_tile_classes(const std::uint8_t* __restrict__ in, Index ld, Index rows, Index cols,
-                                                   int low, int high, Index y0, Index x0, CannySmem& sm,
-                                                   std::uint8_t (&cls)[kCannyRowsPerThread]) {
+/// a barrier, so a loop over tiles may call it again. (Bytes of a word, not an array: an array
+/// passed by reference went to local memory.)
+__device__ __forceinline__ unsigned canny_tile_classes(const std::uint8_t* __restrict__ in, Index ld, Index rows, Index cols,
+                                                       int low, int high, Index y0, Index x0, CannySmem& sm) {
+  static_assert(kCannyRowsPerThread <= 4, "the classes are the bytes of a word");
   const int tid = threadIdx.y * kCannyThreadsX + threadIdx.x;
   const auto grad = [&](int ly, int lx, int& dx, int& dy) {  // at px (ly, lx), a centre
     const int a = sm.px[ly - 1][lx - 1], b = sm.px[ly - 1][lx], c = sm.px[ly - 1][lx + 1];
@@ -82,11 +83,11 @@ __device__ __forceinline__ void canny_tile_classes(const std::uint8_t* __restric
   __syncthreads();
   constexpr int kShift = 15;
   constexpr int kTg22 = 13573;  // (int)(tan(22.5 deg) * 2^15 + 0.5)
+  unsigned cls = 0;
 #pragma unroll
   for (int r = 0; r < kCannyRowsPerThread; ++r) {
     const int ly = threadIdx.y + r * kCannyThreadsY, lx = threadIdx.x;
     const Index y = y0 + ly, x = x0 + lx;
-    cls[r] = 0;
     if (y >= rows || x >= cols) continue;
     const int my = ly + 1, mx = lx + 1;  // in mag
     const int m = sm.mag[my][mx];
@@ -107,10 +108,14 @@ __device__ __forceinline__ void canny_tile_classes(const std::uint8_t* __restric
           peak = m > sm.mag[my - 1][mx - s] && m > sm.mag[my + 1][mx + s];
         }
       }
-      if (peak) cls[r] = m > high ? kCannyEdge : kCannyWeak;
+      if (peak) cls |= static_cast<unsigned>(m > high ? kCannyEdge : kCannyWeak) << (8 * r);
     }
   }
+  return cls;
 }
+
+/// Byte r of a word.
+__device__ __forceinline__ std::uint8_t canny_byte(unsigned word, int r) { return static_cast<std::uint8_t>(word >> (8 * r)); }
 
 /// Suppression alone (the tile-rounds design): map(y, x) = the class of canny_tile_classes.
 __global__ void __launch_bounds__(kCannyThreads)
@@ -120,12 +125,11 @@ canny_nms_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __
   const Index x0 = static_cast<Index>(blockIdx.x) * kCannyTile;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kCannyTile;
-    std::uint8_t cls[kCannyRowsPerThread];
-    canny_tile_classes(in, ld, rows, cols, low, high, y0, x0, sm, cls);
+    const unsigned cls = canny_tile_classes(in, ld, rows, cols, low, high, y0, x0, sm);
 #pragma unroll
     for (int r = 0; r < kCannyRowsPerThread; ++r) {
       const Index y = y0 + threadIdx.y + r * kCannyThreadsY, x = x0 + threadIdx.x;
-      if (y < rows && x < cols) map[y * cols + x] = cls[r];
+      if (y < rows && x < cols) map[y * cols + x] = canny_byte(cls, r);
     }
   }
 }
@@ -270,13 +274,12 @@ canny_label_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* 
   };
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kCannyTile;
-    std::uint8_t cls[kCannyRowsPerThread];
-    canny_tile_classes(in, ld, rows, cols, low, high, y0, x0, sm, cls);  // begins with a barrier
+    const unsigned cls = canny_tile_classes(in, ld, rows, cols, low, high, y0, x0, sm);  // begins with a barrier
 #pragma unroll
     for (int r = 0; r < kCannyRowsPerThread; ++r) {
       const int i = (threadIdx.y + r * kCannyThreadsY) * kCannyTile + lx;
       parent_smem[i] = i;
-      cls_smem[i] = cls[r];
+      cls_smem[i] = canny_byte(cls, r);
     }
     if (tid < kTilePixels / 32) strong_smem[tid] = 0;
     __syncthreads();
@@ -285,7 +288,7 @@ canny_label_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* 
 #pragma unroll
     for (int r = 0; r < kCannyRowsPerThread; ++r) {
       const int ly = threadIdx.y + r * kCannyThreadsY, i = ly * kCannyTile + lx;
-      if (!cls[r]) continue;
+      if (!canny_byte(cls, r)) continue;
       if (lx > 0 && cls_smem[i - 1]) canny_unite(parent_smem, i, i - 1, find);
       if (ly > 0) {
         if (lx > 0 && cls_smem[i - kCannyTile - 1]) canny_unite(parent_smem, i, i - kCannyTile - 1, find);
@@ -300,8 +303,8 @@ canny_label_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* 
 #pragma unroll
     for (int r = 0; r < kCannyRowsPerThread; ++r) {
       const int i = (threadIdx.y + r * kCannyThreadsY) * kCannyTile + lx;
-      root[r] = cls[r] ? find(i) : i;
-      if (cls[r] == kCannyEdge) atomicOr(&strong_smem[root[r] / 32], 1u << (root[r] % 32));
+      root[r] = canny_byte(cls, r) ? find(i) : i;
+      if (canny_byte(cls, r) == kCannyEdge) atomicOr(&strong_smem[root[r] / 32], 1u << (root[r] % 32));
     }
     __syncthreads();
 #pragma unroll
@@ -310,7 +313,7 @@ canny_label_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* 
       const Index y = y0 + ly, x = x0 + lx;
       if (y >= rows || x >= cols) continue;
       std::uint8_t code = 0;
-      if (cls[r]) {
+      if (canny_byte(cls, r)) {
         const int q = root[r];
         if (q != i) code = kCannyMember;
         else code = (strong_smem[q / 32] >> (q % 32)) & 1u ? kCannyRootStrong : kCannyRootWeak;
