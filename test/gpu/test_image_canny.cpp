@@ -119,18 +119,21 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
     poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
     CHECK(to_eigen(canny_forced(img, low, high, true)) == want);
     if (rounds)
-      for (int per_check : {1, 4, 16}) {
+      for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
         CAPTURE(per_check);
         poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
         CHECK(to_eigen(canny_forced(img, low, high, false, per_check)) == want);
       }
     CHECK(to_eigen(img) == h);
   };
+  // Under compute-sanitizer the tile rounds (hundreds of launches on a serpentine) only on the
+  // widest spacing.
+  const bool san = under_sanitizer();
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{{257, 263}, {1, 4099}, {4099, 1}, {2, 1031}, {1031, 2}, {97, 1021}}) {
     for (int spacing : {3, 4, 9})
       for (bool spiral : {false, true}) {
         CAPTURE(spacing, spiral);
-        check_designs(snake(r, c, spacing, spiral), 20, 100, true);
+        check_designs(snake(r, c, spacing, spiral), 20, 100, !san || spacing == 9);
       }
     check_designs(random_matrix<std::uint8_t>(r, c, 0, 255), 10, 30, true);
     check_designs(test_image(r, c, 7), 2, 12, true);
@@ -140,7 +143,7 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
     CAPTURE(spiral);
     check_designs(snake(2053, 1031, 3, spiral), 20, 100, false);
   }
-  check_designs(snake(4097, 4095, 5, false), 20, 100, false);
+  if (!san) check_designs(snake(4097, 4095, 5, false), 20, 100, false);
 }
 
 TEST_CASE("canny of a region of interest is that of its dense copy", "[image][canny][views]") {
