@@ -161,20 +161,25 @@ void register_median(int k) {
 #endif
 }
 
-/// The median kernels' two forms beside "ours" (the public function): "ours-single" (one output a
-/// thread per row) and "ours-pair" (pairs of adjacent rows sharing their windows' common values).
+/// The median kernels' forms beside "ours" (the public function): "ours-single" (one output a
+/// thread per row), "ours-pair" (pairs of adjacent rows sharing their windows' common values)
+/// and, f32 5x5 only, "ours-quad" (2 x 2 blocks sharing a 4 x 4 core).
 /// Each is compared with median_blur once before timing (counter "differs", 0 expected; a
 /// difference skips the row with an error).
 template <class T>
 void register_median_forms(int k) {
   const std::string op = "median_" + std::to_string(k) + "x" + std::to_string(k);
-  for (bool pair : {false, true})
-    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, pair ? "ours-pair" : "ours-single").c_str(),
+  const int forms = std::is_same_v<T, float> && k == 5 ? 3 : 2;
+  for (int form = 0; form < forms; ++form)
+    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, form == 2 ? "ours-quad" : form ? "ours-pair" : "ours-single").c_str(),
                                  [=](benchmark::State& st) {
                                    const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
                                    DeviceMatrix<T> out(kSide, kSide, img.stream());
                                    const cudaStream_t s = img.stream().native();
+                                   const bool pair = form == 1;
                                    const auto run = [&] {
+                                     if constexpr (std::is_same_v<T, float>)
+                                       if (form == 2) return devmat::detail::launch_median_f32_quad(s, img.data(), kSide, out.data(), kSide, kSide);
                                      if (k == 3) devmat::detail::launch_median<3>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
                                      else if (k == 5) devmat::detail::launch_median<5>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
                                      else if constexpr (std::is_same_v<T, std::uint8_t>)

@@ -26,4 +26,13 @@ void launch_median(cudaStream_t s, const float* in, Index ld, float* out, Index 
          s, in, ld, out, cols, rows, cols, tiles_y);
 }
 
+/// f32 5x5 by the four-outputs-a-thread kernel (kernels/image_median.cuh).
+inline void launch_median_f32_quad(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols) {
+  unsigned tiles_y = 0;
+  const dim3 grid = tile_grid(rows, cols, kMedianQuadTileW, kMedianTileH, &tiles_y);
+  launch(&median_f32_quad_kernel<5>, grid, dim3(kMedianThreadsX, kMedianThreadsY), 0, s, in, ld, out, cols, rows, cols,
+         tiles_y);
+}
+
+
 }  // namespace devmat::detail

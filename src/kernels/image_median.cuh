@@ -235,4 +235,64 @@ median_f32_kernel(const float* __restrict__ in, Index ld, float* __restrict__ ou
   }
 }
 
+/// f32 median 5x5, four outputs a thread: a 2 x 2 block, whose windows share a 4 x 4 core (16
+/// values), each row of the block its window's fifth row (4 more) and each output its own column
+/// (5): 48 + 2 x 72 + 4 x 45 min/max pairs for four outputs, not 4 x 165. Block (32, 8); a 32 x 64
+/// tile: thread (tx, ty) has columns 2 tx, 2 tx + 1 of rows 2 p, 2 p + 1 for p = ty, ty + 8.
+constexpr int kMedianQuadTileW = 2 * kMedianThreadsX;  // 64
+
+template <int K>
+__global__ void __launch_bounds__(kMedianThreads)
+median_f32_quad_kernel(const float* __restrict__ in, Index ld, float* __restrict__ out, Index ld_out, Index rows, Index cols,
+                       unsigned tiles_y) {
+  static_assert(K == 5, "the 2 x 2 block's shared core fills the held values for 5 x 5 only");
+  constexpr int N = K * K, kHeld = kForgetfulHeld<N>;
+  constexpr int kRad = K / 2;
+  constexpr int kInH = kMedianTileH + K - 1;
+  constexpr int kInW = kMedianQuadTileW + K - 1;
+  __shared__ float in_smem[kInH][kInW];  // (TILE_H + 4, 64 + 4)
+  const int tid = threadIdx.y * kMedianThreadsX + threadIdx.x;
+  const Index x0 = static_cast<Index>(blockIdx.x) * kMedianQuadTileW;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kMedianTileH;
+    __syncthreads();
+    for (int e = tid; e < kInH * kInW; e += kMedianThreads) {
+      const int i = e / kInW, j = e % kInW;
+      in_smem[i][j] = in[median_clamp(y0 - kRad + i, rows) * ld + median_clamp(x0 - kRad + j, cols)];
+    }
+    __syncthreads();
+    const int lx = 2 * threadIdx.x;
+#pragma unroll 1
+    for (int r = 0; r < kMedianRowsPerThread / 2; ++r) {
+      const int ly = 2 * (threadIdx.y + r * kMedianThreadsY);
+      float v[K + 1][K + 1];  // the block's (K + 1) x (K + 1) input: window (a, b) is v[a..a+K)[b..b+K)
+#pragma unroll
+      for (int i = 0; i <= K; ++i)
+#pragma unroll
+        for (int j = 0; j <= K; ++j) v[i][j] = in_smem[ly + i][lx + j];
+      const auto core = [&](int i) { return v[1 + i / (K - 1)][1 + i % (K - 1)]; };
+      float w[kHeld];
+      forgetful_start<N, MedianF32>(w, core);
+      forgetful_take<N, kHeld, (K - 1) * (K - 1), MedianF32>(w, [&](int i) { return core(kHeld + i); });
+#pragma unroll
+      for (int a = 0; a < 2; ++a) {
+        float wa[kHeld];
+#pragma unroll
+        for (int i = 0; i < kHeld; ++i) wa[i] = w[i];
+        forgetful_take<N, (K - 1) * (K - 1), K * (K - 1), MedianF32>(wa, [&](int i) { return v[a ? K : 0][1 + i]; });
+#pragma unroll
+        for (int b = 0; b < 2; ++b) {
+          float wb[kHeld];
+#pragma unroll
+          for (int i = 0; i < kHeld; ++i) wb[i] = wa[i];
+          forgetful_take<N, K * (K - 1), N, MedianF32>(wb, [&](int i) { return v[a + i][b ? K : 0]; });
+          const Index y = y0 + ly + a, x = x0 + lx + b;
+          if (y < rows && x < cols) out[y * ld_out + x] = forgetful_result<N, MedianF32>(wb);
+        }
+      }
+    }
+  }
+}
+
+
 }  // namespace devmat::detail

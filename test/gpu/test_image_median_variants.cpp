@@ -1,5 +1,5 @@
-// Both forms of the median kernels (one output a thread per row; pairs of adjacent rows sharing
-// their windows' common values), forced through support/image_median.hpp, against the window's
+// The forms of the median kernels (one output a thread per row; pairs of adjacent rows sharing
+// their windows' common values; f32 5x5 2 x 2 blocks sharing a 4 x 4 core), forced through support/image_median.hpp, against the window's
 // median with replicated borders (support/median_ref.hpp), exact: u8 3, 5, 7 and f32 3, 5 on odd
 // shapes (1xN, Nx1, primes, one past the tiles, 4097x4095, past grid.y), few levels (ties), and
 // regions of interest at odd offsets. The public median_blur is test_image_neigh's.
@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -34,10 +35,11 @@ void check_forms(const H<T>& h_full, int k, std::array<Index, 4> v = {0, 0, 0, 0
   CAPTURE(shape(h_full.rows(), h_full.cols()), v[0], v[1], v[2], v[3], k);
   const auto img = to_device(h_full);
   const H<T> want = median_ref(H<T>(h_full.block(v[0], v[1], v[2], v[3])), k);
-  for (bool pair : {false, true}) {
-    CAPTURE(pair);
+  const int forms = std::is_same_v<T, float> && k == 5 ? 3 : 2;
+  for (int form = 0; form < forms; ++form) {
+    CAPTURE(form);
     poison_next<T>(v[2], v[3], img.stream());
-    CHECK(to_eigen(median_forced(img.block(v[0], v[1], v[2], v[3]), k, pair)) == want);
+    CHECK(to_eigen(median_forced(img.block(v[0], v[1], v[2], v[3]), k, form)) == want);
   }
   CHECK(to_eigen(img) == h_full);
 }

@@ -4,13 +4,23 @@
 #include "dispatch/image_median.cuh"
 
 #include <stdexcept>
+#include <type_traits>
 
 namespace devmat::test {
 namespace {
 template <class T>
-DeviceMatrix<T> forced(const MatrixView<const T>& img, int k, bool pair) {
+DeviceMatrix<T> forced(const MatrixView<const T>& img, int k, int form) {
   const Stream s = img.stream();
   DeviceMatrix<T> out(img.rows(), img.cols(), s);
+  const bool pair = form == 1;
+  if (form == 2) {
+    if constexpr (std::is_same_v<T, float>)
+      if (k == 5) {
+        detail::launch_median_f32_quad(s.native(), img.data(), img.stride(), out.data(), img.rows(), img.cols());
+        return out;
+      }
+    throw std::invalid_argument("median_forced: form 2 is f32 5x5 only");
+  }
   const auto run = [&](auto side) {
     detail::launch_median<decltype(side)::value>(s.native(), img.data(), img.stride(), out.data(), img.rows(), img.cols(),
                                                  pair);
@@ -30,8 +40,8 @@ DeviceMatrix<T> forced(const MatrixView<const T>& img, int k, bool pair) {
 }
 }  // namespace
 
-DeviceMatrix<std::uint8_t> median_forced(const MatrixView<const std::uint8_t>& img, int k, bool pair) {
-  return forced(img, k, pair);
+DeviceMatrix<std::uint8_t> median_forced(const MatrixView<const std::uint8_t>& img, int k, int form) {
+  return forced(img, k, form);
 }
-DeviceMatrix<float> median_forced(const MatrixView<const float>& img, int k, bool pair) { return forced(img, k, pair); }
+DeviceMatrix<float> median_forced(const MatrixView<const float>& img, int k, int form) { return forced(img, k, form); }
 }  // namespace devmat::test
