@@ -93,8 +93,9 @@ inline void launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
   launch(&canny_finish_kernel, dim3(blocks), dim3(kCannyThreads), 0, s, out, static_cast<Index>(n));
 }
 
-/// Canny of the rows x cols image at `in` (row stride ld) into the dense `out`, thresholds
-/// already floor()ed; rows, cols > 0. Components unless the config asks for tile rounds or the
+/// Canny of the rows x cols image at `in` (row stride ld) into the dense `out` (4-byte aligned, as
+/// every pool allocation: the per-pixel kernels move words of 4 pixels), thresholds already
+/// floor()ed; rows, cols > 0. Components unless the config asks for tile rounds or the
 /// image has 2^32 pixels or more.
 inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                          int low, int high, const CannyConfig& config = {}) {
