@@ -6,6 +6,7 @@
 // row first compares NPP's image with devmat's and reports the pixels that differ in the
 // counter "differs" (0 expected for morphology, median and integral; the box filter's borders
 // differ: NPP replicates, OpenCV and devmat reflect).
+#include "dispatch/image_median.cuh"
 #include "support.hpp"
 
 #include <devmat/devmat.hpp>
@@ -160,6 +161,43 @@ void register_median(int k) {
 #endif
 }
 
+/// The median kernels' forms beside "ours" (the public function): "ours-single" (one output a
+/// thread per row), "ours-pair" (pairs of adjacent rows sharing their windows' common values)
+/// and, f32 5x5 only, "ours-quad" (2 x 2 blocks sharing a 4 x 4 core).
+/// Each is compared with median_blur once before timing (counter "differs", 0 expected; a
+/// difference skips the row with an error).
+template <class T>
+void register_median_forms(int k) {
+  const std::string op = "median_" + std::to_string(k) + "x" + std::to_string(k);
+  const int forms = std::is_same_v<T, float> && k == 5 ? 3 : 2;
+  for (int form = 0; form < forms; ++form)
+    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, form == 2 ? "ours-quad" : form ? "ours-pair" : "ours-single").c_str(),
+                                 [=](benchmark::State& st) {
+                                   const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+                                   DeviceMatrix<T> out(kSide, kSide, img.stream());
+                                   const cudaStream_t s = img.stream().native();
+                                   const bool pair = form == 1;
+                                   const auto run = [&] {
+                                     if constexpr (std::is_same_v<T, float>)
+                                       if (form == 2) return devmat::detail::launch_median_f32_quad(s, img.data(), kSide, out.data(), kSide, kSide);
+                                     if (k == 3) devmat::detail::launch_median<3>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
+                                     else if (k == 5) devmat::detail::launch_median<5>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
+                                     else if constexpr (std::is_same_v<T, std::uint8_t>)
+                                       devmat::detail::launch_median<7>(s, img.data(), kSide, out.data(), kSide, kSide, pair);
+                                   };
+                                   run();
+                                   const std::size_t differs = count_differences(out, devmat::median_blur(img, k));
+                                   st.counters["differs"] = static_cast<double>(differs);
+                                   if (differs != 0) {
+                                     st.SkipWithError("form differs from median_blur");
+                                     return;
+                                   }
+                                   b::time_on_stream(st, s, kPixels, b::kMpixps, run);
+                                 })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+}
+
 void register_box(int k) {
   const std::string op = "box_" + std::to_string(k) + "x" + std::to_string(k);
   benchmark::RegisterBenchmark(b::name(op, "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
@@ -208,7 +246,7 @@ void register_integral() {
 }
 void register_canny() {
   // A smooth image (noise under a 9x9 box), so that edges are long and hysteresis has work.
-  // canny waits for its stream once per four hysteresis rounds: host time is part of its time.
+  // canny queues its kernels without waiting (hysteresis by connected components).
   benchmark::RegisterBenchmark(b::name("canny_5_15", "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
     const auto noise = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
     const auto img = devmat::box_filter(noise, 9, 9);
@@ -244,6 +282,8 @@ int main(int argc, char** argv) {
   for (int k : {3, 15, 31}) register_morph<float>(true, k);
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
+  for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);
+  for (int k : {3, 5}) register_median_forms<float>(k);
   for (int k : {3, 5, 15}) register_box(k);
   register_integral();
   register_canny();

@@ -5,11 +5,11 @@
 // "ours-<config>" rows, the other kernels or configurations the library has for that case, so
 // that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
 // rows) and "ours-band-r4/r8/r16" (16 pixels a thread), morphology "ours-r4/r8/r16", filter2d
-// "ours-general" (the any-size kernel), canny "ours-c2/c8/c16" (hysteresis rounds between two
-// reads of the flag), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that views take,
-// 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a dense image
-// takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of views) and
-// "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
+// "ours-general" (the any-size kernel), canny "ours-tiles-c2/c4" (the tile-rounds hysteresis,
+// rounds between two reads of the flag), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel
+// that views take, 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a
+// dense image takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of
+// views) and "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
 // "ours-flat-u2/u4", threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy
 // of the image: the floor of a 1-read 1-write map).
 // Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
@@ -356,9 +356,13 @@ void register_gray_flat() {
     });
 }
 
-/// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15), with other
-/// numbers of hysteresis rounds between two waits for the flag: "ours-c2", "-c8", "-c16" (ours:
-/// 4). The rounds after the first work only on the tiles a change marked.
+/// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15): "ours" is the
+/// connected-components hysteresis (four kernels, no wait); "ours-tiles-c2" / "-c4" the tile
+/// rounds it replaced (2 or 4 rounds between two waits for the flag; the rounds after the first
+/// work only on the tiles a change marked). "canny_snake_20_100": a serpentine of weak edges
+/// through every tile row with one strong end (test/support/canny_ref.hpp's snake_image: a
+/// path of 110 on 100, rows 5 apart), the worst case for tile-local fills; no tile-rounds row
+/// there (tens of thousands of rounds).
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
@@ -366,23 +370,45 @@ void register_canny() {
   };
   const auto ours = [smooth] { return devmat::canny(smooth(), 5, 15); };
   register_ours<U8>("canny_5_15", ours);
-  for (int rounds : {2, 8, 16})
-    register_variant<U8>("canny_5_15", "ours-c" + std::to_string(rounds), ours, [=](DeviceMatrix<U8>& out) {
+  for (int rounds : {2, 4})
+    register_variant<U8>("canny_5_15", "ours-tiles-c" + std::to_string(rounds), ours, [=](DeviceMatrix<U8>& out) {
       const auto& img = smooth();
-      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, rounds);
+      d::CannyConfig config;
+      config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;
+      config.rounds_per_check = rounds;
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, config);
     });
+  const auto snake = []() -> const DeviceMatrix<U8>& {
+    static const DeviceMatrix<U8> m = [] {
+      std::vector<U8> h(static_cast<std::size_t>(kSide * kSide), 100);
+      for (Index y = 1, k = 0; y < kSide - 1; y += 5, ++k) {
+        for (Index x = 1; x < kSide - 1; ++x) h[y * kSide + x] = 110;
+        const Index turn = k % 2 ? 1 : kSide - 2;
+        for (Index i = y; i < std::min(kSide - 1, y + 5); ++i) h[i * kSide + turn] = 110;
+      }
+      for (Index y = 0; y < 3; ++y)
+        for (Index x = 0; x < 3; ++x) h[y * kSide + x] = 220;
+      return DeviceMatrix<U8>::from_vector(h, kSide, kSide, input<U8>().stream());
+    }();
+    return m;
+  };
+  register_ours<U8>("canny_snake_20_100", [snake] { return devmat::canny(snake(), 20, 100); });
 #if DEVMAT_BENCH_HAVE_NPP
-  register_npp<U8>("canny_5_15", [smooth](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
+  const auto npp_canny = [](const DeviceMatrix<U8>& img, DeviceMatrix<U8>& out, const NppStreamContext& ctx, Npp16s low,
+                            Npp16s high) {
     const NppiSize size = b::npp_size(kSide, kSide);
     thread_local const DeviceMatrix<U8> buffer = [&] {
       int bytes = 0;
       DEVMAT_BENCH_NPP(nppiFilterCannyBorderGetBufferSize(size, &bytes));
       return DeviceMatrix<U8>(1, std::max(1, bytes));
     }();
-    DEVMAT_BENCH_NPP(nppiFilterCannyBorder_8u_C1R_Ctx(smooth().data(), kStepU8, size, NppiPoint{0, 0}, out.data(), kStepU8,
-                                                      size, NPP_FILTER_SOBEL, NPP_MASK_SIZE_3_X_3, 5, 15, nppiNormL1,
+    DEVMAT_BENCH_NPP(nppiFilterCannyBorder_8u_C1R_Ctx(img.data(), kStepU8, size, NppiPoint{0, 0}, out.data(), kStepU8, size,
+                                                      NPP_FILTER_SOBEL, NPP_MASK_SIZE_3_X_3, low, high, nppiNormL1,
                                                       NPP_BORDER_REPLICATE, const_cast<U8*>(buffer.data()), ctx));
-  });
+  };
+  register_npp<U8>("canny_5_15", [=](DeviceMatrix<U8>& out, const NppStreamContext& ctx) { npp_canny(smooth(), out, ctx, 5, 15); });
+  register_npp<U8>("canny_snake_20_100",
+                   [=](DeviceMatrix<U8>& out, const NppStreamContext& ctx) { npp_canny(snake(), out, ctx, 20, 100); });
 #endif
 }
 

@@ -1,8 +1,18 @@
 // Canny edges on u8 as OpenCV's cv::Canny with its defaults (3x3 Sobel, borders replicated, L1
 // gradient |dx| + |dy|): non-maximum suppression with OpenCV's integer direction test, then
-// hysteresis to a fixpoint. The edge map is the output image itself: 0 (no edge), kCannyWeak
-// (above low, not yet joined to a strong pixel) and 255 (an edge). Device code only;
-// dispatch/image_canny.cuh launches and loops.
+// hysteresis. Two hysteresis designs share the suppression (canny_tile_classes):
+// - connected components (the default): canny_label_kernel suppresses a 32 x 32 tile and joins
+//   its candidates (pixels above low that survive) by a union-find in shared memory; each pixel's
+//   label is its tile-local root's index. canny_merge_kernel joins the candidates that touch across
+//   tile borders by a union-find in global memory (parents only ever decrease: atomicMin links a
+//   root under a smaller one). canny_flatten_kernel points every local root at its final root and
+//   marks that root strong when its own piece had a pixel above high; canny_edges_kernel writes
+//   255 where a candidate's root is strong. Four kernels, a fixed number whatever the image.
+// - tile rounds: canny_nms_kernel writes 0 / kCannyWeak / kCannyEdge, canny_hysteresis_kernel
+//   raises weak pixels next to edges tile by tile until a round changes nothing (the host reads a
+//   flag), canny_finish_kernel clears the weak pixels left. The fallback past 2^32 pixels (the
+//   labels are 32-bit) and a bench variant.
+// Device code only; dispatch/image_canny.cuh launches.
 #pragma once
 
 #include "common.cuh"
@@ -17,78 +27,109 @@ constexpr int kCannyThreadsX = 32;
 constexpr int kCannyThreadsY = 8;
 constexpr int kCannyThreads = kCannyThreadsX * kCannyThreadsY;
 constexpr int kCannyTile = 32;  // a 32 x 32 tile, each thread 4 pixels 8 rows apart
+constexpr int kCannyRowsPerThread = kCannyTile / kCannyThreadsY;
 constexpr std::uint8_t kCannyWeak = 1;
 constexpr std::uint8_t kCannyEdge = 255;
-
+// The map between the connected-components kernels: 0 not a candidate, then a candidate that is
+// not its tile piece's root, a root of a piece with no strong pixel, a root of one with (or, after
+// canny_flatten_kernel, a final root whose component has a strong pixel).
+constexpr std::uint8_t kCannyMember = 1;
+constexpr std::uint8_t kCannyRootWeak = 2;
+constexpr std::uint8_t kCannyRootStrong = 3;
+constexpr int kCannyStreamThreads = 256;  // the per-pixel kernels: 4 pixels a thread
 __device__ __forceinline__ Index canny_clamp(Index i, Index n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 
-/// Gradient, magnitude and non-maximum suppression: map(y, x) = 255 where the L1 magnitude m is
-/// a local maximum across the gradient (OpenCV's sectors: tan 22.5 in Q15) and m > high, 1
-/// where it is one and low < m <= high, else 0. Magnitudes outside the image count as 0.
-__global__ void __launch_bounds__(kCannyThreads)
-canny_nms_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __restrict__ map, Index rows, Index cols,
-                 int low, int high, unsigned tiles_y) {
-  __shared__ int px_smem[kCannyTile + 4][kCannyTile + 4];   // pixels, halo 2, replicated
-  __shared__ int mag_smem[kCannyTile + 2][kCannyTile + 2];  // magnitudes, halo 1, 0 outside
+/// The shared memory of the suppression: a tile's pixels with a halo of 2 (replicated) and their
+/// magnitudes with a halo of 1 (0 outside the image).
+struct CannySmem {
+  int px[kCannyTile + 4][kCannyTile + 4];   // (TILE+4, TILE+4)
+  int mag[kCannyTile + 2][kCannyTile + 2];  // (TILE+2, TILE+2)
+};
+
+/// Gradient, magnitude and non-maximum suppression of the tile at (y0, x0): byte r of the result,
+/// for this thread's pixel (y0 + threadIdx.y + 8 r, x0 + threadIdx.x), is kCannyEdge where the L1 magnitude
+/// m is a local maximum across the gradient (OpenCV's sectors: tan 22.5 in Q15) and m > high,
+/// kCannyWeak where it is one and low < m <= high, else 0 (and 0 outside the image). Starts with
+/// a barrier, so a loop over tiles may call it again. (Bytes of a word, not an array: an array
+/// passed by reference went to local memory.)
+__device__ __forceinline__ unsigned canny_tile_classes(const std::uint8_t* __restrict__ in, Index ld, Index rows, Index cols,
+                                                       int low, int high, Index y0, Index x0, CannySmem& sm) {
+  static_assert(kCannyRowsPerThread <= 4, "the classes are the bytes of a word");
   const int tid = threadIdx.y * kCannyThreadsX + threadIdx.x;
-  const Index x0 = static_cast<Index>(blockIdx.x) * kCannyTile;
-  const auto grad = [&](int ly, int lx, int& dx, int& dy) {  // at px_smem (ly, lx), a centre
-    const int a = px_smem[ly - 1][lx - 1], b = px_smem[ly - 1][lx], c = px_smem[ly - 1][lx + 1];
-    const int d = px_smem[ly][lx - 1], f = px_smem[ly][lx + 1];
-    const int g = px_smem[ly + 1][lx - 1], h = px_smem[ly + 1][lx], i = px_smem[ly + 1][lx + 1];
+  const auto grad = [&](int ly, int lx, int& dx, int& dy) {  // at px (ly, lx), a centre
+    const int a = sm.px[ly - 1][lx - 1], b = sm.px[ly - 1][lx], c = sm.px[ly - 1][lx + 1];
+    const int d = sm.px[ly][lx - 1], f = sm.px[ly][lx + 1];
+    const int g = sm.px[ly + 1][lx - 1], h = sm.px[ly + 1][lx], i = sm.px[ly + 1][lx + 1];
     dx = (c + 2 * f + i) - (a + 2 * d + g);
     dy = (g + 2 * h + i) - (a + 2 * b + c);
   };
+  __syncthreads();
+  for (int e = tid; e < (kCannyTile + 4) * (kCannyTile + 4); e += kCannyThreads) {
+    const int i = e / (kCannyTile + 4), j = e % (kCannyTile + 4);
+    sm.px[i][j] = in[canny_clamp(y0 - 2 + i, rows) * ld + canny_clamp(x0 - 2 + j, cols)];
+  }
+  __syncthreads();
+  for (int e = tid; e < (kCannyTile + 2) * (kCannyTile + 2); e += kCannyThreads) {
+    const int i = e / (kCannyTile + 2), j = e % (kCannyTile + 2);
+    const Index y = y0 - 1 + i, x = x0 - 1 + j;
+    int m = 0;
+    if (y >= 0 && y < rows && x >= 0 && x < cols) {
+      int dx, dy;
+      grad(i + 1, j + 1, dx, dy);
+      m = ::abs(dx) + ::abs(dy);
+    }
+    sm.mag[i][j] = m;
+  }
+  __syncthreads();
+  constexpr int kShift = 15;
+  constexpr int kTg22 = 13573;  // (int)(tan(22.5 deg) * 2^15 + 0.5)
+  unsigned cls = 0;
+#pragma unroll
+  for (int r = 0; r < kCannyRowsPerThread; ++r) {
+    const int ly = threadIdx.y + r * kCannyThreadsY, lx = threadIdx.x;
+    const Index y = y0 + ly, x = x0 + lx;
+    if (y >= rows || x >= cols) continue;
+    const int my = ly + 1, mx = lx + 1;  // in mag
+    const int m = sm.mag[my][mx];
+    if (m > low) {
+      int xs, ys;
+      grad(ly + 2, lx + 2, xs, ys);
+      const int ax = ::abs(xs), ay = ::abs(ys) << kShift;
+      const int tg22x = ax * kTg22;
+      bool peak;
+      if (ay < tg22x) {
+        peak = m > sm.mag[my][mx - 1] && m >= sm.mag[my][mx + 1];
+      } else {
+        const int tg67x = tg22x + (ax << (kShift + 1));
+        if (ay > tg67x) {
+          peak = m > sm.mag[my - 1][mx] && m >= sm.mag[my + 1][mx];
+        } else {
+          const int s = (xs ^ ys) < 0 ? -1 : 1;
+          peak = m > sm.mag[my - 1][mx - s] && m > sm.mag[my + 1][mx + s];
+        }
+      }
+      if (peak) cls |= static_cast<unsigned>(m > high ? kCannyEdge : kCannyWeak) << (8 * r);
+    }
+  }
+  return cls;
+}
+
+/// Byte r of a word.
+__device__ __forceinline__ std::uint8_t canny_byte(unsigned word, int r) { return static_cast<std::uint8_t>(word >> (8 * r)); }
+
+/// Suppression alone (the tile-rounds design): map(y, x) = the class of canny_tile_classes.
+__global__ void __launch_bounds__(kCannyThreads)
+canny_nms_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __restrict__ map, Index rows, Index cols,
+                 int low, int high, unsigned tiles_y) {
+  __shared__ CannySmem sm;
+  const Index x0 = static_cast<Index>(blockIdx.x) * kCannyTile;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kCannyTile;
-    __syncthreads();
-    for (int e = tid; e < (kCannyTile + 4) * (kCannyTile + 4); e += kCannyThreads) {
-      const int i = e / (kCannyTile + 4), j = e % (kCannyTile + 4);
-      px_smem[i][j] = in[canny_clamp(y0 - 2 + i, rows) * ld + canny_clamp(x0 - 2 + j, cols)];
-    }
-    __syncthreads();
-    for (int e = tid; e < (kCannyTile + 2) * (kCannyTile + 2); e += kCannyThreads) {
-      const int i = e / (kCannyTile + 2), j = e % (kCannyTile + 2);
-      const Index y = y0 - 1 + i, x = x0 - 1 + j;
-      int m = 0;
-      if (y >= 0 && y < rows && x >= 0 && x < cols) {
-        int dx, dy;
-        grad(i + 1, j + 1, dx, dy);
-        m = ::abs(dx) + ::abs(dy);
-      }
-      mag_smem[i][j] = m;
-    }
-    __syncthreads();
-    constexpr int kShift = 15;
-    constexpr int kTg22 = 13573;  // (int)(tan(22.5 deg) * 2^15 + 0.5)
+    const unsigned cls = canny_tile_classes(in, ld, rows, cols, low, high, y0, x0, sm);
 #pragma unroll
-    for (int r = 0; r < kCannyTile / kCannyThreadsY; ++r) {
-      const int ly = threadIdx.y + r * kCannyThreadsY, lx = threadIdx.x;
-      const Index y = y0 + ly, x = x0 + lx;
-      if (y >= rows || x >= cols) continue;
-      const int my = ly + 1, mx = lx + 1;  // in mag_smem
-      const int m = mag_smem[my][mx];
-      std::uint8_t out = 0;
-      if (m > low) {
-        int xs, ys;
-        grad(ly + 2, lx + 2, xs, ys);
-        const int ax = ::abs(xs), ay = ::abs(ys) << kShift;
-        const int tg22x = ax * kTg22;
-        bool peak;
-        if (ay < tg22x) {
-          peak = m > mag_smem[my][mx - 1] && m >= mag_smem[my][mx + 1];
-        } else {
-          const int tg67x = tg22x + (ax << (kShift + 1));
-          if (ay > tg67x) {
-            peak = m > mag_smem[my - 1][mx] && m >= mag_smem[my + 1][mx];
-          } else {
-            const int s = (xs ^ ys) < 0 ? -1 : 1;
-            peak = m > mag_smem[my - 1][mx - s] && m > mag_smem[my + 1][mx + s];
-          }
-        }
-        if (peak) out = m > high ? kCannyEdge : kCannyWeak;
-      }
-      map[y * cols + x] = out;
+    for (int r = 0; r < kCannyRowsPerThread; ++r) {
+      const Index y = y0 + threadIdx.y + r * kCannyThreadsY, x = x0 + threadIdx.x;
+      if (y < rows && x < cols) map[y * cols + x] = canny_byte(cls, r);
     }
   }
 }
@@ -167,6 +208,208 @@ canny_finish_kernel(std::uint8_t* map, Index n) {
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
   for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride)
     if (map[e] == kCannyWeak) map[e] = 0;
+}
+
+// ------------------------------------------------------------------ connected components
+
+/// The root of i in a forest whose parents only decrease (parent[x] <= x, roots parent[x] == x).
+/// Parents are read through L2 (__ldcg), past the SM's L1, which another SM's links do not
+/// update; a stale parent would still be an ancestor, only a slower one. A path longer than two
+/// steps is then pointed at the root, by atomicMin (never undoing a smaller parent that another
+/// thread's link set meanwhile).
+__device__ __forceinline__ unsigned canny_find(unsigned* parent, unsigned i) {
+  unsigned root = i;
+  int steps = 0;
+  for (unsigned p; (p = __ldcg(parent + root)) != root; ++steps) root = p;
+  if (steps > 2)  // parents only decrease: stop where another thread's compression jumped past root
+    for (unsigned x = i; x > root;) {
+      const unsigned next = __ldcg(parent + x);
+      atomicMin(parent + x, root);
+      x = next;
+    }
+  return root;
+}
+
+/// Joins the trees of a and b: the larger root is linked under the smaller by atomicMin. When the
+/// larger was linked elsewhere meanwhile (atomicMin returns another parent), the join goes on
+/// with that parent, which is in the same tree: no link is lost (Playne and Hawick's union).
+template <class T, class Find>
+__device__ __forceinline__ void canny_unite(T* parent, T a, T b, const Find& find) {
+  for (;;) {
+    a = find(a);
+    b = find(b);
+    if (a == b) return;
+    if (a > b) {
+      const T t = a;
+      a = b;
+      b = t;
+    }
+    const T old = atomicMin(parent + b, a);
+    if (old == b) return;
+    b = old;
+  }
+}
+
+/// Suppression and the tile's own components. For each candidate (a class above 0), lab[p] is
+/// the global index of its tile piece's root (the smallest index of its 8-connected piece inside
+/// the tile, as the shared union-find leaves it); map[p] is kCannyMember, or at the root
+/// kCannyRootWeak / kCannyRootStrong (whether the piece has a pixel of class kCannyEdge); 0 for
+/// the others (whose lab is not written). Indices are 32-bit: the image has fewer than 2^32
+/// pixels.
+__global__ void __launch_bounds__(kCannyThreads)
+canny_label_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __restrict__ map, unsigned* __restrict__ lab,
+                   Index rows, Index cols, int low, int high, unsigned tiles_y) {
+  constexpr int kTilePixels = kCannyTile * kCannyTile;
+  __shared__ CannySmem sm;
+  __shared__ int parent_smem[kTilePixels];          // (TILE * TILE) a parent per pixel of the tile
+  __shared__ std::uint8_t cls_smem[kTilePixels];     // (TILE * TILE) the classes
+  __shared__ unsigned strong_smem[kTilePixels / 32];  // a bit per pixel: a root whose piece is strong
+  const int tid = threadIdx.y * kCannyThreadsX + threadIdx.x;
+  const int lx = threadIdx.x;
+  const Index x0 = static_cast<Index>(blockIdx.x) * kCannyTile;
+  const auto find = [&](int i) {  // volatile: other threads link roots meanwhile
+    const volatile int* parent = parent_smem;
+    for (int p; (p = parent[i]) != i;) i = p;
+    return i;
+  };
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kCannyTile;
+    const unsigned cls = canny_tile_classes(in, ld, rows, cols, low, high, y0, x0, sm);  // begins with a barrier
+#pragma unroll
+    for (int r = 0; r < kCannyRowsPerThread; ++r) {
+      const int i = (threadIdx.y + r * kCannyThreadsY) * kCannyTile + lx;
+      parent_smem[i] = i;
+      cls_smem[i] = canny_byte(cls, r);
+    }
+    if (tid < kTilePixels / 32) strong_smem[tid] = 0;
+    __syncthreads();
+    // Each candidate joins its candidate neighbours W, NW, N, NE inside the tile: every
+    // 8-adjacent pair once.
+#pragma unroll
+    for (int r = 0; r < kCannyRowsPerThread; ++r) {
+      const int ly = threadIdx.y + r * kCannyThreadsY, i = ly * kCannyTile + lx;
+      if (!canny_byte(cls, r)) continue;
+      if (lx > 0 && cls_smem[i - 1]) canny_unite(parent_smem, i, i - 1, find);
+      if (ly > 0) {
+        if (lx > 0 && cls_smem[i - kCannyTile - 1]) canny_unite(parent_smem, i, i - kCannyTile - 1, find);
+        if (cls_smem[i - kCannyTile]) canny_unite(parent_smem, i, i - kCannyTile, find);
+        if (lx < kCannyTile - 1 && cls_smem[i - kCannyTile + 1]) canny_unite(parent_smem, i, i - kCannyTile + 1, find);
+      }
+    }
+    __syncthreads();
+    // Every candidate points at its root (a root never changes now: writes of roots only), and
+    // a strong pixel marks its root.
+    int root[kCannyRowsPerThread];
+#pragma unroll
+    for (int r = 0; r < kCannyRowsPerThread; ++r) {
+      const int i = (threadIdx.y + r * kCannyThreadsY) * kCannyTile + lx;
+      root[r] = canny_byte(cls, r) ? find(i) : i;
+      if (canny_byte(cls, r) == kCannyEdge) atomicOr(&strong_smem[root[r] / 32], 1u << (root[r] % 32));
+    }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < kCannyRowsPerThread; ++r) {
+      const int ly = threadIdx.y + r * kCannyThreadsY, i = ly * kCannyTile + lx;
+      const Index y = y0 + ly, x = x0 + lx;
+      if (y >= rows || x >= cols) continue;
+      std::uint8_t code = 0;
+      if (canny_byte(cls, r)) {
+        const int q = root[r];
+        if (q != i) code = kCannyMember;
+        else code = (strong_smem[q / 32] >> (q % 32)) & 1u ? kCannyRootStrong : kCannyRootWeak;
+        lab[y * cols + x] = static_cast<unsigned>((y0 + q / kCannyTile) * cols + x0 + q % kCannyTile);
+      }
+      map[y * cols + x] = code;
+    }
+  }
+}
+
+/// Joins the candidates that touch across tile borders: item e is a pixel p on a tile's first
+/// column (x = 32 k, k >= 1; the first (tiles_x - 1) * rows items, down each such column) joined
+/// with its candidate neighbours in the column before (rows y - 1 .. y + 1), or on a tile's first
+/// row (y = 32 k, k >= 1; along each such row) joined with its candidate neighbours in the row
+/// above (columns x - 1 .. x + 1). Every 8-adjacent pair of pixels in two tiles is one of these.
+__global__ void __launch_bounds__(kCannyStreamThreads)
+canny_merge_kernel(const std::uint8_t* __restrict__ map, unsigned* lab, Index rows, Index cols, Index tiles_x,
+                   Index tiles_y) {
+  const Index n_down = (tiles_x - 1) * rows;
+  const Index n = n_down + (tiles_y - 1) * cols;
+  const auto find = [lab](unsigned i) { return canny_find(lab, i); };
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const bool down = e < n_down;
+    const Index f = down ? e : e - n_down;
+    const Index y = down ? f % rows : (f / cols + 1) * kCannyTile;
+    const Index x = down ? (f / rows + 1) * kCannyTile : f % cols;
+    const Index p = y * cols + x;
+    if (!map[p]) continue;
+#pragma unroll
+    for (int k = -1; k <= 1; ++k) {
+      const Index qy = down ? y + k : y - 1, qx = down ? x - 1 : x + k;
+      if (qy < 0 || qy >= rows || qx < 0 || qx >= cols) continue;
+      const Index q = qy * cols + qx;
+      if (map[q]) canny_unite(lab, static_cast<unsigned>(p), static_cast<unsigned>(q), find);
+    }
+  }
+}
+
+/// Every tile piece's root (map kCannyRootWeak or kCannyRootStrong) is pointed at its final root
+/// (lab[q] = root), and a strong piece marks that root kCannyRootStrong. So afterwards, for every
+/// candidate p, lab[lab[p]] is its component's root, whose map says whether it is strong. Four
+/// pixels a thread (n is rows * cols: the map is dense).
+__global__ void __launch_bounds__(kCannyStreamThreads)
+canny_flatten_kernel(std::uint8_t* map, unsigned* lab, Index n) {
+  const Index stride = 4 * static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = 4 * (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x); e < n; e += stride) {
+    std::uint8_t code[4];
+    if (e + 4 <= n) {
+      const unsigned word = *reinterpret_cast<const unsigned*>(map + e);
+      if ((word & 0x02020202u) == 0) continue;  // no root among the four (roots are 2 and 3)
+#pragma unroll
+      for (int b = 0; b < 4; ++b) code[b] = static_cast<std::uint8_t>(word >> (8 * b));
+    } else {
+#pragma unroll
+      for (int b = 0; b < 4; ++b) code[b] = e + b < n ? map[e + b] : 0;
+    }
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      if (code[b] < kCannyRootWeak) continue;
+      const unsigned q = static_cast<unsigned>(e + b);
+      unsigned root = q;
+      for (unsigned p; (p = __ldcg(lab + root)) != root;) root = p;
+      if (root == q) continue;
+      for (unsigned x = q; x > root;) {  // the whole path at the root: later finds take one step
+        const unsigned next = __ldcg(lab + x);
+        atomicMin(lab + x, root);
+        x = next;
+      }
+      if (code[b] == kCannyRootStrong) map[root] = kCannyRootStrong;
+    }
+  }
+}
+
+/// The edges, in place: 255 where a candidate's component root is strong, else 0. A root's own
+/// byte may be rewritten (kCannyRootStrong -> 255, kCannyRootWeak -> 0) while others read it:
+/// both values say the same. Four pixels a thread.
+__global__ void __launch_bounds__(kCannyStreamThreads)
+canny_edges_kernel(std::uint8_t* map, const unsigned* __restrict__ lab, Index n) {
+  const Index stride = 4 * static_cast<Index>(gridDim.x) * blockDim.x;
+  const auto edge = [&](Index p) -> unsigned {
+    const std::uint8_t s = map[lab[lab[p]]];
+    return s == kCannyRootStrong || s == kCannyEdge ? kCannyEdge : 0u;
+  };
+  for (Index e = 4 * (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x); e < n; e += stride) {
+    if (e + 4 <= n) {
+      const unsigned word = *reinterpret_cast<const unsigned*>(map + e);
+      unsigned out = 0;
+#pragma unroll
+      for (int b = 0; b < 4; ++b)
+        if ((word >> (8 * b)) & 0xffu) out |= edge(e + b) << (8 * b);
+      *reinterpret_cast<unsigned*>(map + e) = out;
+    } else {
+      for (Index p = e; p < n; ++p) map[p] = map[p] ? static_cast<std::uint8_t>(edge(p)) : std::uint8_t(0);
+    }
+  }
 }
 
 }  // namespace devmat::detail

@@ -1,9 +1,13 @@
 // canny against OpenCV's cv::Canny (where the tests were built with it) and a plain C++
-// reference of its definition (3x3 Sobel with replicated borders, L1 magnitude, OpenCV's
-// four-sector suppression with tan 22.5 in Q15, floor()ed thresholds, 8-connected hysteresis by
-// a breadth-first search): exact. Noise, smooth images, drawn shapes whose edges run across
-// many tiles (many hysteresis rounds), odd shapes, regions of interest, thresholds 0, equal and
-// fractional; errors before launch.
+// reference of its definition (support/canny_ref.hpp: 3x3 Sobel with replicated borders, L1
+// magnitude, OpenCV's four-sector suppression with tan 22.5 in Q15, floor()ed thresholds,
+// 8-connected hysteresis by a search): exact. Noise, smooth images, drawn shapes whose edges run
+// across many tiles, serpentines and spirals of weak edges with one strong end (the worst case
+// for tile-local fills), odd shapes, regions of interest, thresholds 0, equal and fractional;
+// both hysteresis designs (connected components, canny's; tile rounds, forced); errors before
+// launch.
+#include "support/canny_ref.hpp"
+#include "support/image_canny.hpp"
 #include "support/opencv.hpp"
 
 #include <algorithm>
@@ -23,52 +27,17 @@ namespace {
 using H8 = HostMatrix<std::uint8_t>;
 
 H8 canny_ref(const H8& img, double low_t, double high_t) {
-  const Index r = img.rows(), c = img.cols();
-  const int low = static_cast<int>(std::floor(low_t)), high = static_cast<int>(std::floor(high_t));
-  auto px = [&](Index y, Index x) { return static_cast<int>(img(std::clamp<Index>(y, 0, r - 1), std::clamp<Index>(x, 0, c - 1))); };
-  std::vector<int> dx(static_cast<std::size_t>(r * c)), dy(dx.size()), mag(dx.size());
-  for (Index y = 0; y < r; ++y)
-    for (Index x = 0; x < c; ++x) {
-      const Index e = y * c + x;
-      dx[e] = (px(y - 1, x + 1) + 2 * px(y, x + 1) + px(y + 1, x + 1)) - (px(y - 1, x - 1) + 2 * px(y, x - 1) + px(y + 1, x - 1));
-      dy[e] = (px(y + 1, x - 1) + 2 * px(y + 1, x) + px(y + 1, x + 1)) - (px(y - 1, x - 1) + 2 * px(y - 1, x) + px(y - 1, x + 1));
-      mag[e] = std::abs(dx[e]) + std::abs(dy[e]);
-    }
-  auto m_at = [&](Index y, Index x) { return y < 0 || y >= r || x < 0 || x >= c ? 0 : mag[y * c + x]; };
-  std::vector<std::uint8_t> state(dx.size(), 0);  // 0 none, 1 weak, 2 strong
-  std::vector<Index> queue;
-  for (Index y = 0; y < r; ++y)
-    for (Index x = 0; x < c; ++x) {
-      const Index e = y * c + x;
-      const int m = mag[e];
-      if (m <= low) continue;
-      const long long ax = std::abs(dx[e]), ay = static_cast<long long>(std::abs(dy[e])) << 15;
-      const long long tg22x = ax * 13573, tg67x = tg22x + (ax << 16);
-      bool peak;
-      if (ay < tg22x) peak = m > m_at(y, x - 1) && m >= m_at(y, x + 1);
-      else if (ay > tg67x) peak = m > m_at(y - 1, x) && m >= m_at(y + 1, x);
-      else {
-        const int s = (dx[e] ^ dy[e]) < 0 ? -1 : 1;
-        peak = m > m_at(y - 1, x - s) && m > m_at(y + 1, x + s);
-      }
-      if (!peak) continue;
-      state[e] = m > high ? 2 : 1;
-      if (state[e] == 2) queue.push_back(e);
-    }
-  while (!queue.empty()) {
-    const Index e = queue.back();
-    queue.pop_back();
-    const Index y = e / c, x = e % c;
-    for (Index i = y - 1; i <= y + 1; ++i)
-      for (Index j = x - 1; j <= x + 1; ++j)
-        if (i >= 0 && i < r && j >= 0 && j < c && state[i * c + j] == 1) {
-          state[i * c + j] = 2;
-          queue.push_back(i * c + j);
-        }
-  }
-  H8 out(r, c);
-  for (Index e = 0; e < r * c; ++e) out.data()[e] = state[e] == 2 ? 255 : 0;
+  const std::vector<std::uint8_t> e = canny_reference(img.data(), img.rows(), img.cols(), img.cols(), low_t, high_t);
+  H8 out(img.rows(), img.cols());
+  std::copy(e.begin(), e.end(), out.data());
   return out;
+}
+
+H8 snake(Index r, Index c, int spacing, bool spiral) {
+  const std::vector<std::uint8_t> v = snake_image(r, c, spacing, spiral);
+  H8 h(r, c);
+  std::copy(v.begin(), v.end(), h.data());
+  return h;
 }
 
 /// Noise blurred by a box filter of side `blur` (on the host), so that edges are long.
@@ -135,6 +104,46 @@ TEST_CASE("canny equals the reference on noise, smooth images and drawn edges", 
 TEST_CASE("canny at 4097x4095: long edges across many tiles", "[image][canny]") {
   check_canny(drawn_image(4097, 4095), 50, 150);
   check_canny(test_image(1031, 2053, 9), 2, 12);  // low thresholds: long weak chains
+}
+
+TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both hysteresis designs", "[image][canny]") {
+  const auto check_designs = [](const H8& h, double low, double high, bool rounds) {
+    CAPTURE(shape(h.rows(), h.cols()), low, high);
+    const auto img = to_device(h);
+    const H8 want = canny_ref(h, low, high);
+    Index edges = 0;
+    for (Index e = 0; e < want.size(); ++e) edges += want.data()[e] != 0;
+    CAPTURE(edges);
+    poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+    CHECK(to_eigen(canny(img, low, high)) == want);
+    poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+    CHECK(to_eigen(canny_forced(img, low, high, true)) == want);
+    if (rounds)
+      for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
+        CAPTURE(per_check);
+        poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+        CHECK(to_eigen(canny_forced(img, low, high, false, per_check)) == want);
+      }
+    CHECK(to_eigen(img) == h);
+  };
+  // Under compute-sanitizer the tile rounds (hundreds of launches on a serpentine) only on the
+  // widest spacing.
+  const bool san = under_sanitizer();
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{257, 263}, {1, 4099}, {4099, 1}, {2, 1031}, {1031, 2}, {97, 1021}}) {
+    for (int spacing : {3, 4, 9})
+      for (bool spiral : {false, true}) {
+        CAPTURE(spacing, spiral);
+        check_designs(snake(r, c, spacing, spiral), 20, 100, !san || spacing == 9);
+      }
+    check_designs(random_matrix<std::uint8_t>(r, c, 0, 255), 10, 30, true);
+    check_designs(test_image(r, c, 7), 2, 12, true);
+  }
+  // One path through every tile row: far past what the tile rounds finish in a test's time.
+  for (bool spiral : {false, true}) {
+    CAPTURE(spiral);
+    check_designs(snake(2053, 1031, 3, spiral), 20, 100, false);
+  }
+  if (!san) check_designs(snake(4097, 4095, 5, false), 20, 100, false);
 }
 
 TEST_CASE("canny of a region of interest is that of its dense copy", "[image][canny][views]") {

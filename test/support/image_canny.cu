@@ -1,0 +1,20 @@
+// support/image_canny.hpp's forced Canny designs.
+#include "support/image_canny.hpp"
+
+#include "dispatch/image_canny.cuh"
+
+#include <cmath>
+
+namespace devmat::test {
+DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& img, double low, double high, bool components,
+                                        int rounds_per_check) {
+  const Stream s = img.stream();
+  DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
+  detail::CannyConfig config;
+  config.hysteresis = components ? detail::CannyConfig::Hysteresis::components : detail::CannyConfig::Hysteresis::tile_rounds;
+  config.rounds_per_check = rounds_per_check;
+  detail::launch_canny(s, img.data(), img.stride(), out.data(), img.rows(), img.cols(), static_cast<int>(std::floor(low)),
+                       static_cast<int>(std::floor(high)), config);
+  return out;
+}
+}  // namespace devmat::test

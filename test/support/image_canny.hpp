@@ -1,0 +1,14 @@
+// Canny with its hysteresis design forced (src/dispatch/image_canny.cuh's CannyConfig), for
+// test_image_canny: every design the benchmark times is checked, not only the one canny() picks.
+#pragma once
+
+#include <devmat/device_matrix.hpp>
+
+#include <cstdint>
+
+namespace devmat::test {
+/// canny(img, low, high) by connected components (components true; images under 2^32 pixels)
+/// or by tile rounds with `rounds_per_check` rounds between two reads of the flag. img not empty.
+DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& img, double low, double high, bool components,
+                                        int rounds_per_check = 4);
+}  // namespace devmat::test

@@ -1,0 +1,166 @@
+// Canny's kernels (kernels/image_canny.cuh) run on the CPU through the CUDA emulation (expr_emu/:
+// a block's threads are host threads, so the shared-memory union-find's atomics and barriers
+// race as on the GPU; blocks run one after another) against canny_reference
+// (support/canny_ref.hpp): both hysteresis designs, the connected components' four kernels and
+// the tile rounds, exact. Small grids on purpose (grid.y 1 or 2, few blocks for the per-pixel
+// kernels) so the loops past the grid run too. Noise, smoothed noise, serpentines and spirals
+// of weak edges that cross many tiles, 1xN, Nx1, primes, tile-1/tile/tile+1, inputs at an odd
+// offset with an odd stride.
+#include <math.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "support/canny_ref.hpp"
+#include "support/catch.hpp"
+
+#include "emu_cuda.hpp"
+
+// What the kernels use beyond the emulation's intrinsics: real atomics (a block's threads are
+// real threads), an L2 load, a block-wide or.
+template <class T>
+T atomicMin(T* p, T v) {
+  T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
+  while (v < old && !__atomic_compare_exchange_n(p, &old, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+  }
+  return old;
+}
+inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
+inline int atomicExch(int* p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned __ldcg(const unsigned* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
+inline int __syncthreads_or(int pred) {
+  static std::atomic<int> any{0};
+  __syncthreads();  // every thread past the previous call's reads
+  if (pred) any.store(1);
+  __syncthreads();
+  const int r = any.load();
+  __syncthreads();
+  if (emu::linear_thread() == 0) any.store(0);
+  return r;
+}
+
+#include "kernels/image_canny.cuh"
+
+using devmat::Index;
+namespace d = devmat::detail;
+
+namespace {
+using U8 = std::uint8_t;
+
+std::mt19937& gen() {
+  static std::mt19937 g(std::random_device{}());
+  return g;
+}
+
+std::vector<U8> noise(Index r, Index c) {
+  std::uniform_int_distribution<int> dist(0, 255);
+  std::vector<U8> v(static_cast<std::size_t>(r * c));
+  for (U8& x : v) x = static_cast<U8>(dist(gen()));
+  return v;
+}
+
+/// Noise under a box of side `blur` (clipped at the borders): long edges.
+std::vector<U8> smooth(Index r, Index c, int blur) {
+  const std::vector<U8> n = noise(r, c);
+  std::vector<U8> out(n.size());
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) {
+      int s = 0, k = 0;
+      for (Index i = std::max<Index>(0, y - blur / 2); i <= std::min(r - 1, y + blur / 2); ++i)
+        for (Index j = std::max<Index>(0, x - blur / 2); j <= std::min(c - 1, x + blur / 2); ++j) s += n[i * c + j], ++k;
+      out[y * c + x] = static_cast<U8>(s / k);
+    }
+  return out;
+}
+
+/// Canny of the dense r x c image by the emulated kernels: components (grid.y of the label kernel
+/// cut to grid_y, `blocks` blocks for the per-pixel kernels) or tile rounds.
+std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, double low_t, double high_t, bool components,
+                               unsigned grid_y, unsigned blocks) {
+  // The input at row 1, column 3 of an (r + 3) x (c + 7) buffer: an odd offset and stride.
+  const Index ld = c + 7;
+  std::vector<U8> buf(static_cast<std::size_t>((r + 3) * ld), 77);
+  for (Index y = 0; y < r; ++y)
+    for (Index x = 0; x < c; ++x) buf[(y + 1) * ld + x + 3] = dense[y * c + x];
+  const U8* in = buf.data() + ld + 3;
+  const int low = static_cast<int>(std::floor(low_t)), high = static_cast<int>(std::floor(high_t));
+  const Index n = r * c;
+  std::vector<U8> out(static_cast<std::size_t>(n) + 3, 0xA5);  // 3 past the end: must stay
+  const unsigned tiles_x = static_cast<unsigned>((c + d::kCannyTile - 1) / d::kCannyTile);
+  const unsigned tiles_y = static_cast<unsigned>((r + d::kCannyTile - 1) / d::kCannyTile);
+  const dim3 grid(tiles_x, std::min(grid_y, tiles_y)), block(d::kCannyThreadsX, d::kCannyThreadsY);
+  if (components) {
+    std::vector<unsigned> lab(static_cast<std::size_t>(n), 0xDEADBEEFu);
+    emu::launch(grid, block, [&] { d::canny_label_kernel(in, ld, out.data(), lab.data(), r, c, low, high, tiles_y); });
+    if (tiles_x > 1 || tiles_y > 1)
+      emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads),
+                  [&] { d::canny_merge_kernel(out.data(), lab.data(), r, c, tiles_x, tiles_y); });
+    emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads), [&] { d::canny_flatten_kernel(out.data(), lab.data(), n); });
+    emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads), [&] { d::canny_edges_kernel(out.data(), lab.data(), n); });
+  } else {
+    emu::launch(grid, block, [&] { d::canny_nms_kernel(in, ld, out.data(), r, c, low, high, tiles_y); });
+    const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * tiles_y;
+    std::vector<U8> dirty[2] = {std::vector<U8>(n_tiles, 1), std::vector<U8>(n_tiles, 0)};
+    int parity = 0;
+    for (int changed = 1; changed; parity ^= 1) {
+      changed = 0;
+      emu::launch(grid, block, [&] {
+        d::canny_hysteresis_kernel(out.data(), r, c, tiles_y, &changed, dirty[parity].data(), dirty[parity ^ 1].data());
+      });
+    }
+    emu::launch(dim3(blocks), dim3(d::kCannyThreads), [&] { d::canny_finish_kernel(out.data(), n); });
+  }
+  for (int k = 0; k < 3; ++k) CHECK(out[n + k] == 0xA5);
+  out.resize(static_cast<std::size_t>(n));
+  return out;
+}
+
+/// Both designs (tile rounds only where `rounds` is true: they cost many emulated launches).
+void check(const std::vector<U8>& img, Index r, Index c, double lo, double hi, unsigned grid_y, unsigned blocks,
+           bool rounds = true) {
+  const std::vector<U8> want = devmat::test::canny_reference(img.data(), r, c, c, lo, hi);
+  for (bool components : {true, false}) {
+    if (!components && !rounds) continue;
+    CAPTURE(r, c, lo, hi, components, grid_y, blocks);
+    const std::vector<U8> got = emulated_canny(img, r, c, lo, hi, components, grid_y, blocks);
+    Index bad = 0;
+    for (Index e = 0; e < r * c; ++e) bad += got[e] != want[e];
+    CHECK(bad == 0);
+  }
+}
+
+const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},   {2, 3},   {3, 2},   {1, 97},
+                                                      {97, 1}, {31, 31}, {32, 32}, {33, 33}, {31, 65}, {65, 31},
+                                                      {13, 17}, {64, 96}, {67, 131}, {131, 67}};
+}  // namespace
+
+TEST_CASE("emulated canny kernels (components and tile rounds) equal the reference on noise and smooth images",
+          "[image][canny][emulation]") {
+  for (const auto& [r, c] : kShapes) {
+    const std::vector<U8> n = noise(r, c), s = smooth(r, c, 5);
+    for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{{50, 150}, {10, 30}, {0, 0}, {20.7, 80.2}}) {
+      const bool rounds = lo == 10;
+      check(n, r, c, lo, hi, 1, 2, rounds);
+      check(s, r, c, lo, hi, 2, 3, rounds);
+    }
+  }
+}
+
+TEST_CASE("emulated canny kernels: serpentines and spirals of weak edges across many tiles", "[image][canny][emulation]") {
+  for (const auto& [r, c] : std::vector<std::pair<Index, Index>>{{97, 161}, {160, 96}, {129, 129}, {9, 301}, {301, 9}}) {
+    for (int spacing : {3, 7})
+      for (bool spiral : {false, true}) {
+        const std::vector<U8> img = devmat::test::snake_image(r, c, spacing, spiral);
+        const std::vector<U8> want = devmat::test::canny_reference(img.data(), r, c, c, 20, 100);
+        Index edges = 0;
+        for (U8 v : want) edges += v != 0;
+        CAPTURE(r, c, spacing, spiral);
+        if (std::min(r, c) > 64) CHECK(edges > std::max(r, c));  // the path joined to the strong patch: not a trivial map
+        check(img, r, c, 20, 100, 2, 3, r == 97);
+      }
+  }
+}
