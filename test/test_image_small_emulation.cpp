@@ -333,7 +333,7 @@ TEST_CASE("emulated streaming u8 rgb_to_gray equals OpenCV's fixed point", "[ima
   }
 }
 
-TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the replicated correlation",
+TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 (and direct 3x3, 5x5) equals the replicated correlation",
           "[image][small][emulation]") {
   // The float4 tile path needs whole tiles inside on 16-byte rows: a dense 200 x 272 image
   // (ld 272) has interior tiles; the offset images take the clamped path everywhere.
@@ -349,8 +349,9 @@ TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the repli
     for (const auto& rc : shapes) {
       const Index r = rc.first, c = rc.second;
       const Image<float> img(r, c);
-      for (bool dense : {false, true}) {
-        CAPTURE(K, r, c, dense);
+      for (bool dense : {false, true})
+      for (int kind : {0, 1, 2}) {  // filter2d_small_kernel, filter2d_direct_kernel with R 4, 16
+        CAPTURE(K, r, c, dense, kind);
         std::vector<float> dbuf(static_cast<std::size_t>(r * c));
         for (Index y = 0; y < r; ++y)
           for (Index x = 0; x < c; ++x) dbuf[y * c + x] = img.at(y, x);
@@ -359,8 +360,21 @@ TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the repli
         Output<float> out(r, c, NAN, !dense);
         unsigned tiles_y = 0;
         const dim3 grid = cut_grid(r, c, d::kF2sTileW, d::kF2sTileH, 2, &tiles_y);
-        emu::launch(grid, dim3(d::kFilterThreadsX, d::kFilterThreadsY),
-                    [&] { d::filter2d_small_kernel<K>(in, ld, out.data(), out.ld, r, c, w.data(), tiles_y); });
+        if (kind == 0) {
+          emu::launch(grid, dim3(d::kFilterThreadsX, d::kFilterThreadsY),
+                      [&] { d::filter2d_small_kernel<K>(in, ld, out.data(), out.ld, r, c, w.data(), tiles_y); });
+        } else if constexpr (K <= 5) {  // the direct kernel, 4 or 16 rows a thread
+          const auto direct = [&](auto r_c) {
+            constexpr int R = decltype(r_c)::value;
+            const dim3 g = cut_grid(r, c, d::kF2dDirectTileW, d::kF2dDirectTileH<R>, 2, &tiles_y);
+            emu::launch(g, dim3(d::kFilterThreadsX, d::kFilterThreadsY),
+                        [&] { d::filter2d_direct_kernel<K, R>(in, ld, out.data(), out.ld, r, c, w.data(), tiles_y); });
+          };
+          if (kind == 1) direct(std::integral_constant<int, 4>{});
+          else direct(std::integral_constant<int, 16>{});
+        } else {
+          continue;
+        }
         Index bad = 0;
         double worst = 0;
         for (Index y = 0; y < r; ++y)
