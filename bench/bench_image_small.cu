@@ -4,11 +4,14 @@
 // NPP; the same calls as bench_image_neigh / bench_image_ops / bench_filter) and
 // "ours-<config>" rows, the other kernels or configurations the library has for that case, so
 // that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
-// rows) and "ours-band-r4/r8/r16" (16 pixels a thread), morphology "ours-r4/r8/r16", filter2d
-// "ours-general" (the any-size kernel), canny "ours-tiles-c2/c4" (the tile-rounds hysteresis,
-// rounds between two reads of the flag), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel
-// that views take, 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a
-// dense image takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of
+// rows), "ours-band-r4/r8/r16" (16 pixels a thread) and "ours-slide-r4/r8/r16" (4 pixels a
+// thread, column sums slid down the R rows, 16-bit lanes by byte permutes), morphology
+// "ours-r4/r8/r16" (u8 and f32) and "ours-two-pass" (f32: the van Herk passes), filter2d
+// "ours-general" (the any-size kernel) and, 3x3 and 5x5, "ours-direct-r4/r8/r16" (no shared
+// memory, R output rows a thread), canny "ours-tiles-c2/c4" (the tile-rounds hysteresis, rounds
+// between two reads of the flag), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that
+// views take, 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a dense
+// image takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of
 // views) and "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
 // "ours-flat-u2/u4", threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy
 // of the image: the floor of a 1-read 1-write map).
@@ -140,6 +143,16 @@ constexpr int kStepF32 = static_cast<int>(kSide * 4);
 
 cudaStream_t stream_of(const DeviceMatrix<U8>& m) { return m.stream().native(); }
 
+/// The sliding box kernel (box_u8_slide_kernel): "ours-slide-r4/r8/r16" (output rows a thread).
+void register_box_slide(int k, const std::string& op, const std::function<DeviceMatrix<U8>()>& ours) {
+  for (int rpt : {4, 8, 16})
+    register_variant<U8>(op, "ours-slide-r" + std::to_string(rpt), ours, [k, rpt](DeviceMatrix<U8>& out) {
+      const auto& in = input<U8>();
+      d::launch_box_u8_small(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k,
+                             d::BoxU8Config{false, rpt, true});
+    });
+}
+
 void register_box(int k) {
   const std::string op = "box_" + std::to_string(k) + "x" + std::to_string(k);
   const auto ours = [k] { return devmat::box_filter(input<U8>(), k, k); };
@@ -152,6 +165,7 @@ void register_box(int k) {
                              d::launch_box_u8_small(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k,
                                                     d::BoxU8Config{band, rpt});
                            });
+  register_box_slide(k, op, ours);
 #if DEVMAT_BENCH_HAVE_NPP
   register_npp<U8>(op, [k](DeviceMatrix<U8>& out, const NppStreamContext& ctx) {
     DEVMAT_BENCH_NPP(nppiFilterBoxBorder_8u_C1R_Ctx(input<U8>().data(), kStepU8, b::npp_size(kSide, kSide), NppiPoint{0, 0},
@@ -237,6 +251,13 @@ void register_filter2d(int k) {
     d::dispatch_filter2d(std::make_integer_sequence<int, (d::kMaxFilterSide + 1) / 2>{}, k, in.stream().native(), in.data(),
                          kSide, out.data(), kSide, kSide, kernel->data(), k);
   });
+  if (k <= 5)
+    for (int rpt : {4, 8, 16})  // the kernel without shared memory
+      register_variant<float>(op, "ours-direct-r" + std::to_string(rpt), ours, [=](DeviceMatrix<float>& out) {
+        const auto& in = input<float>();
+        d::launch_filter2d_small(in.stream().native(), in.data(), kSide, out.data(), kSide, kSide, kSide, kernel->data(), k,
+                                 d::Filter2dSmallConfig{true, rpt});
+      });
 #if DEVMAT_BENCH_HAVE_NPP
   const auto reversed = std::make_shared<const DeviceMatrix<float>>([k] {
     const std::vector<float> w = weights(k);

@@ -36,6 +36,13 @@ inline float __int_as_float(int v) {
   std::memcpy(&f, &v, sizeof f);
   return f;
 }
+/// PRMT with selectors 0..7 per nibble (the kernels use no sign-replicating modes).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long v = static_cast<unsigned long long>(y) << 32 | x;
+  unsigned r = 0;
+  for (int b = 0; b < 4; ++b) r |= static_cast<unsigned>((v >> (8 * ((s >> (4 * b)) & 7u))) & 0xffu) << (8 * b);
+  return r;
+}
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 inline int atomicAdd(int* p, int v) {
@@ -138,8 +145,8 @@ const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},
                                                       {13, 17}, {63, 127}, {64, 128}, {65, 129}, {130, 7}, {7, 261},
                                                       {17, 513}, {33, 1031}};
 
-/// Runs the fused box (kind 0: 4 pixels a thread, 1: banded; `erode` unused) or morphology (kind
-/// 2) kernel of sides kr x kc, R rows a thread, on img.
+/// Runs the fused box (kind 0: 4 pixels a thread, 1: banded, 3: sliding; `erode` unused) or
+/// morphology (kind 2) kernel of sides kr x kc, R rows a thread, on img.
 template <int R, int KR, int KC>
 void run_nbr(int kind, bool erode, const Image<U8>& img, Output<U8>& out, unsigned grid_y) {
   const Index r = img.rows, c = img.cols;
@@ -152,6 +159,7 @@ void run_nbr(int kind, bool erode, const Image<U8>& img, Output<U8>& out, unsign
     const auto run = [&](auto kernel) { kernel(img.data(), img.ld, out.data(), out.ld, r, c, tiles_y); };
     if (kind == 0) run(d::box_u8_small_kernel<KR, KC, R>);
     else if (kind == 1) run(d::box_u8_band_kernel<KR, KC, R>);
+    else if (kind == 3) run(d::box_u8_slide_kernel<KR, KC, R>);
     else erode ? run(d::morph_u8_small_kernel<KR, KC, true, R>) : run(d::morph_u8_small_kernel<KR, KC, false, R>);
   });
 }
@@ -166,7 +174,7 @@ void for_each_sides(F&& f) {
 }
 }  // namespace
 
-TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread and banded) equal the reflected box mean",
+TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread, banded, sliding) equal the reflected box mean",
           "[image][small][emulation]") {
   for (const auto& [r, c] : kShapes)
     for (bool offset : {true, false}) {
@@ -175,7 +183,7 @@ TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread and banded) equal th
         constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
         for_each_rows_per_thread([&](auto rows_per_thread) {
           constexpr int R = decltype(rows_per_thread)::value;
-          for (int kind : {0, 1})
+          for (int kind : {0, 1, 3})
             for (U8 poison : {U8(0), U8(255)}) {
               CAPTURE(img.rows, img.cols, offset, KR, KC, R, kind, int(poison));
               Output<U8> out(img.rows, img.cols, poison, offset);
@@ -190,6 +198,33 @@ TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread and banded) equal th
         });
       });
     }
+}
+
+TEST_CASE("u8 box mean by multiply-add (box_u8_slide_kernel) equals (2 s + A) / (2 A) for every sum",
+          "[image][small][emulation]") {
+  const auto check_area = [](auto area_c) {
+    constexpr unsigned A = decltype(area_c)::value;
+    Index bad = 0, overflow = 0;
+    for (unsigned s = 0; s <= 255 * A; ++s) {
+      const unsigned long long t = static_cast<unsigned long long>(s) * d::kBoxMul<A> + d::kBoxMulAdd;
+      overflow += t >= (1ull << 32);
+      bad += (t >> 24) != (2 * s + A) / (2 * A);
+    }
+    CAPTURE(A);
+    CHECK(bad == 0);
+    CHECK(overflow == 0);
+    // The packed form: four lanes' sums (even pixels in `even`, odd in `odd`) to four bytes in order.
+    bad = 0;
+    for (unsigned s = 0; s + 3 <= 255 * A; s += 7) {
+      const unsigned even = s | (s + 2) << 16, odd = (s + 1) | (s + 3) << 16;
+      const unsigned w = d::box_mean_word_mul<A>(even, odd);
+      for (unsigned b = 0; b < 4; ++b) bad += ((w >> (8 * b)) & 255u) != (2 * (s + b) + A) / (2 * A);
+    }
+    CHECK(bad == 0);
+  };
+  check_area(std::integral_constant<unsigned, 9>{});
+  check_area(std::integral_constant<unsigned, 15>{});
+  check_area(std::integral_constant<unsigned, 25>{});
 }
 
 TEST_CASE("emulated fused u8 erode and dilate 3 and 5 equal the clipped window's min and max",
@@ -298,7 +333,7 @@ TEST_CASE("emulated streaming u8 rgb_to_gray equals OpenCV's fixed point", "[ima
   }
 }
 
-TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the replicated correlation",
+TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 (and direct 3x3, 5x5) equals the replicated correlation",
           "[image][small][emulation]") {
   // The float4 tile path needs whole tiles inside on 16-byte rows: a dense 200 x 272 image
   // (ld 272) has interior tiles; the offset images take the clamped path everywhere.
@@ -314,8 +349,9 @@ TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the repli
     for (const auto& rc : shapes) {
       const Index r = rc.first, c = rc.second;
       const Image<float> img(r, c);
-      for (bool dense : {false, true}) {
-        CAPTURE(K, r, c, dense);
+      for (bool dense : {false, true})
+      for (int kind : {0, 1, 2}) {  // filter2d_small_kernel, filter2d_direct_kernel with R 4, 16
+        CAPTURE(K, r, c, dense, kind);
         std::vector<float> dbuf(static_cast<std::size_t>(r * c));
         for (Index y = 0; y < r; ++y)
           for (Index x = 0; x < c; ++x) dbuf[y * c + x] = img.at(y, x);
@@ -324,8 +360,21 @@ TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the repli
         Output<float> out(r, c, NAN, !dense);
         unsigned tiles_y = 0;
         const dim3 grid = cut_grid(r, c, d::kF2sTileW, d::kF2sTileH, 2, &tiles_y);
-        emu::launch(grid, dim3(d::kFilterThreadsX, d::kFilterThreadsY),
-                    [&] { d::filter2d_small_kernel<K>(in, ld, out.data(), out.ld, r, c, w.data(), tiles_y); });
+        if (kind == 0) {
+          emu::launch(grid, dim3(d::kFilterThreadsX, d::kFilterThreadsY),
+                      [&] { d::filter2d_small_kernel<K>(in, ld, out.data(), out.ld, r, c, w.data(), tiles_y); });
+        } else if constexpr (K <= 5) {  // the direct kernel, 4 or 16 rows a thread
+          const auto direct = [&](auto r_c) {
+            constexpr int R = decltype(r_c)::value;
+            const dim3 g = cut_grid(r, c, d::kF2dDirectTileW, d::kF2dDirectTileH<R>, 2, &tiles_y);
+            emu::launch(g, dim3(d::kFilterThreadsX, d::kFilterThreadsY),
+                        [&] { d::filter2d_direct_kernel<K, R>(in, ld, out.data(), out.ld, r, c, w.data(), tiles_y); });
+          };
+          if (kind == 1) direct(std::integral_constant<int, 4>{});
+          else direct(std::integral_constant<int, 16>{});
+        } else {
+          continue;
+        }
         Index bad = 0;
         double worst = 0;
         for (Index y = 0; y < r; ++y)

@@ -43,11 +43,30 @@ void dispatch_filter2d(std::integer_sequence<int, I...>, int kh, cudaStream_t s,
 /// Whether launch_filter2d_small has a kernel for a kh x kw filter (squares of side 3, 5, 7).
 inline bool filter2d_small(Index kh, Index kw) { return kh == kw && (kh == 3 || kh == 5 || kh == 7); }
 
+/// Which small filter2d kernel: filter2d_small_kernel (shared-memory tile, the default) or
+/// filter2d_direct_kernel (no shared memory; sides 3 and 5) with its output rows a thread. The
+/// benchmark (bench_image_small) times each beside the default.
+struct Filter2dSmallConfig {
+  bool direct = false;       // filter2d_direct_kernel
+  int rows_per_thread = 8;   // direct: 4, 8 or 16
+};
+
 /// out (ld_out) = img correlated with the k x k device weights w (filter2d_small(k, k)),
-/// register-blocked (filter2d_small_kernel).
+/// register-blocked (filter2d_small_kernel, or filter2d_direct_kernel where cfg.direct).
 inline void launch_filter2d_small(cudaStream_t s, const float* img, Index ld, float* out, Index ld_out, Index rows,
-                                  Index cols, const float* w, int k) {
+                                  Index cols, const float* w, int k, Filter2dSmallConfig cfg = {}) {
   if (rows == 0 || cols == 0) return;
+  if (cfg.direct) {
+    if (k != 3 && k != 5) throw std::logic_error("devmat: filter2d: no direct kernel of side " + std::to_string(k));
+    with_rows_per_thread(cfg.rows_per_thread, [&](auto rc) {
+      constexpr int R = decltype(rc)::value;
+      unsigned tiles_y = 0;
+      const dim3 grid = tile_grid(rows, cols, kF2dDirectTileW, kF2dDirectTileH<R>, &tiles_y);
+      if (k == 3) launch(&filter2d_direct_kernel<3, R>, grid, kBlock, 0, s, img, ld, out, ld_out, rows, cols, w, tiles_y);
+      else launch(&filter2d_direct_kernel<5, R>, grid, kBlock, 0, s, img, ld, out, ld_out, rows, cols, w, tiles_y);
+    });
+    return;
+  }
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kF2sTileW, kF2sTileH, &tiles_y);
   switch (k) {

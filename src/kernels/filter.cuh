@@ -221,6 +221,82 @@ filter2d_small_kernel(const float* __restrict__ img, Index ld, float* __restrict
   }
 }
 
+// ------------------------------------------------------------------ filter2d 3x3 / 5x5, no shared memory
+// Each thread 4 x R outputs (4 along x, R along y) read straight from global memory (L1): per
+// input row one float4 (pixels x .. x + 3) and K / 2 scalars each side, used by the up to K output
+// rows it feeds while it is in registers; no tile, no barrier. Block (32, 8): a 128 x 8 R tile.
+constexpr int kF2dDirectCols = 4;
+constexpr int kF2dDirectTileW = kFilterThreadsX * kF2dDirectCols;  // 128
+template <int R>
+inline constexpr int kF2dDirectTileH = kFilterThreadsY * R;
+
+/// out (ld_out) = img correlated with the K x K `weights` (row-major, device), borders replicated,
+/// as filter2d_small_kernel; grid (tiles along x, tiles along y up to kMaxGridY, the rest looped
+/// over). The float4 is read where the thread's 4 pixels lie inside on a 16-byte aligned address,
+/// else 4 clamped scalars; the neighbours left and right are clamped scalars.
+template <int K, int R>
+__global__ void __launch_bounds__(kFilterThreads)
+filter2d_direct_kernel(const float* __restrict__ img, Index ld, float* __restrict__ out, Index ld_out, Index rows,
+                       Index cols, const float* __restrict__ weights, unsigned tiles_y) {
+  static_assert((K == 3 || K == 5) && R >= 1, "filter2d_direct_kernel: K 3 or 5");
+  constexpr int kA = K / 2;
+  constexpr int kC = kF2dDirectCols;
+  float w[K * K];
+#pragma unroll
+  for (int i = 0; i < K * K; ++i) w[i] = __ldg(weights + i);
+  const Index x = (static_cast<Index>(blockIdx.x) * kFilterThreadsX + threadIdx.x) * kC;
+  if (x >= cols) return;
+  const bool whole = x + kC <= cols;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kF2dDirectTileH<R> + threadIdx.y * R;
+    if (y0 >= rows) continue;
+    float acc[R][kC] = {};
+#pragma unroll
+    for (int i = 0; i < R + K - 1; ++i) {
+      if (i - (K - 1) >= rows - y0) break;  // feeds no output row inside the image
+      const float* row = img + clamp_index(y0 - kA + i, rows) * ld;
+      float p[kC + 2 * kA];  // pixels x - kA .. x + kC - 1 + kA
+#pragma unroll
+      for (int j = 0; j < kA; ++j) {
+        p[j] = __ldg(row + clamp_index(x - kA + j, cols));
+        p[kA + kC + j] = __ldg(row + clamp_index(x + kC + j, cols));
+      }
+      if (whole && (reinterpret_cast<std::uintptr_t>(row + x) & 15) == 0) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(row + x));
+        p[kA] = v.x;
+        p[kA + 1] = v.y;
+        p[kA + 2] = v.z;
+        p[kA + 3] = v.w;
+      } else {
+#pragma unroll
+        for (int c = 0; c < kC; ++c) p[kA + c] = __ldg(row + clamp_index(x + c, cols));
+      }
+#pragma unroll
+      for (int r = 0; r < R; ++r) {
+        const int ky = i - r;
+        if (ky < 0 || ky >= K) continue;  // resolved at compile time
+#pragma unroll
+        for (int c = 0; c < kC; ++c)
+#pragma unroll
+          for (int kx = 0; kx < K; ++kx) acc[r][c] = fmaf(p[c + kx], w[ky * K + kx], acc[r][c]);
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      const Index y = y0 + r;
+      if (y >= rows) break;
+      float* dst = out + y * ld_out + x;
+      if (whole && (reinterpret_cast<std::uintptr_t>(dst) & 15) == 0) {
+        *reinterpret_cast<float4*>(dst) = make_float4(acc[r][0], acc[r][1], acc[r][2], acc[r][3]);
+      } else {
+#pragma unroll
+        for (int c = 0; c < kC; ++c)
+          if (x + c < cols) dst[c] = acc[r][c];
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------------ separable Gaussian
 /// The tile of one pass of the separable Gaussian. Row pass (kRows): an 8 x 128 tile, each
 /// thread 4 outputs 32 columns apart, taps along x. Column pass: a 64 x 32 tile, each thread 8

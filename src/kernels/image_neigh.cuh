@@ -167,6 +167,92 @@ box_u8_small_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t
   }
 }
 
+// The sliding variant: the block and tile of box_u8_small_kernel, fewer instructions a pixel.
+// A row's sums stay in 16-bit lanes taken apart with byte permutes (even pixels x, x + 2 of a
+// word in one register, odd ones in another) and shifted by whole lanes (one permute) instead of
+// byte funnel shifts per tap; the column sums slide down the thread's R rows (the entering row
+// added, the leaving one subtracted) instead of adding KR rows per output; each mean is one
+// multiply-add and a byte permute (box_mean_mul) instead of a division.
+
+/// floor((2 s + A) / (2 A)) (box_store's rounding of a u8 mean of area A, halves up) for every
+/// sum s <= 255 A is byte 3 of s kBoxMul<A> + 2^23: test_image_small_emulation checks every sum
+/// of the areas 9, 15 and 25; s kBoxMul + 2^23 < 2^32 there.
+template <unsigned kArea>
+inline constexpr unsigned kBoxMul = ((1u << 24) + kArea - 1) / kArea;
+constexpr unsigned kBoxMulAdd = 1u << 23;
+
+/// Pixels x .. x + 3 of the box mean of area kArea from their sums in 16-bit lanes (even = pixels
+/// x and x + 2, odd = x + 1 and x + 3), rounded as box_round.
+template <unsigned kArea>
+__device__ __forceinline__ unsigned box_mean_word_mul(unsigned even, unsigned odd) {
+  constexpr unsigned m = kBoxMul<kArea>;
+  const unsigned t0 = (even & 0xffffu) * m + kBoxMulAdd, t2 = (even >> 16) * m + kBoxMulAdd;
+  const unsigned t1 = (odd & 0xffffu) * m + kBoxMulAdd, t3 = (odd >> 16) * m + kBoxMulAdd;
+  const unsigned p01 = __byte_perm(t0, t1, 0x0073);  // t0.b3 t1.b3 . .
+  const unsigned p23 = __byte_perm(t2, t3, 0x7300);  // . . t2.b3 t3.b3
+  return __byte_perm(p01, p23, 0x7610);
+}
+
+/// The row sums of KC (3 or 5) pixels around x .. x + 3 in 16-bit lanes (as box_row_sums), from
+/// `lo`, `c`, `hi` = pixels x - 4 .. x - 1, x .. x + 3, x + 4 .. x + 7: each word taken apart into
+/// even and odd pixels (E, O), neighbours one lane over made by one permute across two words.
+template <int KC>
+__device__ __forceinline__ void box_row_sums_lanes(unsigned lo, unsigned c, unsigned hi, unsigned& even, unsigned& odd) {
+  static_assert(KC == 3 || KC == 5, "box_row_sums_lanes: sides 3 and 5");
+  const unsigned ec = __byte_perm(c, 0u, 0x4240), oc = __byte_perm(c, 0u, 0x4341);  // (x, x+2), (x+1, x+3)
+  const unsigned ol = __byte_perm(lo, 0u, 0x4341), er = __byte_perm(hi, 0u, 0x4240);  // (x-3, x-1), (x+4, x+6)
+  const unsigned o_lc = __byte_perm(ol, oc, 0x5432);  // (x-1, x+1)
+  const unsigned e_cr = __byte_perm(ec, er, 0x5432);  // (x+2, x+4)
+  const unsigned mid = ec + oc;                       // (x, x+2) + (x+1, x+3)
+  if constexpr (KC == 3) {
+    even = o_lc + mid;  // x-1 .. x+1, x+1 .. x+3
+    odd = mid + e_cr;   // x .. x+2, x+2 .. x+4
+  } else {
+    const unsigned el = __byte_perm(lo, 0u, 0x4240), orr = __byte_perm(hi, 0u, 0x4341);  // (x-4, x-2), (x+5, x+7)
+    const unsigned e_lc = __byte_perm(el, ec, 0x5432);   // (x-2, x)
+    const unsigned o_cr = __byte_perm(oc, orr, 0x5432);  // (x+3, x+5)
+    const unsigned common = o_lc + mid + e_cr;           // x-1 .. x+2, x+1 .. x+4
+    even = e_lc + common;                                // x-2 .. x+2, x .. x+4
+    odd = common + o_cr;                                 // x-1 .. x+3, x+1 .. x+5
+  }
+}
+
+/// The KR x KC box mean of u8 `img` as box_u8_small_kernel (same block, tile and grid), sliding
+/// (above). A lane's column sum before the leaving row is subtracted is at most (KR + 1) KC 255
+/// < 2^16, and after it never negative: whole-word adds and subtracts never cross lanes.
+template <int KR, int KC, int R>
+__global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
+box_u8_slide_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
+                    Index rows, Index cols, unsigned tiles_y) {
+  static_assert(KR % 2 == 1 && (KC == 3 || KC == 5) && KR >= 3 && KR <= 7 && (KR + 1) * KC * 255 < 65536,
+                "box_u8_slide_kernel: odd KR from 3 to 7, KC 3 or 5 (lanes under 2^16)");
+  constexpr int kA = KR / 2;
+  const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
+  if (x >= cols) return;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kNbrTileH<R> + threadIdx.y * R;
+    if (y0 >= rows) continue;
+    unsigned h[R + KR - 1][2];  // row sums of rows y0 - kA + i (even, odd lanes)
+    unsigned even = 0, odd = 0;  // column sums of the rows y0 - kA + i - KR + 1 .. y0 - kA + i
+#pragma unroll
+    for (int i = 0; i < R + KR - 1; ++i) {
+      const int j = i - (KR - 1);  // the output row that row i completes
+      if (j >= 0 && y0 + j >= rows) break;
+      unsigned l, c, r;
+      load_row_words<true>(img, ld, rows, cols, y0 - kA + i, x, 0u, l, c, r);
+      box_row_sums_lanes<KC>(l, c, r, h[i][0], h[i][1]);
+      even += h[i][0];
+      odd += h[i][1];
+      if (j < 0) continue;
+      if (j > 0) {
+        even -= h[i - KR][0];
+        odd -= h[i - KR][1];
+      }
+      store_word(out + (y0 + j) * ld_out, x, cols, box_mean_word_mul<KR * KC>(even, odd));
+    }
+  }
+}
+
 // The banded variant: each thread 16 pixels (one 16-byte vector) of R consecutive rows, a warp a
 // 512-pixel segment of a row band; a block's 4 warps take 4 bands below each other (a tile of
 // 512 x 4 R). The pixels left and right of a thread's 16 come from its neighbour lanes

@@ -1,6 +1,6 @@
 // The small-kernel image paths against independent results: u8 box 3x3/3x5/5x3/5x5 and u8
 // erode/dilate of the same sides (fused, every configuration the benchmark times: the 4-pixel
-// kernels with 4, 8 and 16 output rows a thread, the 16-pixel banded box) against the general
+// kernels with 4, 8 and 16 output rows a thread, the 16-pixel banded box, the sliding box) against the general
 // two-pass kernels they replaced for those sides (which test_image_neigh / _morph hold to
 // OpenCV); f32 filter2d 3x3, 5x5, 7x7 (register-blocked) against the general filter2d kernel
 // (1e-5 of the weights' scale: the sums run in another order); u8 threshold (every type,
@@ -167,6 +167,26 @@ TEST_CASE("image small: fused u8 box 3 and 5 equals the two-pass box filter", "[
     }
 }
 
+TEST_CASE("image small: sliding u8 box 3 and 5 equals the two-pass box filter", "[image][small][box][slide]") {
+  for (int kr : {3, 5})
+    for (int kc : {3, 5}) {
+      const Reference<U8> two_pass = by_launcher([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
+                                                    cudaStream_t s) { small::box_u8_two_pass(s, in, ld, out, ldo, r, c, kr, kc); });
+      for (const int rpt : {4, 8, 16}) {
+        if (kr != kc && rpt != 8) continue;  // the non-square sides: one configuration
+        CAPTURE(kr, kc, rpt);
+        const Candidate<U8> cand = [=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c, cudaStream_t s) {
+          small::box_u8_slide(s, in, ld, out, ldo, r, c, kr, kc, rpt);
+        };
+        for (auto [r, c] : shapes_for(false)) check_candidate<U8>(r, c, two_pass, cand);
+        if (kr == kc && (rpt == 8 || !under_sanitizer())) {  // the large ones once a side under compute-sanitizer
+          check_candidate<U8>(4097, 4095, two_pass, cand);
+          check_candidate<U8>(kTallRows, 3, two_pass, cand, 0, false);
+        }
+      }
+    }
+}
+
 TEST_CASE("image small: fused u8 erode and dilate 3 and 5 equal the two-pass erode/dilate", "[image][small][morph]") {
   for (int kr : {3, 5})
     for (int kc : {3, 5})
@@ -327,4 +347,31 @@ TEST_CASE("image small: register-blocked f32 filter2d 3x3, 5x5, 7x7 equals the g
     const H<float> a = to_eigen(filter2d(roi, dw)), b = to_eigen(general(roi));
     CHECK((a - b).cwiseAbs().maxCoeff() <= tol);
   }
+}
+
+TEST_CASE("image small: f32 filter2d 3x3 and 5x5 without shared memory equals the general kernel",
+          "[image][small][filter][direct]") {
+  for (int k : {3, 5})
+    for (int rpt : {4, 8, 16}) {
+      CAPTURE(k, rpt);
+      const H<float> w = random_matrix<float>(k, k, -1.0, 1.0);
+      const auto dw = to_device(w);
+      const double scale = w.cwiseAbs().sum();  // |out| <= scale for inputs in [-1, 1]
+      const Reference<float> general = [&](const MatrixView<const float>& v) {
+        DeviceMatrix<float> out(v.rows(), v.cols(), v.stream());
+        small::filter2d_general(v.stream().native(), v.data(), v.stride(), out.data(), v.rows(), v.cols(), dw.data(), k, k);
+        return out;
+      };
+      const Candidate<float> cand = [&](const float* in, Index ld, float* out, Index ldo, Index r, Index c, cudaStream_t s) {
+        small::filter2d_direct(s, in, ld, out, ldo, r, c, dw.data(), k, rpt);
+      };
+      const double tol = 1e-5 * scale;
+      for (auto [r, c] : shapes_for(false)) check_candidate<float>(r, c, general, cand, tol);
+      if (rpt == 8 || !under_sanitizer()) {  // the large ones once a side under compute-sanitizer
+        // Odd widths (the scalar path on most rows) and aligned ones (the float4 path).
+        for (auto [r, c] : std::vector<std::pair<Index, Index>>{{4097, 4095}, {4096, 4096}, {200, 136}})
+          check_candidate<float>(r, c, general, cand, tol);
+        check_candidate<float>(kTallRows, 2, general, cand, tol, false);
+      }
+    }
 }

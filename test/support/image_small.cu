@@ -24,6 +24,10 @@ void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out,
   detail::launch_box_u8_small(s, in, ld, out, ld_out, rows, cols, kr, kc,
                               r ? detail::BoxU8Config{band, r} : detail::box_u8_default(kr));
 }
+void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                  Index cols, int kr, int kc, int r) {
+  detail::launch_box_u8_small(s, in, ld, out, ld_out, rows, cols, kr, kc, detail::BoxU8Config{false, r, true});
+}
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc) {
   if (rows == 0 || cols == 0) return;
@@ -59,6 +63,10 @@ void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {
   detail::launch_filter2d_small(s, in, ld, out, ld_out, rows, cols, w, k);
+}
+void filter2d_direct(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+                     const float* w, int k, int r) {
+  detail::launch_filter2d_small(s, in, ld, out, ld_out, rows, cols, w, k, detail::Filter2dSmallConfig{true, r});
 }
 void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const float* w, int kh,
                       int kw) {

@@ -17,6 +17,10 @@ namespace devmat::test::small {
 /// r: output rows a thread (4, 8 or 16), 0: the public function's choice (band ignored).
 void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int kr,
             int kc, bool band, int r);
+/// The sliding fused u8 box mean (box_u8_slide_kernel), sides 3 or 5, r output rows a thread (4, 8
+/// or 16).
+void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                  Index cols, int kr, int kc, int r);
 /// The general path: a row pass and a column pass through a uint16 workspace.
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc);
@@ -29,6 +33,9 @@ void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index
 /// The register-blocked filter2d (k = 3, 5, 7), device weights w (k x k, row-major).
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k);
+/// The filter2d kernel without shared memory (k = 3, 5), r output rows a thread (4, 8 or 16).
+void filter2d_direct(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+                     const float* w, int k, int r);
 /// The general filter2d kernel (any odd size), dense output (ld_out = cols).
 void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const float* w, int kh,
                       int kw);
