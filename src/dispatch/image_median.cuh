@@ -12,6 +12,7 @@ namespace devmat::detail {
 template <int K>
 void launch_median(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                    bool pair = false) {
+  if (rows == 0 || cols == 0) return;
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kMedianTileWU8, kMedianTileH, &tiles_y);
   launch(pair ? &median_u8_kernel<K, true> : &median_u8_kernel<K, false>, grid, dim3(kMedianThreadsX, kMedianThreadsY), 0, s,
@@ -20,6 +21,7 @@ void launch_median(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_
 
 template <int K>
 void launch_median(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, bool pair = false) {
+  if (rows == 0 || cols == 0) return;
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kMedianTileWF32, kMedianTileH, &tiles_y);
   launch(pair ? &median_f32_kernel<K, true> : &median_f32_kernel<K, false>, grid, dim3(kMedianThreadsX, kMedianThreadsY), 0,
@@ -28,11 +30,11 @@ void launch_median(cudaStream_t s, const float* in, Index ld, float* out, Index 
 
 /// f32 5x5 by the four-outputs-a-thread kernel (kernels/image_median.cuh).
 inline void launch_median_f32_quad(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols) {
+  if (rows == 0 || cols == 0) return;
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kMedianQuadTileW, kMedianTileH, &tiles_y);
   launch(&median_f32_quad_kernel<5>, grid, dim3(kMedianThreadsX, kMedianThreadsY), 0, s, in, ld, out, cols, rows, cols,
          tiles_y);
 }
-
 
 }  // namespace devmat::detail
