@@ -324,9 +324,8 @@ DeviceMatrix<float> median_blur(const MatrixView<const float>& img, int ksize);
 /// OpenCV's four sectors, thresholds floor(low) and floor(high), hysteresis: a pixel is an edge
 /// (255) when it survives suppression with a magnitude above low and is 8-connected through such
 /// pixels to one above high; every other pixel is 0. Exact. Thresholds that are not finite, or
-/// low > high (which OpenCV swaps), are std::invalid_argument. Queued on img's stream without
-/// waiting (the hysteresis joins connected components in a fixed number of kernels); an image of
-/// 2^32 pixels or more takes hysteresis rounds instead, which wait for the stream.
+/// low > high (which OpenCV swaps), are std::invalid_argument. Waits for img's stream (the
+/// hysteresis repeats until nothing changes, which the host reads).
 Image8 canny(const MatrixView<const std::uint8_t>& img, double low, double high);
 
 }  // namespace devmat

@@ -27,7 +27,11 @@ constexpr int kCannyRoundsPerCheck = 4;
 /// the stream).
 struct CannyConfig {
   enum class Hysteresis { components, tile_rounds };
-  Hysteresis hysteresis = Hysteresis::components;
+  // Tile rounds by default: on the H200 (final run of 2026-12-01, 4096^2, NPP = 1) the components
+  // ran canny_5_15 at 0.140 against 0.49-0.51 for the tile rounds, though they bound the cost of
+  // an image whose weak chains cross many tiles (canny_snake_20_100: 0.311), where the rounds
+  // take one launch per tile crossed. A hybrid is the next step.
+  Hysteresis hysteresis = Hysteresis::tile_rounds;
   int rounds_per_check = kCannyRoundsPerCheck;
 };
 
@@ -95,8 +99,8 @@ inline void launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
 
 /// Canny of the rows x cols image at `in` (row stride ld) into the dense `out` (4-byte aligned, as
 /// every pool allocation: the per-pixel kernels move words of 4 pixels), thresholds already
-/// floor()ed; rows, cols > 0. Components unless the config asks for tile rounds or the
-/// image has 2^32 pixels or more.
+/// floor()ed; rows, cols > 0. The config's hysteresis (tile rounds by default); the components
+/// only for images of fewer than 2^32 pixels.
 inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                          int low, int high, const CannyConfig& config = {}) {
   if (config.hysteresis == CannyConfig::Hysteresis::components && canny_components_fit(rows, cols))
