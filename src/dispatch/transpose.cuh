@@ -207,7 +207,9 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     };
     if (rows <= kTransposeFewMax && bytes()) return true;  // few rows: the byte vectors first
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
-    if (bytes()) return true;  // few dense columns the register kernels do not fit
+    // Few dense columns the register kernels do not fit (with few rows the call above already
+    // tried these arguments).
+    if (rows > kTransposeFewMax && bytes()) return true;
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else if constexpr (sizeof(T) == 4) {
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
