@@ -86,17 +86,23 @@ void check_outputs(const MatrixView<const T>& in, const H<T>& want, const Candid
   }
 }
 
+/// Random pixels: floats in [-1, 1], u8 over the whole range.
+template <class T>
+H<T> random_image(Index r, Index c) {
+  return std::is_same_v<T, float> ? random_matrix<T>(r, c, -1.0, 1.0) : random_matrix<T>(r, c, 0, 255);
+}
+
 /// The candidate against the reference on an r x c image: dense, and as the (1, 3) block of an
 /// (r + 3) x (c + 7) matrix (an odd offset and an odd stride).
 template <class T>
 void check_candidate(Index r, Index c, const Reference<T>& ref, const Candidate<T>& cand, double tol = 0,
                      bool views = true) {
   CAPTURE(shape(r, c));
-  const H<T> h = std::is_same_v<T, float> ? random_matrix<T>(r, c, -1.0, 1.0) : random_matrix<T>(r, c, 0, 255);
+  const H<T> h = random_image<T>(r, c);
   const auto img = to_device(h);
   if (r > 0 && c > 0) check_outputs<T>(img.view(), to_eigen(ref(img.view())), cand, tol);
   if (!views) return;
-  const H<T> hb = std::is_same_v<T, float> ? random_matrix<T>(r + 3, c + 7, -1.0, 1.0) : random_matrix<T>(r + 3, c + 7, 0, 255);
+  const H<T> hb = random_image<T>(r + 3, c + 7);
   const auto big = to_device(hb);
   const MatrixView<const T> roi = big.block(1, 3, r, c);
   if (r > 0 && c > 0) check_outputs<T>(roi, to_eigen(ref(roi)), cand, tol);
@@ -127,10 +133,11 @@ std::vector<std::pair<Index, Index>> shapes_for(bool dispatched) {
 /// for the fused u8 kernels, 4 R for the banded box, R up to 16): the kernels loop over the rest.
 constexpr Index kTallRows = 65535 * 128 + 65;
 
-/// A u8 reference computed by `gpu` (a launcher into a dense output) on the view.
-Reference<U8> by_launcher(const std::function<void(const U8*, Index, U8*, Index, Index, Index, cudaStream_t)>& gpu) {
-  return [gpu](const MatrixView<const U8>& v) {
-    DeviceMatrix<U8> out(v.rows(), v.cols(), v.stream());
+/// A reference computed by `gpu` (a launcher into a dense output) on the view.
+template <class T>
+Reference<T> by_launcher(const Candidate<T>& gpu) {
+  return [gpu](const MatrixView<const T>& v) {
+    DeviceMatrix<T> out(v.rows(), v.cols(), v.stream());
     gpu(v.data(), v.stride(), out.data(), v.cols(), v.rows(), v.cols(), v.stream().native());
     return out;
   };
@@ -140,7 +147,7 @@ Reference<U8> by_launcher(const std::function<void(const U8*, Index, U8*, Index,
 TEST_CASE("image small: fused u8 box 3 and 5 equals the two-pass box filter", "[image][small][box]") {
   for (int kr : {3, 5})
     for (int kc : {3, 5}) {
-      const Reference<U8> two_pass = by_launcher([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
+      const Reference<U8> two_pass = by_launcher<U8>([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
                                                     cudaStream_t s) { small::box_u8_two_pass(s, in, ld, out, ldo, r, c, kr, kc); });
       // The public function, on the same views.
       for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {5, 3}, {97, 101}, {130, 600}}) {
@@ -170,7 +177,7 @@ TEST_CASE("image small: fused u8 box 3 and 5 equals the two-pass box filter", "[
 TEST_CASE("image small: sliding u8 box 3 and 5 equals the two-pass box filter", "[image][small][box][slide]") {
   for (int kr : {3, 5})
     for (int kc : {3, 5}) {
-      const Reference<U8> two_pass = by_launcher([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
+      const Reference<U8> two_pass = by_launcher<U8>([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
                                                     cudaStream_t s) { small::box_u8_two_pass(s, in, ld, out, ldo, r, c, kr, kc); });
       for (const int rpt : {4, 8, 16}) {
         if (kr != kc && rpt != 8) continue;  // the non-square sides: one configuration
@@ -187,61 +194,36 @@ TEST_CASE("image small: sliding u8 box 3 and 5 equals the two-pass box filter", 
     }
 }
 
-TEST_CASE("image small: fused u8 erode and dilate 3 and 5 equal the two-pass erode/dilate", "[image][small][morph]") {
+TEMPLATE_TEST_CASE("image small: fused erode and dilate 3 and 5 equal the two-pass erode/dilate", "[image][small][morph]",
+                   U8, float) {
+  using T = TestType;
   for (int kr : {3, 5})
     for (int kc : {3, 5})
       for (bool erode_ : {true, false}) {
-        const Reference<U8> two_pass = by_launcher([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
-                                                      cudaStream_t s) {
-          small::morph_u8_two_pass(erode_, s, in, ld, out, ldo, r, c, kr, kc);
+        const Reference<T> two_pass = by_launcher<T>([=](const T* in, Index ld, T* out, Index ldo, Index r, Index c,
+                                                         cudaStream_t s) {
+          small::morph_two_pass(erode_, s, in, ld, out, ldo, r, c, kr, kc);
         });
         for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {5, 3}, {97, 101}, {130, 600}}) {
           CAPTURE(kr, kc, erode_, shape(r, c));
-          const auto img = to_device(random_matrix<U8>(r + 3, c + 7, 0, 255));
-          const MatrixView<const U8> roi = img.block(1, 3, r, c);
+          const auto img = to_device(random_image<T>(r + 3, c + 7));
+          const MatrixView<const T> roi = img.block(1, 3, r, c);
           CHECK(to_eigen(erode_ ? erode(roi, kr, kc) : dilate(roi, kr, kc)) == to_eigen(two_pass(roi)));
         }
         for (int rpt : {0, 4, 8, 16}) {
           if (kr != kc && rpt != 0) continue;
           CAPTURE(kr, kc, erode_, rpt);
-          const Candidate<U8> cand = [=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c, cudaStream_t s) {
-            small::morph_u8(erode_, s, in, ld, out, ldo, r, c, kr, kc, rpt);
+          const Candidate<T> cand = [=](const T* in, Index ld, T* out, Index ldo, Index r, Index c, cudaStream_t s) {
+            small::morph(erode_, s, in, ld, out, ldo, r, c, kr, kc, rpt);
           };
-          for (auto [r, c] : shapes_for(rpt == 0)) check_candidate<U8>(r, c, two_pass, cand);
+          // Exact for floats too: a minimum or maximum of the same values in any order (no NaN
+          // in the inputs).
+          for (auto [r, c] : shapes_for(rpt == 0)) check_candidate<T>(r, c, two_pass, cand);
           if (kr == kc && (rpt == 0 || !under_sanitizer())) {
-            check_candidate<U8>(4097, 4095, two_pass, cand);
-            check_candidate<U8>(kTallRows, 3, two_pass, cand, 0, false);
-          }
-        }
-      }
-}
-
-TEST_CASE("image small: fused float erode and dilate 3 and 5 equal the two-pass erode/dilate", "[image][small][morph]") {
-  for (int kr : {3, 5})
-    for (int kc : {3, 5})
-      for (bool erode_ : {true, false}) {
-        const Reference<float> two_pass = [=](const MatrixView<const float>& v) {
-          DeviceMatrix<float> out(v.rows(), v.cols(), v.stream());
-          small::morph_f32_two_pass(erode_, v.stream().native(), v.data(), v.stride(), out.data(), v.cols(), v.rows(),
-                                    v.cols(), kr, kc);
-          return out;
-        };
-        for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {5, 3}, {97, 101}, {130, 600}}) {
-          CAPTURE(kr, kc, erode_, shape(r, c));
-          const auto img = to_device(random_matrix<float>(r + 3, c + 7, -1.0, 1.0));
-          const MatrixView<const float> roi = img.block(1, 3, r, c);
-          CHECK(to_eigen(erode_ ? erode(roi, kr, kc) : dilate(roi, kr, kc)) == to_eigen(two_pass(roi)));
-        }
-        for (int rpt : {0, 4, 8, 16}) {
-          if (kr != kc && rpt != 0) continue;
-          CAPTURE(kr, kc, erode_, rpt);
-          const Candidate<float> cand = [=](const float* in, Index ld, float* out, Index ldo, Index r, Index c,
-                                            cudaStream_t s) { small::morph_f32(erode_, s, in, ld, out, ldo, r, c, kr, kc, rpt); };
-          // Exact: a minimum or maximum of the same values in any order (no NaN in the inputs).
-          for (auto [r, c] : shapes_for(rpt == 0)) check_candidate<float>(r, c, two_pass, cand);
-          if (kr == kc && (rpt == 0 || !under_sanitizer())) {
-            check_candidate<float>(4097, 4095, two_pass, cand);
-            if (kr == 3 || !under_sanitizer()) check_candidate<float>(kTallRows, 3, two_pass, cand, 0, false);
+            check_candidate<T>(4097, 4095, two_pass, cand);
+            // Under a sanitizer the float tall image (four times the bytes) runs for side 3 only.
+            if (std::is_same_v<T, U8> || kr == 3 || !under_sanitizer())
+              check_candidate<T>(kTallRows, 3, two_pass, cand, 0, false);
           }
         }
       }

@@ -36,15 +36,16 @@ void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint
   detail::launch_box_pass<std::uint16_t, int, std::uint8_t, false>(s, tmp.p, cols, out, ld_out, rows, cols, kr,
                                                                   1.0 / (kr * kc), kr * kc);
 }
-void morph_u8(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-              Index cols, int kr, int kc, int r) {
+namespace {
+template <class T>
+void morph_fused(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
+                 int kc, int r) {
   if (erode) detail::launch_morph_small<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
   else detail::launch_morph_small<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
 }
-namespace {
 template <class T>
-void morph_two_pass(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols,
-                    int kr, int kc) {
+void morph_passes(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols,
+                  int kr, int kc) {
   if (rows == 0 || cols == 0) return;
   Scratch<T> tmp(static_cast<std::size_t>(rows * cols), s);
   const auto run = [&](auto erode_c) {
@@ -56,9 +57,21 @@ void morph_two_pass(bool erode, cudaStream_t s, const T* in, Index ld, T* out, I
   else run(std::false_type{});
 }
 }  // namespace
-void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                       Index rows, Index cols, int kr, int kc) {
-  morph_two_pass(erode, s, in, ld, out, ld_out, rows, cols, kr, kc);
+void morph(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+           Index cols, int kr, int kc, int r) {
+  morph_fused(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+}
+void morph(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+           int kr, int kc, int r) {
+  morph_fused(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, r);
+}
+void morph_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                    Index rows, Index cols, int kr, int kc) {
+  morph_passes(erode, s, in, ld, out, ld_out, rows, cols, kr, kc);
+}
+void morph_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
+                    Index cols, int kr, int kc) {
+  morph_passes(erode, s, in, ld, out, ld_out, rows, cols, kr, kc);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {
@@ -73,14 +86,5 @@ void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Ind
   if (rows == 0 || cols == 0) return;
   detail::dispatch_filter2d(std::make_integer_sequence<int, (detail::kMaxFilterSide + 1) / 2>{}, kh, s, in, ld, out, rows,
                             cols, w, kw);
-}
-void morph_f32(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
-               int kr, int kc, int r) {
-  if (erode) detail::launch_morph_small<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
-  else detail::launch_morph_small<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, r);
-}
-void morph_f32_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                        Index cols, int kr, int kc) {
-  morph_two_pass(erode, s, in, ld, out, ld_out, rows, cols, kr, kc);
 }
 }  // namespace devmat::test::small

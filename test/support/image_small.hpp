@@ -24,12 +24,16 @@ void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t
 /// The general path: a row pass and a column pass through a uint16 workspace.
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc);
-/// The fused u8 erosion / dilation, sides 3 or 5; r as box_u8.
-void morph_u8(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-              Index cols, int kr, int kc, int r);
+/// The fused erosion / dilation (u8 or float), sides 3 or 5; r as box_u8.
+void morph(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+           Index cols, int kr, int kc, int r);
+void morph(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+           int kr, int kc, int r);
 /// The general path: van Herk / Gil-Werman along rows, then along columns.
-void morph_u8_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                       Index rows, Index cols, int kr, int kc);
+void morph_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                    Index rows, Index cols, int kr, int kc);
+void morph_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
+                    Index cols, int kr, int kc);
 /// The register-blocked filter2d (k = 3, 5, 7), device weights w (k x k, row-major).
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k);
@@ -39,10 +43,4 @@ void filter2d_direct(cudaStream_t s, const float* in, Index ld, float* out, Inde
 /// The general filter2d kernel (any odd size), dense output (ld_out = cols).
 void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const float* w, int kh,
                       int kw);
-/// The fused float erosion / dilation, sides 3 or 5; r as box_u8.
-void morph_f32(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
-               int kr, int kc, int r);
-/// The general path for floats.
-void morph_f32_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                        Index cols, int kr, int kc);
 }  // namespace devmat::test::small
