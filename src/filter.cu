@@ -44,7 +44,7 @@ DeviceMatrix<float> filter2d(const MatrixView<const float>& img, const MatrixVie
   detail::use_on(s, img, kernel);
   if (detail::filter2d_small(kh, kw))
     detail::launch_filter2d_small(s.native(), img.data(), img.stride(), out.data(), img.cols(), img.rows(), img.cols(),
-                                  kernel.data(), static_cast<int>(kh));
+                                  kernel.data(), static_cast<int>(kh), detail::filter2d_small_default(static_cast<int>(kh)));
   else
     detail::dispatch_filter2d(std::make_integer_sequence<int, (detail::kMaxFilterSide + 1) / 2>{},
                               static_cast<int>(kh), s.native(), img.data(), img.stride(), out.data(), img.rows(),
