@@ -124,6 +124,41 @@ __device__ __forceinline__ void forgetful_median_pair(const FetchRow& at, W& top
 
 __device__ __forceinline__ Index median_clamp(Index i, Index n) { return i < 0 ? 0 : (i >= n ? n - 1 : i); }
 
+/// A thread's outputs of one tile, kMedianRowsPerThread rows of it 8 apart (rows ty + 8 r), or
+/// (kPair) as many in pairs of adjacent rows (2 p, 2 p + 1 for p = ty + 8 r), whose windows share
+/// all rows but one (forgetful_median_pair). at(ly, dy, dx): value (dy, dx) of the window of the
+/// output in tile row ly; store(ly, median).
+template <int K, bool kPair, class Op, class W, class At, class Store>
+__device__ __forceinline__ void median_tile_rows(const At& at, const Store& store) {
+  if constexpr (kPair) {
+#pragma unroll 1
+    for (int r = 0; r < kMedianRowsPerThread / 2; ++r) {
+      const int ly = 2 * (threadIdx.y + r * kMedianThreadsY);  // rows ly and ly + 1
+      W top, bottom;
+      forgetful_median_pair<K, Op>([&](int dy, int dx) { return at(ly, dy, dx); }, top, bottom);
+      store(ly, top);
+      store(ly + 1, bottom);
+    }
+  } else {
+#pragma unroll 1
+    for (int r = 0; r < kMedianRowsPerThread; ++r) {
+      const int ly = threadIdx.y + r * kMedianThreadsY;
+      store(ly, forgetful_median<K * K, Op, W>([&](int i) { return at(ly, i / K, i % K); }));
+    }
+  }
+}
+
+/// The f32 kernels' input tile: rows y0 - kRad .. of columns x0 - kRad .., kInH x kInW, borders
+/// replicated, one element a step for the block's threads.
+template <int kRad, int kInH, int kInW>
+__device__ __forceinline__ void median_load_f32_tile(float (&tile)[kInH][kInW], const float* __restrict__ in, Index ld,
+                                                     Index rows, Index cols, Index y0, Index x0, int tid) {
+  for (int e = tid; e < kInH * kInW; e += kMedianThreads) {
+    const int i = e / kInW, j = e % kInW;
+    tile[i][j] = in[median_clamp(y0 - kRad + i, rows) * ld + median_clamp(x0 - kRad + j, cols)];
+  }
+}
+
 /// u8 median, k x k. Block (32, 8); a 32 x 128 tile, each thread 4 adjacent pixels (one word) in
 /// each of 4 rows 8 apart, or (kPair) in 2 pairs of adjacent rows (rows 2p, 2p + 1 for p = ty,
 /// ty + 8), whose windows share all rows but one (forgetful_median_pair). Shared memory: the (32 + k - 1, 128 + k - 1) tile, replicated at the
@@ -172,22 +207,7 @@ median_u8_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __
       const unsigned* row = in_smem[ly + dy];
       return __funnelshift_r(row[byte / 4], row[byte / 4 + 1], 8 * (byte % 4));
     };
-    if constexpr (kPair) {
-#pragma unroll 1
-      for (int r = 0; r < kMedianRowsPerThread / 2; ++r) {
-        const int ly = 2 * (threadIdx.y + r * kMedianThreadsY);  // rows ly and ly + 1
-        unsigned top, bottom;
-        forgetful_median_pair<K, MedianU8x4>([&](int dy, int dx) { return at(ly, dy, dx); }, top, bottom);
-        store(ly, top);
-        store(ly + 1, bottom);
-      }
-    } else {
-#pragma unroll 1
-      for (int r = 0; r < kMedianRowsPerThread; ++r) {
-        const int ly = threadIdx.y + r * kMedianThreadsY;
-        store(ly, forgetful_median<K * K, MedianU8x4, unsigned>([&](int i) { return at(ly, i / K, i % K); }));
-      }
-    }
+    median_tile_rows<K, kPair, MedianU8x4, unsigned>(at, store);
   }
 }
 
@@ -206,32 +226,15 @@ median_f32_kernel(const float* __restrict__ in, Index ld, float* __restrict__ ou
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kMedianTileH;
     __syncthreads();
-    for (int e = tid; e < kInH * kInW; e += kMedianThreads) {
-      const int i = e / kInW, j = e % kInW;
-      in_smem[i][j] = in[median_clamp(y0 - kRad + i, rows) * ld + median_clamp(x0 - kRad + j, cols)];
-    }
+    median_load_f32_tile<kRad>(in_smem, in, ld, rows, cols, y0, x0, tid);
     __syncthreads();
     const int lx = threadIdx.x;
     const auto store = [&](int ly, float med) {
       const Index y = y0 + ly, x = x0 + lx;
       if (y < rows && x < cols) out[y * ld_out + x] = med;
     };
-    if constexpr (kPair) {
-#pragma unroll 1
-      for (int r = 0; r < kMedianRowsPerThread / 2; ++r) {
-        const int ly = 2 * (threadIdx.y + r * kMedianThreadsY);  // rows ly and ly + 1
-        float top, bottom;
-        forgetful_median_pair<K, MedianF32>([&](int dy, int dx) { return in_smem[ly + dy][lx + dx]; }, top, bottom);
-        store(ly, top);
-        store(ly + 1, bottom);
-      }
-    } else {
-#pragma unroll 1
-      for (int r = 0; r < kMedianRowsPerThread; ++r) {
-        const int ly = threadIdx.y + r * kMedianThreadsY;
-        store(ly, forgetful_median<K * K, MedianF32, float>([&](int i) { return in_smem[ly + i / K][lx + i % K]; }));
-      }
-    }
+    median_tile_rows<K, kPair, MedianF32, float>([&](int ly, int dy, int dx) { return in_smem[ly + dy][lx + dx]; },
+                                                 store);
   }
 }
 
@@ -256,10 +259,7 @@ median_f32_quad_kernel(const float* __restrict__ in, Index ld, float* __restrict
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kMedianTileH;
     __syncthreads();
-    for (int e = tid; e < kInH * kInW; e += kMedianThreads) {
-      const int i = e / kInW, j = e % kInW;
-      in_smem[i][j] = in[median_clamp(y0 - kRad + i, rows) * ld + median_clamp(x0 - kRad + j, cols)];
-    }
+    median_load_f32_tile<kRad>(in_smem, in, ld, rows, cols, y0, x0, tid);
     __syncthreads();
     const int lx = 2 * threadIdx.x;
 #pragma unroll 1
