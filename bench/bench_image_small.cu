@@ -390,7 +390,7 @@ void register_gray_flat() {
 /// connected-components hysteresis (four kernels, no wait). "canny_snake_20_100": a serpentine of weak edges
 /// through every tile row with one strong end (test/support/canny_ref.hpp's snake_image: a
 /// path of 110 on 100, rows 5 apart), the worst case for tile-local fills: "ours" gives up the
-/// tile rounds after 32 (~10^5 to the end) for the components, "ours-components" alone.
+/// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone.
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);

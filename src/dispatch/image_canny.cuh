@@ -42,7 +42,7 @@ struct CannyConfig {
   /// (from the image again; where they fit), 0 for no limit. The rounds take a launch per tile a
   /// weak chain crosses: a serpentine through every tile row of a 4096^2 image takes ~10^5
   /// rounds, where the components cost a bounded ~1 ms. Counted in whole batches.
-  int max_rounds = 32;
+  int max_rounds = 64;
 };
 
 /// Whether the components' 32-bit labels can index every pixel.
