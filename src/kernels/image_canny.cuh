@@ -1,18 +1,19 @@
 // Canny edges on u8 as OpenCV's cv::Canny with its defaults (3x3 Sobel, borders replicated, L1
 // gradient |dx| + |dy|): non-maximum suppression with OpenCV's integer direction test, then
 // hysteresis. Two hysteresis designs share the suppression (canny_tile_classes):
-// - connected components (the default): canny_label_kernel suppresses a 32 x 32 tile and joins
+// - tile rounds (the default): canny_nms_kernel writes 0 / kCannyWeak / kCannyEdge,
+//   canny_hysteresis_bits_kernel (a warp a tile, rows as bit masks; canny_hysteresis_kernel, a
+//   block a tile sweeping shared memory, is the older fill) raises weak pixels next to edges tile
+//   by tile until a round marks no neighbour (the host reads a flag), canny_finish_kernel clears
+//   the weak pixels left.
+// - connected components (past the rounds' limit, forced in tests and benchmarks):
+//   canny_label_kernel suppresses a 32 x 32 tile and joins
 //   its candidates (pixels above low that survive) by a union-find in shared memory; each pixel's
 //   label is its tile-local root's index. canny_merge_kernel joins the candidates that touch across
 //   tile borders by a union-find in global memory (parents only ever decrease: atomicMin links a
 //   root under a smaller one). canny_flatten_kernel points every local root at its final root and
 //   marks that root strong when its own piece had a pixel above high; canny_edges_kernel writes
 //   255 where a candidate's root is strong. Four kernels, a fixed number whatever the image.
-// - tile rounds: canny_nms_kernel writes 0 / kCannyWeak / kCannyEdge, canny_hysteresis_bits_kernel
-//   (a warp a tile, rows as bit masks; canny_hysteresis_kernel, a block a tile sweeping shared
-//   memory, is the older fill) raises weak pixels next to edges tile by tile until a round
-//   changes nothing (the host reads a flag), canny_finish_kernel clears the weak pixels left. The fallback past 2^32 pixels (the
-//   labels are 32-bit) and a bench variant.
 // Device code only; dispatch/image_canny.cuh launches.
 #pragma once
 
