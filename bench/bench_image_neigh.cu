@@ -246,7 +246,7 @@ void register_integral() {
 }
 void register_canny() {
   // A smooth image (noise under a 9x9 box), so that edges are long and hysteresis has work.
-  // canny queues its kernels without waiting (hysteresis by connected components).
+  // canny: tile rounds (a wait for the flag every 4 rounds), the components past 64 rounds.
   benchmark::RegisterBenchmark(b::name("canny_5_15", "u8", kShape, "ours").c_str(), [=](benchmark::State& st) {
     const auto noise = DeviceMatrix<std::uint8_t>::from_vector(image<std::uint8_t>(), kSide, kSide);
     const auto img = devmat::box_filter(noise, 9, 9);

@@ -4,12 +4,14 @@
 // NPP; the same calls as bench_image_neigh / bench_image_ops / bench_filter) and
 // "ours-<config>" rows, the other kernels or configurations the library has for that case, so
 // that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
-// rows), "ours-band-r4/r8/r16" (16 pixels a thread) and "ours-slide-r4/r8/r16" (4 pixels a
-// thread, column sums slid down the R rows, 16-bit lanes by byte permutes), morphology
+// rows), "ours-band-r4/r8/r16" (16 pixels a thread), "ours-slide-r4/r8/r16" (4 pixels a
+// thread, column sums slid down the R rows, 16-bit lanes by byte permutes) and
+// "ours-slide2-r4/r8/r16" (the same, 8 pixels a thread), morphology
 // "ours-r4/r8/r16" (u8 and f32) and "ours-two-pass" (f32: the van Herk passes), filter2d
 // "ours-general" (the any-size kernel) and, 3x3 and 5x5, "ours-direct-r4/r8/r16" (no shared
-// memory, R output rows a thread), canny "ours-tiles-c2/c4" (the tile-rounds hysteresis, rounds
-// between two reads of the flag), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that
+// memory, R output rows a thread), canny "ours-bits-c1/c2/c4/c8", "ours-sweeps-c2/c4" (the
+// tile-rounds hysteresis by its two tile fills, rounds between two reads of the flag) and
+// "ours-components", u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that
 // views take, 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a dense
 // image takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of
 // views) and "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
@@ -143,14 +145,17 @@ constexpr int kStepF32 = static_cast<int>(kSide * 4);
 
 cudaStream_t stream_of(const DeviceMatrix<U8>& m) { return m.stream().native(); }
 
-/// The sliding box kernel (box_u8_slide_kernel): "ours-slide-r4/r8/r16" (output rows a thread).
+/// The sliding box kernel (box_u8_slide_kernel): "ours-slide-r4/r8/r16" (output rows a thread),
+/// "ours-slide2-r4/r8/r16" (the same with 8 pixels a thread: two words, 4 loads a row).
 void register_box_slide(int k, const std::string& op, const std::function<DeviceMatrix<U8>()>& ours) {
-  for (int rpt : {4, 8, 16})
-    register_variant<U8>(op, "ours-slide-r" + std::to_string(rpt), ours, [k, rpt](DeviceMatrix<U8>& out) {
-      const auto& in = input<U8>();
-      d::launch_box_u8_small(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k,
-                             d::BoxU8Config{false, rpt, true});
-    });
+  for (int words : {1, 2})
+    for (int rpt : {4, 8, 16})
+      register_variant<U8>(op, std::string(words == 2 ? "ours-slide2-r" : "ours-slide-r") + std::to_string(rpt), ours,
+                           [k, rpt, words](DeviceMatrix<U8>& out) {
+                             const auto& in = input<U8>();
+                             d::launch_box_u8_small(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k,
+                                                    d::BoxU8Config{false, rpt, true, words});
+                           });
 }
 
 void register_box(int k) {
@@ -378,12 +383,14 @@ void register_gray_flat() {
 }
 
 /// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15): "ours" is the
-/// connected-components hysteresis (four kernels, no wait); "ours-tiles-c2" / "-c4" the tile
-/// rounds it replaced (2 or 4 rounds between two waits for the flag; the rounds after the first
-/// work only on the tiles a change marked). "canny_snake_20_100": a serpentine of weak edges
+/// default (tile rounds, each tile filled on bit masks by a warp, 4 rounds between two waits for
+/// the flag; the rounds after the first work only on the tiles a change marked);
+/// "ours-bits-c1/c2/c4/c8" the same with 1 .. 8 rounds a wait, "ours-sweeps-c2/c4" the tile
+/// rounds with the shared-memory sweeps (the default up to run S3), "ours-components" the
+/// connected-components hysteresis (four kernels, no wait). "canny_snake_20_100": a serpentine of weak edges
 /// through every tile row with one strong end (test/support/canny_ref.hpp's snake_image: a
-/// path of 110 on 100, rows 5 apart), the worst case for tile-local fills; no tile-rounds row
-/// there (tens of thousands of rounds).
+/// path of 110 on 100, rows 5 apart), the worst case for tile-local fills: "ours" gives up the
+/// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone.
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
@@ -391,14 +398,27 @@ void register_canny() {
   };
   const auto ours = [smooth] { return devmat::canny(smooth(), 5, 15); };
   register_ours<U8>("canny_5_15", ours);
-  for (int rounds : {2, 4})
-    register_variant<U8>("canny_5_15", "ours-tiles-c" + std::to_string(rounds), ours, [=](DeviceMatrix<U8>& out) {
+  const auto forced = [smooth](d::CannyConfig config) {
+    return [=](DeviceMatrix<U8>& out) {
       const auto& img = smooth();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, config);
+    };
+  };
+  for (const auto fill : {d::CannyConfig::TileFill::bits, d::CannyConfig::TileFill::sweeps})
+    for (int rounds : {1, 2, 4, 8}) {
+      const bool bits = fill == d::CannyConfig::TileFill::bits;
+      if (!bits && (rounds == 1 || rounds == 8)) continue;
       d::CannyConfig config;
       config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;
       config.rounds_per_check = rounds;
-      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, config);
-    });
+      config.fill = fill;
+      config.max_rounds = 0;  // the rounds alone, never the components
+      register_variant<U8>("canny_5_15", std::string(bits ? "ours-bits-c" : "ours-sweeps-c") + std::to_string(rounds), ours,
+                           forced(config));
+    }
+  d::CannyConfig components;
+  components.hysteresis = d::CannyConfig::Hysteresis::components;
+  register_variant<U8>("canny_5_15", "ours-components", ours, forced(components));
   const auto snake = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = [] {
       std::vector<U8> h(static_cast<std::size_t>(kSide * kSide), 100);
@@ -413,7 +433,12 @@ void register_canny() {
     }();
     return m;
   };
-  register_ours<U8>("canny_snake_20_100", [snake] { return devmat::canny(snake(), 20, 100); });
+  const auto ours_snake = [snake] { return devmat::canny(snake(), 20, 100); };
+  register_ours<U8>("canny_snake_20_100", ours_snake);
+  register_variant<U8>("canny_snake_20_100", "ours-components", ours_snake, [=](DeviceMatrix<U8>& out) {
+    const auto& img = snake();
+    d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, components);
+  });
 #if DEVMAT_BENCH_HAVE_NPP
   const auto npp_canny = [](const DeviceMatrix<U8>& img, DeviceMatrix<U8>& out, const NppStreamContext& ctx, Npp16s low,
                             Npp16s high) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <utility>
 #include <vector>
@@ -40,6 +41,25 @@ inline int __syncthreads_or(int pred) {
   const int r = any.load();
   __syncthreads();
   if (emu::linear_thread() == 0) any.store(0);
+  return r;
+}
+
+// The bit fill's warp votes and bit reversal.
+inline unsigned __ballot_sync(unsigned /*mask*/, int pred) {
+  const int p = pred != 0;
+  const auto& slot = emu::exchange(p);
+  const int t = emu::linear_thread(), base = t - t % 32, n = emu::warp_size_of(t);
+  unsigned bits = 0;
+  for (int k = 0; k < n; ++k) {
+    int q;
+    std::memcpy(&q, slot[base + k], sizeof(q));
+    bits |= static_cast<unsigned>(q != 0) << k;
+  }
+  return bits;
+}
+inline unsigned __brev(unsigned x) {
+  unsigned r = 0;
+  for (int b = 0; b < 32; ++b) r |= ((x >> b) & 1u) << (31 - b);
   return r;
 }
 
@@ -77,10 +97,14 @@ std::vector<U8> smooth(Index r, Index c, int blur) {
   return out;
 }
 
+enum class Design { components, sweeps, bits };
+
 /// Canny of the dense r x c image by the emulated kernels: components (grid.y of the label kernel
-/// cut to grid_y, `blocks` blocks for the per-pixel kernels) or tile rounds.
-std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, double low_t, double high_t, bool components,
+/// cut to grid_y, `blocks` blocks for the per-pixel kernels and the bit fill's warps) or tile
+/// rounds, each tile filled by shared-memory sweeps or on bit masks.
+std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, double low_t, double high_t, Design design,
                                unsigned grid_y, unsigned blocks) {
+  const bool components = design == Design::components;
   // The input at row 1, column 3 of an (r + 3) x (c + 7) buffer: an odd offset and stride.
   const Index ld = c + 7;
   std::vector<U8> buf(static_cast<std::size_t>((r + 3) * ld), 77);
@@ -108,9 +132,15 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
     int parity = 0;
     for (int changed = 1; changed; parity ^= 1) {
       changed = 0;
-      emu::launch(grid, block, [&] {
-        d::canny_hysteresis_kernel(out.data(), r, c, tiles_y, &changed, dirty[parity].data(), dirty[parity ^ 1].data());
-      });
+      if (design == Design::bits)
+        emu::launch(dim3(blocks), dim3(32 * d::kCannyBitWarps), [&] {
+          d::canny_hysteresis_bits_kernel(out.data(), r, c, tiles_x, static_cast<Index>(n_tiles), &changed,
+                                          dirty[parity].data(), dirty[parity ^ 1].data());
+        });
+      else
+        emu::launch(grid, block, [&] {
+          d::canny_hysteresis_kernel(out.data(), r, c, tiles_y, &changed, dirty[parity].data(), dirty[parity ^ 1].data());
+        });
     }
     emu::launch(dim3(blocks), dim3(d::kCannyThreads), [&] { d::canny_finish_kernel(out.data(), n); });
   }
@@ -119,14 +149,15 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
   return out;
 }
 
-/// Both designs (tile rounds only where `rounds` is true: they cost many emulated launches).
+/// Every design (the sweeps' tile rounds only where `rounds` is true: they cost many emulated
+/// launches).
 void check(const std::vector<U8>& img, Index r, Index c, double lo, double hi, unsigned grid_y, unsigned blocks,
            bool rounds = true) {
   const std::vector<U8> want = devmat::test::canny_reference(img.data(), r, c, c, lo, hi);
-  for (bool components : {true, false}) {
-    if (!components && !rounds) continue;
-    CAPTURE(r, c, lo, hi, components, grid_y, blocks);
-    const std::vector<U8> got = emulated_canny(img, r, c, lo, hi, components, grid_y, blocks);
+  for (Design design : {Design::components, Design::bits, Design::sweeps}) {
+    if (design == Design::sweeps && !rounds) continue;
+    CAPTURE(r, c, lo, hi, static_cast<int>(design), grid_y, blocks);
+    const std::vector<U8> got = emulated_canny(img, r, c, lo, hi, design, grid_y, blocks);
     Index bad = 0;
     for (Index e = 0; e < r * c; ++e) bad += got[e] != want[e];
     CHECK(bad == 0);
@@ -161,6 +192,18 @@ TEST_CASE("emulated canny kernels: serpentines and spirals of weak edges across 
         CAPTURE(r, c, spacing, spiral);
         if (std::min(r, c) > 64) CHECK(edges > std::max(r, c));  // the path joined to the strong patch: not a trivial map
         check(img, r, c, 20, 100, 2, 3, r == 97);
+      }
+  }
+  // Serpentines of columns (transposed snakes): the bit fill's slow direction.
+  for (const auto& [r, c] : std::vector<std::pair<Index, Index>>{{96, 64}, {70, 33}, {161, 40}}) {
+    for (int spacing : {2, 3})
+      for (bool spiral : {false, true}) {
+        const std::vector<U8> t = devmat::test::snake_image(c, r, spacing, spiral);  // c x r
+        std::vector<U8> img(t.size());
+        for (Index y = 0; y < r; ++y)
+          for (Index x = 0; x < c; ++x) img[y * c + x] = t[x * r + y];
+        CAPTURE(r, c, spacing, spiral);
+        check(img, r, c, 20, 100, 2, 3, r == 96);
       }
   }
 }

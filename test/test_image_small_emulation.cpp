@@ -145,7 +145,8 @@ const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},
                                                       {13, 17}, {63, 127}, {64, 128}, {65, 129}, {130, 7}, {7, 261},
                                                       {17, 513}, {33, 1031}};
 
-/// Runs the fused box (kind 0: 4 pixels a thread, 1: banded, 3: sliding; `erode` unused) or
+/// Runs the fused box (kind 0: 4 pixels a thread, 1: banded, 3: sliding, 4: sliding with 8 pixels
+/// a thread; `erode` unused) or
 /// morphology (kind 2) kernel of sides kr x kc, R rows a thread, on img.
 template <int R, int KR, int KC>
 void run_nbr(int kind, bool erode, const Image<U8>& img, Output<U8>& out, unsigned grid_y) {
@@ -153,13 +154,14 @@ void run_nbr(int kind, bool erode, const Image<U8>& img, Output<U8>& out, unsign
   unsigned tiles_y = 0;
   const bool band = kind == 1;
   const dim3 grid = band ? cut_grid(r, c, d::kBandTileW, d::kBandTileH<R>, grid_y, &tiles_y)
-                         : cut_grid(r, c, d::kNbrTileW, d::kNbrTileH<R>, grid_y, &tiles_y);
+                         : cut_grid(r, c, d::kNbrTileW * (kind == 4 ? 2 : 1), d::kNbrTileH<R>, grid_y, &tiles_y);
   const dim3 block = band ? dim3(d::kBandThreadsX, d::kBandThreadsY) : dim3(d::kNbrThreadsX, d::kNbrThreadsY);
   emu::launch(grid, block, [&] {
     const auto run = [&](auto kernel) { kernel(img.data(), img.ld, out.data(), out.ld, r, c, tiles_y); };
     if (kind == 0) run(d::box_u8_small_kernel<KR, KC, R>);
     else if (kind == 1) run(d::box_u8_band_kernel<KR, KC, R>);
     else if (kind == 3) run(d::box_u8_slide_kernel<KR, KC, R>);
+    else if (kind == 4) run(d::box_u8_slide_kernel<KR, KC, R, 2>);
     else erode ? run(d::morph_u8_small_kernel<KR, KC, true, R>) : run(d::morph_u8_small_kernel<KR, KC, false, R>);
   });
 }
@@ -174,7 +176,7 @@ void for_each_sides(F&& f) {
 }
 }  // namespace
 
-TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread, banded, sliding) equal the reflected box mean",
+TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread, banded, sliding by 4 and 8) equal the reflected box mean",
           "[image][small][emulation]") {
   for (const auto& [r, c] : kShapes)
     for (bool offset : {true, false}) {
@@ -183,7 +185,7 @@ TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread, banded, sliding) eq
         constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
         for_each_rows_per_thread([&](auto rows_per_thread) {
           constexpr int R = decltype(rows_per_thread)::value;
-          for (int kind : {0, 1, 3})
+          for (int kind : {0, 1, 3, 4})
             for (U8 poison : {U8(0), U8(255)}) {
               CAPTURE(img.rows, img.cols, offset, KR, KC, R, kind, int(poison));
               Output<U8> out(img.rows, img.cols, poison, offset);

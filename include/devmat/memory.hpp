@@ -9,13 +9,14 @@ namespace devmat {
 
 /// devmat allocates every matrix stream-ordered (cudaMallocAsync) from one memory pool per
 /// device. Freed blocks stay in the pool for reuse (no release threshold), so temporaries cost
-/// no cudaMalloc; small blocks (up to 4 MiB, 64 MiB in all) freed on a stream devmat owns are
-/// also kept for the next allocation of that size on that stream, so they cost no allocator
-/// call either. `trim_pool` returns the cache to the pool and unused memory to the driver.
+/// no cudaMalloc; blocks up to 64 MiB (256 MiB in all) freed on a stream devmat owns are also
+/// kept for the next allocation of that size on that stream, so they cost no allocator call
+/// either. `trim_pool` returns the cache to the pool and unused memory to the driver; an
+/// allocation that fails returns it and tries again.
 struct PoolStats {
   std::size_t reserved = 0;  ///< bytes the pool holds from the driver
   std::size_t used = 0;      ///< bytes allocated from the pool (live matrices and the cache)
-  std::size_t cached = 0;    ///< of `used`, small freed blocks kept per stream for reuse
+  std::size_t cached = 0;    ///< of `used`, freed blocks kept per stream for reuse
 };
 
 /// Statistics of the current device's pool.

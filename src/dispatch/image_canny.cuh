@@ -1,9 +1,9 @@
-// Launcher of Canny (kernels/image_canny.cuh). The default hysteresis is by connected components:
-// four kernels (suppression with the tiles' own components, the joins across tile borders, the
-// roots, the edges) on the stream, no wait, whatever the edges' shapes. The tile-rounds design
-// (suppression, then hysteresis rounds until four in a row raise nothing, the host reading a flag
-// after every four, then weak pixels cleared) stays for images of 2^32 pixels or more (the
-// components' labels are 32-bit) and as a configuration the tests and benchmarks force.
+// Launcher of Canny (kernels/image_canny.cuh). The default hysteresis is by tile rounds: the
+// suppression, then rounds over the tiles a change marked (each tile filled on its own by a warp
+// on bit masks) until a batch of rounds raises nothing (the host reads a flag after every batch),
+// then weak pixels cleared. The connected components (four kernels, no wait, a cost bound whatever
+// the edges' shapes) are a configuration the tests and benchmarks force, for images of fewer than
+// 2^32 pixels (the labels are 32-bit).
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -33,6 +33,16 @@ struct CannyConfig {
   // take one launch per tile crossed. A hybrid is the next step.
   Hysteresis hysteresis = Hysteresis::tile_rounds;
   int rounds_per_check = kCannyRoundsPerCheck;
+  /// How a tile round fills a tile: a warp on bit masks (canny_hysteresis_bits_kernel, a weak run
+  /// in one step), or a block sweeping shared memory (canny_hysteresis_kernel, a pixel a sweep,
+  /// the fill measured in the runs up to S3).
+  enum class TileFill { bits, sweeps };
+  TileFill fill = TileFill::bits;
+  /// Tile rounds queued before the hysteresis gives up on them and runs the components instead
+  /// (from the image again; where they fit), 0 for no limit. The rounds take a launch per tile a
+  /// weak chain crosses: a serpentine through every tile row of a 4096^2 image takes ~10^5
+  /// rounds, where the components cost a bounded ~1 ms. Counted in whole batches.
+  int max_rounds = 64;
 };
 
 /// Whether the components' 32-bit labels can index every pixel.
@@ -68,8 +78,11 @@ inline void launch_canny_components(const Stream& stream, const std::uint8_t* in
          static_cast<Index>(n));
 }  // lab is freed stream-ordered, after the kernels
 
-inline void launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows,
-                                     Index cols, int low, int high, int rounds_per_check) {
+/// The tile rounds; false when max_rounds (0: no limit) were queued and the last batch still
+/// raised pixels: out is then unfinished (the caller runs another design over it).
+inline bool launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows,
+                                     Index cols, int low, int high, int rounds_per_check, CannyConfig::TileFill fill,
+                                     int max_rounds) {
   const cudaStream_t s = stream.native();
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kCannyTile, kCannyTile, &tiles_y);
@@ -83,30 +96,46 @@ inline void launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
   std::uint8_t* dirty[2] = {ws.as<std::uint8_t>() + sizeof(int), ws.as<std::uint8_t>() + sizeof(int) + n_tiles};
   DEVMAT_CUDA_TRY(cudaMemsetAsync(dirty[0], 1, n_tiles, s));
   DEVMAT_CUDA_TRY(cudaMemsetAsync(dirty[1], 0, n_tiles, s));
-  int parity = 0;
+  const dim3 bits_grid(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_tiles, std::size_t(kCannyBitWarps)), 1u << 20)));
+  int parity = 0, rounds_done = 0;
+  // The flag says whether the batch's last round raised (sweeps) or marked (bits) anything: when
+  // not, no tile is marked for a next round, and every tile is settled.
   for (int h_changed = 1; h_changed;) {
-    DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
-    for (int round = 0; round < rounds_per_check; ++round, parity ^= 1)  // several rounds per wait
-      launch(&canny_hysteresis_kernel, grid, block, 0, s, out, rows, cols, tiles_y, changed, dirty[parity],
-             dirty[parity ^ 1]);
+    if (max_rounds > 0 && rounds_done >= max_rounds) return false;
+    rounds_done += rounds_per_check;
+    for (int round = 0; round < rounds_per_check; ++round, parity ^= 1) {  // several rounds per wait
+      if (round == rounds_per_check - 1) DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
+      if (fill == CannyConfig::TileFill::bits)
+        launch(&canny_hysteresis_bits_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, out, rows, cols,
+               static_cast<Index>(grid.x), static_cast<Index>(n_tiles), changed, dirty[parity], dirty[parity ^ 1]);
+      else
+        launch(&canny_hysteresis_kernel, grid, block, 0, s, out, rows, cols, tiles_y, changed, dirty[parity],
+               dirty[parity ^ 1]);
+    }
     DEVMAT_CUDA_TRY(cudaMemcpyAsync(&h_changed, changed, sizeof(int), cudaMemcpyDeviceToHost, s));
     DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
   }
   const unsigned long long n = static_cast<unsigned long long>(rows) * static_cast<unsigned long long>(cols);
-  const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(ceil_div(n, kCannyThreads), 1u << 20));
+  const unsigned long long words = std::max(n / 4, 1ull);  // canny_finish_kernel: a word of 4 pixels a thread
+  const unsigned blocks = static_cast<unsigned>(std::min<unsigned long long>(ceil_div(words, kCannyThreads), 1u << 20));
   launch(&canny_finish_kernel, dim3(blocks), dim3(kCannyThreads), 0, s, out, static_cast<Index>(n));
+  return true;
 }
 
 /// Canny of the rows x cols image at `in` (row stride ld) into the dense `out` (4-byte aligned, as
 /// every pool allocation: the per-pixel kernels move words of 4 pixels), thresholds already
-/// floor()ed; rows, cols > 0. The config's hysteresis (tile rounds by default); the components
-/// only for images of fewer than 2^32 pixels.
+/// floor()ed; rows, cols > 0. The config's hysteresis (tile rounds by default, the components
+/// after max_rounds rounds); the components only for images of fewer than 2^32 pixels.
 inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                          int low, int high, const CannyConfig& config = {}) {
-  if (config.hysteresis == CannyConfig::Hysteresis::components && canny_components_fit(rows, cols))
+  const bool fit = canny_components_fit(rows, cols);
+  if (config.hysteresis == CannyConfig::Hysteresis::components && fit) {
     launch_canny_components(stream, in, ld, out, rows, cols, low, high);
-  else
-    launch_canny_tile_rounds(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check);
+    return;
+  }
+  if (!launch_canny_tile_rounds(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, config.fill,
+                                fit ? config.max_rounds : 0))
+    launch_canny_components(stream, in, ld, out, rows, cols, low, high);  // rewrites every pixel of out
 }
 
 }  // namespace devmat::detail

@@ -46,12 +46,13 @@ void launch_integral(cudaStream_t s, const In* in, Index ld_in, Acc* out, Index 
 
 
 /// The u8 box kernels of sides 3 and 5 (box_u8_small_kernel, box_u8_band_kernel,
-/// box_u8_slide_kernel): which one, and
-/// its output rows a thread. The benchmark (bench_image_small) times each beside the default.
+/// box_u8_slide_kernel with 1 or 2 words a thread): which one, and its output rows a thread.
+/// The benchmark (bench_image_small) times each beside the default.
 struct BoxU8Config {
   bool band;  // box_u8_band_kernel (16 pixels a thread) rather than box_u8_small_kernel (4)
   int rows_per_thread;  // 4, 8 or 16
   bool slide = false;   // box_u8_slide_kernel (4 pixels a thread, sliding column sums; band ignored)
+  int words = 1;        // the sliding kernel: words of 4 pixels a thread (1 or 2: 8 pixels, 4 loads a row, not 6)
 };
 
 /// Whether launch_box_u8_small has a kernel for a normalised kr x kc box.
@@ -71,7 +72,11 @@ inline void launch_box_u8_small(cudaStream_t s, const std::uint8_t* in, Index ld
     unsigned tiles_y = 0;
     with_small_sides(kr, kc, [&](auto kr_c, auto kc_c) {
       constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
-      if (cfg.slide) {
+      if (cfg.slide && cfg.words == 2) {
+        const dim3 grid = tile_grid(rows, cols, 2 * kNbrTileW, kNbrTileH<R>, &tiles_y);
+        launch(&box_u8_slide_kernel<KR, KC, R, 2>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out, ld_out, rows,
+               cols, tiles_y);
+      } else if (cfg.slide) {
         const dim3 grid = tile_grid(rows, cols, kNbrTileW, kNbrTileH<R>, &tiles_y);
         launch(&box_u8_slide_kernel<KR, KC, R>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out, ld_out, rows,
                cols, tiles_y);

@@ -1,17 +1,19 @@
 // Canny edges on u8 as OpenCV's cv::Canny with its defaults (3x3 Sobel, borders replicated, L1
 // gradient |dx| + |dy|): non-maximum suppression with OpenCV's integer direction test, then
 // hysteresis. Two hysteresis designs share the suppression (canny_tile_classes):
-// - connected components (the default): canny_label_kernel suppresses a 32 x 32 tile and joins
+// - tile rounds (the default): canny_nms_kernel writes 0 / kCannyWeak / kCannyEdge,
+//   canny_hysteresis_bits_kernel (a warp a tile, rows as bit masks; canny_hysteresis_kernel, a
+//   block a tile sweeping shared memory, is the older fill) raises weak pixels next to edges tile
+//   by tile until a round marks no neighbour (the host reads a flag), canny_finish_kernel clears
+//   the weak pixels left.
+// - connected components (past the rounds' limit, forced in tests and benchmarks):
+//   canny_label_kernel suppresses a 32 x 32 tile and joins
 //   its candidates (pixels above low that survive) by a union-find in shared memory; each pixel's
 //   label is its tile-local root's index. canny_merge_kernel joins the candidates that touch across
 //   tile borders by a union-find in global memory (parents only ever decrease: atomicMin links a
 //   root under a smaller one). canny_flatten_kernel points every local root at its final root and
 //   marks that root strong when its own piece had a pixel above high; canny_edges_kernel writes
 //   255 where a candidate's root is strong. Four kernels, a fixed number whatever the image.
-// - tile rounds: canny_nms_kernel writes 0 / kCannyWeak / kCannyEdge, canny_hysteresis_kernel
-//   raises weak pixels next to edges tile by tile until a round changes nothing (the host reads a
-//   flag), canny_finish_kernel clears the weak pixels left. The fallback past 2^32 pixels (the
-//   labels are 32-bit) and a bench variant.
 // Device code only; dispatch/image_canny.cuh launches.
 #pragma once
 
@@ -202,12 +204,104 @@ canny_hysteresis_kernel(std::uint8_t* map, Index rows, Index cols, unsigned tile
   }
 }
 
-/// Weak pixels that never joined an edge are not edges: 1 -> 0.
+// The tile rounds' fill by bit masks: a warp holds a 32 x 32 tile, lane r row r as two masks
+// (weak, edge: bit j = column j). A step raises every weak run (maximal horizontal run of
+// candidates) of a row that touches an edge in the rows above, below or itself, 8-connected:
+// runs fill in one step by carries, so a step costs a few instructions and two shuffles, where a
+// sweep of canny_hysteresis_kernel moves a chain one pixel for two barriers.
+constexpr int kCannyBitWarps = 4;  // tiles (warps) a block of canny_hysteresis_bits_kernel
+constexpr unsigned kCannyFullMask = 0xffffffffu;
+
+/// The bits of `mask` in its runs (maximal sets of adjacent bits) that hold a bit of `seed`
+/// (seed within mask). Adding the seed carries from a run's lowest seed through the run's top
+/// (bits above it read back as the seed's, then ORed in); the reversed word does the same down.
+__device__ __forceinline__ unsigned canny_fill_runs(unsigned seed, unsigned mask) {
+  const unsigned up = (((mask + seed) ^ mask) & mask) | seed;
+  const unsigned rm = __brev(mask), rs = __brev(seed);
+  const unsigned down = __brev((((rm + rs) ^ rm) & rm) | rs);
+  return up | down;
+}
+
+/// One round of hysteresis as canny_hysteresis_kernel's (same map, marks and contract), a warp a
+/// tile: tile t = tile_y * tiles_x + tile_x, read when dirty_in[t] is set. The warp loads the
+/// tile and its halo of 1 by rows (a row's 32 bytes, then ballots: lane r keeps row r), fills
+/// until a step raises nothing, stores the raised pixels, and when a raised pixel is on the
+/// tile's outer ring marks the 8 neighbours and sets *changed. (Raises inside a tile are final:
+/// only a mark makes work for a later round, so a round that leaves *changed unset ends them.)
+__global__ void __launch_bounds__(32 * kCannyBitWarps)
+canny_hysteresis_bits_kernel(std::uint8_t* map, Index rows, Index cols, Index tiles_x, Index n_tiles, int* changed,
+                             std::uint8_t* __restrict__ dirty_in, std::uint8_t* __restrict__ dirty_out) {
+  const int lane = threadIdx.x & 31;
+  const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
+  const auto edge_at = [&](Index y, Index x) -> bool {  // 0 outside the image
+    return y >= 0 && y < rows && x >= 0 && x < cols && map[y * cols + x] == kCannyEdge;
+  };
+  for (Index tile = static_cast<Index>(blockIdx.x) * kCannyBitWarps + threadIdx.x / 32; tile < n_tiles; tile += warps) {
+    // Lane 0 reads the mark and clears it; the warp skips as one.
+    int mark = 0;
+    if (lane == 0) {
+      mark = dirty_in[tile];
+      if (mark) dirty_in[tile] = 0;
+    }
+    if (!__shfl_sync(kCannyFullMask, mark, 0)) continue;
+    const Index tile_y = tile / tiles_x, tile_x = tile - tile_y * tiles_x;
+    const Index y0 = tile_y * kCannyTile, x0 = tile_x * kCannyTile;
+    const Index x = x0 + lane;
+    unsigned weak = 0, edge = 0, above = 0, below = 0;  // lane r: row r; above/below: rows -1, 32
+#pragma unroll 2
+    for (int r = -1; r <= kCannyTile; ++r) {
+      const Index y = y0 + r;
+      const unsigned v = (y >= 0 && y < rows && x < cols) ? map[y * cols + x] : 0u;
+      const unsigned w = __ballot_sync(kCannyFullMask, v == kCannyWeak);
+      const unsigned e = __ballot_sync(kCannyFullMask, v == kCannyEdge);
+      if (r == -1) above = e;
+      else if (r == kCannyTile) below = e;
+      else if (lane == r) weak = w, edge = e;
+    }
+    // Edges in the columns left and right of the tile touching row `lane` (rows lane - 1 .. lane + 1).
+    const bool left = edge_at(y0 + lane, x0 - 1), right = edge_at(y0 + lane, x0 + kCannyTile);
+    bool left_up = __shfl_up_sync(kCannyFullMask, left, 1), right_up = __shfl_up_sync(kCannyFullMask, right, 1);
+    bool left_down = __shfl_down_sync(kCannyFullMask, left, 1), right_down = __shfl_down_sync(kCannyFullMask, right, 1);
+    if (lane == 0) left_up = edge_at(y0 - 1, x0 - 1), right_up = edge_at(y0 - 1, x0 + kCannyTile);
+    if (lane == 31) left_down = edge_at(y0 + kCannyTile, x0 - 1), right_down = edge_at(y0 + kCannyTile, x0 + kCannyTile);
+    const unsigned side = ((left || left_up || left_down) ? 1u : 0u) | ((right || right_up || right_down) ? 0x80000000u : 0u);
+    const unsigned cand = weak | edge, edge0 = edge;
+    for (;;) {
+      unsigned up = __shfl_up_sync(kCannyFullMask, edge, 1), down = __shfl_down_sync(kCannyFullMask, edge, 1);
+      if (lane == 0) up = above;
+      if (lane == 31) down = below;
+      const unsigned near = up | down | edge;  // edges in rows lane - 1 .. lane + 1, by column
+      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1) | side), cand);
+      const bool grew = next != edge;
+      edge = next;
+      if (!__any_sync(kCannyFullMask, grew)) break;
+    }
+    const unsigned raised = edge & ~edge0;  // row `lane`
+    if (!__any_sync(kCannyFullMask, raised != 0)) continue;
+    for (int r = 0; r < kCannyTile; ++r) {
+      const unsigned row = __shfl_sync(kCannyFullMask, raised, r);
+      if ((row >> lane) & 1u) map[(y0 + r) * cols + x] = kCannyEdge;  // raised bits are inside the image
+    }
+    const bool ring = __any_sync(kCannyFullMask, (raised & 0x80000001u) != 0 || ((lane == 0 || lane == 31) && raised != 0));
+    if (ring && lane == 0) atomicExch(changed, 1);
+    if (ring && lane < 9 && lane != 4) {  // the 8 neighbours
+      const Index ny = tile_y + lane / 3 - 1, nx = tile_x + lane % 3 - 1;
+      if (ny >= 0 && ny < n_tiles / tiles_x && nx >= 0 && nx < tiles_x) dirty_out[ny * tiles_x + nx] = 1;
+    }
+  }
+}
+
+/// Weak pixels that never joined an edge are not edges: 1 -> 0, 255 stays, by words of 4 (map
+/// 4-byte aligned; bit 1 of a byte is set for kCannyEdge alone), the last n % 4 bytes alone.
 __global__ void __launch_bounds__(kCannyThreads)
 canny_finish_kernel(std::uint8_t* map, Index n) {
+  static_assert(kCannyWeak == 1 && kCannyEdge == 255, "bit 1 tells an edge from a weak pixel");
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
-  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride)
-    if (map[e] == kCannyWeak) map[e] = 0;
+  const Index first = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned* words = reinterpret_cast<unsigned*>(map);
+  const Index n_words = n / 4;
+  for (Index e = first; e < n_words; e += stride) words[e] = ((words[e] >> 1) & 0x01010101u) * 0xffu;
+  if (first < n % 4 && map[n_words * 4 + first] == kCannyWeak) map[n_words * 4 + first] = 0;
 }
 
 // ------------------------------------------------------------------ connected components

@@ -217,38 +217,74 @@ __device__ __forceinline__ void box_row_sums_lanes(unsigned lo, unsigned c, unsi
   }
 }
 
-/// The KR x KC box mean of u8 `img` as box_u8_small_kernel (same block, tile and grid), sliding
-/// (above). A lane's column sum before the leaving row is subtracted is at most (KR + 1) KC 255
-/// < 2^16, and after it never negative: whole-word adds and subtracts never cross lanes.
-template <int KR, int KC, int R>
+/// Pixels x - 4 .. x + 4 W + 3 of image row y (reflected, 101, in both directions) as the W + 2
+/// words w[0 .. W + 1] (byte 0 of w[0] is pixel x - 4): load_row_words for W = 1.
+template <int W>
+__device__ __forceinline__ void load_row_words_wide(const std::uint8_t* __restrict__ img, Index ld, Index rows, Index cols,
+                                                    Index y, Index x, unsigned (&w)[W + 2]) {
+  if constexpr (W == 1) {
+    load_row_words<true>(img, ld, rows, cols, y, x, 0u, w[0], w[1], w[2]);
+  } else {
+    const std::uint8_t* row = img + reflect101(y, rows) * ld;
+    if (x >= 4 && x + 4 * W + 4 <= cols && (reinterpret_cast<std::uintptr_t>(row + x) & 3) == 0) {
+#pragma unroll
+      for (int k = 0; k < W + 2; ++k) w[k] = __ldg(reinterpret_cast<const unsigned*>(row + x - 4 + 4 * k));
+      return;
+    }
+#pragma unroll
+    for (int k = 0; k < W + 2; ++k) {
+      w[k] = 0;
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        const Index px = x - 4 + 4 * k + b;
+        w[k] |= static_cast<unsigned>(__ldg(row + (px >= 0 && px < cols ? px : reflect101(px, cols)))) << (8 * b);
+      }
+    }
+  }
+}
+
+/// The KR x KC box mean of u8 `img` as box_u8_small_kernel (same block and grid, tiles W times as
+/// wide: W words of 4 pixels a thread, W = 2 sharing the words between them), sliding (above). A
+/// lane's column sum before the leaving row is subtracted is at most (KR + 1) KC 255 < 2^16, and
+/// after it never negative: whole-word adds and subtracts never cross lanes.
+template <int KR, int KC, int R, int W = 1>
 __global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
 box_u8_slide_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
                     Index rows, Index cols, unsigned tiles_y) {
   static_assert(KR % 2 == 1 && (KC == 3 || KC == 5) && KR >= 3 && KR <= 7 && (KR + 1) * KC * 255 < 65536,
                 "box_u8_slide_kernel: odd KR from 3 to 7, KC 3 or 5 (lanes under 2^16)");
+  static_assert(W == 1 || W == 2, "box_u8_slide_kernel: 1 or 2 words a thread");
   constexpr int kA = KR / 2;
-  const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
+  const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4 * W;
   if (x >= cols) return;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * kNbrTileH<R> + threadIdx.y * R;
     if (y0 >= rows) continue;
-    unsigned h[R + KR - 1][2];  // row sums of rows y0 - kA + i (even, odd lanes)
-    unsigned even = 0, odd = 0;  // column sums of the rows y0 - kA + i - KR + 1 .. y0 - kA + i
+    unsigned h[R + KR - 1][W][2];  // row sums of rows y0 - kA + i (word k: even, odd lanes)
+    unsigned even[W], odd[W];      // column sums of the rows y0 - kA + i - KR + 1 .. y0 - kA + i
+#pragma unroll
+    for (int k = 0; k < W; ++k) even[k] = odd[k] = 0;
 #pragma unroll
     for (int i = 0; i < R + KR - 1; ++i) {
       const int j = i - (KR - 1);  // the output row that row i completes
       if (j >= 0 && y0 + j >= rows) break;
-      unsigned l, c, r;
-      load_row_words<true>(img, ld, rows, cols, y0 - kA + i, x, 0u, l, c, r);
-      box_row_sums_lanes<KC>(l, c, r, h[i][0], h[i][1]);
-      even += h[i][0];
-      odd += h[i][1];
-      if (j < 0) continue;
-      if (j > 0) {
-        even -= h[i - KR][0];
-        odd -= h[i - KR][1];
+      unsigned w[W + 2];
+      load_row_words_wide<W>(img, ld, rows, cols, y0 - kA + i, x, w);
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        box_row_sums_lanes<KC>(w[k], w[k + 1], w[k + 2], h[i][k][0], h[i][k][1]);
+        even[k] += h[i][k][0];
+        odd[k] += h[i][k][1];
       }
-      store_word(out + (y0 + j) * ld_out, x, cols, box_mean_word_mul<KR * KC>(even, odd));
+      if (j < 0) continue;
+#pragma unroll
+      for (int k = 0; k < W; ++k) {
+        if (j > 0) {
+          even[k] -= h[i - KR][k][0];
+          odd[k] -= h[i - KR][k][1];
+        }
+        store_word(out + (y0 + j) * ld_out, x + 4 * k, cols, box_mean_word_mul<KR * KC>(even[k], odd[k]));
+      }
     }
   }
 }

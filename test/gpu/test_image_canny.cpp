@@ -4,8 +4,8 @@
 // 8-connected hysteresis by a search): exact. Noise, smooth images, drawn shapes whose edges run
 // across many tiles, serpentines and spirals of weak edges with one strong end (the worst case
 // for tile-local fills), odd shapes, regions of interest, thresholds 0, equal and fractional;
-// both hysteresis designs (connected components, canny's; tile rounds, forced); errors before
-// launch.
+// both hysteresis designs (tile rounds, canny's, with either tile fill; connected components,
+// forced); errors before launch.
 #include "support/canny_ref.hpp"
 #include "support/image_canny.hpp"
 #include "support/opencv.hpp"
@@ -118,12 +118,18 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
     CHECK(to_eigen(canny(img, low, high)) == want);
     poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
     CHECK(to_eigen(canny_forced(img, low, high, true)) == want);
+    for (int max_rounds : {1, 3}) {  // tile rounds that give up for the components (over their map)
+      CAPTURE(max_rounds);
+      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+      CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds)) == want);
+    }
     if (rounds)
-      for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
-        CAPTURE(per_check);
-        poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-        CHECK(to_eigen(canny_forced(img, low, high, false, per_check)) == want);
-      }
+      for (bool bit_fill : {true, false})
+        for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
+          CAPTURE(bit_fill, per_check);
+          poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+          CHECK(to_eigen(canny_forced(img, low, high, false, per_check, bit_fill)) == want);
+        }
     CHECK(to_eigen(img) == h);
   };
   // Under compute-sanitizer the tile rounds (hundreds of launches on a serpentine) only on the
@@ -137,6 +143,16 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
       }
     check_designs(random_matrix<std::uint8_t>(r, c, 0, 255), 10, 30, true);
     check_designs(test_image(r, c, 7), 2, 12, true);
+  }
+  // Serpentines of columns (the transposed snakes): the bit fill's slow direction (a step moves a
+  // chain one row down, where a row's run fills at once), tiles crossed vertically.
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{263, 257}, {64, 96}, {33, 95}, {1021, 97}}) {
+    for (int spacing : {2, 3, 5})
+      for (bool spiral : {false, true}) {
+        CAPTURE(spacing, spiral);
+        const H8 t = snake(c, r, spacing, spiral).transpose();
+        check_designs(t, 20, 100, !san || (spacing == 5 && r < 1000));
+      }
   }
   // One path through every tile row: far past what the tile rounds finish in a test's time.
   for (bool spiral : {false, true}) {

@@ -174,16 +174,18 @@ TEST_CASE("image small: fused u8 box 3 and 5 equals the two-pass box filter", "[
     }
 }
 
-TEST_CASE("image small: sliding u8 box 3 and 5 equals the two-pass box filter", "[image][small][box][slide]") {
+TEST_CASE("image small: sliding u8 box 3 and 5 (1 or 2 words a thread) equals the two-pass box filter",
+          "[image][small][box][slide]") {
   for (int kr : {3, 5})
     for (int kc : {3, 5}) {
       const Reference<U8> two_pass = by_launcher<U8>([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
                                                     cudaStream_t s) { small::box_u8_two_pass(s, in, ld, out, ldo, r, c, kr, kc); });
-      for (const int rpt : {4, 8, 16}) {
-        if (kr != kc && rpt != 8) continue;  // the non-square sides: one configuration
-        CAPTURE(kr, kc, rpt);
+      for (const auto& config : {std::pair{1, 4}, std::pair{1, 8}, std::pair{1, 16}, std::pair{2, 4}, std::pair{2, 8}}) {
+        const int words = config.first, rpt = config.second;  // words of 4 pixels, output rows a thread
+        if (kr != kc && rpt != 8) continue;  // the non-square sides: one configuration a width
+        CAPTURE(kr, kc, rpt, words);
         const Candidate<U8> cand = [=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c, cudaStream_t s) {
-          small::box_u8_slide(s, in, ld, out, ldo, r, c, kr, kc, rpt);
+          small::box_u8_slide(s, in, ld, out, ldo, r, c, kr, kc, rpt, words);
         };
         for (auto [r, c] : shapes_for(false)) check_candidate<U8>(r, c, two_pass, cand);
         if (kr == kc && (rpt == 8 || !under_sanitizer())) {  // the large ones once a side under compute-sanitizer

@@ -7,12 +7,14 @@
 
 namespace devmat::test {
 DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& img, double low, double high, bool components,
-                                        int rounds_per_check) {
+                                        int rounds_per_check, bool bit_fill, int max_rounds) {
   const Stream s = img.stream();
   DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
   detail::CannyConfig config;
   config.hysteresis = components ? detail::CannyConfig::Hysteresis::components : detail::CannyConfig::Hysteresis::tile_rounds;
   config.rounds_per_check = rounds_per_check;
+  config.max_rounds = max_rounds;
+  config.fill = bit_fill ? detail::CannyConfig::TileFill::bits : detail::CannyConfig::TileFill::sweeps;
   detail::launch_canny(s, img.data(), img.stride(), out.data(), img.rows(), img.cols(), static_cast<int>(std::floor(low)),
                        static_cast<int>(std::floor(high)), config);
   return out;

@@ -8,7 +8,9 @@
 
 namespace devmat::test {
 /// canny(img, low, high) by connected components (components true; images under 2^32 pixels)
-/// or by tile rounds with `rounds_per_check` rounds between two reads of the flag. img not empty.
+/// or by tile rounds with `rounds_per_check` rounds between two reads of the flag, each tile
+/// filled on bit masks (bit_fill) or by shared-memory sweeps, to the end (max_rounds 0) or
+/// giving up for the components after max_rounds rounds. img not empty.
 DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& img, double low, double high, bool components,
-                                        int rounds_per_check = 4);
+                                        int rounds_per_check = 4, bool bit_fill = true, int max_rounds = 0);
 }  // namespace devmat::test

@@ -25,8 +25,8 @@ void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out,
                               r ? detail::BoxU8Config{band, r} : detail::box_u8_default(kr));
 }
 void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int r) {
-  detail::launch_box_u8_small(s, in, ld, out, ld_out, rows, cols, kr, kc, detail::BoxU8Config{false, r, true});
+                  Index cols, int kr, int kc, int r, int words) {
+  detail::launch_box_u8_small(s, in, ld, out, ld_out, rows, cols, kr, kc, detail::BoxU8Config{false, r, true, words});
 }
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc) {

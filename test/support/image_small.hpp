@@ -18,9 +18,9 @@ namespace devmat::test::small {
 void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows, Index cols, int kr,
             int kc, bool band, int r);
 /// The sliding fused u8 box mean (box_u8_slide_kernel), sides 3 or 5, r output rows a thread (4, 8
-/// or 16).
+/// or 16), `words` words of 4 pixels a thread (1 or 2).
 void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int r);
+                  Index cols, int kr, int kc, int r, int words = 1);
 /// The general path: a row pass and a column pass through a uint16 workspace.
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc);
