@@ -325,6 +325,9 @@ using DefaultColShiftConfig = ColShiftConfig<256, 4, 4>;
 /// The vector col_sums_shift_kernel reads: 16 bytes, but 4 for bytes (2V - 1 running sums a thread).
 template <class T>
 inline constexpr int kColShiftVec = sizeof(T) == 1 ? 4 : kVec16<T>;
+/// The fewest vectors of columns for which launch_col_sums sends unaligned rows to
+/// col_sums_shift_kernel (a thread per vector: at least half of a default block busy).
+constexpr Index kColShiftMinVectors = DefaultColShiftConfig::kThreads / 2;
 /// The fewest rows a row chunk of col_sums_shift_kernel takes: its partials (8 bytes a column)
 /// stay a small part of the bytes it reads.
 constexpr Index kColShiftMinChunkRows = 32;
@@ -406,9 +409,12 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
       return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
     // Otherwise whole vectors from each row's own boundary, realigned in the sums (67x1000003
     // f32 read 4-byte elements, at 0.76 of a CUB sum of its bytes); bytes where even 4-byte
-    // words do not align every row.
+    // words do not align every row. A thread per vector of columns, so only where the vectors
+    // fill most of a block: fewer columns take the element-wise tiles below, which also put
+    // several rows side by side.
     constexpr int VS = kColShiftVec<T>;
-    if (!fits(VS)) return launch_col_sums_shift<T, VS>(stream, in, rows, cols, ld, out);
+    if (!fits(VS) && ceil_div(cols, VS) >= kColShiftMinVectors)
+      return launch_col_sums_shift<T, VS>(stream, in, rows, cols, ld, out);
   }
   if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
   if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, ld, out);
@@ -478,6 +484,14 @@ struct ShiftTrial {
   }
 };
 
+template <class T>
+struct ColElementTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_col_sums_v<T, 1, DefaultColSumsConfig>(stream, in, rows, cols, ld, out);
+  }
+};
+
 template <class Trial, class T>
 constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
   return NarrowTrial<T>{name, kind, &Trial::takes, &Trial::launch};
@@ -485,7 +499,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 15;
+  static constexpr int kCount = 16;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -505,7 +519,9 @@ struct NarrowTrials {
       narrow_trial<ShiftTrial<T, 256, 4, 4>, T>("ours-shift-t256u4", NarrowKind::col_sums_any),
       narrow_trial<ShiftTrial<T, 256, 8, 3>, T>("ours-shift-t256u8", NarrowKind::col_sums_any),
       narrow_trial<ShiftTrial<T, 128, 4, 8>, T>("ours-shift-t128u4", NarrowKind::col_sums_any),
-      narrow_trial<ShiftTrial<T, 512, 4, 2>, T>("ours-shift-t512u4", NarrowKind::col_sums_any)};
+      narrow_trial<ShiftTrial<T, 512, 4, 2>, T>("ours-shift-t512u4", NarrowKind::col_sums_any),
+      // What unaligned rows took before: element loads (the tiles, or a thread per column).
+      narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any)};
 };
 
 }  // namespace devmat::detail
