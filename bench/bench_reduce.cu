@@ -9,10 +9,13 @@
 // so at equal bandwidth its ratio is at most about cols / (cols + 1) (0.75 for 3 columns, 0.94
 // for 16), and col_sums of a short-wide one rows / (rows + 1) (0.75 for 3 rows).
 //
+// A second bound, "cub-reduce-write-bound" (listed under the table): the same CUB sum plus a write
+// of the output bytes (cudaMemsetAsync), the bytes a partial reduction moves.
+//
 // The narrow kernels under trial (dispatch/reduce.cuh's NarrowTrials: row sums staged through
-// shared memory or straight into registers, column sums of one flat stream, column sums
-// realigned by shuffles) run as "ours-<name>" on the narrow and short-wide rows; test_reduce_narrow
-// checks each of them through the same launcher.
+// shared memory or by a warp per 32 rows with a butterfly, column sums of one flat stream, column
+// sums of unaligned rows realigned in the sums) run as "ours-<name>" on the narrow, short-wide
+// and odd rows; test_reduce_narrow checks each of them through the same launcher.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -144,6 +147,27 @@ void register_reduce_bound(const std::string& op, Index rows, Index cols) {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+/// The same CUB sum followed by a write of the `out_elems` f32 results a row or column sum writes
+/// (cudaMemsetAsync), as <op>/f32/<shape>/cub-reduce-write-bound: the bytes the partial reduction
+/// moves, read and written, where the output caps the first bound's ratio (row sums of R x C at
+/// most C / (C + 1) of it, column sums R / (R + 1): 0.75 for 3 rows, 0.94 for 16 columns).
+void register_reduce_write_bound(const std::string& op, Index rows, Index cols, Index out_elems) {
+  const Index n = rows * cols;
+  const double bytes = static_cast<double>(n) * sizeof(float);
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), "cub-reduce-write-bound").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> sum(1, 1), out(out_elems, 1);
+    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), sum.data(), n, s); };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+      DEVMAT_BENCH_CUDA(call(tmp.data(), tb));
+      DEVMAT_BENCH_CUDA(cudaMemsetAsync(out.data(), 0, static_cast<std::size_t>(out_elems) * sizeof(float), s));
+    });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 void register_row_sums(Index rows, Index cols) {
   const double bytes = static_cast<double>(rows) * cols * sizeof(float);
   const std::string sh = shape_of(rows, cols);
@@ -166,6 +190,7 @@ void register_row_sums(Index rows, Index cols) {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   // The bound first: the table pairs "ours" with the first reference it meets.
   register_reduce_bound("row_sums", rows, cols);
+  register_reduce_write_bound("row_sums", rows, cols, rows);
   benchmark::RegisterBenchmark(b::name("row_sums", "f32", sh, "cub-segmented").c_str(), [=](benchmark::State& st) {
     const auto A = random_matrix<float>(rows, cols);
     std::vector<std::int64_t> h_off(static_cast<std::size_t>(rows + 1));
@@ -233,6 +258,7 @@ void register_col_sums(Index rows, Index cols) {
     b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   register_reduce_bound("col_sums", rows, cols);
+  register_reduce_write_bound("col_sums", rows, cols, cols);
 }
 
 /// One configuration of launch_col_sums.
@@ -270,6 +296,61 @@ void register_col_wide_config(Index rows, Index cols) {
     b::time_on_stream(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
+// ------------------------------------------------------------------ other element types
+/// One row sum per thread, in double: the check of the typed rows below.
+template <class T>
+__global__ void naive_row_sums_kernel(const T* in, Index rows, Index cols, double* out) {
+  const Index r = blockIdx.x * Index(blockDim.x) + threadIdx.x;
+  if (r >= rows) return;
+  double s = 0;
+  for (Index c = 0; c < cols; ++c) s += static_cast<double>(in[r * cols + c]);
+  out[r] = s;
+}
+
+/// row_sums or col_sums of a rows x cols matrix of T as <op>/<dtype>/<shape>/ours, beside the
+/// bounds of the f32 rows for the same bytes: a CUB sum of them as 32-bit integers
+/// (cub-reduce-bound), and that sum plus a write of the output's bytes (cub-reduce-write-bound).
+template <class T>
+void register_partial_typed(bool row, Index rows, Index cols) {
+  using S = sum_t<T>;
+  const std::string op = row ? "row_sums" : "col_sums", sh = shape_of(rows, cols);
+  const double bytes = static_cast<double>(rows) * cols * sizeof(T);
+  const Index out_elems = row ? rows : cols;
+  benchmark::RegisterBenchmark(b::name(op, dtype<T>(), sh, "ours").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<T>(rows, cols);
+    const cudaStream_t s = A.stream().native();
+    auto ref = DeviceMatrix<double>::zeros(out_elems, 1, A.stream());
+    if (row) {
+      naive_row_sums_kernel<<<static_cast<unsigned>((rows + 255) / 256), 256, 0, s>>>(A.data(), rows, cols, ref.data());
+    } else {
+      const dim3 grid(static_cast<unsigned>((cols + 255) / 256), static_cast<unsigned>(rows < 1024 ? rows : 1024));
+      naive_col_sums_kernel<<<grid, 256, 0, s>>>(A.data(), rows, cols, ref.data());
+    }
+    DEVMAT_BENCH_CUDA(cudaGetLastError());
+    const std::vector<S> got = row ? A.row_sums().to_vector() : A.col_sums().to_vector();
+    if (!agrees(got, ref.to_vector())) return st.SkipWithError("disagrees with the naive reference");
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = row ? A.row_sums() : A.col_sums(); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+  for (const bool write : {false, true}) {
+    const std::string impl = write ? "cub-reduce-write-bound" : "cub-reduce-bound";
+    benchmark::RegisterBenchmark(b::name(op, dtype<T>(), sh, impl).c_str(), [=](benchmark::State& st) {
+      const auto A = random_matrix<T>(rows, cols);
+      const cudaStream_t s = A.stream().native();
+      const Index words = static_cast<Index>(bytes) / 4;
+      const auto* w = reinterpret_cast<const std::int32_t*>(A.data());
+      DeviceMatrix<std::int64_t> sum(1, 1);
+      DeviceMatrix<S> out(out_elems, 1);
+      auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, w, sum.data(), words, s); };
+      auto tmp = cub_temp(call);
+      std::size_t tb = static_cast<std::size_t>(tmp.size());
+      b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+        DEVMAT_BENCH_CUDA(call(tmp.data(), tb));
+        if (write) DEVMAT_BENCH_CUDA(cudaMemsetAsync(out.data(), 0, static_cast<std::size_t>(out_elems) * sizeof(S), s));
+      });
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+}
+
 /// Every narrow configuration under trial of `kind` that takes a dense rows x cols f32 matrix,
 /// beside the library's row_sums() or col_sums() on the same input.
 void register_narrow_trials(d::NarrowKind kind, Index rows, Index cols) {
@@ -324,7 +405,9 @@ int main(int argc, char** argv) {
       {Index(1) << 20, 33},          // odd width: unaligned rows
       {33, Index(1) << 20},
       {1000003, 67},                 // primes
-      {67, 1000003}};
+      {67, 1000003},
+      {3, (Index(1) << 24) - 1},     // short-wide, odd: rows 3 elements off each other's alignment
+      {16385, 16383}};               // odd square: every row at another offset
   for (auto [r, c] : aspects) register_row_sums(r, c);
   // The row teams' neighbours: the default for 2^24x16 f32 is l2g4k2, for 2^20x256 l32g4k2.
   register_row_team_config<2, 8, 2>(Index(1) << 24, 16);
@@ -332,6 +415,7 @@ int main(int argc, char** argv) {
   register_row_team_config<1, 4, 4>(Index(1) << 24, 16);
   register_row_team_config<32, 2, 4>(Index(1) << 20, 256);
   register_row_team_config<16, 4, 4>(Index(1) << 20, 256);
+  register_row_team_config<2, 4, 2>(Index(1) << 24, 16);  // the teams' default there before the butterfly
   // The narrow rows' trials: shared-memory tiles of whole rows (the registers-only kernel for 3
   // columns, 0.74-0.84, and the shuffled-lane column sums of short-wide rows, 0.30-0.61, lost to
   // these and to the defaults in the 2026-11-30 21:10 run and were removed).
@@ -347,6 +431,18 @@ int main(int argc, char** argv) {
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{
            {Index(1) << 22, 3}, {Index(1) << 24, 3}, {Index(1) << 20, 33}, {1000003, 67}, {Index(1) << 24, 16}})
     register_narrow_trials(d::NarrowKind::col_sums_tall, r, c);
+  // Column sums of unaligned rows, vectors realigned in the sums (launch_col_sums_shift).
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{
+           {67, 1000003}, {3, (Index(1) << 24) - 1}, {16385, 16383}, {1000003, 67}, {Index(1) << 20, 33}})
+    register_narrow_trials(d::NarrowKind::col_sums_any, r, c);
+  // The issue's narrow and wide shapes in the other element types (rows of 16 doubles are 8
+  // chunks: the 4-lane teams; bytes: 1 chunk, one lane a row).
+  register_partial_typed<double>(true, Index(1) << 23, 16);
+  register_partial_typed<std::int32_t>(true, Index(1) << 24, 16);
+  register_partial_typed<std::uint8_t>(true, Index(1) << 24, 16);
+  register_partial_typed<double>(false, 67, 1000003);
+  register_partial_typed<std::int32_t>(false, 67, 1000003);
+  register_partial_typed<std::uint8_t>(false, 67, 1000003);
   register_col_wide_config<8>(16, Index(1) << 24);  // the default has 4 rows in flight
   register_col_wide_config<16>(16, Index(1) << 24);
   register_col_wide_config<16>(33, Index(1) << 20);

@@ -149,6 +149,18 @@ void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, Index 
   launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, ld, chunks, out);
 }
 
+/// Row sums by a warp per 32 rows (row_sums_butterfly_kernel: L lanes a row, K chunks a lane,
+/// G tiles of 32 rows a warp at a time), over at most the resident blocks. Rows of at most
+/// L * K 16-byte chunks (row_chunks).
+template <class T, int L, int K, int G>
+void launch_row_butterfly(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  const auto kernel = &row_sums_butterfly_kernel<T, sum_t<T>, L, K, G>;
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads);
+  const Index warps = ceil_div(ceil_div(rows, 32), G);
+  const Index blocks = std::min(ceil_div(warps, kTeamThreads / 32), cap);
+  launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, ld, out);
+}
+
 /// The shared memory a tile of row_sums_staged_kernel may take: the static limit, so that no
 /// launch needs an opt-in (blocks_per_sm opts a kernel in only on its first call).
 constexpr Index kRowStageMaxSmem = 48 * 1024;
@@ -203,7 +215,10 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // longer rows a warp, up to block_min_cols.
   const Index row_chunk_count = row_chunks(in, rows, cols, ld);
   if (row_chunk_count <= 2) return launch_row_team<T, 1, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
-  if (row_chunk_count <= 4) return launch_row_team<T, 2, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
+  // Up to 4 chunks: a warp per 32 rows, 4 lanes a row, two tiles at a time (8 chunks in flight a
+  // lane, as the 2-lane teams it replaces, but every load instruction reads 512 contiguous bytes
+  // of a dense matrix, a store 128, and 3 shuffles serve 4 rows; the teams are bench rows).
+  if (row_chunk_count <= 4) return launch_row_butterfly<T, 4, 1, 2>(s, in, rows, cols, ld, out);
   if (row_chunk_count <= 8) return launch_row_team<T, 4, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
   if (row_chunk_count <= 16) return launch_row_team<T, 8, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
   if (row_chunk_count <= 32) return launch_row_team<T, 16, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
@@ -297,6 +312,59 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
          partials.template as<const Acc>(), cols, chunks, out);
 }
 
+/// Threads per block, rows in flight per thread and the least resident blocks per SM
+/// (__launch_bounds__) of col_sums_shift_kernel.
+template <int Threads, int Unroll, int MinBlocks>
+struct ColShiftConfig {
+  static constexpr int kThreads = Threads;
+  static constexpr int kUnroll = Unroll;
+  static constexpr int kMinBlocks = MinBlocks;
+};
+using DefaultColShiftConfig = ColShiftConfig<256, 4, 4>;
+
+/// The vector col_sums_shift_kernel reads: 16 bytes, but 4 for bytes (2V - 1 running sums a thread).
+template <class T>
+inline constexpr int kColShiftVec = sizeof(T) == 1 ? 4 : kVec16<T>;
+/// The fewest vectors of columns for which launch_col_sums sends unaligned rows to
+/// col_sums_shift_kernel (a thread per vector: at least half of a default block busy).
+constexpr Index kColShiftMinVectors = DefaultColShiftConfig::kThreads / 2;
+/// The fewest rows a row chunk of col_sums_shift_kernel takes: its partials (8 bytes a column)
+/// stay a small part of the bytes it reads.
+constexpr Index kColShiftMinChunkRows = 32;
+
+/// Column sums of any window (col_sums_shift_kernel): vectors of V elements counted from each
+/// row's own boundary, blocks of Cfg::kThreads - 1 vectors of columns; rows split into chunks
+/// (then combined by col_chunks_kernel) only where the strips leave resident slots free, each
+/// chunk at least kColShiftMinChunkRows rows, and short enough for 32-bit byte sums.
+template <class T, int V, class Cfg = DefaultColShiftConfig>
+void launch_col_sums_shift(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  using Acc = sum_acc_t<T>;
+  using Out = sum_t<T>;
+  using ToAcc = CastTo<Acc, Acc>;
+  using ToOut = CastTo<Acc, Out>;
+  constexpr int kThreads = Cfg::kThreads, U = Cfg::kUnroll, kMin = Cfg::kMinBlocks;
+  const cudaStream_t s = stream.native();
+  const Index strips = ceil_div(ceil_div(cols, V), kThreads - 1);
+  const Index resident = resident_blocks(
+      reinterpret_cast<const void*>(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToAcc>), kThreads);
+  Index chunks = std::max<Index>(resident / strips, 1);
+  chunks = std::min(chunks, std::max<Index>(rows / kColShiftMinChunkRows, 1));
+  chunks = std::max(chunks, ceil_div(rows, kMaxColChunkRows));
+  const Index chunk_rows = ceil_div(rows, chunks);
+  chunks = ceil_div(rows, chunk_rows);
+  const auto grid = static_cast<unsigned>(strips * chunks);
+  if (chunks == 1) {
+    launch(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
+           chunk_rows, out, ToOut{});
+    return;
+  }
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
+  launch(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToAcc>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
+         chunk_rows, partials.template as<Acc>(), ToAcc{});
+  launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
+         partials.template as<const Acc>(), cols, chunks, out);
+}
+
 /// Column sums of a dense (ld == cols, or one row) matrix of 1..Threads columns read as one flat
 /// stream (col_sums_flat_kernel), then its block partials combined by col_chunks_kernel. The
 /// grid is a multiple of cols / gcd(cols, Threads * V), so that every thread's lanes keep
@@ -339,6 +407,14 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     // Narrow and dense: one flat stream of vectors.
     if ((ld == cols || rows == 1) && cols <= kColFlatThreads)
       return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
+    // Otherwise whole vectors from each row's own boundary, realigned in the sums (67x1000003
+    // f32 read 4-byte elements, at 0.76 of a CUB sum of its bytes); bytes where even 4-byte
+    // words do not align every row. A thread per vector of columns, so only where the vectors
+    // fill most of a block: fewer columns take the element-wise tiles below, which also put
+    // several rows side by side.
+    constexpr int VS = kColShiftVec<T>;
+    if (!fits(VS) && ceil_div(cols, VS) >= kColShiftMinVectors)
+      return launch_col_sums_shift<T, VS>(stream, in, rows, cols, ld, out);
   }
   if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
   if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, ld, out);
@@ -349,8 +425,8 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
 
 // ================================================================== configurations under trial
 /// What a narrow-reduction trial computes and which bench rows it belongs to: row sums of
-/// narrow matrices, column sums of tall-narrow ones.
-enum class NarrowKind : int { row_sums, col_sums_tall };
+/// narrow matrices, column sums of tall-narrow ones, column sums of any window (unaligned rows).
+enum class NarrowKind : int { row_sums, col_sums_tall, col_sums_any };
 
 /// One kernel configuration of the narrow row or column sums, by its bench impl name
 /// ("ours-<name>"): `takes` says whether its preconditions hold for a rows x cols window at
@@ -390,6 +466,32 @@ struct FlatTrial {
   }
 };
 
+template <class T, int L, int K, int G>
+struct ButterflyTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return rows >= 1 && cols >= 1 && row_chunks(in, rows, cols, ld) <= Index(L) * K;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_row_butterfly<T, L, K, G>(stream.native(), in, rows, cols, ld, out);
+  }
+};
+
+template <class T, int Threads, int U, int MinBlocks>
+struct ShiftTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_col_sums_shift<T, kColShiftVec<T>, ColShiftConfig<Threads, U, MinBlocks>>(stream, in, rows, cols, ld, out);
+  }
+};
+
+template <class T>
+struct ColElementTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_col_sums_v<T, 1, DefaultColSumsConfig>(stream, in, rows, cols, ld, out);
+  }
+};
+
 template <class Trial, class T>
 constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
   return NarrowTrial<T>{name, kind, &Trial::takes, &Trial::launch};
@@ -397,14 +499,29 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 6;
+  static constexpr int kCount = 16;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 256, 2 * kRowStageBytes>, T>("ours-staged256-32k", NarrowKind::row_sums),
       narrow_trial<FlatTrial<T, 256, 4>, T>("ours-flat256u4", NarrowKind::col_sums_tall),
       narrow_trial<FlatTrial<T, 256, 8>, T>("ours-flat256u8", NarrowKind::col_sums_tall),
-      narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall)};
+      narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall),
+      // A warp per 32 rows (launch_row_butterfly<L, K, G>); l4k1g2 is the default for rows of
+      // 3-4 chunks, where the 2-lane teams were.
+      narrow_trial<ButterflyTrial<T, 4, 1, 1>, T>("ours-bfly-l4k1g1", NarrowKind::row_sums),
+      narrow_trial<ButterflyTrial<T, 4, 1, 2>, T>("ours-bfly-l4k1g2", NarrowKind::row_sums),
+      narrow_trial<ButterflyTrial<T, 4, 1, 4>, T>("ours-bfly-l4k1g4", NarrowKind::row_sums),
+      narrow_trial<ButterflyTrial<T, 2, 2, 2>, T>("ours-bfly-l2k2g2", NarrowKind::row_sums),
+      narrow_trial<ButterflyTrial<T, 8, 1, 1>, T>("ours-bfly-l8k1g1", NarrowKind::row_sums),
+      // Column sums of unaligned rows (launch_col_sums_shift: threads, rows in flight, least
+      // blocks per SM); t256u4 is the default.
+      narrow_trial<ShiftTrial<T, 256, 4, 4>, T>("ours-shift-t256u4", NarrowKind::col_sums_any),
+      narrow_trial<ShiftTrial<T, 256, 8, 3>, T>("ours-shift-t256u8", NarrowKind::col_sums_any),
+      narrow_trial<ShiftTrial<T, 128, 4, 8>, T>("ours-shift-t128u4", NarrowKind::col_sums_any),
+      narrow_trial<ShiftTrial<T, 512, 4, 2>, T>("ours-shift-t512u4", NarrowKind::col_sums_any),
+      // What unaligned rows took before: element loads (the tiles, or a thread per column).
+      narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any)};
 };
 
 }  // namespace devmat::detail

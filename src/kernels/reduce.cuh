@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace devmat::detail {
 
@@ -196,6 +197,76 @@ row_sums_team_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld,
   }
 }
 
+/// Row sums of short rows (at most L * K 16-byte chunks each, any ld and alignment) by a warp
+/// per tile of 32 rows: lane l = L g + j of the warp reads, for u < L, chunks j, j + L, ..
+/// (K of them) of the tile's row u * (32 / L) + g, so that each load instruction of the warp
+/// reads 32 / L consecutive rows (512 contiguous bytes when a row is L whole chunks); G tiles
+/// a warp at a time (tiles warp, warp + warps, ..), all loads issued before any add. A lane's
+/// L partial sums then meet by a butterfly over its group of L lanes (reduce-scatter: log2 L
+/// steps, L - 1 values sent in all, against L log2 L for a shuffle reduction per row), after
+/// which lane j holds the whole sum of row j * (32 / L) + g: the 32 lanes store 32 consecutive
+/// rows, one 128-byte line. Each sum is formed in an order fixed by (L, K) alone; every lane
+/// of a warp runs the same rounds, so all reach the shuffles together.
+template <class T, class Out, int L, int K, int G>
+__global__ void __launch_bounds__(kTeamThreads)
+row_sums_butterfly_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
+  static_assert(L >= 1 && L <= 8 && (L & (L - 1)) == 0, "row_sums_butterfly_kernel: 1, 2, 4 or 8 lanes a row");
+  static_assert(G * L * K <= 16, "row_sums_butterfly_kernel: at most 16 chunks in flight a lane");
+  using R = SumReducer<T>;
+  using Acc = typename R::Acc;
+  using P = Pack<T, kVec16<T>>;
+  constexpr int kGroups = 32 / L;  // rows a load instruction of the warp reads
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int j = lane % L, g = lane / L;
+  const Index warp = (static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x) / 32;
+  const Index warps = static_cast<Index>(gridDim.x) * (kTeamThreads / 32);
+  const Index tiles = (rows + 31) / 32;
+  for (Index tile0 = warp; tile0 < tiles; tile0 += warps * G) {  // the same bounds for the whole warp
+    P v[G][L][K];  // (tile, row of the lane, chunk)
+#pragma unroll
+    for (int t = 0; t < G; ++t)
+#pragma unroll
+      for (int u = 0; u < L; ++u) {
+        const Index row = (tile0 + t * warps) * 32 + u * kGroups + g;
+        const T* row_g = row < rows ? in + row * ld : in;
+        const Index head = head_of(row_g);
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          if (row < rows) {
+            v[t][u][k] = load_chunk(row_g - head, head, cols, j + k * L, T(0));
+          } else {
+#pragma unroll
+            for (int e = 0; e < kVec16<T>; ++e) v[t][u][k].v[e] = T(0);
+          }
+        }
+      }
+#pragma unroll
+    for (int t = 0; t < G; ++t) {
+      Acc x[L];  // x[u]: this lane's share of row u * kGroups + g of the tile
+#pragma unroll
+      for (int u = 0; u < L; ++u) {
+        typename R::State s;
+        R::add_packs(s, v[t][u]);
+        x[u] = R::finish(s);
+      }
+      // Butterfly: at the step of width w the lanes with bit w set keep the upper w of their
+      // 2w values, the others the lower w, and each adds its partner's share of what it keeps.
+#pragma unroll
+      for (int w = L / 2; w >= 1; w /= 2) {
+        const bool upper = (j & w) != 0;
+#pragma unroll
+        for (int i = 0; i < w; ++i) {
+          const Acc keep = upper ? x[w + i] : x[i];
+          const Acc send = upper ? x[i] : x[w + i];
+          x[i] = R::combine(keep, __shfl_xor_sync(0xffffffffu, send, w));
+        }
+      }
+      const Index row = (tile0 + t * warps) * 32 + j * kGroups + g;
+      if (row < rows) out[row] = static_cast<Out>(x[0]);
+    }
+  }
+}
+
 /// A block per (row, chunk): block b reduces chunk b % chunks of row b / chunks and writes
 /// fin(sum) to out[b] (so with one chunk, out[row]).
 template <class T, int Threads, int U, class Final>
@@ -227,6 +298,31 @@ segment_sums_kernel(const typename R::Acc* __restrict__ partials, Index segments
 }
 
 // ================================================================== column sums
+/// c ? a : b for a register value, as one PTX selp: a chain of these over the elements of a
+/// vector stays a chain of selects (written in C++, the compiler may fold it into an index into
+/// the vector, which puts the vector in local memory).
+template <class T>
+__device__ __forceinline__ T select_value(bool c, T a, T b) {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "select_value: 1, 4 or 8 bytes");
+  if constexpr (sizeof(T) == 8) {
+    unsigned long long ua, ub, r;
+    std::memcpy(&ua, &a, 8);
+    std::memcpy(&ub, &b, 8);
+    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.b64 %0, %1, %2, p; }" : "=l"(r) : "l"(ua), "l"(ub), "r"(int(c)));
+    T t;
+    std::memcpy(&t, &r, 8);
+    return t;
+  } else {
+    unsigned ua = 0, ub = 0, r;
+    std::memcpy(&ua, &a, sizeof(T));
+    std::memcpy(&ub, &b, sizeof(T));
+    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.b32 %0, %1, %2, p; }" : "=r"(r) : "r"(ua), "r"(ub), "r"(int(c)));
+    T t;
+    std::memcpy(&t, &r, sizeof(T));
+    return t;
+  }
+}
+
 /// What one thread sums a column in: sum_acc_t<T>, except uint8_t, which uses 32 bits
 /// (a chunk has at most kMaxColChunkRows rows, so 255 * rows fits).
 template <class T> struct col_accumulator { using type = sum_acc_t<T>; };
@@ -359,6 +455,95 @@ col_sums_wide_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld,
 #pragma unroll
     for (int k = 0; k < V; ++k) dst[k] = static_cast<Out>(static_cast<Acc>(acc[k]));
   }
+}
+
+/// Column sums of a window whose rows need not start on a vector boundary (cols, ld or the
+/// start not multiples of V; V * sizeof(T) <= 16). Thread i of block (chunk, strip) reads
+/// vector c = strip * (Threads - 1) + i of every row of its row chunk, counted from the row's
+/// own V-aligned boundary below its start, so every load but a row's partial first and last
+/// is one aligned vector, U rows in flight. A row that starts h elements past its boundary
+/// puts element k of that vector in column c V + k - h: the thread rotates the vector by h
+/// (y[m] = element (m + h) mod V, selects on registers) and adds y[m] to hi[m], column c V + m,
+/// where m < V - h, else to lo[m], column c V - V + m (h is the same for every thread of the
+/// block: they read the same row). At the end, column c V + m is the thread's hi[m] plus the
+/// next thread's lo[m] (m > 0), exchanged through shared memory; the last thread of a block
+/// only lends its lo (blocks overlap by one vector), so a block writes (Threads - 1) V columns,
+/// coalesced: block b = chunk * strips + strip writes fin(sum) of column col to
+/// out[chunk * cols + col]. Each column is summed in a fixed order: the same bits every run.
+template <class T, int V, int U, int Threads, int MinBlocks, class Final>
+__global__ void __launch_bounds__(Threads, MinBlocks)
+col_sums_shift_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Index strips, Index chunk_rows,
+                      typename Final::Out* __restrict__ out, Final fin) {
+  static_assert(V >= 2 && (V & (V - 1)) == 0 && V * sizeof(T) <= 16, "col_sums_shift_kernel: vectors of 2..16 bytes");
+  static_assert(Threads % 32 == 0 && Threads >= 64, "col_sums_shift_kernel: whole warps");
+  using Acc = sum_acc_t<T>;
+  using ColAcc = typename col_accumulator<T>::type;
+  using P = Pack<T, V>;
+  constexpr int kBytes = V * static_cast<int>(sizeof(T));
+  constexpr int kUnits = Threads - 1;  // vectors of columns a block writes
+  __shared__ ColAcc lo_smem[V - 1][Threads];  // (V - 1, Threads) each thread's lo[1 .. V - 1]
+  __shared__ ColAcc sum_smem[kUnits * V];     // (kUnits * V) the block's column sums, in column order
+
+  const Index strip = blockIdx.x % strips, chunk = blockIdx.x / strips;
+  const Index c = strip * kUnits + threadIdx.x;  // this thread's vector of each row
+  const Index r_begin = chunk * chunk_rows;
+  const Index r_end = rows - r_begin < chunk_rows ? rows : r_begin + chunk_rows;
+  ColAcc hi[V], lo[V];  // hi[m]: column c V + m; lo[m]: column c V - V + m (lo[0] stays 0)
+#pragma unroll
+  for (int m = 0; m < V; ++m) hi[m] = lo[m] = ColAcc(0);
+  for (Index r = r_begin; r < r_end; r += U) {
+    P v[U];
+    int h[U];  // how far row r + u starts past its boundary
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int k = 0; k < V; ++k) v[u].v[k] = T(0);
+      h[u] = 0;
+      if (r + u < r_end) {
+        const T* row_g = in + (r + u) * ld;
+        h[u] = static_cast<int>(reinterpret_cast<std::uintptr_t>(row_g) % kBytes / sizeof(T));
+        const T* base_g = row_g - h[u];  // aligned to kBytes
+        const Index e0 = c * V - h[u];   // the row element in lane 0
+        if (e0 >= 0 && e0 + V <= cols) {
+          v[u] = load_pack(reinterpret_cast<const P*>(base_g) + c);
+        } else {  // a partial first or last vector, or one past the row: its elements in the row only
+#pragma unroll
+          for (int k = 0; k < V; ++k)
+            if (e0 + k >= 0 && e0 + k < cols) v[u].v[k] = load_one(base_g + c * V + k);
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+#pragma unroll
+      for (int m = 0; m < V; ++m) {
+        // y = element (m + h) mod V, by selects on registers (no indexing by h, which would put
+        // the vector in local memory).
+        T y = v[u].v[m];
+#pragma unroll
+        for (int s = 1; s < V; ++s) y = select_value(h[u] == s, v[u].v[(m + s) % V], y);
+        const ColAcc a = static_cast<ColAcc>(y);
+        const bool high = m < V - h[u];
+        hi[m] += high ? a : ColAcc(0);
+        if (m > 0) lo[m] += high ? ColAcc(0) : a;
+      }
+    }
+  }
+#pragma unroll
+  for (int m = 1; m < V; ++m) lo_smem[m - 1][threadIdx.x] = lo[m];
+  __syncthreads();
+  if (threadIdx.x < kUnits) {
+#pragma unroll
+    for (int m = 0; m < V; ++m) {
+      ColAcc s = hi[m];
+      if (m > 0) s += lo_smem[m - 1][threadIdx.x + 1];
+      sum_smem[threadIdx.x * V + m] = s;
+    }
+  }
+  __syncthreads();
+  const Index col0 = strip * kUnits * V;
+  for (int i = threadIdx.x; i < kUnits * V; i += Threads)
+    if (col0 + i < cols) out[chunk * cols + col0 + i] = fin(static_cast<Acc>(sum_smem[i]));
 }
 
 /// out[c] = sum over k < chunks of partials[k * cols + c]: 32 columns by 32 chunk lanes per

@@ -190,3 +190,95 @@ TEMPLATE_TEST_CASE("narrow trials: windows of a parent, dense at unaligned offse
     CHECK(to_eigen(a) == h);  // the parent is intact
   }
 }
+
+TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and row-chunk edges",
+                   "[reduce][narrow][views]", float, double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // col_sums_shift_kernel: blocks of 255 (or 127, 511) vectors of columns, the last thread a halo;
+  // rows split into chunks of at least 32 when the strips leave resident slots free. Windows of an
+  // odd-width parent at every column offset within a vector, so each row starts at another offset.
+  constexpr Index V = sizeof(T) == 1 ? 4 : 16 / static_cast<Index>(sizeof(T));
+  std::vector<Index> cols_list = {1, V - 1, V + 1, 127 * V - 1, 127 * V + 1, 255 * V - 1, 255 * V, 255 * V + 1,
+                                  511 * V + 1, 1021};
+  std::vector<Index> rows_list = {1, 2, 5, 31, 32, 33, 64, 65, 1000};
+  if (under_sanitizer()) {
+    cols_list = {1, V + 1, 255 * V + 1, 1021};
+    rows_list = {1, 5, 65};
+  }
+  for (Index c : cols_list) {
+    for (Index r : rows_list) {
+      const Index C = c + V + 1;  // an odd-width parent (ld) unless V divides it
+      const HostMatrix<T> h = random_matrix<T>(r + 1, C, lo<T>(), hi<T>());
+      const auto a = to_device(h, stream);
+      for (Index off = 0; off < V; ++off) {
+        CAPTURE(shape(r, c), C, off);
+        const MatrixView<const T> v = a.block(1, off, r, c);
+        const T* hw = h.data() + C + off;
+        int ran = 0;
+        for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+          if (std::string(narrow_trial_name<T>(i)).find("shift") == std::string::npos) continue;
+          REQUIRE(narrow_trial_takes<T>(i, v.data(), r, c, C));
+          CAPTURE(narrow_trial_name<T>(i));
+          using S = sum_t<T>;
+          auto out = DeviceMatrix<S>::constant(c, 1, poison_value<S>(), stream);
+          auto again = DeviceMatrix<S>::constant(c, 1, poison_value<S>(), stream);
+          narrow_trial<T>(i, stream, v.data(), r, c, C, out.data());
+          narrow_trial<T>(i, stream, v.data(), r, c, C, again.data());
+          const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
+          CHECK(bad_sums(got, hw, c, 1, r, C) == 0);
+          CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
+          ++ran;
+        }
+        CHECK(ran == 4);
+        check_public<T>(stream, v, hw, C);
+      }
+      CHECK(to_eigen(a) == h);  // the parent is intact
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("row sums by a warp per 32 rows: every row offset, tile edges, strided rows",
+                   "[reduce][narrow][views]", float, double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // row_sums_butterfly_kernel: tiles of 32 rows, G tiles a warp at a time, rows of up to L * K
+  // 16-byte chunks at any start offset and stride.
+  constexpr Index V = 16 / static_cast<Index>(sizeof(T));
+  std::vector<Index> rows_list = {1, 2, 31, 32, 33, 63, 65, 257, 4097, 100003};
+  std::vector<Index> cols_list = {1, V - 1, V, V + 1, 2 * V, 3 * V + 1, 4 * V, 8 * V - 1};
+  if (under_sanitizer()) rows_list = {1, 33, 4097};
+  for (Index c : cols_list) {
+    for (Index r : rows_list) {
+      for (Index C : {c, c + 1, c + V}) {  // dense, odd stride, stride a vector wider
+        const HostMatrix<T> h = random_matrix<T>(r, C + 1, lo<T>(), hi<T>());
+        const auto a = to_device(h, stream);
+        for (Index off : {Index(0), Index(1)}) {
+          if (off + c > C + 1) continue;
+          CAPTURE(shape(r, c), C + 1, off);
+          const MatrixView<const T> v = a.block(0, off, r, c);
+          const T* hw = h.data() + off;
+          int ran = 0;
+          for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+            if (std::string(narrow_trial_name<T>(i)).find("bfly") == std::string::npos) continue;
+            if (!narrow_trial_takes<T>(i, v.data(), r, c, C + 1)) continue;
+            CAPTURE(narrow_trial_name<T>(i));
+            using S = sum_t<T>;
+            auto out = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+            auto again = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+            narrow_trial<T>(i, stream, v.data(), r, c, C + 1, out.data());
+            narrow_trial<T>(i, stream, v.data(), r, c, C + 1, again.data());
+            const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
+            CHECK(bad_sums(got, hw, r, C + 1, c, 1) == 0);
+            CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
+            ++ran;
+          }
+          // A row at any offset touches at most ceil((V - 1 + c) / V) chunks: up to 4, every form
+          // takes it (l4k1g*, l2k2g2, l8k1g1).
+          if ((V - 1 + c + V - 1) / V <= 4) CHECK(ran == 5);
+          check_public<T>(stream, v, hw, C + 1);
+        }
+      }
+    }
+  }
+}
