@@ -124,17 +124,17 @@ void check_shapes(const std::vector<Index>& row_sides, const std::vector<Index>&
 
 TEST_CASE("emulated transpose_shift_kernel on bytes, 4-byte words, equals the transpose", "[transpose][emulation]") {
   // The tile: 128 rows x 124 columns.
-  check_shapes<std::uint8_t, 4, 8>({1, 2, 17, 127, 128, 129, 257}, {1, 3, 17, 123, 124, 125, 249});
+  check_shapes<std::uint8_t, 4, 8>({1, 17, 127, 128, 129, 257}, {1, 3, 123, 124, 125, 249});
   check_shapes<std::uint8_t, 4, 16>({131}, {125, 253});
 }
 
 TEST_CASE("emulated transpose_shift_kernel on bytes, 8-byte words, equals the transpose", "[transpose][emulation]") {
   // The tile: 256 rows x 248 columns.
-  check_shapes<std::uint8_t, 8, 16>({1, 9, 255, 257}, {1, 7, 247, 248, 249, 497});
+  check_shapes<std::uint8_t, 8, 16>({9, 255, 257}, {7, 247, 248, 249, 497});
   check_shapes<std::uint8_t, 8, 32>({263}, {251});
 }
 
 TEST_CASE("emulated transpose_shift_kernel on floats, 8-byte words, equals the transpose", "[transpose][emulation]") {
   // The tile: 64 rows x 62 columns.
-  check_shapes<float, 2, 8>({1, 3, 63, 64, 65, 131}, {1, 5, 61, 62, 63, 125});
+  check_shapes<float, 2, 8>({1, 63, 64, 65, 131}, {5, 61, 62, 63, 125});
 }

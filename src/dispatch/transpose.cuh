@@ -217,8 +217,9 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one, else Mid where its words fit, else Fallback (one element a word, any shape).
 /// Any (transpose_any_kernel) is under trial as the fallback's replacement: kAnyPastMid = true
-/// sends every shape that Mid's words do not fit to it instead of Fallback (false until an H200
-/// run measures ours-any-* beside ours on the unaligned shapes).
+/// sends every shape that Mid's words do not fit to it instead of Fallback (it measured 0.38-0.65
+/// of a copy in run S3: false); kShiftPastMid = true sends them to transpose_shift_kernel on
+/// Shift instead (first, where both are set).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
@@ -274,8 +275,9 @@ void launch_transpose_words(const T* in, Index ld, T* out, Index rows, Index col
 /// on `stream`. A single row is already its own transpose in memory, and so is a dense single
 /// column: a copy. A few rows or a few columns (at most kTransposeFewMax) take
 /// launch_transpose_few (`few` = false skips it, for the bench); the rest the tile, in `order`.
-/// Shapes whose rows are not whole words of the tile take the one-element tile (the one-byte
-/// tile measured 0.41 of a copy at u8 16385x16383; transpose_any_kernel is its candidate).
+/// Shapes whose rows are not whole words of the tile take, for bytes, transpose_shift_kernel
+/// (DefaultTranspose::kShiftPastMid; the one-byte tile measured 0.38-0.41 of a copy there), else
+/// the one-element tile.
 template <class T>
 void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
                       TileOrder order = TileOrder::kAuto, bool few = true) {
