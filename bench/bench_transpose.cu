@@ -5,10 +5,10 @@
 // matrix ("transpose-view": ours on the window, read in place, beside a copy of the window's
 // bytes), and the kernels under trial (TransposeTrials: "ours-any-r<rows>-t<threads>", the
 // vector tile of any alignment, and the few-rows / few-columns kernels one by one). GB/s count
-// bytes read plus bytes written. "ours-runs-w<W>t<TW>b<BY>" is transpose_runs_kernel: the word
-// tile at any alignment (the candidate for the shapes whose rows are not whole words: u8 and
-// f32 with odd sides and views), "-across" / "-g8" its blocks along input rows / in bands of 8
-// tile rows.
+// bytes read plus bytes written. "ours-shift-w<W>b<BY>" is transpose_shift_kernel (the default
+// for u8 shapes whose rows are not whole 4-byte words; a trial for f32): the word tile at any
+// alignment, each row's run read as aligned words and shifted into place, "-across" its blocks
+// along input rows.
 #include "random.cuh"
 #include "support.hpp"
 

@@ -67,31 +67,23 @@ void launch_transpose_any(const T* in, Index ld, T* out, Index rows, Index cols,
          rows, cols, tiles_r, tiles_c, down);
 }
 
-/// transpose_runs_kernel on Tile (any shape, stride and alignment of the element type; words
-/// of Tile::kW elements, 4 or 8 bytes), the blocks walking bands of `group` tile rows (0: as
-/// `order`, kAuto going down where output rows do not start on 128-byte lines, as the tile
-/// does). Taken by launch_transpose where Mid's words do not fit only once measured
-/// (DefaultTranspose::kRunsPastMid); the bench times it beside the default
-/// ("ours-runs-w<W>t<TW>b<BY>...") and test_transpose_variants checks it.
+/// transpose_shift_kernel on Tile (a ShiftTile: any shape, stride and alignment of T, words of
+/// Tile::kW elements, 4 or 8 bytes). kAuto walks down where output rows do not start on 128-byte
+/// lines, as the tile does.
 template <class T, class Tile>
-void launch_transpose_runs(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
-                           TileOrder order = TileOrder::kAuto, Index group = 0) {
+void launch_transpose_shift(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                            TileOrder order = TileOrder::kAuto) {
   if (rows == 0 || cols == 0) return;
-  constexpr Index kTile = Tile::kTile;
-  constexpr int kSmemBytes = static_cast<int>(kTile * Tile::kTW * Tile::kW * sizeof(T));
-  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_runs: tile exceeds shared memory");
-  const auto kernel = &transpose_runs_kernel<T, Tile::kW, Tile::kTW, Tile::kBY>;
+  constexpr int kSmemBytes = Tile::kRows * 32 * Tile::kW * static_cast<int>(sizeof(T));
+  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_shift: tile exceeds shared memory");
+  const auto kernel = &transpose_shift_kernel<T, Tile::kW, Tile::kBY>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), 32 * Tile::kBY, kSmemBytes);
-  const Index tiles_r = ceil_div(rows, kTile), tiles_c = ceil_div(cols, kTile);
-  if (group <= 0) {
-    const bool down = order == TileOrder::kDown ||
-                      (order == TileOrder::kAuto && (rows * static_cast<Index>(sizeof(T))) % 128 != 0);
-    group = down ? tiles_r : 1;
-  }
-  if (group > tiles_r) group = tiles_r;
+  const Index tiles_r = ceil_div(rows, Index(Tile::kRows)), tiles_c = ceil_div(cols, Index(Tile::kCols));
+  const bool down = order == TileOrder::kDown ||
+                    (order == TileOrder::kAuto && (rows * static_cast<Index>(sizeof(T))) % 128 != 0);
   launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(32, Tile::kBY), kSmemBytes, stream, in, ld, out,
-         rows, cols, tiles_r, tiles_c, group);
+         rows, cols, tiles_r, tiles_c, down);
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
@@ -225,8 +217,9 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one, else Mid where its words fit, else Fallback (one element a word, any shape).
 /// Any (transpose_any_kernel) is under trial as the fallback's replacement: kAnyPastMid = true
-/// sends every shape that Mid's words do not fit to it instead of Fallback (false until an H200
-/// run measures ours-any-* beside ours on the unaligned shapes).
+/// sends every shape that Mid's words do not fit to it instead of Fallback (it measured 0.38-0.65
+/// of a copy in run S3: false); kShiftPastMid = true sends them to transpose_shift_kernel on
+/// Shift instead (first, where both are set).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
@@ -234,8 +227,11 @@ template <> struct DefaultTranspose<std::uint8_t> {
   using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes
   using Any = AnyTile<std::uint8_t, 128, 256>;
   static constexpr bool kAnyPastMid = false;
-  static constexpr bool kRunsPastMid = false;  // transpose_runs_kernel where Mid's words do not fit
-  using Runs = TransposeTile<4, 32, 8>;        // its tile
+  // transpose_shift_kernel where Mid's words do not fit (the one-byte fallback measured 0.38 of
+  // a copy on every such shape: 16385x16383, 4097x65537, 10007x30011, the 16382x16379 window;
+  // it moves a byte a load and a store, the shift kernel a word).
+  static constexpr bool kShiftPastMid = true;
+  using Shift = ShiftTile<4, 8>;  // 128 x 124 bytes, 4-byte words
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -247,8 +243,10 @@ template <class T> struct DefaultTranspose {
   using Fallback = TransposeTile<1, 64, 8>;
   using Any = AnyTile<T, sizeof(T) == 4 ? 64 : 32, 256>;
   static constexpr bool kAnyPastMid = false;
-  static constexpr bool kRunsPastMid = false;  // transpose_runs_kernel where Mid's words do not fit
-  using Runs = TransposeTile<sizeof(T) == 4 ? 2 : 1, 32, 8>;  // its tile (8-byte words)
+  // transpose_shift_kernel where Mid's words do not fit: off until measured (the one-element
+  // fallback already moves 4-byte words there; 8-byte elements are words of one).
+  static constexpr bool kShiftPastMid = false;
+  using Shift = ShiftTile<sizeof(T) == 4 ? 2 : 1, 8>;  // 8-byte words
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -277,8 +275,9 @@ void launch_transpose_words(const T* in, Index ld, T* out, Index rows, Index col
 /// on `stream`. A single row is already its own transpose in memory, and so is a dense single
 /// column: a copy. A few rows or a few columns (at most kTransposeFewMax) take
 /// launch_transpose_few (`few` = false skips it, for the bench); the rest the tile, in `order`.
-/// Shapes whose rows are not whole words of the tile take the one-element tile (the one-byte
-/// tile measured 0.41 of a copy at u8 16385x16383; transpose_any_kernel is its candidate).
+/// Shapes whose rows are not whole words of the tile take, for bytes, transpose_shift_kernel
+/// (DefaultTranspose::kShiftPastMid; the one-byte tile measured 0.38-0.41 of a copy there), else
+/// the one-element tile.
 template <class T>
 void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
                       TileOrder order = TileOrder::kAuto, bool few = true) {
@@ -290,9 +289,9 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   }
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
-  if constexpr (D::kRunsPastMid) {
+  if constexpr (D::kShiftPastMid) {
     if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
-      launch_transpose_runs<T, typename D::Runs>(in, ld, out, rows, cols, stream, order);
+      launch_transpose_shift<T, typename D::Shift>(in, ld, out, rows, cols, stream, order);
       return;
     }
   }
@@ -328,19 +327,18 @@ constexpr TransposeTrial<T> any_trial(const char* name) {
   return {name, &launch_transpose_any_in<T, kRows, kThreads, kOrder>};
 }
 
-/// launch_transpose with transpose_runs_kernel on TransposeTile<W, TW, BY> instead of the tile
-/// on every shape past the few-rows / few-columns ones, its blocks in bands of kGroup tile rows
-/// (0: as kOrder).
-template <class T, int W, int TW, int BY, TileOrder kOrder = TileOrder::kAuto, int kGroup = 0>
-void launch_transpose_runs_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+/// launch_transpose with transpose_shift_kernel on ShiftTile<W, BY> instead of the tile on every
+/// shape past the few-rows / few-columns ones, in kOrder.
+template <class T, int W, int BY, TileOrder kOrder = TileOrder::kAuto>
+void launch_transpose_shift_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  launch_transpose_runs<T, TransposeTile<W, TW, BY>>(in, ld, out, rows, cols, stream, kOrder, kGroup);
+  launch_transpose_shift<T, ShiftTile<W, BY>>(in, ld, out, rows, cols, stream, kOrder);
 }
 
-template <class T, int W, int TW, int BY, TileOrder kOrder = TileOrder::kAuto, int kGroup = 0>
-constexpr TransposeTrial<T> runs_trial(const char* name) {
-  return {name, &launch_transpose_runs_in<T, W, TW, BY, kOrder, kGroup>};
+template <class T, int W, int BY, TileOrder kOrder = TileOrder::kAuto>
+constexpr TransposeTrial<T> shift_trial(const char* name) {
+  return {name, &launch_transpose_shift_in<T, W, BY, kOrder>};
 }
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
@@ -379,13 +377,15 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
 }
 
 /// The kernels under trial for T (by element size): transpose_any_kernel ("ours-any-r<rows>-
-/// t<threads>", on every shape past the few-rows / few-columns ones; "-across" walks the tiles
-/// along input rows), for 1- and 4-byte elements transpose_runs_kernel ("ours-runs-w<W>t<TW>b<BY>",
-/// likewise; "-across" along input rows, "-g8" in bands of 8 tile rows), then the few-rows / few-columns kernels one at a time so one run can
-/// check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>"; "-span": few
-/// strided byte columns read as spans, gaps included; "ours-regs16":
-/// the register kernels for 1- and 4-byte elements where their vectors line up; "ours-bytes16":
-/// bytes of few rows / dense few columns as 16-byte vectors at any alignment).
+/// t<threads>", on every shape past the few-rows / few-columns ones), for 1- and 4-byte elements
+/// transpose_shift_kernel ("ours-shift-w<W>b<BY>": ShiftTile<W, BY>, likewise; "-across" walks
+/// the tiles along input rows), then the few-rows / few-columns kernels one at a time so one run
+/// can check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>"; "-span":
+/// few strided byte columns read as spans, gaps included; "ours-regs16": the register kernels for
+/// 1- and 4-byte elements where their vectors line up; "ours-bytes16": bytes of few rows / dense
+/// few columns as 16-byte vectors at any alignment). transpose_runs_kernel (the word tile with
+/// byte-exact run ends) and the any kernel's 512-thread and "-across" forms were dropped after
+/// run S3 (0.20-0.30 and 0.27-0.47 of a copy, below the defaults on every shape).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -393,27 +393,22 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 16;
+  static constexpr int kCount = 12;
   static constexpr TransposeTrial<T> kAll[kCount] = {
-      any_trial<T, 128, 256>("ours-any-r128-t256"), any_trial<T, 128, 512>("ours-any-r128-t512"),
-      any_trial<T, 128, 256, TileOrder::kAcross>("ours-any-r128-t256-across"),
-      runs_trial<T, 4, 32, 8>("ours-runs-w4t32b8"), runs_trial<T, 4, 32, 16>("ours-runs-w4t32b16"),
-      runs_trial<T, 4, 32, 8, TileOrder::kAcross>("ours-runs-w4t32b8-across"),
-      runs_trial<T, 4, 32, 8, TileOrder::kAuto, 8>("ours-runs-w4t32b8-g8"), runs_trial<T, 4, 64, 16>("ours-runs-w4t64b16"),
-      runs_trial<T, 8, 32, 16>("ours-runs-w8t32b16"), runs_trial<T, 8, 32, 32>("ours-runs-w8t32b32"),
+      any_trial<T, 128, 256>("ours-any-r128-t256"), shift_trial<T, 4, 8>("ours-shift-w4b8"),
+      shift_trial<T, 4, 16>("ours-shift-w4b16"), shift_trial<T, 4, 8, TileOrder::kAcross>("ours-shift-w4b8-across"),
+      shift_trial<T, 8, 16>("ours-shift-w8b16"), shift_trial<T, 8, 32>("ours-shift-w8b32"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS, chunk_trial<T, 32768, 256, true>("ours-chunk32k-t256-span"),
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 10;
+  static constexpr int kCount = 8;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
-      any_trial<T, 64, 256, TileOrder::kAcross>("ours-any-r64-t256-across"),
-      runs_trial<T, 2, 32, 8>("ours-runs-w2t32b8"), runs_trial<T, 2, 64, 16>("ours-runs-w2t64b16"),
-      runs_trial<T, 2, 32, 8, TileOrder::kAuto, 8>("ours-runs-w2t32b8-g8"), DEVMAT_TRANSPOSE_CHUNK_TRIALS,
-      TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>}};
+      shift_trial<T, 2, 8>("ours-shift-w2b8"), shift_trial<T, 2, 16>("ours-shift-w2b16"),
+      DEVMAT_TRANSPOSE_CHUNK_TRIALS, TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 8> {

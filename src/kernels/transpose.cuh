@@ -1,8 +1,8 @@
 // Transpose through a swizzled shared-memory tile, moving whole words: a word is W adjacent
 // elements of a row (W * sizeof(T) = 4, 8 or 16 bytes), each thread loads W x W sub-blocks as
 // W words, transposes them in registers (__byte_perm for bytes) and stores them as W words of
-// the output (transpose_kernel: rows whose words line up). transpose_runs_kernel moves the same
-// words at any alignment: a warp reads the aligned words under each 32-word run of a row and
+// the output (transpose_kernel: rows whose words line up). transpose_shift_kernel moves the same
+// words at any alignment: a warp reads the aligned words under each 31-word run of a row and
 // shifts them into place, and writes the aligned words an output run covers (byte-exact at its
 // ends), around transpose_kernel's shared tile. transpose_any_kernel takes any
 // alignment with 16-byte vectors on both sides: a warp reads the aligned vectors that cover a
@@ -206,7 +206,7 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
   constexpr int kTile = TW * W;
   constexpr int kBX = TW / 32;  // word columns per lane
   constexpr int kAY = TW / BY;  // sub-block rows per warp row
-  extern __shared__ uint4 transpose_smem[];  // dynamic: tiles may pass 48 KiB
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);  // dynamic: tiles may pass 48 KiB
   auto& tile_smem = *reinterpret_cast<Word(*)[kTile][TW]>(transpose_smem);  // (out rows, out word cols), swizzled
 
   const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
@@ -257,14 +257,8 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
     }
 }
 
-/// The 8-byte counterparts of load_word_bytes / store_word_bytes: bytes [lo, hi) of the aligned
-/// 8-byte word at p (0 <= lo < hi <= 8), as two 4-byte halves where not whole.
-__device__ __forceinline__ unsigned long long load_word8_bytes(const unsigned char* p, int lo, int hi) {
-  if (lo == 0 && hi == 8) return __ldg(reinterpret_cast<const unsigned long long*>(p));
-  const unsigned a = lo < 4 ? load_word_bytes(p, lo, hi < 4 ? hi : 4) : 0u;
-  const unsigned b = hi > 4 ? load_word_bytes(p + 4, lo > 4 ? lo - 4 : 0, hi - 4) : 0u;
-  return a | (static_cast<unsigned long long>(b) << 32);
-}
+/// The 8-byte counterpart of store_word_bytes: stores bytes [lo, hi) of w into the aligned 8-byte
+/// word at p (0 <= lo < hi <= 8), as two 4-byte halves where not whole.
 __device__ __forceinline__ void store_word8_bytes(unsigned char* p, unsigned long long w, int lo, int hi) {
   if (lo == 0 && hi == 8) {
     *reinterpret_cast<unsigned long long*>(p) = w;
@@ -274,12 +268,9 @@ __device__ __forceinline__ void store_word8_bytes(unsigned char* p, unsigned lon
   if (hi > 4) store_word_bytes(p + 4, static_cast<unsigned>(w >> 32), lo > 4 ? lo - 4 : 0, hi - 4);
 }
 
-/// warp_read_run / warp_align_run / warp_store_run with 8-byte words: a run of 256 bytes, lane
-/// L's word bytes [begin + 8L, begin + 8L + 8) (begin and valid in bytes). Word k of the run's
-/// aligned words holds run bytes [8k - m, 8k - m + 8), m = (row + begin) mod 8.
-struct RunWords8 {
-  unsigned long long word, word32;
-};
+/// warp_store_run with 8-byte words: a run of 256 bytes, lane L's word bytes [begin + 8L, begin
+/// + 8L + 8) (begin and valid in bytes). Word k of the run's aligned words holds run bytes
+/// [8k - m, 8k - m + 8), m = (row + begin) mod 8.
 
 /// The bytes [lo, hi) of aligned 8-byte word k (k = 0..32) that hold bytes [from, to) of the run.
 struct WordBytes8 {
@@ -294,39 +285,6 @@ struct WordBytes8 {
 /// `bytes` clamped to [-8, 264]: the part of a 256-byte run's neighbourhood that a word reaches.
 __device__ __forceinline__ int clamp_run8(Index bytes) {
   return static_cast<int>(bytes < -8 ? -8 : (bytes > 264 ? 264 : bytes));
-}
-
-/// Step 1 of a warp's read of bytes [begin, begin + 256) of `row` (valid bytes [0, valid)): the
-/// aligned 8-byte words that cover them, reading no byte outside the valid ones. Warp-wide.
-__device__ __forceinline__ RunWords8 warp_read_run8(const unsigned char* row, Index begin, Index valid) {
-  const unsigned char* run = row + begin;
-  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 7);
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  RunWords8 w{0ull, 0ull};
-  if (m == 0 && valid - begin >= 256) {  // aligned and whole: one word a lane
-    w.word = __ldg(reinterpret_cast<const unsigned long long*>(run) + lane);
-    return w;
-  }
-  const unsigned char* base = run - m;
-  const int from = clamp_run8(-begin), to = clamp_run8(valid - begin);
-  const WordBytes8 b(lane, m, from, to);
-  if (b.lo < b.hi) w.word = load_word8_bytes(base + 8 * lane, b.lo, b.hi);
-  if (lane == 31 && m != 0) {
-    const WordBytes8 b32(32, m, from, to);
-    if (b32.lo < b32.hi) w.word32 = load_word8_bytes(base + 256, b32.lo, b32.hi);
-  }
-  return w;
-}
-
-/// Step 2: lane L gets bytes [begin + 8L, begin + 8L + 8) of the run (bytes past the valid ones
-/// as 0). Warp-wide.
-__device__ __forceinline__ unsigned long long warp_align_run8(const RunWords8& w, const unsigned char* row,
-                                                              Index begin) {
-  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + begin) & 7);
-  if (m == 0) return w.word;
-  const unsigned long long next = __shfl_down_sync(0xffffffffu, w.word, 1);
-  const unsigned long long hi = (threadIdx.x & 31) == 31 ? w.word32 : next;
-  return (w.word >> (8 * m)) | (hi << (64 - 8 * m));
 }
 
 /// Lane L's word y holds bytes [begin + 8L, begin + 8L + 8) of `row`: stores the run [begin,
@@ -352,108 +310,201 @@ __device__ __forceinline__ void warp_store_run8(unsigned char* row, Index begin,
   }
 }
 
-/// The tile of block b when blocks walk the tile grid in bands of `group` tile rows: down each
-/// band's tile column before the next column, band after band (group 1: across, along input
-/// rows; group >= tiles_r: down, along output rows). A band of a few tile rows keeps the blocks
-/// whose output runs meet close in time (their partial lines complete in L2) while the blocks
-/// in flight still spread over many tile columns.
-struct TileOfBlock {
-  Index r, c;
-  __device__ __forceinline__ TileOfBlock(Index b, Index tiles_r, Index tiles_c, Index group) {
-    const Index band_blocks = group * tiles_c;  // blocks of a whole band
-    const Index band = b / band_blocks, within = b - band * band_blocks;
-    const Index band_rows = tiles_r - band * group < group ? tiles_r - band * group : group;
-    r = band * group + within % band_rows;
-    c = within / band_rows;
-  }
+/// A tile of transpose_shift_kernel: kRows = 32 W input rows by kCols = 31 W input columns (31
+/// words of W elements: the 32 aligned words a warp reads under a row's run cover 31 words'
+/// worth at any offset of the row into a word), in transpose_kernel's swizzled shared tile of
+/// 32 W x 32 words, for a block of 32 x BY threads.
+template <int W, int BY>
+struct ShiftTile {
+  static_assert(W == 1 || W == 2 || W == 4 || W == 8, "ShiftTile: W is 1, 2, 4 or 8");
+  static_assert(BY >= 1 && BY <= 32 && 32 % BY == 0, "ShiftTile: BY divides 32");
+  static constexpr int kW = W;            // elements a word
+  static constexpr int kBY = BY;          // warps a block
+  static constexpr int kRows = 32 * W;    // input rows a tile: one output run of 32 words
+  static constexpr int kCols = 31 * W;    // input columns a tile (output rows)
 };
 
-/// A tile of (TW * W) x (TW * W) elements of any shape, stride and alignment (of the element
-/// type), moving words of W elements (4 or 8 bytes) on both sides, where transpose_kernel needs
-/// rows, cols, ld and both pointers on whole words: a warp reads each run of 32 words of an
-/// input row as the aligned words that cover it and shifts them into place (warp_read_run /
-/// warp_align_run, or their 8-byte forms, whatever the row's offset into a word), transposes W x
-/// W blocks in registers into transpose_kernel's swizzled shared tile, and writes each output
-/// run of 32 words as the aligned words it covers (warp_store_run: whole words inside,
-/// byte-exact at the ragged ends). Elements outside the matrix are neither read nor written.
-/// Block b takes the tile TileOfBlock(b, tiles_r, tiles_c, group); a block of 32 x BY threads.
-template <class T, int W, int TW, int BY>
-__global__ void __launch_bounds__(32 * BY)
-transpose_runs_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                      Index tiles_c, Index group) {
-  constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
-  static_assert(kB == 4 || kB == 8, "transpose_runs_kernel: 4- or 8-byte words");
-  static_assert((TW == 32 || TW == 64) && TW % BY == 0, "transpose_runs_kernel: TW is 32 or 64 words, BY divides it");
-  using Word = typename RawWord<kB>::type;
-  using Raw = std::conditional_t<kB == 4, RunWords, RunWords8>;
-  constexpr int kTile = TW * W;       // elements a side
-  constexpr int kBX = TW / 32;        // runs (of 32 words) a row of the tile
-  constexpr int kAY = TW / BY;        // sub-block rows (of W input rows) per warp
-  constexpr Index kRun = 32 * kB;     // bytes a run
-  constexpr Index kSize = sizeof(T);
-  extern __shared__ uint4 transpose_smem[];  // dynamic: tiles may pass 48 KiB
-  auto& tile_smem = *reinterpret_cast<Word(*)[kTile][TW]>(transpose_smem);  // (out rows, out word cols), swizzled
+/// The aligned word of Word at p whose bytes from `end` on are neither read nor used (read as 0):
+/// only where the word runs past the matrix's last byte.
+template <class Word>
+__device__ __forceinline__ Word load_word_before(const unsigned char* p, const unsigned char* end) {
+  if (p + sizeof(Word) <= end) return __ldg(reinterpret_cast<const Word*>(p));
+  Word w = 0;
+  for (int t = 0; t < static_cast<int>(sizeof(Word)) && p + t < end; ++t) w |= static_cast<Word>(__ldg(p + t)) << (8 * t);
+  return w;
+}
 
-  const TileOfBlock tile(blockIdx.x, tiles_r, tiles_c, group);
-  const Index r0 = tile.r * kTile, c0 = tile.c * kTile;
-  const int tx = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
-  auto* out_b = reinterpret_cast<unsigned char*>(out);
-  const Index in_valid = cols * kSize, out_valid = rows * kSize;  // bytes of an input / output row
+/// Bytes [m, m + sizeof(Word)) of the two words lo then hi (0 <= m < sizeof(Word)).
+__device__ __forceinline__ unsigned shift_word(unsigned lo, unsigned hi, int m) {
+  return __funnelshift_r(lo, hi, 8 * m);  // m == 0: lo
+}
+__device__ __forceinline__ unsigned long long shift_word(unsigned long long lo, unsigned long long hi, int m) {
+  return m == 0 ? lo : (lo >> (8 * m)) | (hi << (64 - 8 * m));
+}
 
-  // Load: warp ty reads input rows (ty + BY k) W + i, run bx of each (whole warps: the row test
-  // is the same for every lane); all loads issued before the first shuffle.
-  Raw raw[kAY][kBX][W];
+/// Loads of transpose_shift_kernel: raw[k][i] = lane L's aligned word under the run of the
+/// tile's row (ty + BY k) W + i (`first`: that run's first byte for k = i = 0; rows ld_b bytes
+/// apart): the kB-byte word at p - m + kB L, p the run's first byte and m = p mod kB, loaded
+/// where its first byte lies before the row's end (row_left bytes from p on; else 0). Such a
+/// word never leaves [in - (kB - 1), row end + kB - 1). With kClamp, rows from `rows_here` on
+/// (past the matrix) read as 0 and bytes from in_end on (past its last byte) are not read.
+/// Every load of the thread is issued before the first use.
+template <int W, int BY, bool kClamp, class Word>
+__device__ __forceinline__ void shift_load(const unsigned char* first, Index ld_b, int row_left, int rows_here,
+                                           const unsigned char* in_end, Word (&raw)[32 / BY][W]) {
+  constexpr int kB = static_cast<int>(sizeof(Word));
+  const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
 #pragma unroll
-  for (int k = 0; k < kAY; ++k)
+  for (int k = 0; k < 32 / BY; ++k)
 #pragma unroll
-    for (int bx = 0; bx < kBX; ++bx)
-#pragma unroll
-      for (int i = 0; i < W; ++i) {
-        const Index r = r0 + (ty + BY * k) * W + i;
-        const Index begin = c0 * kSize + kRun * bx;
-        raw[k][bx][i] = Raw{};
-        if (r < rows && begin < in_valid) {
-          if constexpr (kB == 4) raw[k][bx][i] = warp_read_run(in_b + r * ld * kSize, begin, in_valid);
-          else raw[k][bx][i] = warp_read_run8(in_b + r * ld * kSize, begin, in_valid);
-        }
+    for (int i = 0; i < W; ++i) {
+      const unsigned char* p = first + (BY * W * k + i) * ld_b;
+      const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(p) & (kB - 1));
+      const unsigned char* a = p - m + kB * lane;
+      const bool in_row = kB * lane - m < row_left;
+      raw[k][i] = 0;
+      if constexpr (kClamp) {
+        if (in_row && (ty + BY * k) * W + i < rows_here) raw[k][i] = load_word_before<Word>(a, in_end);
+      } else {
+        if (in_row) raw[k][i] = __ldg(reinterpret_cast<const Word*>(a));
       }
-#pragma unroll
-  for (int k = 0; k < kAY; ++k)
-#pragma unroll
-    for (int bx = 0; bx < kBX; ++bx) {
-      const int a = ty + BY * k, b = tx + 32 * bx;
-      Word x[W], y[W];  // x[i]: row a W + i, word column b
-#pragma unroll
-      for (int i = 0; i < W; ++i) {
-        const Index r = r0 + a * W + i;
-        const Index begin = c0 * kSize + kRun * bx;
-        x[i] = Word{};
-        if (r < rows && begin < in_valid) {
-          if constexpr (kB == 4) x[i] = warp_align_run(raw[k][bx][i], in_b + r * ld * kSize, begin);
-          else x[i] = warp_align_run8(raw[k][bx][i], in_b + r * ld * kSize, begin);
-        }
-      }
-      transpose_in_registers<T, W>(x, y);
-#pragma unroll
-      for (int j = 0; j < W; ++j) tile_smem[b * W + j][a ^ b] = y[j];
     }
+}
+
+/// Stores bytes [lo, hi) of w into the aligned word of Word at p, where they are its head
+/// (hi == sizeof(Word)) or its tail (lo == 0): at most one 1-, one 2- and one 4-byte store, each
+/// under a per-lane condition, so that lanes storing a head and lanes storing a tail share the
+/// same three (predicated) instructions instead of diverging.
+template <class Word>
+__device__ __forceinline__ void store_word_end(unsigned char* p, Word w, int lo, int hi) {
+  constexpr int kB = static_cast<int>(sizeof(Word));
+  const bool head = lo > 0;
+  const int a2 = (lo + 1) & ~1, a4 = (lo + 3) & ~3;  // a head's first even / multiple-of-4 byte
+  const int t2 = hi & ~1, t4 = hi & ~3;              // a tail's last even / multiple-of-4 end
+  const int o1 = head ? lo : hi - 1;                  // the odd byte
+  const int o2 = head ? a2 : t2 - 2;                  // the 2-byte piece
+  const int o4 = head ? a4 : t4 - 4;                  // the 4-byte piece (8-byte words)
+  const bool s1 = head ? (lo & 1) != 0 : (hi & 1) != 0;
+  const bool s2 = head ? (a2 & 2) != 0 && a2 < kB : (t2 & 2) != 0;
+  const bool s4 = kB == 8 && (head ? a4 == 4 : t4 == 4);
+  if (s1) p[o1] = static_cast<unsigned char>(w >> (8 * o1));
+  if (s2) *reinterpret_cast<unsigned short*>(p + o2) = static_cast<unsigned short>(w >> (8 * o2));
+  if constexpr (kB == 8)
+    if (s4) *reinterpret_cast<unsigned*>(p + o4) = static_cast<unsigned>(w >> (8 * o4));
+}
+
+/// warp_store_run / warp_store_run8 for Word (4 or 8 bytes), where the run is whole (32 words
+/// of `row` from byte `begin`, all inside the row: three or four store instructions a warp, lane
+/// 0's head and lane 31's tail word stored by the same predicated sub-word stores), else the
+/// byte-exact general form. Lane L's word y holds the run's bytes [kB L, kB L + kB). Warp-wide.
+template <class Word>
+__device__ __forceinline__ void warp_store_words(unsigned char* row, Index begin, Index valid, Word y) {
+  constexpr int kB = static_cast<int>(sizeof(Word));
+  if (valid - begin < 32 * kB) {  // the run's end is ragged: the general form (the same for the warp)
+    if constexpr (kB == 4) warp_store_run(row, begin, valid, y);
+    else warp_store_run8(row, begin, valid, y);
+    return;
+  }
+  unsigned char* run = row + begin;
+  const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & (kB - 1));
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  unsigned char* base = run - mo;  // aligned word k holds run bytes [kB k - mo, kB k - mo + kB)
+  const Word prev = __shfl_up_sync(0xffffffffu, y, 1);  // lane 0: its own (only its top bytes stored)
+  const Word word = mo == 0 ? y : (y << (8 * mo)) | (prev >> (8 * (kB - mo)));
+  if (lane > 0 || mo == 0) reinterpret_cast<Word*>(base)[lane] = word;
+  if (mo != 0 && (lane == 0 || lane == 31)) {
+    // Lane 0: bytes [mo, kB) of word 0; lane 31: bytes [0, mo) of word 32, y's top mo bytes.
+    const bool head = lane == 0;
+    store_word_end<Word>(head ? base : base + 32 * kB, head ? word : y >> (8 * (kB - mo)), head ? mo : 0,
+                         head ? kB : mo);
+  }
+}
+
+/// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
+/// cols x rows `out` at any shape, stride and alignment (of T), moving words of W elements
+/// (kB = W sizeof(T) = 4 or 8 bytes) on both sides, the fast tile's layout with a shift at each
+/// end:
+/// - load (shift_load): a warp reads each input row's run of the tile as the 32 aligned words
+///   that cover it, all loads of a thread issued first, then lane L takes bytes [m, m + kB) of
+///   its word and lane L + 1's (a shuffle and a funnel shift: row offset m, the same for the
+///   warp) = word L of the row's run from column c0. Lane 31's (word 31 of the run, past the
+///   tile's 31) is not used. So one ld.32/ld.64 a lane a row, no byte loads but at the
+///   matrix's very end (kClamp tiles, whose words may reach past its last byte).
+/// - W x W blocks transposed in registers into transpose_kernel's swizzled tile (no padding, no
+///   bank conflicts);
+/// - store: a warp writes 32 words of one output row (input rows [r0, r0 + 32 W)) as the aligned
+///   words they cover (warp_store_words: each lane joins its word to its lower neighbour's;
+///   whole words inside, the two ragged ends by at most three predicated sub-word stores).
+/// Elements outside the matrix are not written; bytes read outside it lie in the aligned words
+/// that hold its elements (the word holding in's first byte starts in its allocation, which
+/// starts on 256 bytes), never past its last byte. Block b is tile (b / tiles_c, b % tiles_c),
+/// or with `down` (b % tiles_r, b / tiles_r), as transpose_kernel.
+template <class T, int W, int BY>
+__global__ void __launch_bounds__(32 * BY)
+transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                       Index tiles_c, bool down) {
+  using Tile = ShiftTile<W, BY>;
+  constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
+  static_assert(kB == 4 || kB == 8, "transpose_shift_kernel: 4- or 8-byte words");
+  using Word = typename RawWord<kB>::type;
+  constexpr int kAY = 32 / BY;  // sub-block rows (of W input rows) a warp
+  constexpr Index kSize = sizeof(T);
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
+
+  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
+  const Index r0 = tile_r * Tile::kRows, c0 = tile_c * Tile::kCols;
+  const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
+  const Index ld_b = ld * kSize;                               // bytes between row starts
+  const Index left = (cols - c0) * kSize;                      // bytes of a row from c0 on
+  const int row_left = static_cast<int>(left < 33 * kB ? left : 33 * kB);  // as far as a word reaches
+  const int rows_here = static_cast<int>(rows - r0 < Tile::kRows ? rows - r0 : Tile::kRows);
+  const Index end_off = ((rows - 1) * ld + cols) * kSize;      // in_b + end_off: past the last byte
+  // Rows all inside the matrix, and words that start before byte (r0 + kRows - 1) ld_b + c0 kSize
+  // + 32 kB (the last row's run) all end before its last byte: no checks (kClamp false).
+  const bool clamp = rows_here < Tile::kRows || (r0 + Tile::kRows - 1) * ld_b + c0 * kSize + 32 * kB > end_off;
+  const unsigned char* first = in_b + (r0 + ty * W) * ld_b + c0 * kSize;  // (r0 + ty W, c0)
+
+  Word raw[kAY][W];
+  if (clamp) shift_load<W, BY, true>(first, ld_b, row_left, rows_here, in_b + end_off, raw);
+  else shift_load<W, BY, false>(first, ld_b, row_left, rows_here, in_b + end_off, raw);
+
+  // A row's offset into its first word: the low bits of its first byte's address (32-bit).
+  const unsigned first_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(first));
+  const unsigned ld_lo = static_cast<unsigned>(ld_b);
+#pragma unroll
+  for (int k = 0; k < kAY; ++k) {
+    const int a = ty + BY * k;  // sub-block row
+    Word x[W], y[W];            // x[i]: row a W + i, word column `lane` of the run
+#pragma unroll
+    for (int i = 0; i < W; ++i) {
+      const int m = static_cast<int>((first_lo + static_cast<unsigned>(BY * W * k + i) * ld_lo) & (kB - 1));
+      const Word next = __shfl_down_sync(0xffffffffu, raw[k][i], 1);  // lane 31: its own (not used)
+      x[i] = shift_word(raw[k][i], next, m);
+    }
+    transpose_in_registers<T, W>(x, y);
+    // Lane 31's words (columns 31 W .. 32 W - 1 of the tile, past kCols) land in shared rows
+    // that are never read.
+#pragma unroll
+    for (int j = 0; j < W; ++j) tile_smem[lane * W + j][a ^ lane] = y[j];
+  }
   __syncthreads();
 
-  // Store: warp ty writes output rows c0 + ty + BY k, run bx of each (clipped to rows). Shared
-  // row o holds the words of sub-block column o / W, so word column oc sits at oc ^ (o / W).
-#pragma unroll
-  for (int k = 0; k < kTile / BY; ++k)
-#pragma unroll
-    for (int bx = 0; bx < kBX; ++bx) {
-      const int o = ty + BY * k, oc = tx + 32 * bx;
-      const Index out_r = c0 + o, begin = r0 * kSize + kRun * bx;  // the same for the whole warp
-      if (out_r < cols && begin < out_valid) {
-        unsigned char* row = out_b + out_r * rows * kSize;
-        if constexpr (kB == 4) warp_store_run(row, begin, out_valid, tile_smem[o][oc ^ (o / W)]);
-        else warp_store_run8(row, begin, out_valid, tile_smem[o][oc ^ (o / W)]);
-      }
-    }
+  // Store: warp ty writes output rows c0 + o, o = ty + BY k < kCols, input rows [r0, r0 + 32 W):
+  // word column oc = lane sits at oc ^ (o / W) of shared row o.
+  auto* out_b = reinterpret_cast<unsigned char*>(out);
+  const Index begin = r0 * kSize, valid = rows * kSize;  // bytes of an output row
+#pragma unroll 4
+  for (int k = 0; k < Tile::kRows / BY; ++k) {
+    const int o = ty + BY * k;
+    const Index out_r = c0 + o;  // the same for the whole warp
+    if (o >= Tile::kCols || out_r >= cols) break;
+    unsigned char* row = out_b + out_r * valid;
+    const Word y = tile_smem[o][lane ^ (o / W)];
+    warp_store_words<Word>(row, begin, valid, y);
+  }
 }
 
 /// A tile of transpose_any_kernel: kRows input rows by kCols = 31 16-byte vectors of input
@@ -557,7 +608,7 @@ transpose_any_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   constexpr int kV = Tile::kV, kK = Tile::kK, kRows = Tile::kRows, kWarps = Tile::kWarps;
   constexpr int kSegVecs = Tile::kSegVecs, kGroups = Tile::kGroups, kUnits = Tile::kUnits;
   constexpr Index kSize = sizeof(T);
-  extern __shared__ uint4 transpose_smem[];  // (kRows, 32) vectors, swizzled (any_slot)
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);  // (kRows, 32) vectors, swizzled (any_slot)
   const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
   const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
   const Index r0 = tile_r * kRows, c0 = tile_c * Tile::kCols;

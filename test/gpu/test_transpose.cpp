@@ -30,7 +30,7 @@ void check_transpose(Index r, Index c, const Stream& stream) {
 // Past the awkward shapes: very wide and very tall, tile multiples and tile multiples plus a
 // word (byte tiles are 256 x 256 with 8-byte words where the sides are multiples of 8, else
 // 128 x 128 with 4-byte words; others 64 x 64 with two elements a word), and shapes that are
-// not multiples of a word (the single-element fallback).
+// not multiples of a word (bytes: the shift tile; others: the single-element fallback).
 const std::vector<std::pair<Index, Index>> kExtraShapes = {
     {3, 100003}, {100003, 3}, {2, 65537}, {65537, 2}, {64, 64}, {128, 128}, {192, 320}, {320, 192},
     {260, 516}, {516, 260}, {4096, 4100}, {4100, 4096}, {4097, 4099}, {1000, 1024}, {8, 12}, {12, 8},
@@ -95,6 +95,23 @@ TEMPLATE_TEST_CASE("transpose of views at odd offsets and strides equals Eigen's
     const auto a = to_device(h, s);
     for (const auto& w : windows) check_view_transpose<T>(h, a, w[0], w[1], w[2], w[3]);
   }
+}
+
+TEST_CASE("transpose of bytes around the shift tile's edges equals Eigen's", "[transpose]") {
+  // Bytes whose rows are not whole 4-byte words take transpose_shift_kernel (tiles of 128 rows x
+  // 124 columns): sides around both, dense and as windows that start off a word and end at the
+  // allocation's last byte (its last row's words must not be read past it).
+  using T = std::uint8_t;
+  const Stream s = Stream::per_thread();
+  const std::vector<Index> sides = {17, 123, 125, 127, 129, 247, 249, 257, 373};
+  for (Index r : sides)
+    for (Index c : sides) check_transpose<T>(r, c, s);
+  const Index R = 401, C = 509;
+  const HostMatrix<T> h = random_matrix<T>(R, C, 0, 255);
+  const auto a = to_device(h, s);
+  for (const std::array<Index, 4>& w : std::vector<std::array<Index, 4>>{
+           {R - 129, C - 125, 129, 125}, {R - 17, C - 249, 17, 249}, {1, 3, R - 1, C - 3}, {3, 1, 128, 124}})
+    check_view_transpose<T>(h, a, w[0], w[1], w[2], w[3]);
 }
 
 TEMPLATE_TEST_CASE("transpose equals Eigen's on awkward shapes", "[transpose]", float, double, std::int32_t,

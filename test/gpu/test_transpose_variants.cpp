@@ -47,11 +47,12 @@ void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index 
 }
 
 // Sides around the tiles: the vector tile's rows (16, 32, 64 or 128) and columns (31 vectors:
-// 496 bytes, 124 four-byte or 62 eight-byte elements), odd ones that leave every row off its
-// 16-byte vector, and rows of whole vectors (32, 64, 256: every output row starts as far into
-// its vector as the output does).
+// 496 bytes, 124 four-byte or 62 eight-byte elements), the shift tile's rows (32 words: 64, 128
+// or 256) and columns (31 words: 62, 124 or 248), odd ones that leave every row off its 16-byte
+// vector, and rows of whole vectors (32, 64, 256: every output row starts as far into its vector
+// as the output does).
 const std::vector<Index> kTrialRows = {1, 2, 3, 17, 31, 32, 33, 63, 64, 65, 127, 129, 131, 256, 257, 290};
-const std::vector<Index> kTrialCols = {1, 3, 32, 61, 63, 65, 123, 125, 128, 129, 131, 259, 495, 497};
+const std::vector<Index> kTrialCols = {1, 3, 32, 61, 62, 63, 65, 123, 124, 125, 128, 129, 131, 247, 248, 249, 259, 495, 497};
 }  // namespace
 
 TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on tile and vector edges", "[transpose][trial]",
@@ -92,11 +93,11 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on windows at od
   }
 }
 
-TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's past a band of 8 tile rows", "[transpose][trial]",
+TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on many tile rows", "[transpose][trial]",
                    std::uint8_t, float) {
-  // More tile rows than a band of the "-g8" trials, and not a whole number of bands (1157 rows:
-  // 10 tiles of 128, 19 of 64, 5 of 256), every row off its word (odd sides), as a dense matrix
-  // and as a window at an odd offset into an output off its word.
+  // Many tile rows, the last one partial (1157 rows: 10 tiles of 128, 19 of 64, 5 of 256), every
+  // row off its word (odd sides), as a dense matrix and as a window at an odd offset into an
+  // output off its word; every tile column but the last whole (387 = 3 x 124 + 15).
   using T = TestType;
   const Stream s = Stream::per_thread();
   const Index R = 1160, C = 389;

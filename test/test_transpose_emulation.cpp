@@ -1,0 +1,140 @@
+// transpose_shift_kernel (kernels/transpose.cuh: the word tile at any alignment, the default for
+// bytes whose rows are not whole 4-byte words) run on the CPU through the CUDA emulation
+// (expr_emu/), exact against the plain transpose: u8 with 4- and 8-byte words, f32 with 8-byte
+// words, both tile orders. Sides around the tile (32 W rows, 31 W columns), 1, primes, inputs
+// at every offset into a word with odd strides, each matrix ending on the last byte before an
+// inaccessible page (a read past it faults), outputs at every offset into a word inside a
+// poisoned buffer whose guards must stay poisoned. Misaligned word loads abort (emu_cuda.hpp).
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "support/catch.hpp"
+
+#include "emu_cuda.hpp"
+
+// Intrinsics the transpose kernels use past those of emu_cuda.hpp.
+inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned shift) {
+  return static_cast<unsigned>((((static_cast<unsigned long long>(hi) << 32) | lo) << (shift & 31)) >> 32);
+}
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long xy = (static_cast<unsigned long long>(y) << 32) | x;
+  unsigned r = 0;
+  for (int i = 0; i < 4; ++i) r |= static_cast<unsigned>((xy >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
+  return r;
+}
+inline void __syncwarp(unsigned = 0xffffffffu) { emu::g_block.warp[emu::linear_thread() / 32].wait(); }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+
+#include "kernels/transpose.cuh"
+
+using devmat::Index;
+namespace d = devmat::detail;
+
+namespace {
+std::mt19937& gen() {
+  static std::mt19937 g(std::random_device{}());
+  return g;
+}
+
+/// `bytes` bytes that end on the last byte before an inaccessible page (unmapped on destruction).
+class GuardedBytes {
+ public:
+  explicit GuardedBytes(std::size_t bytes) {
+    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    pages_ = (bytes + page_ - 1) / page_ + 1;
+    map_ = static_cast<unsigned char*>(mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    REQUIRE(map_ != MAP_FAILED);
+    REQUIRE(mprotect(map_ + (pages_ - 1) * page_, page_, PROT_NONE) == 0);
+    data_ = map_ + (pages_ - 1) * page_ - bytes;
+  }
+  ~GuardedBytes() { munmap(map_, pages_ * page_); }
+  GuardedBytes(const GuardedBytes&) = delete;
+  GuardedBytes& operator=(const GuardedBytes&) = delete;
+  unsigned char* data() const { return data_; }
+
+ private:
+  std::size_t page_ = 0, pages_ = 0;
+  unsigned char* map_ = nullptr;
+  unsigned char* data_ = nullptr;
+};
+
+/// The rows x cols window at column `c0` of a matrix of ld >= c0 + cols elements whose last
+/// element (that of the window's last row) is the last byte before an inaccessible page, its
+/// first element `lead` elements past a word; the kernel's output at element offset `at` of a
+/// poisoned buffer.
+template <class T, int W, int BY>
+void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down) {
+  CAPTURE(sizeof(T), W, BY, rows, cols, ld, c0, at, down);
+  using Tile = d::ShiftTile<W, BY>;
+  const Index elems = (rows - 1) * ld + c0 + cols;  // from the buffer's start to the window's last element
+  GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
+  T* base = reinterpret_cast<T*>(buf.data());
+  std::uniform_int_distribution<int> dist(0, 250);
+  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(gen()));
+  const T* in = base + c0;
+
+  constexpr Index kGuard = 24;
+  const T poison = static_cast<T>(std::is_same_v<T, float> ? -7.0f : 253);
+  std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16 / sizeof(T)), poison);
+  // Output on a 16-byte boundary plus `at` elements, as a device allocation plus an offset.
+  T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
+  const Index lead_out = aligned - out_buf.data();
+  T* out = aligned + at;
+
+  const Index tiles_r = (rows + Tile::kRows - 1) / Tile::kRows, tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
+  emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(32, BY), [&] {
+    d::transpose_shift_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down);
+  });
+
+  Index bad = 0, guards = 0;
+  for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
+    const Index o = e - lead_out - at;  // element of the output
+    const T got = out_buf[static_cast<std::size_t>(e)];
+    if (o < 0 || o >= rows * cols) {
+      guards += std::memcmp(&got, &poison, sizeof(T)) != 0;
+    } else {
+      const Index c = o / rows, r = o % rows;  // out is cols x rows
+      bad += got != in[r * ld + c];
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+template <class T, int W, int BY>
+void check_shapes(const std::vector<Index>& row_sides, const std::vector<Index>& col_sides) {
+  constexpr int kB = W * static_cast<int>(sizeof(T));
+  int n = 0;
+  for (Index r : row_sides)
+    for (Index c : col_sides) {
+      // A dense matrix (ld == cols), and windows of odd stride at every offset into a word.
+      check_shift<T, W, BY>(r, c, c, 0, n % (kB / sizeof(T)), n % 2 == 0);
+      const Index lead = (n + 1) % (kB / static_cast<Index>(sizeof(T)));
+      check_shift<T, W, BY>(r, c, c + 2 * lead + 3, lead, (n + 2) % (kB / sizeof(T)), n % 2 == 1);
+      ++n;
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_shift_kernel on bytes, 4-byte words, equals the transpose", "[transpose][emulation]") {
+  // The tile: 128 rows x 124 columns.
+  check_shapes<std::uint8_t, 4, 8>({1, 17, 127, 128, 129, 257}, {1, 3, 123, 124, 125, 249});
+  check_shapes<std::uint8_t, 4, 16>({131}, {125, 253});
+}
+
+TEST_CASE("emulated transpose_shift_kernel on bytes, 8-byte words, equals the transpose", "[transpose][emulation]") {
+  // The tile: 256 rows x 248 columns.
+  check_shapes<std::uint8_t, 8, 16>({9, 255, 257}, {7, 247, 248, 249, 497});
+  check_shapes<std::uint8_t, 8, 32>({263}, {251});
+}
+
+TEST_CASE("emulated transpose_shift_kernel on floats, 8-byte words, equals the transpose", "[transpose][emulation]") {
+  // The tile: 64 rows x 62 columns.
+  check_shapes<float, 2, 8>({1, 63, 64, 65, 131}, {5, 61, 62, 63, 125});
+}
