@@ -218,6 +218,25 @@ struct MorphTileLayout {
   }
 };
 
+/// The (major, minor) items of a (n, minor_n) array a block's threads take in turn, minor
+/// fastest: thread t starts at item t and moves kMorphTileThreads items at a time, without a
+/// division by the runtime minor_n per item.
+struct MorphTileWalk {
+  int major, minor;
+  const int n, step_major, step_minor;
+  __device__ explicit MorphTileWalk(int minor_n)
+      : major(static_cast<int>(threadIdx.x) / minor_n), minor(static_cast<int>(threadIdx.x) % minor_n), n(minor_n),
+        step_major(kMorphTileThreads / minor_n), step_minor(kMorphTileThreads % minor_n) {}
+  __device__ void next() {
+    major += step_major;
+    minor += step_minor;
+    if (minor >= n) {
+      minor -= n;
+      ++major;
+    }
+  }
+};
+
 /// The 4 x 4 transpose of bytes: word t of the result holds byte t of v[0] .. v[3] (byte i of
 /// v[i] becomes byte i of word t); its own inverse. For floats (one pixel a word) nothing.
 __device__ __forceinline__ void morph_transpose4(unsigned (&v)[4]) {
@@ -289,8 +308,8 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
     __syncthreads();  // the previous tile is no longer read
     // Load: rows y0 - ar .., 4 words (16 bytes) a thread, a row's words fastest across threads.
     const int quads = lay.cl / 4;
-    for (int e = tid; e < lay.len_a * quads; e += kMorphTileThreads) {
-      const int pos = e / quads, quad = e % quads;
+    for (MorphTileWalk it(quads); it.major < lay.len_a; it.next()) {
+      const int pos = it.major, quad = it.minor;
       const Index y = y0 - ar + pos;
       const Index x = xa + static_cast<Index>(quad) * 4 * P;  // first of 4 P pixels
       W* const dst = a_smem + pos * lay.cl + quad * 4;
@@ -322,8 +341,8 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
     __syncthreads();
     // Its results, rows qP .. qP + P - 1 of word column j, transposed into b: line q, pixel
     // columns jP .. jP + P - 1.
-    for (int e = tid; e < TH / P * lay.cl; e += kMorphTileThreads) {
-      const int j = e % lay.cl, q = e / lay.cl;
+    for (MorphTileWalk it(lay.cl); it.major < TH / P; it.next()) {
+      const int j = it.minor, q = it.major;
       W v[P];
 #pragma unroll
       for (int t = 0; t < P; ++t) {
