@@ -49,23 +49,6 @@ void launch_morph_pass(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
   }
 }
 
-/// A tile of morph_tile_kernel: rows x cols output pixels a block.
-struct MorphTileShape {
-  int rows, cols;
-};
-
-/// The tiles launch_morph_tile offers, by index (0: the default). u8: 64 x 128, 32 x 128,
-/// 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less halo (a 31 x 31
-/// element reads 30 rows and columns around each tile) but hold more shared memory, so fewer
-/// blocks fit an SM.
-template <class T>
-constexpr MorphTileShape morph_tile_shape(int index) {
-  constexpr MorphTileShape u8[] = {{64, 128}, {32, 128}, {64, 256}};
-  constexpr MorphTileShape f32[] = {{32, 64}, {64, 64}, {32, 128}};
-  return std::is_same_v<T, std::uint8_t> ? u8[index] : f32[index];
-}
-inline constexpr int kMorphTileShapes = 3;
-
 /// Bytes of dynamic shared memory morph_tile_kernel needs for a kr x kc element and tile `shape`.
 template <class T>
 std::size_t morph_tile_smem_bytes(int kr, int kc, int shape = 0) {

@@ -218,6 +218,23 @@ struct MorphTileLayout {
   }
 };
 
+/// A tile of morph_tile_kernel: rows x cols output pixels a block.
+struct MorphTileShape {
+  int rows, cols;
+};
+
+/// The tiles launch_morph_tile offers, by index (0: the default). u8: 64 x 128, 32 x 128,
+/// 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less halo (a 31 x 31
+/// element reads 30 rows and columns around each tile) but hold more shared memory, so fewer
+/// blocks fit an SM.
+template <class T>
+constexpr MorphTileShape morph_tile_shape(int index) {
+  constexpr MorphTileShape u8[] = {{64, 128}, {32, 128}, {64, 256}};
+  constexpr MorphTileShape f32[] = {{32, 64}, {64, 64}, {32, 128}};
+  return std::is_same_v<T, std::uint8_t> ? u8[index] : f32[index];
+}
+inline constexpr int kMorphTileShapes = 3;
+
 /// The (major, minor) items of a (n, minor_n) array a block's threads take in turn, minor
 /// fastest: thread t starts at item t and moves kMorphTileThreads items at a time, without a
 /// division by the runtime minor_n per item.
