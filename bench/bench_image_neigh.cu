@@ -1,12 +1,14 @@
 // Neighbourhood image operations on a 4096x4096 image, in megapixels per second, ours beside
 // NVIDIA NPP in the same run (rows named "npp", built where CMake found NPP:
 // DEVMAT_BENCH_HAVE_NPP). Erosion and dilation by square elements from 3x3 to 31x31, whose time
-// should not depend on the side (van Herk / Gil-Werman); box filter, median (NPP's median reads
+// should not depend on the side (van Herk / Gil-Werman; the one-kernel tile forced in each of its
+// shapes beside, "ours-tile<rows>x<cols>"); box filter, median (NPP's median reads
 // a border around its ROI: it gets a replicated padded copy) and the integral image. Each NPP
 // row first compares NPP's image with devmat's and reports the pixels that differ in the
 // counter "differs" (0 expected for morphology, median and integral; the box filter's borders
 // differ: NPP replicates, OpenCV and devmat reflect).
 #include "dispatch/image_median.cuh"
+#include "dispatch/image_morph.cuh"
 #include "support.hpp"
 
 #include <devmat/devmat.hpp>
@@ -120,6 +122,36 @@ void register_morph(bool erode, int k) {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 #endif
 }
+/// morph_tile_kernel (both van Herk / Gil-Werman passes on a tile in shared memory) forced in
+/// each of its tile shapes beside "ours" (the public function's choice), as
+/// "ours-tile<rows>x<cols>". Each is compared with erode/dilate once before timing (counter
+/// "differs", 0 expected; a difference skips the row with an error).
+template <class T>
+void register_morph_tiles(bool erode, int k) {
+  const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
+  for (int tile = 0; tile < devmat::detail::kMorphTileShapes; ++tile) {
+    const auto t = devmat::detail::morph_tile_shape<T>(tile);
+    const std::string impl = "ours-tile" + std::to_string(t.rows) + "x" + std::to_string(t.cols);
+    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
+      const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+      DeviceMatrix<T> out(kSide, kSide, img.stream());
+      const cudaStream_t s = img.stream().native();
+      const auto run = [&] {
+        if (erode) devmat::detail::launch_morph_tile<true>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, tile);
+        else devmat::detail::launch_morph_tile<false>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, tile);
+      };
+      run();
+      const std::size_t differs = count_differences(out, morph(erode, img, k));
+      st.counters["differs"] = static_cast<double>(differs);
+      if (differs != 0) {
+        st.SkipWithError("tile kernel differs from erode/dilate");
+        return;
+      }
+      b::time_on_stream(st, s, kPixels, b::kMpixps, run);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
+}
+
 template <class T>
 void register_median(int k) {
   const std::string op = "median_" + std::to_string(k) + "x" + std::to_string(k);
@@ -278,8 +310,11 @@ void register_canny() {
 
 int main(int argc, char** argv) {
   for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(false, k);
-  for (int k : {3, 31}) register_morph<std::uint8_t>(true, k);
-  for (int k : {3, 15, 31}) register_morph<float>(true, k);
+  for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(true, k);
+  for (int k : {3, 7, 15, 31}) register_morph<float>(true, k);
+  for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<std::uint8_t>(false, k);
+  register_morph_tiles<std::uint8_t>(true, 31);
+  for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<float>(true, k);
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
   for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);

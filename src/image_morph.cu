@@ -1,11 +1,13 @@
 // Erosion, dilation, opening and closing by a rectangular element (all ones, any size), u8 and
-// f32. Separable: a pass along rows into a workspace, then one along columns into the result,
-// each by van Herk / Gil-Werman (kernels/image_morph.cuh), so the cost per pixel does not grow
-// with the element. As OpenCV's erode/dilate with their defaults: anchor at the element's centre
-// (rows / 2, cols / 2), pixels outside the image ignored (BORDER_CONSTANT with
-// morphologyDefaultBorderValue()), one iteration. A view is an image of its own (its edges are
-// the borders, as the other filters; OpenCV's BORDER_ISOLATED). Elements with sides 3 or 5 run
-// as one fused pass (rows and columns together, 4 pixels a thread) instead of two.
+// f32. Separable: a pass along columns and one along rows, each by van Herk / Gil-Werman
+// (kernels/image_morph.cuh), so the cost per pixel does not grow with the element. As OpenCV's
+// erode/dilate with their defaults: anchor at the element's centre (rows / 2, cols / 2), pixels
+// outside the image ignored (BORDER_CONSTANT with morphologyDefaultBorderValue()), one
+// iteration. A view is an image of its own (its edges are the borders, as the other filters;
+// OpenCV's BORDER_ISOLATED). Elements with sides 3 or 5 run as one fused pass (rows and columns
+// together, 4 pixels a thread); other elements up to about 100 x 100 (u8; float 55 x 55) as one
+// kernel that runs both passes on a tile in shared memory (morph_tile_kernel: the image read
+// once, written once); larger ones as two passes through a workspace.
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
@@ -41,6 +43,8 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
+  } else if (morph_tile_fits<T>(ksize_rows, ksize_cols)) {
+    launch_morph_tile<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1) {
     launch_morph_pass<T, kErode, true>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_cols);
   } else if (ksize_cols == 1) {

@@ -1,9 +1,11 @@
-// Launchers of erosion and dilation (kernels/image_morph.cuh): one separable pass along rows or
+// Launchers of erosion and dilation (kernels/image_morph.cuh): both passes on a tile in shared
+// memory (launch_morph_tile) where the element fits it; else one separable pass along rows or
 // columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
 // 3 or 5 in one fused pass.
 #pragma once
 
 #include "dispatch/common.hpp"
+#include "dispatch/device.hpp"
 #include "dispatch/tile_grid.hpp"
 #include "dispatch/launch.cuh"
 #include "kernels/image_morph.cuh"
@@ -13,6 +15,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
+#include <string>
 #include <type_traits>
 
 namespace devmat::detail {
@@ -45,6 +49,49 @@ void launch_morph_pass(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
   }
 }
 
+/// Bytes of dynamic shared memory morph_tile_kernel needs for a kr x kc element and tile `shape`.
+template <class T>
+std::size_t morph_tile_smem_bytes(int kr, int kc, int shape = 0) {
+  const MorphTileShape t = morph_tile_shape<T>(shape);
+  return sizeof(MorphWord<T>) * static_cast<std::size_t>(MorphTileLayout(kr, kc, t.rows, t.cols, kMorphPack4<T>).words);
+}
+
+/// The shared memory past which erode/dilate leave morph_tile_kernel for the two passes (at
+/// least two blocks an SM): elements up to about 100 x 100 (u8) or 55 x 55 (float).
+inline constexpr std::size_t kMorphTileMaxSmem = 100 * 1024;
+
+/// Whether launch_morph_tile's default tile takes a kr x kc element.
+template <class T>
+bool morph_tile_fits(int kr, int kc) {
+  return kr <= 4096 && kc <= 4096 && morph_tile_smem_bytes<T>(kr, kc) <= kMorphTileMaxSmem;
+}
+
+/// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
+/// (kr, kc >= 1), both passes in one kernel (morph_tile_kernel), tile morph_tile_shape<T>(shape).
+/// Throws std::invalid_argument for a shape index out of range; cuda_error when the tile's shared
+/// memory exceeds the device's.
+template <bool kErode, class T>
+void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
+                       int kc, int shape = 0) {
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_tile: u8 or float");
+  if (shape < 0 || shape >= kMorphTileShapes)
+    throw std::invalid_argument("devmat: launch_morph_tile: no tile shape " + std::to_string(shape));
+  if (rows == 0 || cols == 0) return;
+  const auto run = [&](auto index) {
+    constexpr MorphTileShape t = morph_tile_shape<T>(decltype(index)::value);
+    const auto kernel = &morph_tile_kernel<T, kErode, t.rows, t.cols>;
+    const std::size_t smem = morph_tile_smem_bytes<T>(kr, kc, shape);
+    blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphTileThreads, static_cast<int>(smem), true);  // opts in past 48 KiB
+    unsigned tiles_y = 0;
+    const dim3 grid = tile_grid(rows, cols, t.cols, t.rows, &tiles_y);
+    launch(kernel, grid, dim3(kMorphTileThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, tiles_y);
+  };
+  switch (shape) {
+    case 0: run(std::integral_constant<int, 0>{}); break;
+    case 1: run(std::integral_constant<int, 1>{}); break;
+    default: run(std::integral_constant<int, 2>{}); break;
+  }
+}
 
 /// Whether launch_morph_small has a kernel for a kr x kc element.
 inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }

@@ -166,6 +166,248 @@ morph_pass_direct_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ 
   }
 }
 
+// ------------------------------------------------------------------ one tile, both passes
+// morph_tile_kernel: the whole kr x kc erosion or dilation of a TH x TW tile in one block, by van
+// Herk / Gil-Werman along columns and then along rows, both in shared memory, so the image is
+// read once and written once (the two-pass kernels above write and read a workspace between the
+// passes) and each pass costs about three comparisons per pixel whatever the element's sides.
+// Shared memory holds words of kMorphPack4 pixels (u8: 4, float: 1):
+//  - the column pass works on words of P adjacent pixels of a row: `a` (the input, then the
+//    suffix minima h) and `g` (the prefix minima), (len_a, cl) words at a pitch of cl, where
+//    len_a = TH + kr - 1 input rows and cl = hl + TW / P + hr words: the tile's columns and a
+//    halo of hl words on the left and hr on the right, each a multiple of 4 words, so that one
+//    thread loads 16 aligned bytes (4 words) at a time;
+//  - its results go, transposed for u8 (__byte_perm), to `b`: words of P vertically adjacent
+//    pixels (rows qP .. qP + P - 1 of column c), (TH / P, cl * P) at an odd pitch, so that the
+//    row pass again compares P pixels at once (__vminu4 / __vmaxu4) along the word's line;
+//  - the row pass's prefix minima go to g2 (over `a`, no longer read by then), and its results,
+//    transposed back, go from registers to the image as words of P pixels of a row.
+
+/// Pixels a shared-memory word of morph_tile_kernel holds: four u8 pixels (of a row in the
+/// column pass, of a column in the row pass), or one float.
+template <class T>
+inline constexpr int kMorphPack4 = std::is_same_v<T, std::uint8_t> ? 4 : 1;
+
+constexpr int kMorphTileThreads = 256;
+
+/// Where morph_tile_kernel's arrays lie in its dynamic shared memory, in words, for an element
+/// of kr x kc and a tile of th x tw pixels with p pixels a word; the host sizes the launch with
+/// the same numbers (words()).
+struct MorphTileLayout {
+  int hl, hr;    // halo words left and right of the tile in the column pass (multiples of 4)
+  int cl;        // words along a row of the column pass: hl + tw / p + hr (a multiple of 4)
+  int len_a;     // rows of the column pass: th + kr - 1
+  int pitch_b;   // words between two lines (groups of p rows) of the row pass: cl * p + 1 (odd)
+  int off;       // position in a row-pass line of the first input pixel, x0 - kc / 2
+  int a, g, b;   // offsets of the arrays (a multiple of 4 words: 16 bytes)
+  int words;     // all of them
+  __host__ __device__ MorphTileLayout(int kr, int kc, int th, int tw, int p) {
+    const int ac = kc / 2;
+    hl = (ac + 4 * p - 1) / (4 * p) * 4;             // ceil(ac / p) rounded up to 4 words
+    hr = (kc - 1 - ac + 4 * p - 1) / (4 * p) * 4;
+    cl = hl + tw / p + hr;
+    len_a = th + kr - 1;
+    pitch_b = cl * p + 1;
+    off = hl * p - ac;
+    const int size_a = len_a * cl, size_b = th / p * pitch_b;
+    const auto up4 = [](int n) { return (n + 3) / 4 * 4; };
+    a = 0;  // also g2, the row pass's prefix minima (as b: (th / p, pitch_b))
+    g = up4(size_a > size_b ? size_a : size_b);
+    b = g + up4(size_a);
+    words = b + up4(size_b);
+  }
+};
+
+/// A tile of morph_tile_kernel: rows x cols output pixels a block.
+struct MorphTileShape {
+  int rows, cols;
+};
+
+/// The tiles launch_morph_tile offers, by index (0: the default). u8: 64 x 128, 32 x 128,
+/// 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less halo (a 31 x 31
+/// element reads 30 rows and columns around each tile) but hold more shared memory, so fewer
+/// blocks fit an SM.
+template <class T>
+constexpr MorphTileShape morph_tile_shape(int index) {
+  constexpr MorphTileShape u8[] = {{64, 128}, {32, 128}, {64, 256}};
+  constexpr MorphTileShape f32[] = {{32, 64}, {64, 64}, {32, 128}};
+  return std::is_same_v<T, std::uint8_t> ? u8[index] : f32[index];
+}
+inline constexpr int kMorphTileShapes = 3;
+
+/// The (major, minor) items of a (n, minor_n) array a block's threads take in turn, minor
+/// fastest: thread t starts at item t and moves kMorphTileThreads items at a time, without a
+/// division by the runtime minor_n per item.
+struct MorphTileWalk {
+  int major, minor;
+  const int n, step_major, step_minor;
+  __device__ explicit MorphTileWalk(int minor_n)
+      : major(static_cast<int>(threadIdx.x) / minor_n), minor(static_cast<int>(threadIdx.x) % minor_n), n(minor_n),
+        step_major(kMorphTileThreads / minor_n), step_minor(kMorphTileThreads % minor_n) {}
+  __device__ void next() {
+    major += step_major;
+    minor += step_minor;
+    if (minor >= n) {
+      minor -= n;
+      ++major;
+    }
+  }
+};
+
+/// The 4 x 4 transpose of bytes: word t of the result holds byte t of v[0] .. v[3] (byte i of
+/// v[i] becomes byte i of word t); its own inverse. For floats (one pixel a word) nothing.
+__device__ __forceinline__ void morph_transpose4(unsigned (&v)[4]) {
+  const unsigned t0 = __byte_perm(v[0], v[1], 0x5140), t1 = __byte_perm(v[0], v[1], 0x7362);
+  const unsigned t2 = __byte_perm(v[2], v[3], 0x5140), t3 = __byte_perm(v[2], v[3], 0x7362);
+  v[0] = __byte_perm(t0, t2, 0x5410);
+  v[1] = __byte_perm(t0, t2, 0x7632);
+  v[2] = __byte_perm(t1, t3, 0x5410);
+  v[3] = __byte_perm(t1, t3, 0x7632);
+}
+__device__ __forceinline__ void morph_transpose4(float (&)[1]) {}
+
+/// Van Herk / Gil-Werman's block minima over `lines` lines of `len` words (word (line, pos) at
+/// h[line * line_step + pos * pos_step]), blocks of k along each line: g = the prefix minima of
+/// each block, h (in place) its suffix minima. The window that starts at i is then
+/// op(h[i], g[i + k - 1]). A task is one block of one line, the lines fastest across threads.
+template <class Op, class W>
+__device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int len, int k, int line_step,
+                                                   int pos_step) {
+  const int n_blocks = (len + k - 1) / k;
+  for (int task = threadIdx.x; task < lines * n_blocks; task += blockDim.x) {
+    const int line = task % lines;
+    const int first = (task / lines) * k;
+    const int last = ::min(first + k, len) - 1;
+    W* const hl = h + line * line_step;
+    W* const gl = g + line * line_step;
+    W acc = hl[first * pos_step];
+    gl[first * pos_step] = acc;
+    for (int pos = first + 1; pos <= last; ++pos) {
+      acc = Op::apply(acc, hl[pos * pos_step]);
+      gl[pos * pos_step] = acc;
+    }
+    acc = hl[last * pos_step];
+    for (int pos = last - 1; pos >= first; --pos) {
+      acc = Op::apply(acc, hl[pos * pos_step]);
+      hl[pos * pos_step] = acc;
+    }
+  }
+}
+
+/// The kr x kc erosion (kErode) or dilation of `in` into `out`, a TH x TW tile a block, both
+/// passes in shared memory (MorphTileLayout; kr, kc >= 1, anchor (kr / 2, kc / 2), pixels outside
+/// the image ignored, as morph_pass_kernel). Block kMorphTileThreads threads; grid (tiles along
+/// x, tiles along y up to the grid's limit, the rest looped over); dynamic shared memory
+/// MorphTileLayout(kr, kc, TH, TW, P).words words.
+template <class T, bool kErode, int TH, int TW>
+__global__ void __launch_bounds__(kMorphTileThreads)
+morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
+                  int kr, int kc, unsigned tiles_y) {
+  constexpr int P = kMorphPack4<T>;
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_tile_kernel: u8 or float");
+  static_assert(TH % P == 0 && TW % (4 * P) == 0, "morph_tile_kernel: TH a multiple of P, TW of 4 words");
+  using Op = MorphOp<T, kErode>;
+  using W = MorphWord<T>;
+  DEVMAT_DYNAMIC_SHARED(unsigned char, morph_tile_smem_raw);
+  W* const smem = reinterpret_cast<W*>(morph_tile_smem_raw);
+  const MorphTileLayout lay(kr, kc, TH, TW, P);
+  W* const a_smem = smem + lay.a;    // (len_a, cl): the input, then h; later g2 (TH / P, pitch_b)
+  W* const g_smem = smem + lay.g;    // (len_a, cl)
+  W* const b_smem = smem + lay.b;    // (TH / P, pitch_b)
+  constexpr int kCw = TW / P;        // output words along a tile row
+  const int ar = kr / 2;
+  const int tid = threadIdx.x;
+  const Index x0 = static_cast<Index>(blockIdx.x) * TW;
+  const Index xa = x0 - static_cast<Index>(lay.hl) * P;  // image column of the column pass's word 0
+
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * TH;
+    __syncthreads();  // the previous tile is no longer read
+    // Load: rows y0 - ar .., 4 words (16 bytes) a thread, a row's words fastest across threads.
+    const int quads = lay.cl / 4;
+    for (MorphTileWalk it(quads); it.major < lay.len_a; it.next()) {
+      const int pos = it.major, quad = it.minor;
+      const Index y = y0 - ar + pos;
+      const Index x = xa + static_cast<Index>(quad) * 4 * P;  // first of 4 P pixels
+      W* const dst = a_smem + pos * lay.cl + quad * 4;
+      const bool row_in = y >= 0 && y < rows;
+      const T* const row = in + (row_in ? y : 0) * ld_in;  // read only where row_in
+      if (row_in && x >= 0 && x + 4 * P <= cols && (reinterpret_cast<std::uintptr_t>(row + x) & 15) == 0) {
+        *reinterpret_cast<uint4*>(dst) = __ldg(reinterpret_cast<const uint4*>(row + x));
+        continue;
+      }
+      W w[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        w[q] = Op::identity();
+        if (!row_in) continue;
+#pragma unroll
+        for (int b = 0; b < P; ++b) {
+          const Index px = x + q * P + b;
+          if (px < 0 || px >= cols) continue;
+          if constexpr (P == 1) w[q] = __ldg(row + px);
+          else w[q] = (w[q] & ~(0xffu << (8 * b))) | (static_cast<unsigned>(__ldg(row + px)) << (8 * b));
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) dst[q] = w[q];
+    }
+    __syncthreads();
+    // Column pass: block minima down each word column.
+    morph_block_minima<Op>(a_smem, g_smem, lay.cl, lay.len_a, kr, 1, lay.cl);
+    __syncthreads();
+    // Its results, rows qP .. qP + P - 1 of word column j, transposed into b: line q, pixel
+    // columns jP .. jP + P - 1.
+    for (MorphTileWalk it(lay.cl); it.major < TH / P; it.next()) {
+      const int j = it.minor, q = it.major;
+      W v[P];
+#pragma unroll
+      for (int t = 0; t < P; ++t) {
+        const int r = q * P + t;
+        v[t] = Op::apply(a_smem[r * lay.cl + j], g_smem[(r + kr - 1) * lay.cl + j]);
+      }
+      morph_transpose4(v);
+#pragma unroll
+      for (int c = 0; c < P; ++c) b_smem[q * lay.pitch_b + j * P + c] = v[c];
+    }
+    __syncthreads();
+    // Row pass: block minima along each line of b from the tile's first input pixel (off); g2
+    // over a.
+    W* const g2_smem = a_smem;
+    morph_block_minima<Op>(b_smem + lay.off, g2_smem + lay.off, TH / P, TW + kc - 1, kc, lay.pitch_b, 1);
+    __syncthreads();
+    // Its results, pixel columns mP .. mP + P - 1 of line q, transposed back into rows and
+    // stored a word (P pixels of a row) at a time, a row's words fastest across threads.
+    for (int e = tid; e < TH / P * kCw; e += kMorphTileThreads) {
+      const int m = e % kCw, q = e / kCw;
+      W v[P];
+#pragma unroll
+      for (int c = 0; c < P; ++c) {
+        const int i = q * lay.pitch_b + lay.off + m * P + c;
+        v[c] = Op::apply(b_smem[i], g2_smem[i + kc - 1]);
+      }
+      morph_transpose4(v);
+      const Index x = x0 + static_cast<Index>(m) * P;
+      if (x >= cols) continue;
+#pragma unroll
+      for (int t = 0; t < P; ++t) {
+        const Index y = y0 + q * P + t;
+        if (y >= rows) break;
+        T* const dst = out + y * ld_out + x;
+        if constexpr (P == 1) {
+          *dst = v[t];
+        } else if (x + P <= cols && (reinterpret_cast<std::uintptr_t>(dst) & (sizeof(W) - 1)) == 0) {
+          *reinterpret_cast<W*>(dst) = v[t];
+        } else {
+#pragma unroll
+          for (int b = 0; b < P; ++b)
+            if (x + b < cols) dst[b] = static_cast<T>(v[t] >> (8 * b));
+        }
+      }
+    }
+  }
+}
+
 /// The KR x KC erosion (kErode) or dilation of u8 `img`, rows and columns fused in one pass, 4
 /// pixels a word (__vminu4 / __vmaxu4), R output rows a thread (border.cuh's u8 neighbourhood
 /// tile; grid (tiles along x, tiles along y up to the grid's limit, the rest looped over)).

@@ -4,13 +4,19 @@
 // (rows / 2, cols / 2), pixels outside the image ignored (OpenCV's default morphology border).
 // Exact equality. Shapes that break the tiles, elements from 1x1 to past the shared-memory path
 // (257), even sides, elements larger than the image, regions of interest at odd offsets, more
-// tile rows than a grid holds, 4097x4095; outputs poisoned, inputs checked intact; errors.
+// tile rows than a grid holds, 4097x4095; outputs poisoned, inputs checked intact; errors. The
+// one-kernel tile (morph_tile_kernel) forced in each of its tile shapes for every side from 1 to
+// 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view.
+#include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -133,6 +139,62 @@ TEMPLATE_TEST_CASE("erode and dilate equal the direct reference on awkward shape
   }
 }
 
+TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, every side from 1 to 31, is exact",
+                   "[image][morph][tile]", std::uint8_t, float) {
+  using T = TestType;
+  // A dense image whose rows are 16-byte aligned (the vector loads), and a view at an odd offset
+  // with an odd stride (every load a pixel at a time) written into a view of a poisoned parent
+  // (every store a pixel at a time; nothing around it may change). Both cross the tiles of every
+  // shape (at most 64 x 256) in both directions, with a partial last tile.
+  const H<T> dense_h = random_image<T>(130, 272);
+  const H<T> parent_h = random_image<T>(137, 269);
+  const auto dense = to_device(dense_h);
+  const auto parent = to_device(parent_h);
+  const Index r = 129, c = 257;
+  const MatrixView<const T> roi = parent.block(3, 5, r, c);
+  const H<T> roi_h = parent_h.block(3, 5, r, c);
+  const cudaStream_t s = dense.stream().native();
+  std::set<std::pair<int, int>> elements;
+  for (int k = 1; k <= 31; ++k)
+    for (int other : {k, 1, 32 - k}) {
+      elements.insert({k, other});
+      elements.insert({other, k});
+    }
+  const int tiles = under_sanitizer() ? 1 : 3;  // tile shapes
+  for (auto [kh, kw] : elements)
+    for (bool erode_ : {true, false}) {
+      CAPTURE(type_name<T>(), kh, kw, erode_);
+      for (int tile = 0; tile < tiles; ++tile) {
+        CAPTURE(tile);
+        auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
+        small::morph_tile(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
+                          dense_h.cols(), kh, kw, tile);
+        CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
+      }
+      const int tile = (kh + kw) % tiles;
+      CAPTURE(tile);
+      auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
+      small::morph_tile(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
+                        out_parent.cols(), r, c, kh, kw, tile);
+      const H<T> got = to_eigen(out_parent);
+      CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
+      Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
+      for (Index y = 0; y < got.rows(); ++y)
+        for (Index x = 0; x < got.cols(); ++x) {
+          const bool inside = y >= 2 && y < 2 + r && x >= 3 && x < 3 + c;
+          const T want = poison_value<T>();
+          outside += !inside && std::memcmp(&got(y, x), &want, sizeof(T)) != 0;
+        }
+      CHECK(outside == 0);
+    }
+  CHECK(to_eigen(dense) == dense_h);
+  CHECK(to_eigen(parent) == parent_h);
+  DeviceMatrix<T> out(dense_h.rows(), dense_h.cols(), dense.stream());
+  CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
+                                    dense_h.cols(), 3, 3, 3),
+                  std::invalid_argument);
+}
+
 TEMPLATE_TEST_CASE("morphology_open and morphology_close equal the composed reference", "[image][morph]",
                    std::uint8_t, float) {
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {1, 9}, {9, 1}, {37, 53}, {129, 127}, {257, 131}}) {
@@ -144,14 +206,19 @@ TEMPLATE_TEST_CASE("morphology_open and morphology_close equal the composed refe
   }
 }
 
-TEST_CASE("erode and dilate at 4097x4095, 3x3 and 31x31", "[image][morph]") {
+TEST_CASE("erode and dilate at 4097x4095, 3x3 to 31x31", "[image][morph]") {
   const H<std::uint8_t> h = random_image<std::uint8_t>(4097, 4095);
   for (int k : {3, 31}) {
     check(Morph::erode, h, k, k);
     check(Morph::dilate, h, k, k);
   }
+  check(Morph::dilate, h, 15, 15);
+  check(Morph::erode, h, 1, 31);
+  check(Morph::dilate, h, 31, 1);
   const H<float> hf = random_image<float>(4097, 4095);
   check(Morph::erode, hf, 5, 5);
+  check(Morph::erode, hf, 31, 31);
+  check(Morph::dilate, hf, 7, 7);
 }
 
 TEST_CASE("erode and dilate with more tile rows than a grid holds", "[image][morph]") {

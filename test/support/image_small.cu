@@ -73,6 +73,22 @@ void morph_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float
                     Index cols, int kr, int kc) {
   morph_passes(erode, s, in, ld, out, ld_out, rows, cols, kr, kc);
 }
+namespace {
+template <class T>
+void morph_tiled(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols,
+                 int kr, int kc, int shape) {
+  if (erode) detail::launch_morph_tile<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
+  else detail::launch_morph_tile<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
+}
+}  // namespace
+void morph_tile(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                Index rows, Index cols, int kr, int kc, int shape) {
+  morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
+}
+void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
+                int kr, int kc, int shape) {
+  morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
+}
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {
   detail::launch_filter2d_small(s, in, ld, out, ld_out, rows, cols, w, k);

@@ -1,0 +1,159 @@
+// morph_tile_kernel (kernels/image_morph.cuh: both van Herk / Gil-Werman passes of an erosion
+// or dilation on a tile in shared memory) run on the CPU through the CUDA emulation (expr_emu/:
+// a block's threads are host threads, __syncthreads a barrier, a misaligned vector load aborts)
+// against the clipped window's minimum and maximum: u8 and f32, each tile shape, elements from
+// 1 x 1 to 31 x 31 with even and non-square sides, images smaller and larger than a tile, dense
+// (the 16-byte loads and word stores) and at odd offsets (a pixel at a time), outputs inside a
+// poisoned margin, grid.y cut to 1 so the loop over the tiles past the grid runs. A host test,
+// so CI checks the index math that test_image_morph checks on the GPU.
+#include <math.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "support/catch.hpp"
+
+#include "emu_cuda.hpp"
+
+// What the kernels of image_morph.cuh use beyond the emulation's intrinsics.
+#define __align__(n) __attribute__((aligned(n)))
+inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
+inline float __int_as_float(int v) {
+  float f;
+  std::memcpy(&f, &v, sizeof f);
+  return f;
+}
+/// PRMT with selectors 0..7 per nibble (the kernels use no sign-replicating modes).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long v = static_cast<unsigned long long>(y) << 32 | x;
+  unsigned r = 0;
+  for (int b = 0; b < 4; ++b) r |= static_cast<unsigned>((v >> (8 * ((s >> (4 * b)) & 7u))) & 0xffu) << (8 * b);
+  return r;
+}
+inline int min(int a, int b) { return a < b ? a : b; }
+
+#include "kernels/image_morph.cuh"
+
+using devmat::Index;
+namespace d = devmat::detail;
+
+namespace {
+std::mt19937& gen() {
+  static std::mt19937 g(std::random_device{}());
+  return g;
+}
+
+/// An r x c image at (row 1, column 3) of an (r + 3) x (c + 7) buffer, or dense (`offset`
+/// false: the buffer's start, 16-byte aligned by the vector's allocator for these sizes).
+template <class T>
+struct Image {
+  Index rows, cols, ld, first;
+  std::vector<T> buf;
+  Image(Index r, Index c, bool offset)
+      : rows(r), cols(c), ld(offset ? c + 7 : c), first(offset ? ld + 3 : 0),
+        buf(static_cast<std::size_t>(offset ? (r + 3) * (c + 7) : r * c)) {
+    if constexpr (std::is_same_v<T, float>) {
+      std::uniform_real_distribution<float> dist(-100.f, 100.f);
+      for (T& v : buf) v = dist(gen());
+    } else {
+      std::uniform_int_distribution<int> dist(1, 254);  // 0 and 255: the poisons, never an answer
+      for (T& v : buf) v = static_cast<T>(dist(gen()));
+    }
+  }
+  const T* data() const { return buf.data() + first; }
+  T at(Index y, Index x) const { return data()[y * ld + x]; }
+};
+
+/// An r x c output at (row 1, column 2) of an (r + 2) x (c + 5) buffer of `poison`, or dense.
+template <class T>
+struct Output {
+  Index rows, cols, ld, y0, x0;
+  T poison;
+  std::vector<T> buf;
+  Output(Index r, Index c, T p, bool padded)
+      : rows(r), cols(c), ld(padded ? c + 5 : c), y0(padded), x0(padded ? 2 : 0), poison(p),
+        buf(static_cast<std::size_t>(padded ? (r + 2) * (c + 5) : r * c), p) {}
+  T* data() { return buf.data() + y0 * ld + x0; }
+  T at(Index y, Index x) const { return buf[(y + y0) * ld + x + x0]; }
+  Index margin_changed() const {
+    Index n = 0;
+    for (Index y = 0; y < rows + 2 * y0; ++y)
+      for (Index x = 0; x < ld; ++x) {
+        const bool inside = y >= y0 && y < rows + y0 && x >= x0 && x < cols + x0;
+        if (!inside) n += std::memcmp(&buf[y * ld + x], &poison, sizeof(T)) != 0;
+      }
+    return n;
+  }
+};
+
+/// morph_tile_kernel<T, kErode, tile `Shape`> on img into out, grid.y cut to 1.
+template <class T, bool kErode, int Shape>
+void run_tile(const Image<T>& img, Output<T>& out, int kr, int kc) {
+  constexpr d::MorphTileShape t = d::morph_tile_shape<T>(Shape);
+  const d::MorphTileLayout lay(kr, kc, t.rows, t.cols, d::kMorphPack4<T>);
+  REQUIRE(lay.words * sizeof(d::MorphWord<T>) <= 227 * 1024);
+  const auto tiles_y = static_cast<unsigned>((img.rows + t.rows - 1) / t.rows);
+  const dim3 grid(static_cast<unsigned>((img.cols + t.cols - 1) / t.cols), 1);
+  emu::launch(grid, dim3(d::kMorphTileThreads), [&] {
+    d::morph_tile_kernel<T, kErode, t.rows, t.cols>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr, kc,
+                                                    tiles_y);
+  });
+}
+
+template <class T>
+void check_tile(bool erode, int shape, const Image<T>& img, int kr, int kc, bool padded) {
+  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, shape, padded);
+  // Never an answer here (u8 pixels are 1 .. 254); the identity (255 for erosion, 0 for dilation)
+  // leaking out would not be one either.
+  const T poison = std::is_same_v<T, float> ? T(12345) : T(erode ? 0 : 255);
+  Output<T> out(img.rows, img.cols, poison, padded);
+  const auto run = [&](auto erode_c, auto shape_c) {
+    run_tile<T, decltype(erode_c)::value, decltype(shape_c)::value>(img, out, kr, kc);
+  };
+  const auto with_shape = [&](auto erode_c) {
+    if (shape == 0) run(erode_c, std::integral_constant<int, 0>{});
+    else if (shape == 1) run(erode_c, std::integral_constant<int, 1>{});
+    else run(erode_c, std::integral_constant<int, 2>{});
+  };
+  if (erode) with_shape(std::true_type{});
+  else with_shape(std::false_type{});
+  Index bad = 0;
+  for (Index y = 0; y < img.rows; ++y)
+    for (Index x = 0; x < img.cols; ++x) {
+      T v = img.at(std::max<Index>(0, y - kr / 2), std::max<Index>(0, x - kc / 2));
+      for (Index i = std::max<Index>(0, y - kr / 2); i < std::min<Index>(img.rows, y - kr / 2 + kr); ++i)
+        for (Index j = std::max<Index>(0, x - kc / 2); j < std::min<Index>(img.cols, x - kc / 2 + kc); ++j)
+          v = erode ? std::min(v, img.at(i, j)) : std::max(v, img.at(i, j));
+      bad += !(out.at(y, x) == v);
+    }
+  CHECK(bad == 0);
+  CHECK(out.margin_changed() == 0);
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("emulated one-kernel tile erode and dilate equal the clipped window's min and max",
+                   "[image][morph][emulation]", std::uint8_t, float) {
+  using T = TestType;
+  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 131}, {131, 1}, {13, 17}, {65, 129}, {67, 272}};
+  const std::vector<std::pair<int, int>> elements = {{1, 1}, {3, 3}, {2, 2},  {1, 31},  {31, 1},
+                                                     {5, 7}, {31, 31}, {16, 9}, {4, 30}, {7, 1}};
+  int n = 0;
+  for (const auto& [r, c] : shapes)
+    for (bool offset : {true, false}) {
+      const Image<T> img(r, c, offset);
+      for (const auto& [kr, kc] : elements) {
+        ++n;
+        check_tile<T>(n % 2 == 0, n % 3, img, kr, kc, offset);
+      }
+    }
+  // Every shape and both operations once on a view of several tiles each way.
+  const Image<T> img(131, 263, true);
+  for (int shape = 0; shape < 3; ++shape)
+    for (bool erode : {true, false}) check_tile<T>(erode, shape, img, 9, 31, true);
+}
