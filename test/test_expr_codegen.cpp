@@ -154,8 +154,17 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     // The kernel covers every vector: gx * 256 * units >= n / V.
     for (const detail::Plan* q : {&small, &mid, &edge, &big})
       CHECK(Index(q->shape.gx) * 256 * q->head.units * 4 >= q->head.n);
+    // One unit a thread runs the kernel with only the one-unit loop, on 4 floats by default;
+    // the full unroll runs the kernel with only its loop.
+    CHECK(small.spec.vector == 4);
+    CHECK(mid.spec.vector == 4);
+    CHECK(edge.spec.vector == 0);
+    CHECK(big.spec.vector == 0);
+    CHECK(detail::generate_source(dense(256, 256), small.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 4, 1>") !=
+          std::string::npos);
+    CHECK(detail::generate_source(dense(4096, 4096), big.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 4, 4>") !=
+          std::string::npos);
     // Narrower units where one a thread is taken: one or two floats, as many more blocks.
-    CHECK(small.spec.vector == 0);
     const detail::Plan v1 = detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 1);
     CHECK(v1.spec.vector == 1);
     CHECK(v1.head.units == 1);
@@ -169,11 +178,11 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     const detail::Plan v4 = detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 4);
     CHECK(v4.spec.vector == 4);
     CHECK(v4.shape.gx == small.shape.gx);
-    // Nothing changes where units of four a thread are taken, or for a width that is no
-    // power of two up to the default vector.
+    // Nothing changes where units of four a thread are taken; a width that is no power of two
+    // up to the default vector keeps the default one.
     CHECK(detail::plan_elementwise(dense(4096, 4096), kAligned, 4096, 132, 1).spec.vector == 0);
-    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 3).spec.vector == 0);
-    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 8).spec.vector == 0);
+    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 3).spec.vector == 4);
+    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 8).spec.vector == 4);
     CHECK(!(v1.spec == small.spec));
   }
   SECTION("element-wise 2D rows not all aligned: the slot path") {
