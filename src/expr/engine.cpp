@@ -88,6 +88,7 @@ std::string spec_string(const KernelSpec& s, int arch) {
   if (s.min_blocks) r += "/minblocks" + std::to_string(s.min_blocks) + (s.relax_min_blocks ? "-relaxed" : "");
   if (s.outline) r += "/outline";
   if (s.vector) r += "/v" + std::to_string(s.vector);
+  if (s.tail) r += "/tail";
   return r + "/sm_" + std::to_string(arch);
 }
 

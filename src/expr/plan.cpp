@@ -107,6 +107,8 @@ Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, 
       // expression, not U * V (with unroll 1 the default kernel is that kernel already).
       plan.spec.vector = static_cast<std::uint8_t>(V);
     }
+    // The tail's code (a copy of the expression) only in the kernels of counts that have one.
+    plan.spec.tail = h.n % (plan.spec.vector ? plan.spec.vector : V) != 0;
     return plan;
   }
   constexpr int J = kExpr2dUnroll;

@@ -157,9 +157,9 @@ __device__ __forceinline__ void expr_flat_units(const typename G::Params& p, con
   }
 }
 
-template <class G, int V, int U>
+/// kTail: n % V may be nonzero (the plan's KernelSpec::tail); without it, n % V must be 0.
+template <class G, int V, int U, bool kTail>
 __device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
-  using Out = typename G::Out;
   typename G::Fixed f;
   G::template load_fixed<false>(p, f);
   // One loop: a kernel that held both (U units, or 1 where p.h.units said so) compiled the
@@ -168,11 +168,14 @@ __device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
   expr_flat_units<G, V, U>(p, f);
   // The tail: n % V < V <= kExprThreads elements, at most one a thread of block 0. An `if`,
   // not a loop: the compilers unrolled the loop (which never iterates twice) into a dozen more
-  // copies of the expression, a quarter of the compile time of a first evaluation.
-  static_assert(V <= kExprThreads, "expr_flat_body: the tail is one element a thread");
-  const Index n = p.h.n;
-  const Index e = n / V * V + threadIdx.x;
-  if (blockIdx.x == 0 && e < n) static_cast<Out*>(p.h.out)[e] = G::template at<false>(p, f, 0, e);
+  // copies of the expression, a quarter of the compile time of a first evaluation. Only in
+  // the kernels of counts that have a tail: another copy, a tenth of that time.
+  if constexpr (kTail) {
+    static_assert(V <= kExprThreads, "expr_flat_body: the tail is one element a thread");
+    const Index n = p.h.n;
+    const Index e = n / V * V + threadIdx.x;
+    if (blockIdx.x == 0 && e < n) static_cast<typename G::Out*>(p.h.out)[e] = G::template at<false>(p, f, 0, e);
+  }
 }
 
 /// 2D vector path: strided or broadcast operands whose rows all start aligned. A block is
