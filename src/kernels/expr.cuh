@@ -211,6 +211,9 @@ __device__ __forceinline__ void expr_2d_body(const typename G::Params& p) {
           for (int k = 0; k < V; ++k) o.v[k] = G::template value<V>(p, f, g[j], k);
           expr_store_vec(out_row + c, o);
         } else {
+          // Fewer than V elements, at one thread a row: not unrolled, since unrolled this loop
+          // was most of the kernel's code (and of its compile time), for a row's last unit.
+#pragma unroll 1
           for (Index e = c; e < cols; ++e) out_row[e] = G::template at<false>(p, f, r, e);
         }
       }
