@@ -67,6 +67,9 @@ TEST_CASE("every operation on every element type compiles through every kernel b
     const bool heavy = detail::has_transcendental(p);
     CHECK(heavy == is_float(t));
     compile(p, spec(KernelKind::elementwise_flat), "elementwise flat");
+    KernelSpec tail = spec(KernelKind::elementwise_flat);
+    tail.tail = true;
+    compile(p, tail, "elementwise flat, tail");
     compile(p, spec(KernelKind::elementwise_2d, false, true), "elementwise 2d vec");
     compile(p, spec(KernelKind::elementwise_2d), "elementwise 2d slots");
     compile(p, spec(KernelKind::reduce_sum, true, false, heavy, 8), "sum flat");
@@ -154,8 +157,17 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     // The kernel covers every vector: gx * 256 * units >= n / V.
     for (const detail::Plan* q : {&small, &mid, &edge, &big})
       CHECK(Index(q->shape.gx) * 256 * q->head.units * 4 >= q->head.n);
+    // One unit a thread runs the kernel with only the one-unit loop, on 4 floats by default;
+    // the full unroll runs the kernel with only its loop.
+    CHECK(small.spec.vector == 4);
+    CHECK(mid.spec.vector == 4);
+    CHECK(edge.spec.vector == 0);
+    CHECK(big.spec.vector == 0);
+    CHECK(detail::generate_source(dense(256, 256), small.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 4, 1, false>") !=
+          std::string::npos);
+    CHECK(detail::generate_source(dense(4096, 4096), big.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 4, 4, false>") !=
+          std::string::npos);
     // Narrower units where one a thread is taken: one or two floats, as many more blocks.
-    CHECK(small.spec.vector == 0);
     const detail::Plan v1 = detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 1);
     CHECK(v1.spec.vector == 1);
     CHECK(v1.head.units == 1);
@@ -163,17 +175,27 @@ TEST_CASE("the plans pick the path from contiguity, broadcasting and alignment")
     const detail::Plan v2 = detail::plan_elementwise(dense(257, 255), kAligned, 255, 132, 2);
     CHECK(v2.spec.vector == 2);
     CHECK(v2.shape.gx == 128);  // 65535 floats: 32767 pairs (block 0 takes the last float)
-    CHECK(detail::generate_source(dense(256, 256), v1.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 1, 1>") !=
+    // Only a count that is no multiple of the unit gets the tail's code.
+    CHECK(v2.spec.tail);
+    CHECK(!v1.spec.tail);
+    for (const detail::Plan* q : {&small, &mid, &edge, &big}) CHECK(!q->spec.tail);
+    const detail::Plan odd = detail::plan_elementwise(dense(61, 67), kAligned, 67, 132);
+    CHECK(odd.spec.vector == 4);
+    CHECK(odd.spec.tail);
+    CHECK(detail::plan_elementwise(dense(4097, 4097), kAligned, 4097, 132).spec.tail);  // and a large one
+    CHECK(detail::generate_source(dense(61, 67), odd.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 4, 1, true>") !=
+          std::string::npos);
+    CHECK(detail::generate_source(dense(256, 256), v1.spec).find("expr_flat_body<devmat::detail::DEVMAT_EXPR_NS::Gen, 1, 1, false>") !=
           std::string::npos);
     // The default width in the one-unit kernel: the same grid.
     const detail::Plan v4 = detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 4);
     CHECK(v4.spec.vector == 4);
     CHECK(v4.shape.gx == small.shape.gx);
-    // Nothing changes where units of four a thread are taken, or for a width that is no
-    // power of two up to the default vector.
+    // Nothing changes where units of four a thread are taken; a width that is no power of two
+    // up to the default vector keeps the default one.
     CHECK(detail::plan_elementwise(dense(4096, 4096), kAligned, 4096, 132, 1).spec.vector == 0);
-    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 3).spec.vector == 0);
-    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 8).spec.vector == 0);
+    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 3).spec.vector == 4);
+    CHECK(detail::plan_elementwise(dense(256, 256), kAligned, 256, 132, 8).spec.vector == 4);
     CHECK(!(v1.spec == small.spec));
   }
   SECTION("element-wise 2D rows not all aligned: the slot path") {

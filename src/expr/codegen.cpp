@@ -328,7 +328,7 @@ std::string generate_source(const Program& p, const KernelSpec& spec) {
       body = "devmat::detail::expr_flat_body<" + gen + ", " +
              (spec.vector ? std::to_string(spec.vector) + ", 1" :
                             std::to_string(elementwise_vector(p)) + ", " + std::to_string(elementwise_unroll(p))) +
-             ">(p);";
+             ", " + bool_str(spec.tail) + ">(p);";
       break;
     case KernelKind::elementwise_2d:
       body = std::string("devmat::detail::") + (spec.vec ? "expr_2d_body<" : "expr_slots_body<") + gen + ", " +

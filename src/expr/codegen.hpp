@@ -36,12 +36,17 @@ struct KernelSpec {
   bool relax_min_blocks = false;
   bool outline = false;    // the expression as one out-of-line function instead of inlined copies
   /// elementwise_flat: elements per vector unit, one unit a thread, in a kernel with only that
-  /// loop (a small matrix, plan_elementwise's small_vector); 0: elementwise_vector(p) and its
-  /// unroll.
+  /// loop (a small matrix: elementwise_vector(p) by default, plan_elementwise's small_vector
+  /// when set); 0: elementwise_vector(p) and its unroll, units of a thread (a large matrix).
+  /// Each kernel holds one of the loops: the other's copies of the expression would double
+  /// what NVRTC compiles on a first evaluation.
   std::uint8_t vector = 0;
+  /// elementwise_flat: the element count is not a multiple of the unit, so the kernel holds the
+  /// tail's code (one more copy of the expression); without it, it must not run such a count.
+  bool tail = false;
   bool operator==(const KernelSpec& o) const noexcept {
     return kind == o.kind && flat == o.flat && vec == o.vec && min_blocks == o.min_blocks &&
-           relax_min_blocks == o.relax_min_blocks && outline == o.outline && vector == o.vector;
+           relax_min_blocks == o.relax_min_blocks && outline == o.outline && vector == o.vector && tail == o.tail;
   }
 };
 

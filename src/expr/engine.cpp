@@ -88,6 +88,7 @@ std::string spec_string(const KernelSpec& s, int arch) {
   if (s.min_blocks) r += "/minblocks" + std::to_string(s.min_blocks) + (s.relax_min_blocks ? "-relaxed" : "");
   if (s.outline) r += "/outline";
   if (s.vector) r += "/v" + std::to_string(s.vector);
+  if (s.tail) r += "/tail";
   return r + "/sm_" + std::to_string(arch);
 }
 
@@ -123,11 +124,37 @@ void log_usage(const std::string& log) {
   }
 }
 
+/// Where the build of a kernel spent its time (DEVMAT_EXPR_TRACE), in milliseconds.
+struct BuildTrace {
+  double target = 0;        // jit_target: on the process's first build, NVRTC's first calls
+  double codegen = 0;       // generate_source (every attempt) and the image's identity
+  double disk_load = 0;     // looking the image up in the disk cache (hit or miss)
+  bool disk_hit = false;
+  JitPhases nvrtc;          // summed over the attempts
+  int compiles = 0;         // NVRTC compilations (more than one: spills relaxed min_blocks)
+  bool first_compile = false;  // the process's first NVRTC compilation (its one-time set-up inside)
+  double disk_store = 0;
+  double module_load = 0;   // cudaLibraryLoadData (every attempt)
+  double kernels = 0;       // cudaLibraryGetKernel
+};
+
+std::atomic<bool> g_compiled_once{false};  // for BuildTrace::first_compile
+
+void print_trace(const std::string& what, const BuildTrace& t, double total) {
+  std::fprintf(stderr,
+               "devmat expr trace: %.2f ms for %s: NVRTC setup %.2f, codegen %.2f, disk cache %s %.2f, NVRTC create "
+               "%.2f + compile %.2f + image %.2f (%d compilation%s%s), disk cache write %.2f, module load %.2f, "
+               "kernels %.2f\n",
+               total, what.c_str(), t.target, t.codegen, t.disk_hit ? "hit" : "miss", t.disk_load, t.nvrtc.create,
+               t.nvrtc.compile, t.nvrtc.image, t.compiles, t.compiles == 1 ? "" : "s",
+               t.first_compile ? ", the process's first" : "", t.disk_store, t.module_load, t.kernels);
+}
+
 /// The image of a kernel variant: from the disk cache, or compiled. A reduction asks for
 /// min_blocks resident blocks per SM (its fixed grid then runs in one wave, as the unfused
 /// one does); where that makes ptxas spill registers, it takes half that, then no bound.
 std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& target, const std::string& what,
-                     bool use_disk, bool* from_disk) {
+                     bool use_disk, bool* from_disk, BuildTrace& trace) {
   const double t0 = now_ms();
   std::vector<int> tries{spec.min_blocks};
   if (spec.relax_min_blocks && spec.min_blocks > 0) {
@@ -140,9 +167,13 @@ std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& 
   // The first attempt's source names the whole ladder: what it yields is a function of it.
   const std::string identity =
       jit_identity(source, target) + (tries.size() > 1 ? "\nrelaxed on spills" : "");
+  const double t_gen = now_ms();
+  trace.codegen += t_gen - t0;
   const DiskCache& disk = DiskCache::instance();
   std::string image;
   *from_disk = use_disk && disk.load(identity, image);
+  trace.disk_hit = *from_disk;
+  trace.disk_load += now_ms() - t_gen;
   if (*from_disk) {
     if (expr_verbose())
       std::fprintf(stderr, "devmat expr: disk cache hit for %s (%s) in %.1f ms\n", what.c_str(),
@@ -151,12 +182,20 @@ std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& 
   }
   for (std::size_t t = 0; t < tries.size(); ++t) {
     if (t > 0) {
+      const double g0 = now_ms();
       attempt.min_blocks = static_cast<std::uint8_t>(tries[t]);
       source = generate_source(p, attempt);
+      trace.codegen += now_ms() - g0;
     }
     double ms = 0;
     std::string log;
-    image = jit_compile(source, target, what, &ms, &log);
+    JitPhases phases;
+    trace.first_compile = trace.first_compile || !g_compiled_once.exchange(true);
+    image = jit_compile(source, target, what, &ms, &log, &phases);
+    ++trace.compiles;
+    trace.nvrtc.create += phases.create;
+    trace.nvrtc.compile += phases.compile;
+    trace.nvrtc.image += phases.image;
     const long spills = spill_bytes(log);
     if (expr_verbose()) {
       std::fprintf(stderr, "devmat expr: compiled %s (%s, min blocks %d) in %.1f ms (NVRTC %.1f ms)\n", what.c_str(),
@@ -167,7 +206,9 @@ std::string image_of(const Program& p, const KernelSpec& spec, const JitTarget& 
     if (expr_verbose() && t + 1 < tries.size())
       std::fprintf(stderr, "devmat expr:   %ld bytes of spills: again with min blocks %d\n", spills, tries[t + 1]);
   }
+  const double t_store = now_ms();
   disk.store(identity, image);
+  trace.disk_store += now_ms() - t_store;
   return image;
 }
 
@@ -177,14 +218,19 @@ Compiled build(const Program& p, const KernelSpec& spec, int arch) {
     keyed.key = program_key(p);
     return build(keyed, spec, arch);
   }
+  BuildTrace trace;
+  const double t0 = now_ms();
   const JitTarget target = jit_target(arch);
+  trace.target = now_ms() - t0;
   const std::string what = "the " + spec_string(spec, arch) + " kernel of expression " + p.key;
   cudaLibrary_t lib = nullptr;
   for (bool use_disk = true;; use_disk = false) {
     bool from_disk = false;
-    const std::string image = image_of(p, spec, target, what, use_disk, &from_disk);
+    const std::string image = image_of(p, spec, target, what, use_disk, &from_disk, trace);
     const ErrorScope scope;
+    const double t_load = now_ms();
     const cudaError_t st = cudaLibraryLoadData(&lib, image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    trace.module_load += now_ms() - t_load;
     if (st == cudaSuccess) break;
     scope.forget_ours();
     if (!from_disk)
@@ -193,9 +239,12 @@ Compiled build(const Program& p, const KernelSpec& spec, int arch) {
     // A cached image the driver refuses: compile it again (the store overwrites the file).
   }
   Compiled c;
+  const double t_kernels = now_ms();
   DEVMAT_CUDA_TRY(cudaLibraryGetKernel(&c.main, lib, kExprKernelName));
   if (spec.kind == KernelKind::arg_min || spec.kind == KernelKind::arg_max)
     DEVMAT_CUDA_TRY(cudaLibraryGetKernel(&c.final, lib, kExprFinalKernelName));
+  trace.kernels = now_ms() - t_kernels;
+  if (expr_trace()) print_trace(what, trace, now_ms() - t0);
   if (expr_verbose()) log_attributes(c.main);
   return c;  // the library stays loaded for the life of the process, as the cache entry does
 }

@@ -7,6 +7,9 @@
 //                            ~/.cache/devmat); DEVMAT_CACHE_DIR=off disables it.
 //   DEVMAT_EXPR_VERBOSE=1    prints each compilation (key, milliseconds) and each disk-cache hit
 //                            to stderr; 2 also every in-memory hit.
+//   DEVMAT_EXPR_TRACE=1      prints, for every kernel built, where its time went: NVRTC's set-up,
+//                            code generation, the disk cache, NVRTC's create / compile / image,
+//                            the disk cache write, the module load (milliseconds, to stderr).
 //   DEVMAT_EXPR_REDUCE_MINBLOCKS=<n>  the fused reductions' __launch_bounds__ minimum blocks per
 //                            SM (default: the unfused first pass's residency, so that the
 //                            fused grid, which must be the unfused one, runs in one wave; 0:

@@ -42,6 +42,14 @@ int expr_verbose() {
   return level;
 }
 
+bool expr_trace() {
+  static const bool on = [] {
+    const char* v = std::getenv("DEVMAT_EXPR_TRACE");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
 namespace {
 
 std::uint64_t fnv1a(const std::string& s, std::uint64_t h = 1469598103934665603ull) {
@@ -164,7 +172,7 @@ long spill_bytes(const std::string& log) {
 }
 
 std::string jit_compile(const std::string& source, const JitTarget& target, const std::string& what, double* ms,
-                        std::string* log_out) {
+                        std::string* log_out, JitPhases* phases) {
   const Headers& h = headers();
   const double t0 = now_ms();
   nvrtcProgram prog = nullptr;
@@ -177,7 +185,9 @@ std::string jit_compile(const std::string& source, const JitTarget& target, cons
   const std::vector<std::string> opts = options(target);
   std::vector<const char*> copts;
   for (const std::string& o : opts) copts.push_back(o.c_str());
+  const double t1 = now_ms();
   const nvrtcResult r = nvrtcCompileProgram(prog, static_cast<int>(copts.size()), copts.data());
+  const double t2 = now_ms();
   const std::string log = program_log(prog);
   if (log_out) *log_out = log;
   if (r != NVRTC_SUCCESS) {
@@ -196,7 +206,9 @@ std::string jit_compile(const std::string& source, const JitTarget& target, cons
     image.resize(size);
     DEVMAT_NVRTC_TRY(nvrtcGetPTX(prog, &image[0]));
   }
-  if (ms) *ms = now_ms() - t0;
+  const double t3 = now_ms();
+  if (ms) *ms = t3 - t0;
+  if (phases) *phases = JitPhases{t1 - t0, t2 - t1, t3 - t2};
   return image;
 }
 

@@ -32,12 +32,19 @@ JitTarget jit_target(int device_arch);
 /// NVRTC's version as "13.0".
 const std::string& nvrtc_version();
 
+/// Where a jit_compile's time went, in milliseconds: nvrtcCreateProgram, nvrtcCompileProgram
+/// (front end, NVVM and, for a cubin, ptxas), fetching the image and the log.
+struct JitPhases {
+  double create = 0, compile = 0, image = 0;
+};
+
 /// Compiles `source` for `target`; returns the cubin or PTX (with its terminating NUL). On a
 /// compilation error, throws cuda_error (cudaErrorInvalidSource) whose message holds `what`,
 /// NVRTC's log and the source. `ms`, when given, receives the compile time; `log`, NVRTC's log,
-/// which for a cubin holds ptxas's resource usage (registers, spills) of every function.
+/// which for a cubin holds ptxas's resource usage (registers, spills) of every function;
+/// `phases`, the time of each step.
 std::string jit_compile(const std::string& source, const JitTarget& target, const std::string& what,
-                        double* ms = nullptr, std::string* log = nullptr);
+                        double* ms = nullptr, std::string* log = nullptr, JitPhases* phases = nullptr);
 
 /// Bytes of register spill stores that ptxas reports in a jit_compile log (-1 when the log has
 /// no resource usage, as for PTX).
@@ -76,6 +83,10 @@ class DiskCache {
 /// DEVMAT_EXPR_VERBOSE: 0 (unset), 1 (compilations and disk-cache hits, to stderr), 2 (also
 /// every in-memory cache hit).
 int expr_verbose();
+
+/// DEVMAT_EXPR_TRACE set (and not 0): every kernel the engine builds prints, to stderr, where
+/// its time went (code generation, disk cache, NVRTC's steps, module load).
+bool expr_trace();
 
 /// 64-bit FNV-1a.
 std::uint64_t fnv1a(const void* data, std::size_t size, std::uint64_t h = 1469598103934665603ull);

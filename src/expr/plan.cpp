@@ -101,7 +101,14 @@ Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, 
       // aligned), in a kernel with only the one-unit loop (V itself: the same grid, less code).
       plan.spec.vector = static_cast<std::uint8_t>(small_vector);
       plan.shape.gx = grid_1d(ceil_div(h.n / small_vector, Index(kExprBlock)));
+    } else if (small && unroll > 1) {
+      // The one-unit kernel on V-element units (the same grid): a kernel holds one loop, U units
+      // a thread or one, so a small matrix's first evaluation compiles V copies of the
+      // expression, not U * V (with unroll 1 the default kernel is that kernel already).
+      plan.spec.vector = static_cast<std::uint8_t>(V);
     }
+    // The tail's code (a copy of the expression) only in the kernels of counts that have one.
+    plan.spec.tail = h.n % (plan.spec.vector ? plan.spec.vector : V) != 0;
     return plan;
   }
   constexpr int J = kExpr2dUnroll;

@@ -45,11 +45,12 @@ struct Plan {
 /// vector path where every row start is aligned, else the 2D slot path (any strides and
 /// offsets; kernels/expr.cuh).
 /// sms: the device's SMs (the flat path takes one unit a thread where its full unroll would
-/// not give 2 blocks an SM; 0 keeps the full unroll).
+/// not give 2 blocks an SM, in a kernel of its own with only the one-unit loop; 0 keeps the
+/// full unroll).
 /// small_vector: where the flat path takes one unit a thread, units of this many elements (a
-/// power of two up to elementwise_vector(p): more threads, each with less to do) in a kernel of
-/// its own with only the one-unit loop (KernelSpec::vector); 0, or anything else, keeps the
-/// default kernel.
+/// power of two up to elementwise_vector(p): more threads, each with less to do) in that
+/// kernel (KernelSpec::vector); 0, or anything else, keeps the default width,
+/// elementwise_vector(p).
 Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, int small_vector = 0);
 /// sum, mean, min, max: launch_reduce's grid, min(ceil(n / (256 * 4 * V)), cap) with `cap` the
 /// resident blocks of its first pass; a second pass (launch_reduce's) when the grid is not 1.

@@ -124,9 +124,9 @@ __device__ __forceinline__ void expr_split(Index e, Index d, Index& r, Index& c)
 /// Flat path: the output and every leaf that is not 1 x 1 are contiguous and 16-byte aligned.
 /// Each thread takes U units of V elements spaced a block apart (a warp's accesses stay
 /// contiguous), issues every load before evaluating; block 0 also does the n % V tail. A small
-/// matrix (p.h.units == 1) runs one unit a thread over U times the blocks, and more SMs: the
-/// latency of a pass is then that of one unit. Each element is read and written by one
-/// thread (the output may be one of the leaves).
+/// matrix runs a kernel of its own with U = 1, one unit a thread over U times the blocks, and
+/// more SMs: the latency of a pass is then that of one unit (src/expr/plan.cpp). Each element
+/// is read and written by one thread (the output may be one of the leaves).
 template <class G, int V, int U>
 __device__ __forceinline__ void expr_flat_units(const typename G::Params& p, const typename G::Fixed& f) {
   using Out = typename G::Out;
@@ -157,17 +157,25 @@ __device__ __forceinline__ void expr_flat_units(const typename G::Params& p, con
   }
 }
 
-template <class G, int V, int U>
+/// kTail: n % V may be nonzero (the plan's KernelSpec::tail); without it, n % V must be 0.
+template <class G, int V, int U, bool kTail>
 __device__ __forceinline__ void expr_flat_body(const typename G::Params& p) {
-  using Out = typename G::Out;
   typename G::Fixed f;
   G::template load_fixed<false>(p, f);
-  if (U == 1 || p.h.units == U) expr_flat_units<G, V, U>(p, f);
-  else expr_flat_units<G, V, 1>(p, f);
-  const Index n = p.h.n;
-  Out* out = static_cast<Out*>(p.h.out);
-  if (blockIdx.x == 0)
-    for (Index e = n / V * V + threadIdx.x; e < n; e += kExprThreads) out[e] = G::template at<false>(p, f, 0, e);
+  // One loop: a kernel that held both (U units, or 1 where p.h.units said so) compiled the
+  // expression's copies of both, of which a launch runs one; a small matrix now has the U = 1
+  // kernel of its own (KernelSpec::vector).
+  expr_flat_units<G, V, U>(p, f);
+  // The tail: n % V < V <= kExprThreads elements, at most one a thread of block 0. An `if`,
+  // not a loop: the compilers unrolled the loop (which never iterates twice) into a dozen more
+  // copies of the expression, a quarter of the compile time of a first evaluation. Only in
+  // the kernels of counts that have a tail: another copy, a tenth of that time.
+  if constexpr (kTail) {
+    static_assert(V <= kExprThreads, "expr_flat_body: the tail is one element a thread");
+    const Index n = p.h.n;
+    const Index e = n / V * V + threadIdx.x;
+    if (blockIdx.x == 0 && e < n) static_cast<typename G::Out*>(p.h.out)[e] = G::template at<false>(p, f, 0, e);
+  }
 }
 
 /// 2D vector path: strided or broadcast operands whose rows all start aligned. A block is
@@ -203,6 +211,9 @@ __device__ __forceinline__ void expr_2d_body(const typename G::Params& p) {
           for (int k = 0; k < V; ++k) o.v[k] = G::template value<V>(p, f, g[j], k);
           expr_store_vec(out_row + c, o);
         } else {
+          // Fewer than V elements, at one thread a row: not unrolled, since unrolled this loop
+          // was most of the kernel's code (and of its compile time), for a row's last unit.
+#pragma unroll 1
           for (Index e = c; e < cols; ++e) out_row[e] = G::template at<false>(p, f, r, e);
         }
       }

@@ -454,6 +454,38 @@ TEMPLATE_TEST_CASE("small expressions on narrower units give the default kernel'
   }
 }
 
+TEMPLATE_TEST_CASE("flat kernels, small and large, with and without a tail, give each element's bits", "[expr]",
+                   float, double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  // The flat path compiles one kernel for each loop (one unit a thread on small matrices, U
+  // units on large ones) and leaves out the tail's code where the element count is a multiple
+  // of the unit. Shapes: small without a tail and with one (n % V = 3 for 4-element units),
+  // large (over 2 blocks of full units an SM on any GPU up to 256 SMs, for every type) without
+  // a tail and with one (n % 16 = 9, n % 4 = 1, n % 2 = 1).
+  const std::vector<std::pair<Index, Index>> flat = {{256, 256}, {61, 67}, {2048, 2048}, {2053, 2053}};
+  for (const auto& [r, c] : flat) {
+    CAPTURE(r, c);
+    const H<T> ha = rand_h<T>(r, c), hb = rand_h<T>(r, c), hc = rand_h<T>(r, c);
+    const auto A = to_device(ha), B = to_device(hb), C = to_device(hc);
+    // Each operation rounded (or wrapped) to T, as the device does one at a time.
+    H<T> ref(r, c);
+    for (Index i = 0; i < r; ++i)
+      for (Index j = 0; j < c; ++j) {
+        const T a = ha(i, j), b = hb(i, j), x = hc(i, j);
+        const T twice_a = static_cast<T>(T(2) * a), sum = static_cast<T>(twice_a + b), half = static_cast<T>(sum / T(2));
+        T abs_x = x;  // DeviceMatrix::abs: x < 0 ? -x : x
+        if constexpr (!std::is_unsigned_v<T>) abs_x = static_cast<T>(x < T(0) ? -x : x);
+        ref(i, j) = static_cast<T>(half - abs_x);
+      }
+    DeviceMatrix<T> got = DeviceMatrix<T>::constant(r, c, poison_value<T>());
+    got = (2 * A + B) / 2 - abs(C);  // into the poisoned matrix, where it is
+    CHECK(same_bits<T>(to_eigen(got), ref));
+    poison_next<T>(r, c, A.stream());
+    const DeviceMatrix<T> fresh = (2 * A + B) / 2 - abs(C);  // into a new (poisoned) matrix
+    CHECK(same_bits<T>(to_eigen(fresh), ref));
+  }
+}
+
 namespace {
 /// set_expr_driver_launch for a scope (process-wide); the default, the driver's launch, after.
 struct DriverLaunch {
