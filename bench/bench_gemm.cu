@@ -297,7 +297,7 @@ void register_shape(Index m, Index n, Index k, bool every_config, std::vector<in
     add("ours-" + configs[i].name, [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, 0); });
     // Fixed k-slice counts, to calibrate the cost model's choice (float: the tensor-core
     // configurations, which the default mode picks from).
-    if (std::is_same_v<T, float> && configs[i].name.rfind("tf32x3", 0) != 0) continue;
+    if (std::is_same_v<T, float> && configs[i].math != devmat::detail::GemmMath::tf32x3) continue;
     for (int s : split_sweep)
       add("ours-" + configs[i].name + "-s" + std::to_string(s),
           [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); });
@@ -320,9 +320,12 @@ void register_config(Index m, Index n, Index k, const std::string& name) {
 
 int main(int argc, char** argv) {
   for (Index s : {512, 1024, 2048, 4096, 8192}) register_shape<float>(s, s, s, s == 4096);
-  // The Hopper wgmma prototype (forced-only) at 8192^3 as well; 4096^3 runs every configuration.
-  register_config<float>(8192, 8192, 8192, "wgmma-128x128x32");
-  register_config<float>(8192, 8192, 8192, "tf32x3f-128x128x32");
+  // The Hopper wgmma tile (automatic on sm_90) and the mma.sync tile it replaced, forced, on
+  // the other cubes as well; 4096^3 and the odd shapes below run every configuration.
+  for (Index s : {512, 1024, 2048, 8192}) {
+    register_config<float>(s, s, s, "wgmma-128x128x32");
+    register_config<float>(s, s, s, "tf32x3f-128x128x32");
+  }
   // The odd shapes, MxNxK.
   register_shape<float>(47, 804, 53, true);
   register_shape<float>(47, 53, 804, true);  // the residual-tile regression shape, A 47x804 * B 804x53

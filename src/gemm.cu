@@ -1,7 +1,7 @@
 // Matrix products: gemm (C = alpha op(A) op(B) + beta C) and operator*. The entry points check
 // shapes and aliasing and pick the stream; dispatch/gemm.cuh plans the product with the cost
 // model and launches. Kernels: tensor-core tiles (kernels/gemm_mma.cuh) for double (FP64 DMMA)
-// and float (3xTF32, FP32-accurate), CUDA-core SIMT tiles (kernels/gemm_simt.cuh) for int32 and
+// and float (3xTF32, FP32-accurate; on sm_90 also the wgmma tile, kernels/gemm_wgmma.cuh), CUDA-core SIMT tiles (kernels/gemm_simt.cuh) for int32 and
 // for float under FloatMath::simt, GEMVs (kernels/gemm_gemv.cuh) for m == 1 or n == 1.
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"

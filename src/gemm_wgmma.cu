@@ -16,10 +16,14 @@
 
 namespace devmat::detail {
 
-static_assert(WgmmaTileInfo::kBM == WgmmaTile::kBM && WgmmaTileInfo::kBN == WgmmaTile::kBN &&
-                  WgmmaTileInfo::kBK == WgmmaTile::kBK && WgmmaTileInfo::kThreads == WgmmaTile::kThreads &&
-                  WgmmaTileInfo::kStages == WgmmaTile::kStages,
-              "the registry's description of the wgmma tile");
+template <int kConsumers>
+constexpr bool info_matches() {
+  using Info = WgmmaTileInfo<kConsumers>;
+  using Tile = WgmmaTileT<kConsumers>;
+  return Info::kBM == Tile::kBM && Info::kBN == Tile::kBN && Info::kBK == Tile::kBK && Info::kThreads == Tile::kThreads &&
+         Info::kStages == Tile::kStages;
+}
+static_assert(info_matches<1>() && info_matches<2>(), "the registry's description of the wgmma tiles");
 
 namespace {
 
@@ -55,44 +59,54 @@ CUtensorMap operand_map(const GemmOperand<float>& op, int x_extent, int k_extent
   return map;
 }
 
-template <bool kAK, bool kBK>
+template <class Cfg, bool kAK, bool kBK>
 int occupancy_of() {
-  return blocks_per_sm(reinterpret_cast<const void*>(&gemm_wgmma_kernel<kAK, kBK>), WgmmaTile::kThreads,
-                       WgmmaTile::kSmemBytes, true);
+  return blocks_per_sm(reinterpret_cast<const void*>(&gemm_wgmma_kernel<Cfg, kAK, kBK>), Cfg::kThreads,
+                       Cfg::kSmemBytes, true);
 }
 
-template <bool kAK, bool kBK>
+template <class Cfg, bool kAK, bool kBK>
 void launch_layout(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmArgs<float>& p, dim3 grid,
                    cudaStream_t s) {
-  occupancy_of<kAK, kBK>();  // prepares the kernel (shared memory past 48 KiB)
-  launch(&gemm_wgmma_kernel<kAK, kBK>, grid, WgmmaTile::kThreads, WgmmaTile::kSmemBytes, s, a_map, b_map, p);
+  occupancy_of<Cfg, kAK, kBK>();  // prepares the kernel (shared memory past 48 KiB)
+  launch(&gemm_wgmma_kernel<Cfg, kAK, kBK>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, a_map, b_map, p);
 }
 
 }  // namespace
 
+template <int kConsumers>
 int occupancy_gemm_wgmma() {
 #if defined(DEVMAT_HAS_WGMMA)
+  using Cfg = WgmmaTileT<kConsumers>;
   const DeviceProps& props = current_device_props();
-  if (props.arch() != 90 || WgmmaTile::kSmemBytes > props.smem_per_block_optin) return 0;
-  return occupancy_of<true, false>();
+  if (props.arch() != 90 || Cfg::kSmemBytes > props.smem_per_block_optin) return 0;
+  return occupancy_of<Cfg, true, false>();
 #else
   return 0;
 #endif
 }
 
+template <int kConsumers>
 void launch_gemm_wgmma(const GemmArgs<float>& p, dim3 grid, cudaStream_t s) {
-  if (occupancy_gemm_wgmma() == 0) throw std::logic_error("devmat: gemm: the wgmma tile needs sm_90a code and an sm_90 device");
+  using Cfg = WgmmaTileT<kConsumers>;
+  if (occupancy_gemm_wgmma<kConsumers>() == 0)
+    throw std::logic_error("devmat: gemm: the wgmma tile needs sm_90a code and an sm_90 device");
   if (!p.a.vec || !p.b.vec)
     throw std::logic_error("devmat: gemm: the wgmma tile got operand rows without 16-byte alignment");
-  const CUtensorMap a_map = operand_map(p.a, p.m, p.k, WgmmaTile::kBM);
-  const CUtensorMap b_map = operand_map(p.b, p.n, p.k, WgmmaTile::kBN);
+  const CUtensorMap a_map = operand_map(p.a, p.m, p.k, Cfg::kBM);
+  const CUtensorMap b_map = operand_map(p.b, p.n, p.k, Cfg::kBN);
   if (p.a.kcontig) {
-    if (p.b.kcontig) launch_layout<true, true>(a_map, b_map, p, grid, s);
-    else launch_layout<true, false>(a_map, b_map, p, grid, s);
+    if (p.b.kcontig) launch_layout<Cfg, true, true>(a_map, b_map, p, grid, s);
+    else launch_layout<Cfg, true, false>(a_map, b_map, p, grid, s);
   } else {
-    if (p.b.kcontig) launch_layout<false, true>(a_map, b_map, p, grid, s);
-    else launch_layout<false, false>(a_map, b_map, p, grid, s);
+    if (p.b.kcontig) launch_layout<Cfg, false, true>(a_map, b_map, p, grid, s);
+    else launch_layout<Cfg, false, false>(a_map, b_map, p, grid, s);
   }
 }
+
+template int occupancy_gemm_wgmma<1>();
+template int occupancy_gemm_wgmma<2>();
+template void launch_gemm_wgmma<1>(const GemmArgs<float>&, dim3, cudaStream_t);
+template void launch_gemm_wgmma<2>(const GemmArgs<float>&, dim3, cudaStream_t);
 
 }  // namespace devmat::detail

@@ -49,7 +49,8 @@ TEST_CASE("gemm model: every registered configuration has a calibrated efficienc
       const double eff = gemm_efficiency(e, c.name, 90);
       CHECK(eff != kGemmUnknownEfficiency);
       CHECK(eff > 0.0);
-      CHECK(eff <= 1.0);
+      // In units of the FFMA peak: only tensor-core float math (wgmma) may pass it.
+      CHECK(eff <= (c.math == GemmMath::tf32x3 ? 2.0 : 1.0));
       CHECK(c.threads % 32 == 0);
       CHECK(c.stages >= 2);
     }
@@ -213,4 +214,77 @@ TEST_CASE("gemm model: double squares from 1000 to 8192 take the pipelined DMMA 
     REQUIRE(plan.kind == GemmPlanKind::tiled);
     CHECK(configs[static_cast<std::size_t>(plan.config)].name.rfind("pipe-", 0) == 0);
   }
+}
+
+namespace {
+int config_index(const std::vector<GemmConfigInfo>& configs, const std::string& name) {
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i)
+    if (configs[static_cast<std::size_t>(i)].name == name) return i;
+  return -1;
+}
+}  // namespace
+
+TEST_CASE("gemm model: the wgmma tile on sm_90 only, where it has code and is modelled fastest") {
+  const auto& configs = f32_configs();
+  const int wg = config_index(configs, "wgmma-128x128x32");
+  REQUIRE(wg >= 0);
+  const GemmConfigInfo& c = configs[static_cast<std::size_t>(wg)];
+  CHECK(c.automatic);
+  CHECK(c.aligned_rows);  // TMA: rows of 16-byte multiples
+  CHECK(c.only_arch == 90);
+  // Large products on the H200: wgmma, one slice where the output tiles fill the SMs.
+  for (int s : {2048, 4096, 8192}) {
+    CAPTURE(s);
+    const GemmPlan p = plan_f32(s, s, s);
+    CHECK(p.config == wg);
+    CHECK(p.splits == 1);
+  }
+  CHECK(plan_f32(5003, 3007, 4001).config == wg);
+  // sm_90a code runs on compute capability 9.0 alone: never on sm_80 or sm_100, whatever the
+  // occupancy callback says (the library's own says 0 there too).
+  for (const GemmDevice dev : {GemmDevice{108, 80}, GemmDevice{148, 100}, GemmDevice{84, 89}}) {
+    CAPTURE(dev.arch);
+    const GemmPlan p = plan_f32(4096, 4096, 4096, true, dev);
+    CHECK(p.config != wg);
+    CHECK(config_of(p).math == GemmMath::tf32x3);
+  }
+  // An sm_90 device on which the library has no sm_90a code (occupancy 0): the mma.sync tiles.
+  const auto no_wgmma = [&](int i) { return i == wg ? 0 : h200_occupancy(configs, i); };
+  const GemmPlan fallback = plan_gemm({GemmElement::f32, 4096, 4096, 4096, true, false}, configs, no_wgmma, kH200);
+  CHECK(fallback.config != wg);
+  CHECK(config_of(fallback).math == GemmMath::tf32x3);
+  // FloatMath::simt: never.
+  CHECK(plan_f32(4096, 4096, 4096, false).config != wg);
+}
+
+TEST_CASE("gemm model: padded copies count against the configurations that need aligned rows") {
+  const auto& configs = f32_configs();
+  const GemmArchModel& model = gemm_arch_model(90);
+  const int wg = config_index(configs, "wgmma-128x128x32");
+  REQUIRE(wg >= 0);
+  const GemmConfigInfo& c = configs[static_cast<std::size_t>(wg)];
+  GemmProblem p{GemmElement::f32, 700, 500, 300, true, false, true};
+  CHECK(gemm_pad_seconds(model, p, c) == 0.0);  // aligned
+  p.a_rows_aligned = false;
+  const double a_only = gemm_pad_seconds(model, p, c);
+  CHECK(a_only > model.launch_seconds);
+  p.b_rows_aligned = false;
+  CHECK(gemm_pad_seconds(model, p, c) > a_only);
+  CHECK(gemm_pad_seconds(model, p, configs[0]) == 0.0);  // a kernel that reads rows as they are
+  // From kPadMinFma on every configuration gets the copies: no difference to model.
+  GemmProblem big{GemmElement::f32, 1024, 1024, 1024, true, false, true, false, false};
+  CHECK(static_cast<double>(big.m) * big.n * big.k >= kPadMinFma);
+  CHECK(gemm_pad_seconds(model, big, c) == 0.0);
+  // Over cubes from small to large: unaligned operands never make wgmma more likely, and at
+  // some size the copies tip the choice away from it.
+  const auto occ = [&](int i) { return h200_occupancy(configs, i); };
+  bool tipped = false;
+  for (int s = 100; s <= 1100; s += 25) {
+    CAPTURE(s);
+    const GemmPlan aligned = plan_gemm({GemmElement::f32, s, s, s, true, false, true}, configs, occ, kH200);
+    const GemmPlan odd = plan_gemm({GemmElement::f32, s, s, s, true, false, true, false, false}, configs, occ, kH200);
+    if (odd.config == wg) CHECK(aligned.config == wg);
+    if (aligned.config == wg && odd.config != wg) tipped = true;
+  }
+  CHECK(tipped);
 }

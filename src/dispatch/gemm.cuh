@@ -31,11 +31,14 @@ struct GemmMatrix {
 inline std::atomic<GemvCols> g_gemv_cols{GemvCols::automatic};
 
 /// The plan of an m x n x k product of T on the current device under the current FloatMath.
+/// `a_aligned` / `b_aligned`: the operand's rows allow 16-byte reads (else a configuration that
+/// needs them pays for padded copies in the model).
 template <class T>
 GemmPlan plan_product(int m, int n, int k, bool a_kcontig, bool b_kcontig, int forced_config = -1,
-                      int forced_splits = 0) {
+                      int forced_splits = 0, bool a_aligned = true, bool b_aligned = true) {
   const DeviceProps& props = current_device_props();
-  const GemmProblem problem{gemm_element<T>(), m, n, k, a_kcontig, b_kcontig, float_math() == FloatMath::tf32x3};
+  const GemmProblem problem{gemm_element<T>(), m, n, k, a_kcontig, b_kcontig, float_math() == FloatMath::tf32x3,
+                            a_aligned, b_aligned};
   const auto& kernels = tiled_kernels<T>();
   return plan_gemm(problem, tiled_infos<T>(), [&](int i) { return kernels[static_cast<std::size_t>(i)].occupancy(); },
                    GemmDevice{props.sm_count, props.arch()}, forced_config, forced_splits);
@@ -137,10 +140,6 @@ void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m
 }
 
 // ------------------------------------------------------------------ padded copies
-/// Products of at least this many multiply-adds run on row-padded copies of operands whose rows
-/// break 16-byte alignment (the copies then cost under a few percent of the product).
-constexpr double kPadMinFma = 1 << 30;
-
 template <class T>
 bool rows_aligned(const T* data, Index ld) {
   return is_aligned(data, 16) && ld % (16 / static_cast<Index>(sizeof(T))) == 0;
@@ -169,7 +168,8 @@ void run_gemm(const Stream& stream, int forced_config, int forced_splits, int m,
   }
   // Row-major storage: ld is the stored row stride either way.
   const bool a_kcontig = op_a == Op::none, b_kcontig = op_b == Op::transpose;
-  const GemmPlan plan = plan_product<T>(m, n, k, a_kcontig, b_kcontig, forced_config, forced_splits);
+  const GemmPlan plan = plan_product<T>(m, n, k, a_kcontig, b_kcontig, forced_config, forced_splits,
+                                        rows_aligned(A.data, A.ld), rows_aligned(B.data, B.ld));
   switch (plan.kind) {
     case GemmPlanKind::none: return;
     case GemmPlanKind::gemv_rows:
@@ -186,10 +186,10 @@ void run_gemm(const Stream& stream, int forced_config, int forced_splits, int m,
       // element. When the product is large, a copy whose rows are padded to 16 bytes costs
       // far less than that (4097^3 float: ~0.1 ms of copies against ~1 ms lost).
       // Kernels that read operands in 16-byte chunks only (aligned_rows) get padded copies at
-      // any size.
+      // any size (the cost model counts them: gemm_pad_seconds).
       const TiledKernel<T>& kernel = tiled_kernels<T>()[static_cast<std::size_t>(plan.config)];
       const bool pad = static_cast<double>(m) * n * k >= kPadMinFma;
-      const bool pad_ab = pad || kernel.aligned_rows;
+      const bool pad_ab = pad || kernel.info.aligned_rows;
       Workspace a_ws, b_ws, c_ws;
       const GemmMatrix<T> a_src = pad_ab && !rows_aligned(A.data, A.ld) ? padded_copy(A, a_ws, stream) : A;
       const GemmMatrix<T> b_src = pad_ab && !rows_aligned(B.data, B.ld) ? padded_copy(B, b_ws, stream) : B;

@@ -24,6 +24,8 @@ struct GemmConfigInfo {
   int stages;        // cp.async pipeline depth
   GemmMath math;
   bool automatic = true;  // gemm may pick it; false: a variant only gemm_forced runs (to be measured)
+  bool aligned_rows = false;  // reads operands in 16-byte chunks only: gemm pads rows that break them
+  int only_arch = 0;          // nonzero: runs on that compute capability alone (sm_90a code: 90)
 };
 
 /// What the model knows of the device.
@@ -39,6 +41,9 @@ struct GemmProblem {
   int m, n, k;
   bool a_kcontig, b_kcontig;
   bool tf32_allowed = true;
+  // The operands' rows allow 16-byte reads (ptr and ld): an aligned_rows configuration costs
+  // row-padded copies of those that do not (gemm_pad_seconds).
+  bool a_rows_aligned = true, b_rows_aligned = true;
 };
 
 enum class GemmPlanKind { none, gemv_rows, gemv_cols, tiled };
@@ -77,6 +82,16 @@ int gemm_effective_splits(int k, int bk, int splits);
 /// resident per SM.
 double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
                           long long m, long long n, long long k, int splits, int sms, int blocks_per_sm);
+
+/// Products of at least this many multiply-adds run on row-padded copies of operands whose rows
+/// break 16-byte alignment, whatever the configuration (the copies then cost under a few
+/// percent of the product); below it only aligned_rows configurations get them.
+constexpr double kPadMinFma = 1 << 30;
+
+/// Modelled seconds of the row-padded operand copies that configuration `c` needs for `p` and
+/// that the others do not (0 unless c.aligned_rows, an operand's rows are unaligned, and the
+/// product is below kPadMinFma): per copy one more kernel and its bytes read and written.
+double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const GemmConfigInfo& c);
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
 constexpr double kGemmTf32MinFma = 1 << 22;

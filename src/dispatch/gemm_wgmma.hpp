@@ -9,19 +9,23 @@
 
 namespace devmat::detail {
 
-/// Launches the 128x128x32 wgmma 3xTF32 tile (WgmmaTile) over `grid` as run_tiled computes
-/// it. Operand rows must allow 16-byte copies (TMA needs 16-byte-aligned rows: the registry
-/// marks it aligned_rows, so run_gemm pads the operands whose rows do not).
+/// Launches the wgmma 3xTF32 tile with kConsumers consumer warpgroups (WgmmaTileT: 2 is the
+/// 128x128x32 tile, 1 the 64x128x32 one) over `grid` as run_tiled computes it. Operand rows
+/// must allow 16-byte copies (TMA needs 16-byte-aligned rows: the registry marks it
+/// aligned_rows, so run_gemm pads the operands whose rows do not). Instantiated for 1 and 2.
+template <int kConsumers>
 void launch_gemm_wgmma(const GemmArgs<float>& p, dim3 grid, cudaStream_t stream);
 
-/// Blocks per SM of the wgmma tile on the current device: 0 unless the library has sm_90a
-/// code and the device is compute capability 9.0 (sm_90a code runs there only), which keeps
+/// Blocks per SM of that tile on the current device: 0 unless the library has sm_90a code and
+/// the device is compute capability 9.0 (sm_90a code runs there only), which keeps
 /// gemm_forced from running it elsewhere (it throws std::invalid_argument).
+template <int kConsumers>
 int occupancy_gemm_wgmma();
 
 /// The tile's description (shapes, threads, stages) for the registry.
+template <int kConsumers>
 struct WgmmaTileInfo {
-  static constexpr int kBM = 128, kBN = 128, kBK = 32, kThreads = 384, kStages = 3;
+  static constexpr int kBM = 64 * kConsumers, kBN = 128, kBK = 32, kThreads = 128 * (kConsumers + 1), kStages = 3;
 };
 
 }  // namespace devmat::detail

@@ -2,7 +2,14 @@
 // why the sums are flushed every 16 k). sm_90a only: the library compiles it in its own
 // translation unit (src/gemm_wgmma.cu) for sm_90a, and the host runs it only on a compute
 // capability 9.0 device (occupancy 0 elsewhere, so gemm_forced throws and gemm never picks it).
-// A prototype for issue 13's stretch target, a forced-only configuration. Device code only.
+// On sm_90 the cost model picks it where it models faster (1.58 times the mma.sync tile at
+// 4096^3 on the H200). Device code only.
+//
+// What it asks of a product (and how gemm meets it): operand rows of 16-byte multiples from a
+// 16-byte-aligned start (TMA's global strides: gemm hands it row-padded copies otherwise, and
+// the model counts their cost); nothing of m, n or k (the TMA boxes zero-fill past the operand
+// in both dimensions, so ragged tiles and k tails need no code; the epilogue guards its stores);
+// either layout of each operand (four instantiations); k slices of whole k tiles (run_tiled).
 //
 // One CTA computes a 128x128 output tile, 384 threads in three warpgroups:
 //  - warpgroup 0, the producer: one thread issues TMA loads (cp.async.bulk.tensor.2d) of the
@@ -18,7 +25,7 @@
 //    A_big B_big, smallest terms first, into a step sum started from zero every 16 k
 //    (scale-d = 0), added to the running sum with ordinary rounded FP32 adds.
 //
-// Assumptions (the next H200 run checks them; test_gemm's forced-configuration cases cover the
+// Assumptions (checked on the H200 in run S3: test_gemm's forced-configuration cases cover the
 // tile edges, bench_gemm's ours-wgmma rows the speed and the error against FP64):
 //  - the shared-memory descriptor (PTX ISA "Matrix Descriptor Format", CUTLASS's GmmaDescriptor):
 //    bits 0-13 start address >> 4, 16-29 leading byte offset >> 4 (unused for swizzled K-major
@@ -51,17 +58,28 @@
 
 namespace devmat::detail {
 
-/// The tile of gemm_wgmma_kernel: 128x128x32, one producer and two consumer warpgroups,
-/// kStages raw TMA stages and two split buffers. Shared memory, in bytes from a 1024-aligned
-/// base: the raw stages (A then B), the two split buffers (A big, A small, B big, B small),
-/// then the mbarriers (full[kStages], empty[kStages]) and a flag.
-struct WgmmaTile {
+/// The tile of gemm_wgmma_kernel: (64 kConsumers) x 128 x 32, one producer warpgroup and
+/// kConsumers consumer warpgroups (64 rows each), kStages raw TMA stages and two split buffers.
+/// kConsumers = 2 is the 128x128 tile gemm picks; 1 a 64x128 one, measured for small and
+/// m ~ 64 products. Shared memory, in bytes from a 1024-aligned base: the raw stages (A then
+/// B), the two split buffers (A big, A small, B big, B small), then the mbarriers
+/// (full[kStages], empty[kStages]) and a flag.
+template <int kConsumerGroups>
+struct WgmmaTileT {
   using Element = float;
-  static constexpr int kBM = 128, kBN = 128, kBK = 32;
-  static constexpr int kConsumers = 2;  // warpgroups, 64 rows each
+  static constexpr int kConsumers = kConsumerGroups;  // warpgroups, 64 rows each
+  static constexpr int kBM = 64 * kConsumers, kBN = 128, kBK = 32;
   static constexpr int kThreads = 128 * (kConsumers + 1);
   static constexpr int kConsumerThreads = 128 * kConsumers;
-  static constexpr int kStages = 3, kMinBlocks = 1;
+  static constexpr int kStages = 3;
+  static constexpr int kMinBlocks = 1;
+  // Registers (setmaxnreg, two consumer groups): the producer gives back what the consumers
+  // take, within the pool that the launch bounds give the CTA: 65536 / 384 threads, in steps
+  // of 8, is 168 a thread (ptxas of CUDA 13.0: 168 registers, no spills). One consumer group
+  // needs no rebalancing, 256 threads may hold 255 registers each (held to 128 for two CTAs
+  // per SM, it spilled 320 bytes).
+  static constexpr bool kSetMaxNReg = kConsumers == 2;
+  static constexpr int kProducerRegs = 40, kConsumerRegs = 232, kPoolRegs = 168;
   static constexpr int kRawA = kBM * kBK * 4, kRawB = kBN * kBK * 4;  // bytes of a raw tile
   static constexpr int kRawStage = kRawA + kRawB;
   static constexpr int kSplitOffset = kStages * kRawStage;
@@ -70,13 +88,18 @@ struct WgmmaTile {
   static constexpr int kFlagOffset = kBarrierOffset + 2 * kStages * 8;
   static constexpr int kAlign = 1024;  // the 128-byte swizzle's atom
   static constexpr int kSmemBytes = kFlagOffset + 16 + kAlign;  // + slack to align the base
-  // Registers (setmaxnreg): the producer gives back what the consumers take.
-  static constexpr int kProducerRegs = 40, kConsumerRegs = 232;
+  static_assert(kConsumers == 1 || kConsumers == 2, "one or two consumer warpgroups");
   static_assert(kBK * 4 == 128, "a K-major row of the split tiles is one 128-byte swizzle row");
   static_assert(kBM == 64 * kConsumers && kBN == 128, "each consumer warpgroup runs m64n128k8");
   static_assert(kRawA % kAlign == 0 && kRawB % kAlign == 0, "tiles on swizzle-atom boundaries");
-  static_assert(kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= 65536, "register file");
+  static_assert(!kSetMaxNReg || (kPoolRegs == 65536 / kThreads / 8 * 8 &&
+                                 kProducerRegs * 128 + kConsumerRegs * kConsumerThreads <= kPoolRegs * kThreads),
+                "register pool");
+  static_assert(kProducerRegs <= kPoolRegs && kConsumerRegs >= kPoolRegs, "setmaxnreg dec / inc directions");
+  static_assert(kProducerRegs % 8 == 0 && kConsumerRegs % 8 == 0, "setmaxnreg counts are multiples of 8");
 };
+using WgmmaTile = WgmmaTileT<2>;    // 128x128x32, gemm's choice on sm_90
+using WgmmaTile64 = WgmmaTileT<1>;  // 64x128x32, a measured variant
 
 // ------------------------------------------------------------------ PTX wrappers (sm_90a)
 __device__ __forceinline__ void wg_mbar_init(std::uint32_t bar, std::uint32_t count) {
@@ -218,13 +241,13 @@ __device__ __forceinline__ void wgmma_m64n128k8_tf32(float (&d)[64], std::uint64
 /// Splits one landed raw (X, 32) tile of op(X) (x = m for A, n for B) into big and small TF32
 /// parts, K-major and 128-byte swizzled: element (x, k) at float x*32 + 4 (c ^ (x % 8)) + k % 4
 /// with c = k / 4. `raw` is [x][32] when kXK (the operand is k-contiguous), else [32][X]. The
-/// kConsumerThreads threads each move 16-byte chunks; both mappings keep a quarter warp on
+/// kThreads consumer threads each move 16-byte chunks; both mappings keep a quarter warp on
 /// distinct banks: kXK reads and writes one 128-byte row per 8 threads; otherwise 8
 /// consecutive x read 32 consecutive floats and write chunk c of 8 rows, which the swizzle
 /// sends to 8 different bank groups.
-template <bool kXK, int X>
+template <bool kXK, int X, int kThreads>
 __device__ __forceinline__ void wgmma_split_tile(const float* raw, float* big, float* small, int ct) {
-  constexpr int kChunks = X * 8, kThreads = WgmmaTile::kConsumerThreads;
+  constexpr int kChunks = X * 8;
   static_assert(kChunks % kThreads == 0, "the tile does not split into the consumers' chunks");
 #pragma unroll
   for (int it = 0; it < kChunks / kThreads; ++it) {
@@ -247,15 +270,15 @@ __device__ __forceinline__ void wgmma_split_tile(const float* raw, float* big, f
 }
 
 // ------------------------------------------------------------------ the kernel
-/// kAK / kBK: A / B is k-contiguous in global memory (see GemmOperand). a_map / b_map: TMA
-/// descriptors of A and B in their global layouts (innermost dimension first), boxes of
-/// (32, 128) when k-contiguous, else (128, 32), no swizzle, zero fill (src/gemm_wgmma.cu).
-template <bool kAK, bool kBK>
-__global__ void __launch_bounds__(WgmmaTile::kThreads, WgmmaTile::kMinBlocks)
+/// Cfg: a WgmmaTileT. kAK / kBK: A / B is k-contiguous in global memory (see GemmOperand).
+/// a_map / b_map: TMA descriptors of A and B in their global layouts (innermost dimension
+/// first), boxes of (32, tile) when k-contiguous, else (tile, 32), tile = BM for A and BN for
+/// B, no swizzle, zero fill (src/gemm_wgmma.cu).
+template <class Cfg, bool kAK, bool kBK>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     gemm_wgmma_kernel(const __grid_constant__ CUtensorMap a_map, const __grid_constant__ CUtensorMap b_map,
                       GemmArgs<float> p) {
 #if DEVMAT_WGMMA_DEVICE
-  using Cfg = WgmmaTile;
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, kStages = Cfg::kStages;
   extern __shared__ unsigned char wgmma_smem_raw[];
   // The 128-byte swizzle is a function of address bits 4-9: the base must be 1024-aligned.
@@ -280,7 +303,7 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, WgmmaTile::kMinBlocks)
   __syncthreads();
 
   if (tid < 128) {  // ---------------------------------------------------------- producer
-    wg_setmaxnreg_dec<Cfg::kProducerRegs>();
+    if constexpr (Cfg::kSetMaxNReg) wg_setmaxnreg_dec<Cfg::kProducerRegs>();
     if (tid == 0) {
       for (int k_tile = 0; k_tile < tr.k_tiles; ++k_tile) {
         const int s = k_tile % kStages, round = k_tile / kStages;
@@ -300,7 +323,7 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, WgmmaTile::kMinBlocks)
   }
 
   // ------------------------------------------------------------------------- consumers
-  wg_setmaxnreg_inc<Cfg::kConsumerRegs>();
+  if constexpr (Cfg::kSetMaxNReg) wg_setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int ct = tid - 128;  // 0..255
   const int wg = ct / 128;   // this warpgroup's 64 rows of the tile
   constexpr int kConsumerBarrier = 1;
@@ -314,8 +337,8 @@ __global__ void __launch_bounds__(WgmmaTile::kThreads, WgmmaTile::kMinBlocks)
     float* a_small = a_big + BM * BK;
     float* b_big = a_small + BM * BK;
     float* b_small = b_big + BN * BK;
-    wgmma_split_tile<kAK, BM>(a_raw, a_big, a_small, ct);
-    wgmma_split_tile<kBK, BN>(b_raw, b_big, b_small, ct);
+    wgmma_split_tile<kAK, BM, Cfg::kConsumerThreads>(a_raw, a_big, a_small, ct);
+    wgmma_split_tile<kBK, BN, Cfg::kConsumerThreads>(b_raw, b_big, b_small, ct);
     wg_fence_proxy_async();  // for the wgmmas, after the consumers' barrier
   };
 

@@ -648,6 +648,18 @@ TEST_CASE("float: the wgmma tile against FP64: many k tiles, every layout, edges
         run_case<float>({509, 257, 1021, op_a, op_b, r % 5}, cfg, 0);  // primes, the model's slices
       }
     run_case<float>({17, 19, 2 * c.bk, Op::none, Op::none, 0}, cfg, 2);  // one k tile per slice
+    // Tile edges in m and n (1, tile-1, tile, tile+1, a prime) with k inside the first k-step
+    // (1, 4), one past a k tile (33) and a ragged ring (3 tiles + 1): TMA's zero fill is all
+    // that pads them. Layouts and scalars rotate.
+    for (Index m : {Index(1), Index(c.bm) - 1, Index(c.bm), Index(c.bm) + 1, Index(131)})
+      for (Index n : {Index(1), Index(c.bn) - 1, Index(c.bn), Index(c.bn) + 1, Index(131)})
+        for (Index k : {Index(1), Index(4), Index(c.bk) + 1, Index(c.bk) * c.stages + 1}) {
+          const int r = rot++;
+          run_case<float>({m, n, k, kOps[r % 2], kOps[(r / 2) % 2], r % 5}, cfg, 1);
+        }
+    // A long k with a small output: the model's slices (64 at most) of 100003 (ragged, odd).
+    for (Op op_a : kOps) run_case<float>({37, 41, 100003, op_a, Op::none, 1}, cfg, 0);
+    run_case<float>({129, 127, 100003, Op::none, Op::transpose, 2}, cfg, 5);
     // A long k against FP64, signed and positive data: within 4x the CUDA-core kernel's error
     // (the accuracy test above does the same on its shapes).
     for (const double low : {-1.0, 0.0}) {
@@ -659,6 +671,87 @@ TEST_CASE("float: the wgmma tile against FP64: many k tiles, every layout, edges
     }
   }
   if (major * 10 + minor == 90) CHECK(tested > 0);
+}
+
+namespace {
+/// gemm on views: A (m x k) and B (k x n) windows at column 1 of host matrices one column
+/// wider, so that their rows start 4 bytes past a 16-byte boundary and their row stride is odd
+/// when `odd_ld` (else a multiple of 4 floats, from an aligned start); C a window too. The
+/// automatic path: an operand whose rows break 16-byte alignment gets a padded copy or a
+/// configuration that reads it as it is, whichever the model prefers. Returns gemm's plan for
+/// the shape.
+std::string run_view_case(Index m, Index n, Index k, bool odd_ld, int scalars_index) {
+  const auto [alpha, beta] = scalars<float>(scalars_index);
+  const Index pad_a = odd_ld ? (k % 2 == 0 ? 1 : 2) : 4 - k % 4 + 4, pad_b = odd_ld ? (n % 2 == 0 ? 1 : 2) : 4 - n % 4 + 4;
+  const Index a0 = odd_ld ? 1 : 0, b0 = odd_ld ? 1 : 0;
+  const HostMatrix<float> ha = random_matrix<float>(m, k + pad_a), hb = random_matrix<float>(k, n + pad_b);
+  HostMatrix<float> hc = random_matrix<float>(m + 2, n + 3);
+  if (beta == 0.0f) hc.block(1, 2, m, n).setConstant(poison_value<float>());  // C's window poisoned
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  DeviceMatrix<float> C = to_device(hc);
+  INFO("views m=" << m << " n=" << n << " k=" << k << " lda=" << k + pad_a << " ldb=" << n + pad_b << " a0=" << a0
+                  << " scalars#" << scalars_index << " plan " << detail::gemm_plan<float>(m, n, k));
+  gemm(alpha, A.block(0, a0, m, k), B.block(0, b0, k, n), beta, C.block(1, 2, m, n));
+  const HostMatrix<float> got = to_eigen(C);
+  const Ref c0 = hc.block(1, 2, m, n).cast<double>();
+  check_product<float>(HostMatrix<float>(got.block(1, 2, m, n)), ha.block(0, a0, m, k).cast<double>(),
+                       hb.block(0, b0, k, n).cast<double>(), alpha, beta, c0);
+  HostMatrix<float> outside = got, want_outside = hc;
+  outside.block(1, 2, m, n).setZero();
+  want_outside.block(1, 2, m, n).setZero();
+  CHECK((outside.array() == want_outside.array()).all());  // nothing outside C's window written
+  return detail::gemm_plan<float>(m, n, k);
+}
+}  // namespace
+
+TEST_CASE("float: gemm picks the wgmma tile on sm_90 where the model says so, and runs it right", "[gemm]") {
+  // On compute capability 9.0 (the library's sm_90a code) large float products run on the
+  // wgmma tile by default; elsewhere never (the mma.sync tiles run there). Which shapes it wins
+  // is the benchmark's question; here: the automatic path reaches it, edges and all, and
+  // operands whose rows break 16-byte alignment fall back or get padded copies, correctly.
+  int major = 0, minor = 0;
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) == cudaSuccess);
+  const bool hopper = major * 10 + minor == 90;
+  const auto on_wgmma = [](const std::string& plan) { return plan.rfind("wgmma-", 0) == 0; };
+  CHECK(on_wgmma(detail::gemm_plan<float>(4096, 4096, 4096)) == hopper);
+  CHECK(on_wgmma(detail::gemm_plan<float>(8192, 8192, 8192)) == hopper);
+  CHECK_FALSE(on_wgmma(detail::gemm_plan<double>(4096, 4096, 4096)));
+  {
+    const FloatMathScope scope(FloatMath::simt);
+    CHECK_FALSE(on_wgmma(detail::gemm_plan<float>(4096, 4096, 4096)));
+  }
+  // Automatic products (every layout, alpha/beta, C poisoned) on shapes the model sends to the
+  // 128x128 tiles: ragged in m, n and k, one slice or several.
+  const bool quick = under_sanitizer();
+  struct Dims {
+    Index m, n, k;
+  };
+  int wgmma_runs = 0, rot = 0;
+  for (const Dims d : {Dims{1000, 1000, 1000}, Dims{1025, 769, 515}, Dims{2048, 1536, 64}, Dims{256, 384, 20000}}) {
+    if (quick && d.k > 1000) continue;
+    const std::string plan = detail::gemm_plan<float>(d.m, d.n, d.k);
+    std::printf("automatic %ldx%ldx%ld: %s\n", long(d.m), long(d.n), long(d.k), plan.c_str());
+    wgmma_runs += on_wgmma(plan);
+    for (Op op_a : kOps)
+      for (Op op_b : kOps) {
+        const int r = rot++;
+        if (quick && r % 4 != 0) continue;
+        run_case<float>({d.m, d.n, d.k, op_a, op_b, r % 5});
+      }
+  }
+  if (hopper) CHECK(wgmma_runs > 0);
+  // Views: rows at 16-byte multiples (wgmma reads them in place), and odd strides from a
+  // start 4 bytes off (padded copies for wgmma, or a tile that reads them as they are); a
+  // product past kPadMinFma, where every tile gets padded copies.
+  for (const bool odd : {false, true}) {
+    const std::string plan = run_view_case(1000, 1000, 1000, odd, odd ? 2 : 1);
+    std::printf("views 1000^3 %s: %s\n", odd ? "odd ld" : "aligned ld", plan.c_str());
+    run_view_case(777, 131, 129, odd, 3);
+    run_view_case(129, 127, 33, odd, 0);
+    if (!quick) run_view_case(1031, 1029, 1033, odd, odd ? 3 : 2);
+  }
 }
 
 TEST_CASE("set_float_math: simt keeps float products on the CUDA cores") {
@@ -675,7 +768,8 @@ TEST_CASE("set_float_math: simt keeps float products on the CUDA cores") {
   // cores where they exist (sm_80 on), and double never does.
   int major = 0;
   REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess);
-  CHECK((detail::gemm_plan<float>(4096, 4096, 4096).rfind("tf32x3", 0) == 0) == (major >= 8));
+  const std::string plan = detail::gemm_plan<float>(4096, 4096, 4096);
+  CHECK((plan.rfind("tf32x3", 0) == 0 || plan.rfind("wgmma-", 0) == 0) == (major >= 8));
   CHECK(detail::gemm_plan<double>(4096, 4096, 4096).find("tf32") == std::string::npos);
 }
 
