@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <vector>
 
@@ -84,11 +85,23 @@ struct KernelKeyHash {
 int blocks_per_sm(const void* kernel, int threads, int dynamic_smem, bool prefer_shared) {
   static std::mutex mu;
   static auto* cache = new std::unordered_map<KernelKey, int, KernelKeyHash>;  // never destroyed
+  static auto* opted_in = new std::set<std::pair<const void*, int>>;          // (kernel, device)
   const KernelKey key{kernel, current_device(), threads, dynamic_smem};
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = cache->find(key); it != cache->end()) return it->second;
-  if (dynamic_smem > 48 * 1024)
-    DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, dynamic_smem));
+  // The opt-in is a per-kernel limit, not a per-launch size: raise it once to all the device
+  // allows. (Setting it to each request's size lowered it for a kernel launched with several
+  // sizes: a 60 KB request after a 68 KB one left the 68 KB launches failing with
+  // cudaErrorInvalidValue once the 68 KB key was cached; run T2, morph_tile_kernel.)
+  if (dynamic_smem > 48 * 1024) {
+    if (opted_in->insert({kernel, key.device}).second) {
+      cudaFuncAttributes attr{};
+      DEVMAT_CUDA_TRY(cudaFuncGetAttributes(&attr, kernel));  // the limit counts static shared memory too
+      const int room = device_props(key.device).smem_per_block_optin - static_cast<int>(attr.sharedSizeBytes);
+      DEVMAT_CUDA_TRY(
+          cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, std::max(dynamic_smem, room)));
+    }
+  }
   if (prefer_shared)
     DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                          cudaSharedmemCarveoutMaxShared));
