@@ -11,6 +11,7 @@
 
 #include <devmat/error.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -231,7 +232,13 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // a copy on every such shape: 16385x16383, 4097x65537, 10007x30011, the 16382x16379 window;
   // it moves a byte a load and a store, the shift kernel a word).
   static constexpr bool kShiftPastMid = true;
-  using Shift = ShiftTile<4, 8>;  // 128 x 124 bytes, 4-byte words
+  static constexpr Index kShiftMinSide = 0;  // every such shape
+  using Shift = ShiftTile<4, 8>;             // 128 x 124 bytes, 4-byte words
+  // 8-byte words where both sides reach kShiftWideMinSide (run T2: 0.55-0.58 of a copy against
+  // 0.46-0.48 for 4-byte words on 16385x16383, 16383x16385, 4097x65537, 65537x4097, 10007x30011,
+  // the 16382x16379 window; 0.34 against 0.44 on 1000003x67, whose 67 columns are one tile).
+  using ShiftWide = ShiftTile<8, 16>;
+  static constexpr Index kShiftWideMinSide = 1024;
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -243,10 +250,16 @@ template <class T> struct DefaultTranspose {
   using Fallback = TransposeTile<1, 64, 8>;
   using Any = AnyTile<T, sizeof(T) == 4 ? 64 : 32, 256>;
   static constexpr bool kAnyPastMid = false;
-  // transpose_shift_kernel where Mid's words do not fit: off until measured (the one-element
-  // fallback already moves 4-byte words there; 8-byte elements are words of one).
-  static constexpr bool kShiftPastMid = false;
+  // transpose_shift_kernel where Mid's words do not fit, for 4-byte elements with both sides at
+  // least kShiftMinSide (run T2, 8-byte words: 0.75 of a copy against the one-element tile's 0.72
+  // on 16383x16385, 16385x16383, 10007x30011, 0.87 against 0.80 on the 16382x16379 window; but
+  // 0.61 against 0.74 on 2000003x33 and 0.36 against 0.75 on 33x2000003). 8-byte elements: not
+  // measured, off.
+  static constexpr bool kShiftPastMid = sizeof(T) == 4;
+  static constexpr Index kShiftMinSide = 4096;
   using Shift = ShiftTile<sizeof(T) == 4 ? 2 : 1, 8>;  // 8-byte words
+  using ShiftWide = Shift;
+  static constexpr Index kShiftWideMinSide = 0;
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -275,9 +288,9 @@ void launch_transpose_words(const T* in, Index ld, T* out, Index rows, Index col
 /// on `stream`. A single row is already its own transpose in memory, and so is a dense single
 /// column: a copy. A few rows or a few columns (at most kTransposeFewMax) take
 /// launch_transpose_few (`few` = false skips it, for the bench); the rest the tile, in `order`.
-/// Shapes whose rows are not whole words of the tile take, for bytes, transpose_shift_kernel
-/// (DefaultTranspose::kShiftPastMid; the one-byte tile measured 0.38-0.41 of a copy there), else
-/// the one-element tile.
+/// Shapes whose rows are not whole words of the tile take transpose_shift_kernel where
+/// DefaultTranspose says so (kShiftPastMid, kShiftMinSide; bytes: the one-byte tile measured
+/// 0.38-0.41 of a copy there), else the one-element tile.
 template <class T>
 void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
                       TileOrder order = TileOrder::kAuto, bool few = true) {
@@ -290,8 +303,12 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
   if constexpr (D::kShiftPastMid) {
-    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
-      launch_transpose_shift<T, typename D::Shift>(in, ld, out, rows, cols, stream, order);
+    const Index side = std::min(rows, cols);
+    if (side >= D::kShiftMinSide && !transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
+      if (side >= D::kShiftWideMinSide)
+        launch_transpose_shift<T, typename D::ShiftWide>(in, ld, out, rows, cols, stream, order);
+      else
+        launch_transpose_shift<T, typename D::Shift>(in, ld, out, rows, cols, stream, order);
       return;
     }
   }

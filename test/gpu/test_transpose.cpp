@@ -30,11 +30,15 @@ void check_transpose(Index r, Index c, const Stream& stream) {
 // Past the awkward shapes: very wide and very tall, tile multiples and tile multiples plus a
 // word (byte tiles are 256 x 256 with 8-byte words where the sides are multiples of 8, else
 // 128 x 128 with 4-byte words; others 64 x 64 with two elements a word), and shapes that are
-// not multiples of a word (bytes: the shift tile; others: the single-element fallback).
+// not multiples of a word (bytes: the shift tile; 4-byte elements: the shift tile where both
+// sides are 4096 or more, else the single-element fallback, as 8-byte elements).
 const std::vector<std::pair<Index, Index>> kExtraShapes = {
     {3, 100003}, {100003, 3}, {2, 65537}, {65537, 2}, {64, 64}, {128, 128}, {192, 320}, {320, 192},
     {260, 516}, {516, 260}, {4096, 4100}, {4100, 4096}, {4097, 4099}, {1000, 1024}, {8, 12}, {12, 8},
-    {256, 512}, {264, 776}, {776, 264}, {255, 257}};
+    {256, 512}, {264, 776}, {776, 264}, {255, 257},
+    // the shift tile's thresholds: bytes take 8-byte words from a shorter side of 1024, 4-byte
+    // elements the shift tile from 4096 (one below each takes the narrower form / the fallback)
+    {1023, 1029}, {1024, 1027}, {1027, 1024}, {4095, 4101}, {4096, 4101}, {4101, 4096}};
 
 // The few-rows / few-columns kernels: sides 2..16 against long sides around their chunk edges
 // (chunks of 128 * k lines: 128, 1280, 5376, 8192 ...), long sides of whole 16-byte vectors
