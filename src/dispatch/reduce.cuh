@@ -328,6 +328,9 @@ inline constexpr int kColShiftVec = sizeof(T) == 1 ? 4 : kVec16<T>;
 /// The fewest vectors of columns for which launch_col_sums sends unaligned rows to
 /// col_sums_shift_kernel (a thread per vector: at least half of a default block busy).
 constexpr Index kColShiftMinVectors = DefaultColShiftConfig::kThreads / 2;
+/// Whether launch_col_sums takes col_sums_shift_kernel for unaligned rows by default (false:
+/// measured slower than the element-wise tiles, run T3).
+constexpr bool kColShiftDefault = false;
 /// The fewest rows a row chunk of col_sums_shift_kernel takes: its partials (8 bytes a column)
 /// stay a small part of the bytes it reads.
 constexpr Index kColShiftMinChunkRows = 32;
@@ -407,13 +410,14 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     // Narrow and dense: one flat stream of vectors.
     if ((ld == cols || rows == 1) && cols <= kColFlatThreads)
       return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
-    // Otherwise whole vectors from each row's own boundary, realigned in the sums (67x1000003
-    // f32 read 4-byte elements, at 0.76 of a CUB sum of its bytes); bytes where even 4-byte
-    // words do not align every row. A thread per vector of columns, so only where the vectors
-    // fill most of a block: fewer columns take the element-wise tiles below, which also put
-    // several rows side by side.
+    // Otherwise (kColShiftDefault) whole vectors from each row's own boundary, realigned in the
+    // sums; bytes where even 4-byte words do not align every row. A thread per vector of columns,
+    // so only where the vectors fill most of a block. Off: in run T3 (H200) it lost to the
+    // element-wise tiles below on every unaligned shape (f32 67x1000003 0.64 of a CUB sum against
+    // 0.75, 3x16777215 0.42 against 0.45, ncu: 126 us against 93 us, 45% of DRAM bandwidth); it
+    // stays a trial (ours-shift-*).
     constexpr int VS = kColShiftVec<T>;
-    if (!fits(VS) && ceil_div(cols, VS) >= kColShiftMinVectors)
+    if (kColShiftDefault && !fits(VS) && ceil_div(cols, VS) >= kColShiftMinVectors)
       return launch_col_sums_shift<T, VS>(stream, in, rows, cols, ld, out);
   }
   if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
