@@ -19,39 +19,23 @@
 #include "support/catch.hpp"
 
 #include "emu_cuda.hpp"
-
-// The few device intrinsics the image kernels use beyond the expression kernels'.
-inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
-inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }
-inline int atomicAdd(int* p, int v) {
-  const int old = *p;
-  *p += v;
-  return old;
-}
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
+#include "emu_image.hpp"
 
 #include "kernels/image_color.cuh"
 #include "kernels/image_geometry.cuh"
 #include "kernels/image_intensity.cuh"
-
 
 using devmat::Index;
 namespace d = devmat::detail;
 
 namespace {
 
-std::mt19937& gen() {
-  static std::mt19937 g(std::random_device{}());
-  return g;
-}
-
 template <class T>
 cv::Mat random_image(int rows, int cols) {
   cv::Mat m(rows, cols, cv::DataType<T>::type);
   std::uniform_int_distribution<int> dist(0, 255);
   for (int i = 0; i < rows; ++i)
-    for (int j = 0; j < cols; ++j) m.at<T>(i, j) = static_cast<T>(dist(gen()));
+    for (int j = 0; j < cols; ++j) m.at<T>(i, j) = static_cast<T>(dist(emu::rng()));
   return m;
 }
 
@@ -189,17 +173,17 @@ TEST_CASE("emulated warp_affine functors match cv::warpAffine", "[image][emulati
   for (const auto& s : shapes) {
     const int r = s[0], c = s[1];
     for (int t = 0; t < 6; ++t) {
-      const cv::Mat rot = cv::getRotationMatrix2D(cv::Point2f(c / 2.f, r / 2.f), t == 0 ? 90 : angle(gen()),
-                                                  t == 0 ? 1 : scale(gen()));
-      double m[6] = {rot.at<double>(0, 0), rot.at<double>(0, 1), rot.at<double>(0, 2) + (t ? shift(gen()) : 0),
-                     rot.at<double>(1, 0), rot.at<double>(1, 1), rot.at<double>(1, 2) + (t ? shift(gen()) : 0)};
+      const cv::Mat rot = cv::getRotationMatrix2D(cv::Point2f(c / 2.f, r / 2.f), t == 0 ? 90 : angle(emu::rng()),
+                                                  t == 0 ? 1 : scale(emu::rng()));
+      double m[6] = {rot.at<double>(0, 0), rot.at<double>(0, 1), rot.at<double>(0, 2) + (t ? shift(emu::rng()) : 0),
+                     rot.at<double>(1, 0), rot.at<double>(1, 1), rot.at<double>(1, 2) + (t ? shift(emu::rng()) : 0)};
       if (t == 1) {
         const double shifted[6] = {1, 0, 2.5, 0, 1, -1.25};
         std::copy(shifted, shifted + 6, m);
       }
       for (bool linear : {false, true})
         for (bool replicate : {false, true}) {
-          const double v = value(gen());
+          const double v = value(emu::rng());
           check_warp<std::uint8_t>(r, c, r + 7, c + 2, m, linear, replicate, v);
           check_warp<float>(r, c, r + 7, c + 2, m, linear, replicate, v);
         }
@@ -249,14 +233,14 @@ TEST_CASE("emulated colour functors match cv::cvtColor on every u8 triple", "[im
 TEST_CASE("emulated equalize_hist table and Otsu threshold match OpenCV", "[image][emulation]") {
   for (int t = 0; t < 200; ++t) {
     std::uniform_int_distribution<int> side(1, 150), level(0, 255);
-    const int r = side(gen()), c = side(gen());
-    int a = level(gen()), b = level(gen());
+    const int r = side(emu::rng()), c = side(emu::rng());
+    int a = level(emu::rng()), b = level(emu::rng());
     if (a > b) std::swap(a, b);
     cv::Mat m(r, c, CV_8U);
     for (int i = 0; i < r * c; ++i) {
       const int kind = t % 3;
-      m.data[i] = static_cast<std::uint8_t>(kind == 0 ? level(gen()) : kind == 1 ? a + level(gen()) % (b - a + 1)
-                                                                     : (level(gen()) % 2 ? a : b));
+      m.data[i] = static_cast<std::uint8_t>(kind == 0 ? level(emu::rng()) : kind == 1 ? a + level(emu::rng()) % (b - a + 1)
+                                                                     : (level(emu::rng()) % 2 ? a : b));
     }
     CAPTURE(t, r, c, a, b);
     int hist[256] = {0};

@@ -17,6 +17,7 @@
 #include "support/median_ref.hpp"
 
 #include "emu_cuda.hpp"
+#include "emu_image.hpp"
 
 #include "kernels/image_median.cuh"
 
@@ -24,11 +25,6 @@ using devmat::Index;
 namespace d = devmat::detail;
 
 namespace {
-std::mt19937& gen() {
-  static std::mt19937 g(std::random_device{}());
-  return g;
-}
-
 /// kPair 2: f32 5x5 by the four-outputs-a-thread kernel.
 template <class T, int K, int kPair>
 void check_median(Index r, Index c, int levels) {
@@ -37,7 +33,7 @@ void check_median(Index r, Index c, int levels) {
   const Index ld = c + 7;  // the input at row 1, column 3: an odd offset and stride
   std::vector<T> buf(static_cast<std::size_t>((r + 3) * ld));
   std::uniform_int_distribution<int> dist(0, levels - 1);
-  for (T& v : buf) v = std::is_same_v<T, float> ? static_cast<T>(dist(gen()) * 0.37f - 20.f) : static_cast<T>(dist(gen()));
+  for (T& v : buf) v = std::is_same_v<T, float> ? static_cast<T>(dist(emu::rng()) * 0.37f - 20.f) : static_cast<T>(dist(emu::rng()));
   const T* in = buf.data() + ld + 3;
   const Index ld_out = c + 5;  // the output at row 1, column 2 of a poisoned buffer
   const T poison = static_cast<T>(std::is_same_v<T, float> ? -1e30 : 251);

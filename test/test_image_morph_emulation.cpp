@@ -20,23 +20,7 @@
 #include "support/catch.hpp"
 
 #include "emu_cuda.hpp"
-
-// What the kernels of image_morph.cuh use beyond the emulation's intrinsics.
-#define __align__(n) __attribute__((aligned(n)))
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
-inline float __int_as_float(int v) {
-  float f;
-  std::memcpy(&f, &v, sizeof f);
-  return f;
-}
-/// PRMT with selectors 0..7 per nibble (the kernels use no sign-replicating modes).
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const unsigned long long v = static_cast<unsigned long long>(y) << 32 | x;
-  unsigned r = 0;
-  for (int b = 0; b < 4; ++b) r |= static_cast<unsigned>((v >> (8 * ((s >> (4 * b)) & 7u))) & 0xffu) << (8 * b);
-  return r;
-}
-inline int min(int a, int b) { return a < b ? a : b; }
+#include "emu_image.hpp"
 
 #include "kernels/image_morph.cuh"
 
@@ -44,10 +28,6 @@ using devmat::Index;
 namespace d = devmat::detail;
 
 namespace {
-std::mt19937& gen() {
-  static std::mt19937 g(std::random_device{}());
-  return g;
-}
 
 /// An r x c image at (row 1, column 3) of an (r + 3) x (c + 7) buffer, or dense (`offset`
 /// false: the buffer's start, 16-byte aligned by the vector's allocator for these sizes).
@@ -60,10 +40,10 @@ struct Image {
         buf(static_cast<std::size_t>(offset ? (r + 3) * (c + 7) : r * c)) {
     if constexpr (std::is_same_v<T, float>) {
       std::uniform_real_distribution<float> dist(-100.f, 100.f);
-      for (T& v : buf) v = dist(gen());
+      for (T& v : buf) v = dist(emu::rng());
     } else {
       std::uniform_int_distribution<int> dist(1, 254);  // 0 and 255: the poisons, never an answer
-      for (T& v : buf) v = static_cast<T>(dist(gen()));
+      for (T& v : buf) v = static_cast<T>(dist(emu::rng()));
     }
   }
   const T* data() const { return buf.data() + first; }

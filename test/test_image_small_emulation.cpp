@@ -23,33 +23,7 @@
 #include "support/catch.hpp"
 
 #include "emu_cuda.hpp"
-
-// What the kernels use beyond the emulation's intrinsics.
-#define __align__(n) __attribute__((aligned(n)))
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
-inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
-// The other kernels of the files included below (not run here).
-inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
-inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }
-inline float __int_as_float(int v) {
-  float f;
-  std::memcpy(&f, &v, sizeof f);
-  return f;
-}
-/// PRMT with selectors 0..7 per nibble (the kernels use no sign-replicating modes).
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const unsigned long long v = static_cast<unsigned long long>(y) << 32 | x;
-  unsigned r = 0;
-  for (int b = 0; b < 4; ++b) r |= static_cast<unsigned>((v >> (8 * ((s >> (4 * b)) & 7u))) & 0xffu) << (8 * b);
-  return r;
-}
-inline int min(int a, int b) { return a < b ? a : b; }
-inline int max(int a, int b) { return a > b ? a : b; }
-inline int atomicAdd(int* p, int v) {
-  const int old = *p;
-  *p += v;
-  return old;
-}
+#include "emu_image.hpp"
 
 #include "kernels/filter.cuh"
 #include "kernels/image_color.cuh"
@@ -64,11 +38,6 @@ namespace d = devmat::detail;
 namespace {
 using U8 = std::uint8_t;
 
-std::mt19937& gen() {
-  static std::mt19937 g(std::random_device{}());
-  return g;
-}
-
 /// An r x c image stored at an odd offset (row 1, column 3) of an (r + 3) x (c + 7) buffer, or
 /// dense (`offset` false: the vector's start, 16-byte aligned; rows aligned where c allows).
 template <class T>
@@ -80,10 +49,10 @@ struct Image {
         buf(static_cast<std::size_t>(offset ? (r + 3) * (c + 7) : r * c)) {
     if constexpr (std::is_same_v<T, float>) {
       std::uniform_real_distribution<float> dist(-1.f, 1.f);
-      for (T& v : buf) v = dist(gen());
+      for (T& v : buf) v = dist(emu::rng());
     } else {
       std::uniform_int_distribution<int> dist(0, 255);
-      for (T& v : buf) v = static_cast<T>(dist(gen()));
+      for (T& v : buf) v = static_cast<T>(dist(emu::rng()));
     }
   }
   const T* data() const { return buf.data() + first; }
@@ -347,7 +316,7 @@ TEST_CASE("emulated register-blocked f32 filter2d 3x3, 5x5, 7x7 (and direct 3x3,
     std::vector<float> w(K * K);
     std::uniform_real_distribution<float> dist(-1.f, 1.f);
     double scale = 0;
-    for (float& v : w) scale += std::fabs(v = dist(gen()));
+    for (float& v : w) scale += std::fabs(v = dist(emu::rng()));
     for (const auto& rc : shapes) {
       const Index r = rc.first, c = rc.second;
       const Image<float> img(r, c);

@@ -17,19 +17,13 @@
 #include "support/catch.hpp"
 
 #include "emu_cuda.hpp"
+#include "emu_image.hpp"
 
 // Intrinsics the transpose kernels use past those of emu_cuda.hpp.
 inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned shift) {
   return static_cast<unsigned>((((static_cast<unsigned long long>(hi) << 32) | lo) << (shift & 31)) >> 32);
 }
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const unsigned long long xy = (static_cast<unsigned long long>(y) << 32) | x;
-  unsigned r = 0;
-  for (int i = 0; i < 4; ++i) r |= static_cast<unsigned>((xy >> (8 * ((s >> (4 * i)) & 7))) & 0xffu) << (8 * i);
-  return r;
-}
 inline void __syncwarp(unsigned = 0xffffffffu) { emu::g_block.warp[emu::linear_thread() / 32].wait(); }
-inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 
 #include "kernels/transpose.cuh"
 
@@ -37,11 +31,6 @@ using devmat::Index;
 namespace d = devmat::detail;
 
 namespace {
-std::mt19937& gen() {
-  static std::mt19937 g(std::random_device{}());
-  return g;
-}
-
 /// `bytes` bytes that end on the last byte before an inaccessible page (unmapped on destruction).
 class GuardedBytes {
  public:
@@ -76,7 +65,7 @@ void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down
   GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
   T* base = reinterpret_cast<T*>(buf.data());
   std::uniform_int_distribution<int> dist(0, 250);
-  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(gen()));
+  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
   const T* in = base + c0;
 
   constexpr Index kGuard = 24;
