@@ -47,8 +47,11 @@ using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8
 // Forced-only variants for issue 13, to be measured beside the above. 1000^3 ran at 0.87 of
 // cuBLAS on 64x64x32-k16 (ncu: 8 warps per SM, 255 registers, issue/latency bound with the
 // fixed-latency wait the largest stall), so: "-w8" 8 warps of 32x16, k8 to stay within 128
-// registers, for 16 warps per SM at 2 CTAs; "-v" vector A fragments (DmmaTile's VEC: row-major
-// A interleaved in shared memory, one LDS.128 per fragment register pair).
+// registers, for 16 warps per SM at 2 CTAs; "-v" vector fragments (DmmaTile's VEC: a row-major
+// A and, with k8/k16, a non-transposed B interleaved in shared memory, one LDS.128 per fragment
+// register pair: half the fragment loads for A * B). SASS, sm_90, A * B, per k tile and warp:
+// 64x64x32-k16 64 LDS.64 -> 32 LDS.128 (spills 48 bytes against 32); 64x64x16-k8 32 LDS.64 ->
+// 16 LDS.128 (no spills); -w8-v and -w16-v spill 32 and 40 bytes at their 128-register cap.
 using DmmaPipe64x64x32k8w8 = DmmaTile<Shape<64, 64, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 2>;           // 32x16
 using DmmaPipe64x64x32k8w8v = DmmaTile<Shape<64, 64, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 2, true>;    // 32x16
 using DmmaPipe64x64x32k16v = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2, true>;    // 32x32

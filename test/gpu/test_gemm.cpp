@@ -347,11 +347,12 @@ TEST_CASE("pipelined DMMA tiles: many k tiles, every layout, unaligned rows, spl
 
 // ---------------------------------------------------------------- API semantics
 TEST_CASE("vector-fragment DMMA tiles give their base tile's results bit for bit", "[gemm]") {
-  // A "-v" tile (DmmaTile's VEC) stores a row-major A interleaved and swizzled in shared
-  // memory and reads its fragments with 16-byte loads; the MMAs, their operands and their
-  // order are the base tile's, so any slip in the layout, the copies or their zero fill shows
-  // as a difference from the base tile on the same inputs (shapes ragged in m, n and k, split-K
-  // slices, every layout: the A^T ones take the base's path and must agree too).
+  // A "-v" tile (DmmaTile's VEC) stores a row-major A and (MMA k 8, 16) a non-transposed B
+  // interleaved and swizzled in shared memory and reads their fragments with 16-byte loads;
+  // the MMAs, their operands and their order are the base tile's, so any slip in the layouts,
+  // the copies or their zero fill shows as a difference from the base tile on the same inputs
+  // (shapes ragged in m, n and k, split-K slices, all four layouts: A^T and B^T take the base's
+  // path for that operand, next to the other one's interleaved path).
   const auto configs = detail::gemm_configs<double>();
   auto index_of = [&](const std::string& name) {
     for (int i = 0; i < static_cast<int>(configs.size()); ++i)
