@@ -77,6 +77,13 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f64, "pipe-128x64x16-k4-w8", 0.900},
     {90, GemmElement::f64, "pipe-64x64x16-k8", 0.845},
     {90, GemmElement::f64, "pipe-64x64x32-k16", 0.888},
+    // Issue 13's forced-only variants (not yet measured): their base tile's value, so that a
+    // forced run takes the base's split counts.
+    {90, GemmElement::f64, "pipe-64x64x32-k8-w8", 0.888},
+    {90, GemmElement::f64, "pipe-64x64x32-k8-w8-v", 0.888},
+    {90, GemmElement::f64, "pipe-64x64x32-k16-v", 0.888},
+    {90, GemmElement::f64, "pipe-64x64x16-k8-v", 0.845},
+    {90, GemmElement::f64, "pipe-128x128x32-k4-w16-v", 0.995},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.

@@ -44,6 +44,19 @@ using DmmaPipe128x64k4 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 
 using DmmaPipe128x64k4w8 = DmmaTile<Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;     // 32x32, 2 CTAs x 8
 using DmmaPipe64x64k8 = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2>;         // 32x32, 2 CTAs/SM
 using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2>;    // 32x32, sm_90's k16
+// Forced-only variants for issue 13, to be measured beside the above. 1000^3 ran at 0.87 of
+// cuBLAS on 64x64x32-k16 (ncu: 8 warps per SM, 255 registers, issue/latency bound with the
+// fixed-latency wait the largest stall), so: "-w8" 8 warps of 32x16, k8 to stay within 128
+// registers, for 16 warps per SM at 2 CTAs; "-v" vector fragments (DmmaTile's VEC: a row-major
+// A and, with k8/k16, a non-transposed B interleaved in shared memory, one LDS.128 per fragment
+// register pair: half the fragment loads for A * B). SASS, sm_90, A * B, per k tile and warp:
+// 64x64x32-k16 64 LDS.64 -> 32 LDS.128 (spills 48 bytes against 32); 64x64x16-k8 32 LDS.64 ->
+// 16 LDS.128 (no spills); -w8-v and -w16-v spill 32 and 40 bytes at their 128-register cap.
+using DmmaPipe64x64x32k8w8 = DmmaTile<Shape<64, 64, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 2>;           // 32x16
+using DmmaPipe64x64x32k8w8v = DmmaTile<Shape<64, 64, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 2, true>;    // 32x16
+using DmmaPipe64x64x32k16v = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2, true>;    // 32x32
+using DmmaPipe64x64k8v = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2, true>;         // 32x32
+using DmmaPipe128x128x32k4w16v = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;  // 32x32
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
@@ -174,9 +187,10 @@ TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic =
   return {gemm_info<Cfg>(name, math, automatic), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
 }
 
+/// `automatic` false: only gemm_forced runs it (a variant to be measured).
 template <class Cfg>
-TiledKernel<double> dmma_kernel(const char* name) {
-  return {gemm_info<Cfg>(name, GemmMath::dmma, true, true), &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
+TiledKernel<double> dmma_kernel(const char* name, bool automatic = true) {
+  return {gemm_info<Cfg>(name, GemmMath::dmma, automatic, true), &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
 }
 
 /// A wgmma tile (src/gemm_wgmma.cu; kConsumers warpgroups of 64 rows): sm_90a code, so compute capability 9.0 only (its
@@ -244,7 +258,13 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
       dmma_kernel<DmmaPipe128x64k4>("pipe-128x64x16-k4"),
       dmma_kernel<DmmaPipe128x64k4w8>("pipe-128x64x16-k4-w8"),
       dmma_kernel<DmmaPipe64x64k8>("pipe-64x64x16-k8"),
-      dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16")};
+      dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16"),
+      // issue 13's variants, forced-only until measured (appended: the indices above stay)
+      dmma_kernel<DmmaPipe64x64x32k8w8>("pipe-64x64x32-k8-w8", false),
+      dmma_kernel<DmmaPipe64x64x32k8w8v>("pipe-64x64x32-k8-w8-v", false),
+      dmma_kernel<DmmaPipe64x64x32k16v>("pipe-64x64x32-k16-v", false),
+      dmma_kernel<DmmaPipe64x64k8v>("pipe-64x64x16-k8-v", false),
+      dmma_kernel<DmmaPipe128x128x32k4w16v>("pipe-128x128x32-k4-w16-v", false)};
   return v;
 }
 

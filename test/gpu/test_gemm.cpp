@@ -346,6 +346,56 @@ TEST_CASE("pipelined DMMA tiles: many k tiles, every layout, unaligned rows, spl
 }
 
 // ---------------------------------------------------------------- API semantics
+TEST_CASE("vector-fragment DMMA tiles give their base tile's results bit for bit", "[gemm]") {
+  // A "-v" tile (DmmaTile's VEC) stores a row-major A and (MMA k 8, 16) a non-transposed B
+  // interleaved and swizzled in shared memory and reads their fragments with 16-byte loads;
+  // the MMAs, their operands and their order are the base tile's, so any slip in the layouts,
+  // the copies or their zero fill shows as a difference from the base tile on the same inputs
+  // (shapes ragged in m, n and k, split-K slices, all four layouts: A^T and B^T take the base's
+  // path for that operand, next to the other one's interleaved path).
+  const auto configs = detail::gemm_configs<double>();
+  auto index_of = [&](const std::string& name) {
+    for (int i = 0; i < static_cast<int>(configs.size()); ++i)
+      if (configs[i].name == name) return i;
+    return -1;
+  };
+  int tested = 0;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    const std::string& name = configs[cfg].name;
+    if (name.rfind("pipe-", 0) != 0 || name.size() < 2 || name.compare(name.size() - 2, 2, "-v") != 0) continue;
+    const int base = index_of(name.substr(0, name.size() - 2));
+    INFO("config " << name);
+    REQUIRE(base >= 0);  // every "-v" tile has its base tile in the registry
+    ++tested;
+    const detail::GemmConfigInfo& c = configs[cfg];
+    struct Shape3 {
+      Index m, n, k;
+      int splits;
+    };
+    const Shape3 shapes[] = {{2 * c.bm + 7, c.bn + 3, c.bk * (3 * c.stages + 1) + 9, 1},
+                             {c.bm - 1, 2 * c.bn - 5, 13, 1},
+                             {c.bm + 17, c.bn - 3, 24 * c.bk + 2, 3},
+                             {1, 1, 1, 1}};
+    for (const Shape3& sh : shapes)
+      for (Op op_a : kOps)
+        for (Op op_b : kOps) {
+          INFO(sh.m << "x" << sh.n << "x" << sh.k << " op_a " << op_name(op_a) << " op_b " << op_name(op_b)
+                    << " splits " << sh.splits);
+          const HostMatrix<double> ha = stored<double>(sh.m, sh.k, op_a), hb = stored<double>(sh.k, sh.n, op_b);
+          const auto A = to_device(ha);
+          const auto B = to_device(hb);
+          DeviceMatrix<double> got = DeviceMatrix<double>::constant(sh.m, sh.n, poison_value<double>());
+          DeviceMatrix<double> want = DeviceMatrix<double>::constant(sh.m, sh.n, poison_value<double>());
+          detail::gemm_forced(cfg, sh.splits, 1.0, A, B, 0.0, got, op_a, op_b);
+          detail::gemm_forced(base, sh.splits, 1.0, A, B, 0.0, want, op_a, op_b);
+          const HostMatrix<double> g = to_eigen(got), w = to_eigen(want);
+          check_product(g, op_of(ha, op_a), op_of(hb, op_b), 1.0, 0.0, Ref());
+          CHECK(g == w);
+        }
+  }
+  CHECK(tested > 0);
+}
+
 TEMPLATE_TEST_CASE("aliasing: A = A*B, B = A*B, gemm(A, A, A), C aliasing B", "[gemm]", float, double,
                    std::int32_t) {
   using T = TestType;
