@@ -439,32 +439,28 @@ __device__ __forceinline__ void warp_store_words(unsigned char* row, Index begin
 /// that hold its elements (the word holding in's first byte starts in its allocation, which
 /// starts on 256 bytes), never past its last byte. Block b is tile (b / tiles_c, b % tiles_c),
 /// or with `down` (b % tiles_r, b / tiles_r), as transpose_kernel.
-template <class T, int W, int BY>
-__global__ void __launch_bounds__(32 * BY)
-transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                       Index tiles_c, bool down) {
-  using Tile = ShiftTile<W, BY>;
+/// The load half of transpose_shift_kernel (and transpose_sector_kernel): fills tile_smem
+/// (kRows output rows of 32 words, swizzled: word column oc of shared row o at oc ^ (o / W))
+/// with the transpose of input rows [r0, r0 + 32 W) x columns [c0, c0 + 31 W) (bytes outside
+/// the matrix as 0; shared rows from 31 W on hold lane 31's unused words), and waits for the
+/// block. See transpose_shift_kernel for the loads and the shift.
+template <class T, int W, int BY, class Word>
+__device__ __forceinline__ void shift_fill_tile(const T* __restrict__ in, Index ld, Index rows, Index cols, Index r0,
+                                                Index c0, Word (&tile_smem)[32 * W][32]) {
   constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
-  static_assert(kB == 4 || kB == 8, "transpose_shift_kernel: 4- or 8-byte words");
-  using Word = typename RawWord<kB>::type;
-  constexpr int kAY = 32 / BY;  // sub-block rows (of W input rows) a warp
+  constexpr int kAY = 32 / BY;                          // sub-block rows (of W input rows) a warp
+  constexpr int kRows = 32 * W;
   constexpr Index kSize = sizeof(T);
-  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
-  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
-
-  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
-  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
-  const Index r0 = tile_r * Tile::kRows, c0 = tile_c * Tile::kCols;
   const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const auto* in_b = reinterpret_cast<const unsigned char*>(in);
   const Index ld_b = ld * kSize;                               // bytes between row starts
   const Index left = (cols - c0) * kSize;                      // bytes of a row from c0 on
   const int row_left = static_cast<int>(left < 33 * kB ? left : 33 * kB);  // as far as a word reaches
-  const int rows_here = static_cast<int>(rows - r0 < Tile::kRows ? rows - r0 : Tile::kRows);
+  const int rows_here = static_cast<int>(rows - r0 < kRows ? rows - r0 : kRows);
   const Index end_off = ((rows - 1) * ld + cols) * kSize;      // in_b + end_off: past the last byte
   // Rows all inside the matrix, and words that start before byte (r0 + kRows - 1) ld_b + c0 kSize
   // + 32 kB (the last row's run) all end before its last byte: no checks (kClamp false).
-  const bool clamp = rows_here < Tile::kRows || (r0 + Tile::kRows - 1) * ld_b + c0 * kSize + 32 * kB > end_off;
+  const bool clamp = rows_here < kRows || (r0 + kRows - 1) * ld_b + c0 * kSize + 32 * kB > end_off;
   const unsigned char* first = in_b + (r0 + ty * W) * ld_b + c0 * kSize;  // (r0 + ty W, c0)
 
   Word raw[kAY][W];
@@ -491,6 +487,25 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
     for (int j = 0; j < W; ++j) tile_smem[lane * W + j][a ^ lane] = y[j];
   }
   __syncthreads();
+}
+
+template <class T, int W, int BY>
+__global__ void __launch_bounds__(32 * BY)
+transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                       Index tiles_c, bool down) {
+  using Tile = ShiftTile<W, BY>;
+  constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
+  static_assert(kB == 4 || kB == 8, "transpose_shift_kernel: 4- or 8-byte words");
+  using Word = typename RawWord<kB>::type;
+  constexpr Index kSize = sizeof(T);
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
+
+  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
+  const Index r0 = tile_r * Tile::kRows, c0 = tile_c * Tile::kCols;
+  const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  shift_fill_tile<T, W, BY>(in, ld, rows, cols, r0, c0, tile_smem);
 
   // Store: warp ty writes output rows c0 + o, o = ty + BY k < kCols, input rows [r0, r0 + 32 W):
   // word column oc = lane sits at oc ^ (o / W) of shared row o.
@@ -504,6 +519,84 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
     unsigned char* row = out_b + out_r * valid;
     const Word y = tile_smem[o][lane ^ (o / W)];
     warp_store_words<Word>(row, begin, valid, y);
+  }
+}
+
+/// A tile of transpose_sector_kernel: transpose_shift_kernel's ShiftTile (32 W input rows by
+/// 31 W columns in shared memory), whose tiles step down the input rows by kStep = 32 W - 32 /
+/// sizeof(T) rows (32 bytes of an output row fewer than the 32 W loaded), so that each tile
+/// owns whole 32-byte sectors of every output row wherever that row starts.
+template <class T, int W, int BY>
+struct SectorTile : ShiftTile<W, BY> {
+  static constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
+  static_assert(kB == 4 || kB == 8, "SectorTile: 4- or 8-byte words");
+  static constexpr int kStep = 32 * W - 32 / static_cast<int>(sizeof(T));  // input rows a tile owns
+  static constexpr int kLanes = 32 - 32 / kB;  // lanes that store a tile's 32 kB - 32 bytes
+};
+
+/// transpose_shift_kernel with the output written as whole 32-byte sectors: every store of a
+/// tile past the first covers whole sectors that no other block touches, so L2 never merges two
+/// blocks' partial sectors (read-modify-write) and no lane stores a sub-word piece; the price is
+/// 32 bytes of each loaded output run read twice (the next tile's first, an L2 hit when
+/// tiles walk down) and 32 / kB of a warp's lanes idle in the store.
+/// - Tile (tile_r, tile_c) loads input rows [R0, R0 + 32 W), R0 = tile_r kStep, as
+///   shift_fill_tile does.
+/// - Output row c (byte row_c = out + c rows sizeof(T)) has its sectors start s_c = -row_c mod 32
+///   bytes in; the tile owns the bytes [R0 kSize + s_c, R0 kSize + s_c + 32 kB - 32) of the row
+///   (the first tile also [0, s_c); all clipped to the row's rows sizeof(T) bytes). Consecutive
+///   tiles' ranges meet, so every byte is owned by exactly one tile; the last tile, tile_r =
+///   ceil(rows / kStep) - 1, reaches past the row's end whatever s_c.
+/// - Lane L < kLanes stores the aligned word j = L of the owned range (tile bytes s_c + kB j ..
+///   + kB: shared words q = (s_c + kB j) / kB and q + 1 joined by a shift of s_c mod kB, the
+///   same for the warp); on the first tile, lanes L >= kLanes store the head's words j = L - 32
+///   (tile bytes s_c - 32 .. s_c: those at or past byte 0 of the row). A word wholly in the
+///   row is one aligned store; only a word across the row's start or end is stored byte-exact.
+/// Blocks order as transpose_shift_kernel's (tiles_r = ceil(rows / kStep)).
+template <class T, int W, int BY>
+__global__ void __launch_bounds__(32 * BY)
+transpose_sector_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
+                        Index tiles_r, Index tiles_c, bool down) {
+  using Tile = SectorTile<T, W, BY>;
+  constexpr int kB = Tile::kB;
+  using Word = typename RawWord<kB>::type;
+  constexpr Index kSize = sizeof(T);
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
+
+  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
+  const Index r0 = tile_r * Tile::kStep, c0 = tile_c * Tile::kCols;
+  const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  shift_fill_tile<T, W, BY>(in, ld, rows, cols, r0, c0, tile_smem);
+
+  // Lane's word of the owned range: j >= 0, or the head's (j < 0: the first tile only).
+  const int j = lane < Tile::kLanes ? lane : lane - 32;
+  const bool active = j >= 0 || tile_r == 0;
+  auto* out_b = reinterpret_cast<unsigned char*>(out);
+  const Index begin = r0 * kSize, valid = rows * kSize;  // bytes of an output row
+#pragma unroll 4
+  for (int k = 0; k < Tile::kRows / BY; ++k) {
+    const int o = ty + BY * k;
+    const Index out_r = c0 + o;  // the same for the whole warp
+    if (o >= Tile::kCols || out_r >= cols) break;
+    unsigned char* row = out_b + out_r * valid;
+    const int s = static_cast<int>((0u - static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(row))) & 31u);
+    const int b = s + kB * j;  // the word's first byte in the tile (from input row r0); < 0: before it
+    const int q = b >= 0 ? b / kB : -((kB - 1 - b) / kB);  // floor(b / kB): -4 .. 31 - 32 / kB
+    const int m = s & (kB - 1);                            // the same for the warp
+    if (!active) continue;
+    const int sw = o / W;  // the swizzle of shared row o
+    const int q_lo = q < 0 ? 0 : q, q_hi = q + 1 < 0 ? 0 : (q + 1 > 31 ? 31 : q + 1);
+    const Word w = shift_word(tile_smem[o][q_lo ^ sw], tile_smem[o][q_hi ^ sw], m);  // bytes [b, b + kB) of the tile
+    const Index x = begin + b;  // the word's first byte in the output row; row + x is on a word
+    if (x >= 0 && x + kB <= valid) {
+      *reinterpret_cast<Word*>(row + x) = w;
+    } else if (x + kB > 0 && x < valid) {  // across the row's start or end: its bytes in [0, valid)
+      const int lo = x < 0 ? static_cast<int>(-x) : 0;
+      const int hi = valid - x < kB ? static_cast<int>(valid - x) : kB;
+      if constexpr (kB == 4) store_word_bytes(row + x, w, lo, hi);
+      else store_word8_bytes(row + x, w, lo, hi);
+    }
   }
 }
 
