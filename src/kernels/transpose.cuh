@@ -153,6 +153,20 @@ __device__ __forceinline__ void warp_store_run(unsigned char* row, Index begin, 
   }
 }
 
+/// The 4 x 4 bytes x0 x1 x2 x3 (x_i: row i) transposed into y0 .. y3 (y_j: column j): 8 byte
+/// permutes.
+__device__ __forceinline__ void transpose_bytes_4x4(unsigned x0, unsigned x1, unsigned x2, unsigned x3, unsigned& y0,
+                                                    unsigned& y1, unsigned& y2, unsigned& y3) {
+  const unsigned t0 = __byte_perm(x0, x1, 0x5140);  // x0.b0 x1.b0 x0.b1 x1.b1
+  const unsigned t1 = __byte_perm(x0, x1, 0x7362);  // x0.b2 x1.b2 x0.b3 x1.b3
+  const unsigned t2 = __byte_perm(x2, x3, 0x5140);  // x2.b0 x3.b0 x2.b1 x3.b1
+  const unsigned t3 = __byte_perm(x2, x3, 0x7362);  // x2.b2 x3.b2 x2.b3 x3.b3
+  y0 = __byte_perm(t0, t2, 0x5410);                 // x0.b0 x1.b0 x2.b0 x3.b0
+  y1 = __byte_perm(t0, t2, 0x7632);                 // x0.b1 x1.b1 x2.b1 x3.b1
+  y2 = __byte_perm(t1, t3, 0x5410);
+  y3 = __byte_perm(t1, t3, 0x7632);
+}
+
 /// x[i] holds row i of a W x W block of T (W elements a word); y[j] gets its column j.
 template <class T, int W, class Word>
 __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word (&y)[W]) {
@@ -160,14 +174,24 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
   if constexpr (W == 1) {
     y[0] = x[0];
   } else if constexpr (sizeof(T) == 1 && W == 4) {
-    const unsigned t0 = __byte_perm(x[0], x[1], 0x5140);  // x0.b0 x1.b0 x0.b1 x1.b1
-    const unsigned t1 = __byte_perm(x[0], x[1], 0x7362);  // x0.b2 x1.b2 x0.b3 x1.b3
-    const unsigned t2 = __byte_perm(x[2], x[3], 0x5140);  // x2.b0 x3.b0 x2.b1 x3.b1
-    const unsigned t3 = __byte_perm(x[2], x[3], 0x7362);  // x2.b2 x3.b2 x2.b3 x3.b3
-    y[0] = __byte_perm(t0, t2, 0x5410);                   // x0.b0 x1.b0 x2.b0 x3.b0
-    y[1] = __byte_perm(t0, t2, 0x7632);                   // x0.b1 x1.b1 x2.b1 x3.b1
-    y[2] = __byte_perm(t1, t3, 0x5410);
-    y[3] = __byte_perm(t1, t3, 0x7632);
+    transpose_bytes_4x4(x[0], x[1], x[2], x[3], y[0], y[1], y[2], y[3]);
+  } else if constexpr (sizeof(T) == 1 && W == 8) {
+    // Four 4 x 4 blocks (32 byte permutes, no byte-by-byte assembly): rows 0-3 / 4-7 and columns
+    // 0-3 (the words' low halves) / 4-7 (high halves); block (rows R, columns C) lands in the
+    // columns C's words, the half of rows R.
+    unsigned lo[8], hi[8];  // (rows 0-3 of a column: lo, rows 4-7: hi) of the output words
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // h = 0: columns 0-3, 1: columns 4-7
+      const int sh = 32 * h;
+      transpose_bytes_4x4(static_cast<unsigned>(x[0] >> sh), static_cast<unsigned>(x[1] >> sh),
+                          static_cast<unsigned>(x[2] >> sh), static_cast<unsigned>(x[3] >> sh), lo[4 * h],
+                          lo[4 * h + 1], lo[4 * h + 2], lo[4 * h + 3]);
+      transpose_bytes_4x4(static_cast<unsigned>(x[4] >> sh), static_cast<unsigned>(x[5] >> sh),
+                          static_cast<unsigned>(x[6] >> sh), static_cast<unsigned>(x[7] >> sh), hi[4 * h],
+                          hi[4 * h + 1], hi[4 * h + 2], hi[4 * h + 3]);
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) y[j] = (static_cast<Word>(hi[j]) << 32) | lo[j];
   } else {
     Pack<T, W> px[W], py[W];
 #pragma unroll
