@@ -57,9 +57,9 @@ class GuardedBytes {
 /// element (that of the window's last row) is the last byte before an inaccessible page, its
 /// first element `lead` elements past a word; the kernel's output at element offset `at` of a
 /// poisoned buffer.
-template <class T, int W, int BY>
+template <class T, int W, int BY, bool kSector>
 void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down) {
-  CAPTURE(sizeof(T), W, BY, rows, cols, ld, c0, at, down);
+  CAPTURE(sizeof(T), W, BY, kSector, rows, cols, ld, c0, at, down);
   using Tile = d::ShiftTile<W, BY>;
   const Index elems = (rows - 1) * ld + c0 + cols;  // from the buffer's start to the window's last element
   GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
@@ -76,9 +76,11 @@ void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down
   const Index lead_out = aligned - out_buf.data();
   T* out = aligned + at;
 
-  const Index tiles_r = (rows + Tile::kRows - 1) / Tile::kRows, tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
+  const Index step = kSector ? d::SectorTile<T, W, BY>::kStep : Tile::kRows;
+  const Index tiles_r = (rows + step - 1) / step, tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
   emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(32, BY), [&] {
-    d::transpose_shift_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down);
+    if constexpr (kSector) d::transpose_sector_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down);
+    else d::transpose_shift_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down);
   });
 
   Index bad = 0, guards = 0;
@@ -96,16 +98,16 @@ void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down
   CHECK(guards == 0);
 }
 
-template <class T, int W, int BY>
+template <class T, int W, int BY, bool kSector = false>
 void check_shapes(const std::vector<Index>& row_sides, const std::vector<Index>& col_sides) {
   constexpr int kB = W * static_cast<int>(sizeof(T));
   int n = 0;
   for (Index r : row_sides)
     for (Index c : col_sides) {
       // A dense matrix (ld == cols), and windows of odd stride at every offset into a word.
-      check_shift<T, W, BY>(r, c, c, 0, n % (kB / sizeof(T)), n % 2 == 0);
+      check_shift<T, W, BY, kSector>(r, c, c, 0, n % (kB / sizeof(T)), n % 2 == 0);
       const Index lead = (n + 1) % (kB / static_cast<Index>(sizeof(T)));
-      check_shift<T, W, BY>(r, c, c + 2 * lead + 3, lead, (n + 2) % (kB / sizeof(T)), n % 2 == 1);
+      check_shift<T, W, BY, kSector>(r, c, c + 2 * lead + 3, lead, (n + 2) % (kB / sizeof(T)), n % 2 == 1);
       ++n;
     }
 }
@@ -126,4 +128,26 @@ TEST_CASE("emulated transpose_shift_kernel on bytes, 8-byte words, equals the tr
 TEST_CASE("emulated transpose_shift_kernel on floats, 8-byte words, equals the transpose", "[transpose][emulation]") {
   // The tile: 64 rows x 62 columns.
   check_shapes<float, 2, 8>({1, 63, 64, 65, 131}, {5, 61, 62, 63, 125});
+}
+
+// transpose_sector_kernel: the same loads, tiles kStep = 32 W - 32 / sizeof(T) rows apart, each
+// storing whole 32-byte sectors of every output row (whole words but at a row's two ends). Sides
+// around the step (u8 w8: 224, w4: 96; f32 w2: 56), the loaded 32 W rows, a row shorter than a
+// sector, every output offset into a sector (`at` spans 0 .. 31 bytes below).
+TEST_CASE("emulated transpose_sector_kernel equals the transpose", "[transpose][emulation]") {
+  check_shapes<std::uint8_t, 8, 16, true>({1, 9, 31, 33, 223, 224, 225, 255, 257, 449, 673}, {7, 247, 248, 249});
+  check_shapes<std::uint8_t, 8, 32, true>({263}, {251, 497});
+  check_shapes<std::uint8_t, 4, 8, true>({1, 17, 95, 96, 97, 127, 129, 193}, {3, 123, 124, 125});
+  check_shapes<float, 2, 8, true>({1, 7, 9, 55, 56, 57, 63, 65, 113, 131}, {5, 61, 62, 63, 125});
+  check_shapes<float, 2, 16, true>({169}, {63});
+}
+
+TEST_CASE("emulated transpose_sector_kernel at every output offset into a sector", "[transpose][emulation]") {
+  // Output rows of 225 and 449 bytes start at 32 different offsets into a sector within 32 rows;
+  // the output itself at each of the 32 offsets too (u8), 8 for f32.
+  for (Index at = 0; at < 32; ++at) {
+    check_shift<std::uint8_t, 8, 16, true>(449, 35, 449 + (at % 3), at % 5, at, at % 2 == 0);
+    check_shift<std::uint8_t, 4, 8, true>(225, 33, 225, 0, at, at % 2 == 1);
+  }
+  for (Index at = 0; at < 8; ++at) check_shift<float, 2, 8, true>(113, 33, 113 + at, at % 3, at, at % 2 == 0);
 }

@@ -68,23 +68,40 @@ void launch_transpose_any(const T* in, Index ld, T* out, Index rows, Index cols,
          rows, cols, tiles_r, tiles_c, down);
 }
 
-/// transpose_shift_kernel on Tile (a ShiftTile: any shape, stride and alignment of T, words of
-/// Tile::kW elements, 4 or 8 bytes). kAuto walks down where output rows do not start on 128-byte
+/// Launches kernel (transpose_shift_kernel or transpose_sector_kernel on Tile, a ShiftTile) with
+/// tiles `step` input rows apart. kAuto walks down where output rows do not start on 128-byte
 /// lines, as the tile does.
-template <class T, class Tile>
-void launch_transpose_shift(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
-                            TileOrder order = TileOrder::kAuto) {
+template <class T, class Tile, class Kernel>
+void launch_shift_tiles(Kernel kernel, Index step, const T* in, Index ld, T* out, Index rows, Index cols,
+                        cudaStream_t stream, TileOrder order) {
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kRows * 32 * Tile::kW * static_cast<int>(sizeof(T));
-  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_shift: tile exceeds shared memory");
-  const auto kernel = &transpose_shift_kernel<T, Tile::kW, Tile::kBY>;
+  static_assert(kSmemBytes <= 200 * 1024, "launch_shift_tiles: tile exceeds shared memory");
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), 32 * Tile::kBY, kSmemBytes);
-  const Index tiles_r = ceil_div(rows, Index(Tile::kRows)), tiles_c = ceil_div(cols, Index(Tile::kCols));
+  const Index tiles_r = ceil_div(rows, step), tiles_c = ceil_div(cols, Index(Tile::kCols));
   const bool down = order == TileOrder::kDown ||
                     (order == TileOrder::kAuto && (rows * static_cast<Index>(sizeof(T))) % 128 != 0);
   launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(32, Tile::kBY), kSmemBytes, stream, in, ld, out,
          rows, cols, tiles_r, tiles_c, down);
+}
+
+/// transpose_shift_kernel on Tile (a ShiftTile: any shape, stride and alignment of T, words of
+/// Tile::kW elements, 4 or 8 bytes).
+template <class T, class Tile>
+void launch_transpose_shift(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                            TileOrder order = TileOrder::kAuto) {
+  launch_shift_tiles<T, Tile>(&transpose_shift_kernel<T, Tile::kW, Tile::kBY>, Index(Tile::kRows), in, ld, out, rows,
+                              cols, stream, order);
+}
+
+/// transpose_sector_kernel on Tile (a SectorTile: as transpose_shift_kernel, the output written
+/// as whole 32-byte sectors, tiles kStep rows apart). Under trial only.
+template <class T, class Tile>
+void launch_transpose_sector(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                             TileOrder order = TileOrder::kAuto) {
+  launch_shift_tiles<T, Tile>(&transpose_sector_kernel<T, Tile::kW, Tile::kBY>, Index(Tile::kStep), in, ld, out,
+                              rows, cols, stream, order);
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
@@ -358,6 +375,20 @@ constexpr TransposeTrial<T> shift_trial(const char* name) {
   return {name, &launch_transpose_shift_in<T, W, BY, kOrder>};
 }
 
+/// launch_transpose with transpose_sector_kernel on SectorTile<T, W, BY> on every shape past the
+/// few-rows / few-columns ones, in kOrder.
+template <class T, int W, int BY, TileOrder kOrder = TileOrder::kAuto>
+void launch_transpose_sector_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  launch_transpose_sector<T, SectorTile<T, W, BY>>(in, ld, out, rows, cols, stream, kOrder);
+}
+
+template <class T, int W, int BY, TileOrder kOrder = TileOrder::kAuto>
+constexpr TransposeTrial<T> sector_trial(const char* name) {
+  return {name, &launch_transpose_sector_in<T, W, BY, kOrder>};
+}
+
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
 /// launch_transpose).
 template <class T, class Chunk, bool kSpan = false>
@@ -410,21 +441,24 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 12;
+  static constexpr int kCount = 16;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), shift_trial<T, 4, 8>("ours-shift-w4b8"),
       shift_trial<T, 4, 16>("ours-shift-w4b16"), shift_trial<T, 4, 8, TileOrder::kAcross>("ours-shift-w4b8-across"),
       shift_trial<T, 8, 16>("ours-shift-w8b16"), shift_trial<T, 8, 32>("ours-shift-w8b32"),
+      sector_trial<T, 8, 16>("ours-sector-w8b16"), sector_trial<T, 8, 32>("ours-sector-w8b32"),
+      sector_trial<T, 8, 16, TileOrder::kAcross>("ours-sector-w8b16-across"), sector_trial<T, 4, 8>("ours-sector-w4b8"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS, chunk_trial<T, 32768, 256, true>("ours-chunk32k-t256-span"),
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 8;
+  static constexpr int kCount = 10;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
       shift_trial<T, 2, 8>("ours-shift-w2b8"), shift_trial<T, 2, 16>("ours-shift-w2b16"),
+      sector_trial<T, 2, 8>("ours-sector-w2b8"), sector_trial<T, 2, 16>("ours-sector-w2b16"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS, TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>}};
 };
 template <class T>

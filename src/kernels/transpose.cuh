@@ -153,6 +153,20 @@ __device__ __forceinline__ void warp_store_run(unsigned char* row, Index begin, 
   }
 }
 
+/// The 4 x 4 bytes x0 x1 x2 x3 (x_i: row i) transposed into y0 .. y3 (y_j: column j): 8 byte
+/// permutes.
+__device__ __forceinline__ void transpose_bytes_4x4(unsigned x0, unsigned x1, unsigned x2, unsigned x3, unsigned& y0,
+                                                    unsigned& y1, unsigned& y2, unsigned& y3) {
+  const unsigned t0 = __byte_perm(x0, x1, 0x5140);  // x0.b0 x1.b0 x0.b1 x1.b1
+  const unsigned t1 = __byte_perm(x0, x1, 0x7362);  // x0.b2 x1.b2 x0.b3 x1.b3
+  const unsigned t2 = __byte_perm(x2, x3, 0x5140);  // x2.b0 x3.b0 x2.b1 x3.b1
+  const unsigned t3 = __byte_perm(x2, x3, 0x7362);  // x2.b2 x3.b2 x2.b3 x3.b3
+  y0 = __byte_perm(t0, t2, 0x5410);                 // x0.b0 x1.b0 x2.b0 x3.b0
+  y1 = __byte_perm(t0, t2, 0x7632);                 // x0.b1 x1.b1 x2.b1 x3.b1
+  y2 = __byte_perm(t1, t3, 0x5410);
+  y3 = __byte_perm(t1, t3, 0x7632);
+}
+
 /// x[i] holds row i of a W x W block of T (W elements a word); y[j] gets its column j.
 template <class T, int W, class Word>
 __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word (&y)[W]) {
@@ -160,14 +174,24 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
   if constexpr (W == 1) {
     y[0] = x[0];
   } else if constexpr (sizeof(T) == 1 && W == 4) {
-    const unsigned t0 = __byte_perm(x[0], x[1], 0x5140);  // x0.b0 x1.b0 x0.b1 x1.b1
-    const unsigned t1 = __byte_perm(x[0], x[1], 0x7362);  // x0.b2 x1.b2 x0.b3 x1.b3
-    const unsigned t2 = __byte_perm(x[2], x[3], 0x5140);  // x2.b0 x3.b0 x2.b1 x3.b1
-    const unsigned t3 = __byte_perm(x[2], x[3], 0x7362);  // x2.b2 x3.b2 x2.b3 x3.b3
-    y[0] = __byte_perm(t0, t2, 0x5410);                   // x0.b0 x1.b0 x2.b0 x3.b0
-    y[1] = __byte_perm(t0, t2, 0x7632);                   // x0.b1 x1.b1 x2.b1 x3.b1
-    y[2] = __byte_perm(t1, t3, 0x5410);
-    y[3] = __byte_perm(t1, t3, 0x7632);
+    transpose_bytes_4x4(x[0], x[1], x[2], x[3], y[0], y[1], y[2], y[3]);
+  } else if constexpr (sizeof(T) == 1 && W == 8) {
+    // Four 4 x 4 blocks (32 byte permutes, no byte-by-byte assembly): rows 0-3 / 4-7 and columns
+    // 0-3 (the words' low halves) / 4-7 (high halves); block (rows R, columns C) lands in the
+    // columns C's words, the half of rows R.
+    unsigned lo[8], hi[8];  // (rows 0-3 of a column: lo, rows 4-7: hi) of the output words
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {  // h = 0: columns 0-3, 1: columns 4-7
+      const int sh = 32 * h;
+      transpose_bytes_4x4(static_cast<unsigned>(x[0] >> sh), static_cast<unsigned>(x[1] >> sh),
+                          static_cast<unsigned>(x[2] >> sh), static_cast<unsigned>(x[3] >> sh), lo[4 * h],
+                          lo[4 * h + 1], lo[4 * h + 2], lo[4 * h + 3]);
+      transpose_bytes_4x4(static_cast<unsigned>(x[4] >> sh), static_cast<unsigned>(x[5] >> sh),
+                          static_cast<unsigned>(x[6] >> sh), static_cast<unsigned>(x[7] >> sh), hi[4 * h],
+                          hi[4 * h + 1], hi[4 * h + 2], hi[4 * h + 3]);
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) y[j] = (static_cast<Word>(hi[j]) << 32) | lo[j];
   } else {
     Pack<T, W> px[W], py[W];
 #pragma unroll
@@ -439,32 +463,28 @@ __device__ __forceinline__ void warp_store_words(unsigned char* row, Index begin
 /// that hold its elements (the word holding in's first byte starts in its allocation, which
 /// starts on 256 bytes), never past its last byte. Block b is tile (b / tiles_c, b % tiles_c),
 /// or with `down` (b % tiles_r, b / tiles_r), as transpose_kernel.
-template <class T, int W, int BY>
-__global__ void __launch_bounds__(32 * BY)
-transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                       Index tiles_c, bool down) {
-  using Tile = ShiftTile<W, BY>;
+/// The load half of transpose_shift_kernel (and transpose_sector_kernel): fills tile_smem
+/// (kRows output rows of 32 words, swizzled: word column oc of shared row o at oc ^ (o / W))
+/// with the transpose of input rows [r0, r0 + 32 W) x columns [c0, c0 + 31 W) (bytes outside
+/// the matrix as 0; shared rows from 31 W on hold lane 31's unused words), and waits for the
+/// block. See transpose_shift_kernel for the loads and the shift.
+template <class T, int W, int BY, class Word>
+__device__ __forceinline__ void shift_fill_tile(const T* __restrict__ in, Index ld, Index rows, Index cols, Index r0,
+                                                Index c0, Word (&tile_smem)[32 * W][32]) {
   constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
-  static_assert(kB == 4 || kB == 8, "transpose_shift_kernel: 4- or 8-byte words");
-  using Word = typename RawWord<kB>::type;
-  constexpr int kAY = 32 / BY;  // sub-block rows (of W input rows) a warp
+  constexpr int kAY = 32 / BY;                          // sub-block rows (of W input rows) a warp
+  constexpr int kRows = 32 * W;
   constexpr Index kSize = sizeof(T);
-  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
-  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
-
-  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
-  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
-  const Index r0 = tile_r * Tile::kRows, c0 = tile_c * Tile::kCols;
   const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
   const auto* in_b = reinterpret_cast<const unsigned char*>(in);
   const Index ld_b = ld * kSize;                               // bytes between row starts
   const Index left = (cols - c0) * kSize;                      // bytes of a row from c0 on
   const int row_left = static_cast<int>(left < 33 * kB ? left : 33 * kB);  // as far as a word reaches
-  const int rows_here = static_cast<int>(rows - r0 < Tile::kRows ? rows - r0 : Tile::kRows);
+  const int rows_here = static_cast<int>(rows - r0 < kRows ? rows - r0 : kRows);
   const Index end_off = ((rows - 1) * ld + cols) * kSize;      // in_b + end_off: past the last byte
   // Rows all inside the matrix, and words that start before byte (r0 + kRows - 1) ld_b + c0 kSize
   // + 32 kB (the last row's run) all end before its last byte: no checks (kClamp false).
-  const bool clamp = rows_here < Tile::kRows || (r0 + Tile::kRows - 1) * ld_b + c0 * kSize + 32 * kB > end_off;
+  const bool clamp = rows_here < kRows || (r0 + kRows - 1) * ld_b + c0 * kSize + 32 * kB > end_off;
   const unsigned char* first = in_b + (r0 + ty * W) * ld_b + c0 * kSize;  // (r0 + ty W, c0)
 
   Word raw[kAY][W];
@@ -491,6 +511,25 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
     for (int j = 0; j < W; ++j) tile_smem[lane * W + j][a ^ lane] = y[j];
   }
   __syncthreads();
+}
+
+template <class T, int W, int BY>
+__global__ void __launch_bounds__(32 * BY)
+transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                       Index tiles_c, bool down) {
+  using Tile = ShiftTile<W, BY>;
+  constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
+  static_assert(kB == 4 || kB == 8, "transpose_shift_kernel: 4- or 8-byte words");
+  using Word = typename RawWord<kB>::type;
+  constexpr Index kSize = sizeof(T);
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
+
+  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
+  const Index r0 = tile_r * Tile::kRows, c0 = tile_c * Tile::kCols;
+  const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  shift_fill_tile<T, W, BY>(in, ld, rows, cols, r0, c0, tile_smem);
 
   // Store: warp ty writes output rows c0 + o, o = ty + BY k < kCols, input rows [r0, r0 + 32 W):
   // word column oc = lane sits at oc ^ (o / W) of shared row o.
@@ -504,6 +543,84 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
     unsigned char* row = out_b + out_r * valid;
     const Word y = tile_smem[o][lane ^ (o / W)];
     warp_store_words<Word>(row, begin, valid, y);
+  }
+}
+
+/// A tile of transpose_sector_kernel: transpose_shift_kernel's ShiftTile (32 W input rows by
+/// 31 W columns in shared memory), whose tiles step down the input rows by kStep = 32 W - 32 /
+/// sizeof(T) rows (32 bytes of an output row fewer than the 32 W loaded), so that each tile
+/// owns whole 32-byte sectors of every output row wherever that row starts.
+template <class T, int W, int BY>
+struct SectorTile : ShiftTile<W, BY> {
+  static constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
+  static_assert(kB == 4 || kB == 8, "SectorTile: 4- or 8-byte words");
+  static constexpr int kStep = 32 * W - 32 / static_cast<int>(sizeof(T));  // input rows a tile owns
+  static constexpr int kLanes = 32 - 32 / kB;  // lanes that store a tile's 32 kB - 32 bytes
+};
+
+/// transpose_shift_kernel with the output written as whole 32-byte sectors: every store of a
+/// tile past the first covers whole sectors that no other block touches, so L2 never merges two
+/// blocks' partial sectors (read-modify-write) and no lane stores a sub-word piece; the price is
+/// 32 bytes of each loaded output run read twice (the next tile's first, an L2 hit when
+/// tiles walk down) and 32 / kB of a warp's lanes idle in the store.
+/// - Tile (tile_r, tile_c) loads input rows [R0, R0 + 32 W), R0 = tile_r kStep, as
+///   shift_fill_tile does.
+/// - Output row c (byte row_c = out + c rows sizeof(T)) has its sectors start s_c = -row_c mod 32
+///   bytes in; the tile owns the bytes [R0 kSize + s_c, R0 kSize + s_c + 32 kB - 32) of the row
+///   (the first tile also [0, s_c); all clipped to the row's rows sizeof(T) bytes). Consecutive
+///   tiles' ranges meet, so every byte is owned by exactly one tile; the last tile, tile_r =
+///   ceil(rows / kStep) - 1, reaches past the row's end whatever s_c.
+/// - Lane L < kLanes stores the aligned word j = L of the owned range (tile bytes s_c + kB j ..
+///   + kB: shared words q = (s_c + kB j) / kB and q + 1 joined by a shift of s_c mod kB, the
+///   same for the warp); on the first tile, lanes L >= kLanes store the head's words j = L - 32
+///   (tile bytes s_c - 32 .. s_c: those at or past byte 0 of the row). A word wholly in the
+///   row is one aligned store; only a word across the row's start or end is stored byte-exact.
+/// Blocks order as transpose_shift_kernel's (tiles_r = ceil(rows / kStep)).
+template <class T, int W, int BY>
+__global__ void __launch_bounds__(32 * BY)
+transpose_sector_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
+                        Index tiles_r, Index tiles_c, bool down) {
+  using Tile = SectorTile<T, W, BY>;
+  constexpr int kB = Tile::kB;
+  using Word = typename RawWord<kB>::type;
+  constexpr Index kSize = sizeof(T);
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
+
+  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
+  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
+  const Index r0 = tile_r * Tile::kStep, c0 = tile_c * Tile::kCols;
+  const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
+  shift_fill_tile<T, W, BY>(in, ld, rows, cols, r0, c0, tile_smem);
+
+  // Lane's word of the owned range: j >= 0, or the head's (j < 0: the first tile only).
+  const int j = lane < Tile::kLanes ? lane : lane - 32;
+  const bool active = j >= 0 || tile_r == 0;
+  auto* out_b = reinterpret_cast<unsigned char*>(out);
+  const Index begin = r0 * kSize, valid = rows * kSize;  // bytes of an output row
+#pragma unroll 4
+  for (int k = 0; k < Tile::kRows / BY; ++k) {
+    const int o = ty + BY * k;
+    const Index out_r = c0 + o;  // the same for the whole warp
+    if (o >= Tile::kCols || out_r >= cols) break;
+    unsigned char* row = out_b + out_r * valid;
+    const int s = static_cast<int>((0u - static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(row))) & 31u);
+    const int b = s + kB * j;  // the word's first byte in the tile (from input row r0); < 0: before it
+    const int q = b >= 0 ? b / kB : -((kB - 1 - b) / kB);  // floor(b / kB): -4 .. 31 - 32 / kB
+    const int m = s & (kB - 1);                            // the same for the warp
+    if (!active) continue;
+    const int sw = o / W;  // the swizzle of shared row o
+    const int q_lo = q < 0 ? 0 : q, q_hi = q + 1 < 0 ? 0 : (q + 1 > 31 ? 31 : q + 1);
+    const Word w = shift_word(tile_smem[o][q_lo ^ sw], tile_smem[o][q_hi ^ sw], m);  // bytes [b, b + kB) of the tile
+    const Index x = begin + b;  // the word's first byte in the output row; row + x is on a word
+    if (x >= 0 && x + kB <= valid) {
+      *reinterpret_cast<Word*>(row + x) = w;
+    } else if (x + kB > 0 && x < valid) {  // across the row's start or end: its bytes in [0, valid)
+      const int lo = x < 0 ? static_cast<int>(-x) : 0;
+      const int hi = valid - x < kB ? static_cast<int>(valid - x) : kB;
+      if constexpr (kB == 4) store_word_bytes(row + x, w, lo, hi);
+      else store_word8_bytes(row + x, w, lo, hi);
+    }
   }
 }
 

@@ -48,10 +48,12 @@ void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index 
 
 // Sides around the tiles: the vector tile's rows (16, 32, 64 or 128) and columns (31 vectors:
 // 496 bytes, 124 four-byte or 62 eight-byte elements), the shift tile's rows (32 words: 64, 128
-// or 256) and columns (31 words: 62, 124 or 248), odd ones that leave every row off its 16-byte
-// vector, and rows of whole vectors (32, 64, 256: every output row starts as far into its vector
-// as the output does).
-const std::vector<Index> kTrialRows = {1, 2, 3, 17, 31, 32, 33, 63, 64, 65, 127, 129, 131, 256, 257, 290};
+// or 256) and columns (31 words: 62, 124 or 248), the sector tile's step (32 bytes of output row
+// fewer: 56 f32, 96 or 224 u8; 449: three u8 tiles), odd ones that leave every row off its
+// 16-byte vector, and rows of whole vectors (32, 64, 256: every output row starts as far into its
+// vector as the output does).
+const std::vector<Index> kTrialRows = {1, 2, 3, 17, 31, 32, 33, 56, 63, 64, 65, 96, 127, 129, 131,
+                                       224, 225, 256, 257, 290, 449};
 const std::vector<Index> kTrialCols = {1, 3, 32, 61, 62, 63, 65, 123, 124, 125, 128, 129, 131, 247, 248, 249, 259, 495, 497};
 }  // namespace
 
