@@ -207,8 +207,9 @@ void register_morph(bool erode, int k) {
 #endif
 }
 
-/// The fused float erosion / dilation (sides 3 and 5) beside its rows-per-thread variants and the
-/// two-pass van Herk kernels it replaced; NPP's rows are in bench_image_neigh.
+/// The fused float erosion / dilation (sides 3 and 5; 7 and 9 where "ours" is still the one-kernel
+/// tile) beside its rows-per-thread variants and the two-pass van Herk kernels it replaced; NPP's
+/// rows are in bench_image_neigh.
 void register_morph_f32(bool erode, int k) {
   const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
   const auto ours = [=] { return erode ? devmat::erode(input<float>(), k, k) : devmat::dilate(input<float>(), k, k); };
@@ -439,6 +440,19 @@ void register_canny() {
     const auto& img = snake();
     d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, components);
   });
+  // The default (bits, 4 rounds a wait) giving up for the components after 8, 16 or 32 rounds
+  // instead of 64 ("ours"): on both images, since a limit low enough for the snake must not send
+  // canny_5_15 (the number of rounds a natural image needs) to the components.
+  for (int max_rounds : {8, 16, 32}) {
+    d::CannyConfig config;
+    config.max_rounds = max_rounds;
+    const std::string impl = "ours-bits-c4-m" + std::to_string(max_rounds);
+    register_variant<U8>("canny_5_15", impl, ours, forced(config));
+    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
+      const auto& img = snake();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
+    });
+  }
 #if DEVMAT_BENCH_HAVE_NPP
   const auto npp_canny = [](const DeviceMatrix<U8>& img, DeviceMatrix<U8>& out, const NppStreamContext& ctx, Npp16s low,
                             Npp16s high) {
@@ -468,6 +482,8 @@ int main(int argc, char** argv) {
   register_morph(false, 5);
   register_morph_f32(true, 3);
   register_morph_f32(false, 5);
+  register_morph_f32(true, 7);  // "ours" the tile; "ours-r<R>" the fused kernel, not yet the default
+  register_morph_f32(true, 9);
   for (int k : {3, 5, 7}) register_filter2d(k);
   register_threshold();
   register_threshold_f32();

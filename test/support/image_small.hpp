@@ -24,7 +24,8 @@ void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t
 /// The general path: a row pass and a column pass through a uint16 workspace.
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc);
-/// The fused erosion / dilation (u8 or float), sides 3 or 5; r as box_u8.
+/// The fused erosion / dilation (u8 or float), sides 3 or 5 (float also 7 x 7 and 9 x 9); r as
+/// box_u8. std::logic_error for other sides.
 void morph(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
            Index cols, int kr, int kc, int r);
 void morph(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
