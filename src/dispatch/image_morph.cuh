@@ -67,19 +67,24 @@ bool morph_tile_fits(int kr, int kc) {
 }
 
 /// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
-/// (kr, kc >= 1), both passes in one kernel (morph_tile_kernel), tile morph_tile_shape<T>(shape).
-/// Throws std::invalid_argument for a shape index out of range; cuda_error when the tile's shared
-/// memory exceeds the device's.
+/// (kr, kc >= 1), both passes in one kernel (morph_tile_kernel), tile morph_tile_shape<T>(shape),
+/// `batch` words loaded at a time by the block minima (1, the measured default, or 4: the
+/// candidate bench_image_neigh times as "ours-tile<rows>x<cols>-b4"). Throws
+/// std::invalid_argument for a shape index or batch out of range; cuda_error when the tile's
+/// shared memory exceeds the device's.
 template <bool kErode, class T>
 void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
-                       int kc, int shape = 0) {
+                       int kc, int shape = 0, int batch = 1) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_tile: u8 or float");
   if (shape < 0 || shape >= kMorphTileShapes)
     throw std::invalid_argument("devmat: launch_morph_tile: no tile shape " + std::to_string(shape));
+  if (batch != 1 && batch != 4)
+    throw std::invalid_argument("devmat: launch_morph_tile: batch " + std::to_string(batch) + " (1 or 4)");
   if (rows == 0 || cols == 0) return;
   const auto run = [&](auto index) {
     constexpr MorphTileShape t = morph_tile_shape<T>(decltype(index)::value);
-    const auto kernel = &morph_tile_kernel<T, kErode, t.rows, t.cols>;
+    const auto kernel = batch == 4 ? &morph_tile_kernel<T, kErode, t.rows, t.cols, 4>
+                                   : &morph_tile_kernel<T, kErode, t.rows, t.cols, 1>;
     const std::size_t smem = morph_tile_smem_bytes<T>(kr, kc, shape);
     blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphTileThreads, static_cast<int>(smem), true);  // opts in past 48 KiB
     unsigned tiles_y = 0;

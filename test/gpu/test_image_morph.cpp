@@ -6,7 +6,8 @@
 // (257), even sides, elements larger than the image, regions of interest at odd offsets, more
 // tile rows than a grid holds, 4097x4095; outputs poisoned, inputs checked intact; errors. The
 // one-kernel tile (morph_tile_kernel) forced in each of its tile shapes for every side from 1 to
-// 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view; the
+// 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view, its
+// block minima a word and four words at a time; the
 // fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there).
 #include "support/image_small.hpp"
 #include "support/opencv.hpp"
@@ -172,11 +173,20 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
                           dense_h.cols(), kh, kw, tile);
         CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
       }
+      {  // the block minima four words at a time (the "-b4" candidate), one tile shape an element
+        const int tile = (kh * kw) % tiles;
+        CAPTURE(tile);
+        auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
+        small::morph_tile(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
+                          dense_h.cols(), kh, kw, tile, 4);
+        CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
+      }
       const int tile = (kh + kw) % tiles;
-      CAPTURE(tile);
+      const int batch = (kh + kw + erode_) % 2 ? 4 : 1;
+      CAPTURE(tile, batch);
       auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
       small::morph_tile(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
-                        out_parent.cols(), r, c, kh, kw, tile);
+                        out_parent.cols(), r, c, kh, kw, tile, batch);
       const H<T> got = to_eigen(out_parent);
       CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
       Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
@@ -193,6 +203,9 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
   DeviceMatrix<T> out(dense_h.rows(), dense_h.cols(), dense.stream());
   CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
                                     dense_h.cols(), 3, 3, 3),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
+                                    dense_h.cols(), 3, 3, 0, 2),
                   std::invalid_argument);
 }
 
