@@ -391,7 +391,9 @@ void register_gray_flat() {
 /// connected-components hysteresis (four kernels, no wait). "canny_snake_20_100": a serpentine of weak edges
 /// through every tile row with one strong end (test/support/canny_ref.hpp's snake_image: a
 /// path of 110 on 100, rows 5 apart), the worst case for tile-local fills: "ours" gives up the
-/// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone.
+/// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone;
+/// "ours-bits-c4-m8/m16/m32" give up after 8, 16, 32 rounds; "ours-strip" (and "-m16") suppress
+/// by canny_nms_strip_kernel.
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
@@ -440,6 +442,19 @@ void register_canny() {
     const auto& img = snake();
     d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, components);
   });
+  // The default with the suppression by warps down strips in registers (canny_nms_strip_kernel)
+  // instead of 32 x 32 tiles in shared memory: "ours-strip"; with a limit of 16 rounds too.
+  for (int max_rounds : {64, 16}) {
+    d::CannyConfig config;
+    config.nms = d::CannyConfig::Nms::strip;
+    config.max_rounds = max_rounds;
+    const std::string impl = max_rounds == 64 ? "ours-strip" : "ours-strip-m16";
+    register_variant<U8>("canny_5_15", impl, ours, forced(config));
+    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
+      const auto& img = snake();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
+    });
+  }
   // The default (bits, 4 rounds a wait) giving up for the components after 8, 16 or 32 rounds
   // instead of 64 ("ours"): on both images, since a limit low enough for the snake must not send
   // canny_5_15 (the number of rounds a natural image needs) to the components.
