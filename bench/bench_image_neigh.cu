@@ -124,32 +124,38 @@ void register_morph(bool erode, int k) {
 }
 /// morph_tile_kernel (both van Herk / Gil-Werman passes on a tile in shared memory) forced in
 /// each of its tile shapes beside "ours" (the public function's choice), as
-/// "ours-tile<rows>x<cols>". Each is compared with erode/dilate once before timing (counter
+/// "ours-tile<rows>x<cols>", and with its block minima loading four words at a time (the
+/// serial prefix/suffix chains' loads in flight) as "ours-tile<rows>x<cols>-b4". Each is
+/// compared with erode/dilate once before timing (counter
 /// "differs", 0 expected; a difference skips the row with an error).
 template <class T>
 void register_morph_tiles(bool erode, int k) {
   const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
-  for (int tile = 0; tile < devmat::detail::kMorphTileShapes; ++tile) {
-    const auto t = devmat::detail::morph_tile_shape<T>(tile);
-    const std::string impl = "ours-tile" + std::to_string(t.rows) + "x" + std::to_string(t.cols);
-    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
-      const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
-      DeviceMatrix<T> out(kSide, kSide, img.stream());
-      const cudaStream_t s = img.stream().native();
-      const auto run = [&] {
-        if (erode) devmat::detail::launch_morph_tile<true>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, tile);
-        else devmat::detail::launch_morph_tile<false>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, tile);
-      };
-      run();
-      const std::size_t differs = count_differences(out, morph(erode, img, k));
-      st.counters["differs"] = static_cast<double>(differs);
-      if (differs != 0) {
-        st.SkipWithError("tile kernel differs from erode/dilate");
-        return;
-      }
-      b::time_on_stream(st, s, kPixels, b::kMpixps, run);
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
+  for (int tile = 0; tile < devmat::detail::kMorphTileShapes; ++tile)
+    for (int batch : {1, 4}) {
+      const auto t = devmat::detail::morph_tile_shape<T>(tile);
+      const std::string impl =
+          "ours-tile" + std::to_string(t.rows) + "x" + std::to_string(t.cols) + (batch == 4 ? "-b4" : "");
+      benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
+        const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+        DeviceMatrix<T> out(kSide, kSide, img.stream());
+        const cudaStream_t s = img.stream().native();
+        const auto run = [&] {
+          if (erode)
+            devmat::detail::launch_morph_tile<true>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, tile, batch);
+          else
+            devmat::detail::launch_morph_tile<false>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, tile, batch);
+        };
+        run();
+        const std::size_t differs = count_differences(out, morph(erode, img, k));
+        st.counters["differs"] = static_cast<double>(differs);
+        if (differs != 0) {
+          st.SkipWithError("tile kernel differs from erode/dilate");
+          return;
+        }
+        b::time_on_stream(st, s, kPixels, b::kMpixps, run);
+      })->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
 }
 
 template <class T>

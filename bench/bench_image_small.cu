@@ -207,8 +207,9 @@ void register_morph(bool erode, int k) {
 #endif
 }
 
-/// The fused float erosion / dilation (sides 3 and 5) beside its rows-per-thread variants and the
-/// two-pass van Herk kernels it replaced; NPP's rows are in bench_image_neigh.
+/// The fused float erosion / dilation (sides 3 and 5; 7 and 9 where "ours" is still the one-kernel
+/// tile) beside its rows-per-thread variants and the two-pass van Herk kernels it replaced; NPP's
+/// rows are in bench_image_neigh.
 void register_morph_f32(bool erode, int k) {
   const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
   const auto ours = [=] { return erode ? devmat::erode(input<float>(), k, k) : devmat::dilate(input<float>(), k, k); };
@@ -390,7 +391,9 @@ void register_gray_flat() {
 /// connected-components hysteresis (four kernels, no wait). "canny_snake_20_100": a serpentine of weak edges
 /// through every tile row with one strong end (test/support/canny_ref.hpp's snake_image: a
 /// path of 110 on 100, rows 5 apart), the worst case for tile-local fills: "ours" gives up the
-/// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone.
+/// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone;
+/// "ours-bits-c4-m8/m16/m32" give up after 8, 16, 32 rounds; "ours-strip" (and "-m16") suppress
+/// by canny_nms_strip_kernel.
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
@@ -439,6 +442,32 @@ void register_canny() {
     const auto& img = snake();
     d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, components);
   });
+  // The default with the suppression by warps down strips in registers (canny_nms_strip_kernel)
+  // instead of 32 x 32 tiles in shared memory: "ours-strip"; with a limit of 16 rounds too.
+  for (int max_rounds : {64, 16}) {
+    d::CannyConfig config;
+    config.nms = d::CannyConfig::Nms::strip;
+    config.max_rounds = max_rounds;
+    const std::string impl = max_rounds == 64 ? "ours-strip" : "ours-strip-m16";
+    register_variant<U8>("canny_5_15", impl, ours, forced(config));
+    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
+      const auto& img = snake();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
+    });
+  }
+  // The default (bits, 4 rounds a wait) giving up for the components after 8, 16 or 32 rounds
+  // instead of 64 ("ours"): on both images, since a limit low enough for the snake must not send
+  // canny_5_15 (the number of rounds a natural image needs) to the components.
+  for (int max_rounds : {8, 16, 32}) {
+    d::CannyConfig config;
+    config.max_rounds = max_rounds;
+    const std::string impl = "ours-bits-c4-m" + std::to_string(max_rounds);
+    register_variant<U8>("canny_5_15", impl, ours, forced(config));
+    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
+      const auto& img = snake();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
+    });
+  }
 #if DEVMAT_BENCH_HAVE_NPP
   const auto npp_canny = [](const DeviceMatrix<U8>& img, DeviceMatrix<U8>& out, const NppStreamContext& ctx, Npp16s low,
                             Npp16s high) {
@@ -468,6 +497,8 @@ int main(int argc, char** argv) {
   register_morph(false, 5);
   register_morph_f32(true, 3);
   register_morph_f32(false, 5);
+  register_morph_f32(true, 7);  // "ours" the tile; "ours-r<R>" the fused kernel, not yet the default
+  register_morph_f32(true, 9);
   for (int k : {3, 5, 7}) register_filter2d(k);
   register_threshold();
   register_threshold_f32();

@@ -4,8 +4,10 @@
 // against the clipped window's minimum and maximum: u8 and f32, each tile shape, elements from
 // 1 x 1 to 31 x 31 with even and non-square sides, images smaller and larger than a tile, dense
 // (the 16-byte loads and word stores) and at odd offsets (a pixel at a time), outputs inside a
-// poisoned margin, grid.y cut to 1 so the loop over the tiles past the grid runs. A host test,
-// so CI checks the index math that test_image_morph checks on the GPU.
+// poisoned margin, grid.y cut to 1 so the loop over the tiles past the grid runs; the block
+// minima a word and four words at a time (morph_tile_kernel's kBatch). A host test,
+// so CI checks the index math that test_image_morph checks on the GPU. The fused float kernel
+// (morph_f32_small_kernel) likewise at 7x7 and 9x9, the sides it may take over from the tile.
 #include <math.h>
 
 #include <algorithm>
@@ -73,7 +75,7 @@ struct Output {
 };
 
 /// morph_tile_kernel<T, kErode, tile `Shape`> on img into out, grid.y cut to 1.
-template <class T, bool kErode, int Shape>
+template <class T, bool kErode, int Shape, int kBatch>
 void run_tile(const Image<T>& img, Output<T>& out, int kr, int kc) {
   constexpr d::MorphTileShape t = d::morph_tile_shape<T>(Shape);
   const d::MorphTileLayout lay(kr, kc, t.rows, t.cols, d::kMorphPack4<T>);
@@ -81,20 +83,21 @@ void run_tile(const Image<T>& img, Output<T>& out, int kr, int kc) {
   const auto tiles_y = static_cast<unsigned>((img.rows + t.rows - 1) / t.rows);
   const dim3 grid(static_cast<unsigned>((img.cols + t.cols - 1) / t.cols), 1);
   emu::launch(grid, dim3(d::kMorphTileThreads), [&] {
-    d::morph_tile_kernel<T, kErode, t.rows, t.cols>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr, kc,
+    d::morph_tile_kernel<T, kErode, t.rows, t.cols, kBatch>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr, kc,
                                                     tiles_y);
   });
 }
 
 template <class T>
-void check_tile(bool erode, int shape, const Image<T>& img, int kr, int kc, bool padded) {
-  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, shape, padded);
+void check_tile(bool erode, int shape, const Image<T>& img, int kr, int kc, bool padded, bool batch4 = false) {
+  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, shape, padded, batch4);
   // Never an answer here (u8 pixels are 1 .. 254); the identity (255 for erosion, 0 for dilation)
   // leaking out would not be one either.
   const T poison = std::is_same_v<T, float> ? T(12345) : T(erode ? 0 : 255);
   Output<T> out(img.rows, img.cols, poison, padded);
   const auto run = [&](auto erode_c, auto shape_c) {
-    run_tile<T, decltype(erode_c)::value, decltype(shape_c)::value>(img, out, kr, kc);
+    if (batch4) run_tile<T, decltype(erode_c)::value, decltype(shape_c)::value, 4>(img, out, kr, kc);
+    else run_tile<T, decltype(erode_c)::value, decltype(shape_c)::value, 1>(img, out, kr, kc);
   };
   const auto with_shape = [&](auto erode_c) {
     if (shape == 0) run(erode_c, std::integral_constant<int, 0>{});
@@ -117,6 +120,59 @@ void check_tile(bool erode, int shape, const Image<T>& img, int kr, int kc, bool
 }
 }  // namespace
 
+/// morph_f32_small_kernel<K, K, kErode, R> on img into out, grid.y cut to 1; the result's
+/// mismatches against the clipped window's min or max.
+template <int K, bool kErode, int R>
+Index small_f32_mismatches(const Image<float>& img, Output<float>& out) {
+  const auto tiles_y = static_cast<unsigned>((img.rows + d::kNbrTileH<R> - 1) / d::kNbrTileH<R>);
+  const dim3 grid(static_cast<unsigned>((img.cols + d::kNbrTileW - 1) / d::kNbrTileW), 1);
+  emu::launch(grid, dim3(d::kNbrThreadsX, d::kNbrThreadsY), [&] {
+    d::morph_f32_small_kernel<K, K, kErode, R>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, tiles_y);
+  });
+  Index bad = 0;
+  for (Index y = 0; y < img.rows; ++y)
+    for (Index x = 0; x < img.cols; ++x) {
+      float v = img.at(std::max<Index>(0, y - K / 2), std::max<Index>(0, x - K / 2));
+      for (Index i = std::max<Index>(0, y - K / 2); i < std::min<Index>(img.rows, y - K / 2 + K); ++i)
+        for (Index j = std::max<Index>(0, x - K / 2); j < std::min<Index>(img.cols, x - K / 2 + K); ++j)
+          v = kErode ? std::min(v, img.at(i, j)) : std::max(v, img.at(i, j));
+      bad += !(out.at(y, x) == v);
+    }
+  return bad;
+}
+
+TEST_CASE("emulated fused float erode and dilate (morph_f32_small_kernel) at 7x7 and 9x9 equal the clipped window's",
+          "[image][morph][emulation]") {
+  // The sides the kernel's 12-pixel row loads reach at most (9: 4 either side of its 4 pixels),
+  // 3 as the kernel erode/dilate already take; images narrower and wider than the 128-pixel
+  // tile, shorter and taller than its 8R rows, dense (the 16-byte loads and stores) and at odd
+  // offsets (pixel by pixel) inside a poisoned margin.
+  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 133}, {70, 1}, {13, 17}, {33, 129}, {67, 260}};
+  int n = 0;
+  for (const auto& [r, c] : shapes)
+    for (bool offset : {true, false}) {
+      const Image<float> img(r, c, offset);
+      ++n;
+      CAPTURE(r, c, offset, n);
+      const auto check = [&](auto k_c, auto erode_c, auto r_c) {
+        CAPTURE(decltype(k_c)::value, decltype(erode_c)::value, decltype(r_c)::value);
+        Output<float> out(img.rows, img.cols, 12345.f, offset);
+        CHECK(small_f32_mismatches<decltype(k_c)::value, decltype(erode_c)::value, decltype(r_c)::value>(img, out) == 0);
+        CHECK(out.margin_changed() == 0);
+      };
+      using C3 = std::integral_constant<int, 3>;
+      using C7 = std::integral_constant<int, 7>;
+      using C9 = std::integral_constant<int, 9>;
+      using R4 = std::integral_constant<int, 4>;
+      using R8 = std::integral_constant<int, 8>;
+      check(C7{}, std::true_type{}, R8{});
+      check(C7{}, std::false_type{}, R4{});
+      check(C9{}, std::true_type{}, R4{});
+      check(C9{}, std::false_type{}, R8{});
+      if (n % 3 == 0) check(C3{}, std::true_type{}, R4{});
+    }
+}
+
 TEMPLATE_TEST_CASE("emulated one-kernel tile erode and dilate equal the clipped window's min and max",
                    "[image][morph][emulation]", std::uint8_t, float) {
   using T = TestType;
@@ -129,11 +185,14 @@ TEMPLATE_TEST_CASE("emulated one-kernel tile erode and dilate equal the clipped 
       const Image<T> img(r, c, offset);
       for (const auto& [kr, kc] : elements) {
         ++n;
-        check_tile<T>(n % 2 == 0, n % 3, img, kr, kc, offset);
+        check_tile<T>(n % 2 == 0, n % 3, img, kr, kc, offset, n % 4 < 2);  // half with batches of 4 loads
       }
     }
   // Every shape and both operations once on a view of several tiles each way.
   const Image<T> img(131, 263, true);
   for (int shape = 0; shape < 3; ++shape)
-    for (bool erode : {true, false}) check_tile<T>(erode, shape, img, 9, 31, true);
+    for (bool erode : {true, false}) {
+      check_tile<T>(erode, shape, img, 9, 31, true);
+      check_tile<T>(erode, shape, img, 31, 9, true, true);
+    }
 }

@@ -43,6 +43,11 @@ struct CannyConfig {
   /// weak chain crosses: a serpentine through every tile row of a 4096^2 image takes ~10^5
   /// rounds, where the components cost a bounded ~1 ms. Counted in whole batches.
   int max_rounds = 64;
+  /// How the tile rounds' suppression runs: a 32 x 32 tile a block in shared memory
+  /// (canny_nms_kernel), or a warp walking down a strip in registers (canny_nms_strip_kernel, the
+  /// same map; bench_image_small's "ours-strip" rows time it before it becomes the default).
+  enum class Nms { tile, strip };
+  Nms nms = Nms::tile;
 };
 
 /// Whether the components' 32-bit labels can index every pixel.
@@ -82,12 +87,18 @@ inline void launch_canny_components(const Stream& stream, const std::uint8_t* in
 /// raised pixels: out is then unfinished (the caller runs another design over it).
 inline bool launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows,
                                      Index cols, int low, int high, int rounds_per_check, CannyConfig::TileFill fill,
-                                     int max_rounds) {
+                                     int max_rounds, CannyConfig::Nms nms = CannyConfig::Nms::tile) {
   const cudaStream_t s = stream.native();
   unsigned tiles_y = 0;
   const dim3 grid = tile_grid(rows, cols, kCannyTile, kCannyTile, &tiles_y);
   const dim3 block(kCannyThreadsX, kCannyThreadsY);
-  launch(&canny_nms_kernel, grid, block, 0, s, in, ld, out, rows, cols, low, high, tiles_y);
+  if (nms == CannyConfig::Nms::strip) {
+    unsigned strips_y = 0;
+    const dim3 strips = tile_grid(rows, cols, kCannyStripW, kCannyStripRows, &strips_y);
+    launch(&canny_nms_strip_kernel, strips, block, 0, s, in, ld, out, rows, cols, low, high, strips_y);
+  } else {
+    launch(&canny_nms_kernel, grid, block, 0, s, in, ld, out, rows, cols, low, high, tiles_y);
+  }
   // The changed flag, then two tile-mark buffers (a round reads one and marks the other): the
   // first round takes every tile.
   const std::size_t n_tiles = static_cast<std::size_t>(grid.x) * tiles_y;
@@ -134,7 +145,7 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
     return;
   }
   if (!launch_canny_tile_rounds(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, config.fill,
-                                fit ? config.max_rounds : 0))
+                                fit ? config.max_rounds : 0, config.nms))
     launch_canny_components(stream, in, ld, out, rows, cols, low, high);  // rewrites every pixel of out
 }
 

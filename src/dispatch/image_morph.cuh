@@ -67,19 +67,24 @@ bool morph_tile_fits(int kr, int kc) {
 }
 
 /// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
-/// (kr, kc >= 1), both passes in one kernel (morph_tile_kernel), tile morph_tile_shape<T>(shape).
-/// Throws std::invalid_argument for a shape index out of range; cuda_error when the tile's shared
-/// memory exceeds the device's.
+/// (kr, kc >= 1), both passes in one kernel (morph_tile_kernel), tile morph_tile_shape<T>(shape),
+/// `batch` words loaded at a time by the block minima (1, the measured default, or 4: the
+/// candidate bench_image_neigh times as "ours-tile<rows>x<cols>-b4"). Throws
+/// std::invalid_argument for a shape index or batch out of range; cuda_error when the tile's
+/// shared memory exceeds the device's.
 template <bool kErode, class T>
 void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
-                       int kc, int shape = 0) {
+                       int kc, int shape = 0, int batch = 1) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_tile: u8 or float");
   if (shape < 0 || shape >= kMorphTileShapes)
     throw std::invalid_argument("devmat: launch_morph_tile: no tile shape " + std::to_string(shape));
+  if (batch != 1 && batch != 4)
+    throw std::invalid_argument("devmat: launch_morph_tile: batch " + std::to_string(batch) + " (1 or 4)");
   if (rows == 0 || cols == 0) return;
   const auto run = [&](auto index) {
     constexpr MorphTileShape t = morph_tile_shape<T>(decltype(index)::value);
-    const auto kernel = &morph_tile_kernel<T, kErode, t.rows, t.cols>;
+    const auto kernel = batch == 4 ? &morph_tile_kernel<T, kErode, t.rows, t.cols, 4>
+                                   : &morph_tile_kernel<T, kErode, t.rows, t.cols, 1>;
     const std::size_t smem = morph_tile_smem_bytes<T>(kr, kc, shape);
     blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphTileThreads, static_cast<int>(smem), true);  // opts in past 48 KiB
     unsigned tiles_y = 0;
@@ -96,13 +101,21 @@ void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
 /// Whether launch_morph_small has a kernel for a kr x kc element.
 inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
 
+/// Whether launch_morph_small has a kernel for a float kr x kc element: morph_small's, and the
+/// squares 7 x 7 and 9 x 9 (morph_f32_small_kernel loads 4 pixels either side of its 4: sides up
+/// to 9). Not erode/dilate's choice for 7 and 9 yet: bench_image_neigh times them as
+/// "ours-small-r<R>" beside the tile (morph_tile_kernel ran f32 7x7 at a third of the fused 3x3's
+/// rate in run T3, its serial runtime-k block minima keeping few warps busy).
+inline bool morph_small_f32(int kr, int kc) { return morph_small(kr, kc) || (kr == kc && (kr == 7 || kr == 9)); }
+
 /// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3
 /// rows 4, 5 rows 8 were the fastest of 4, 8 and 16; float takes the same).
 inline int morph_rows_per_thread(int kr) { return kr == 3 ? 4 : 8; }
 
 /// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
-/// (sides 3 or 5: morph_small), one fused pass (morph_u8_small_kernel, morph_f32_small_kernel);
-/// r output rows a thread (4, 8 or 16; 0: the default).
+/// (sides 3 or 5: morph_small; float also 7 x 7 and 9 x 9: morph_small_f32), one fused pass
+/// (morph_u8_small_kernel, morph_f32_small_kernel); r output rows a thread (4, 8 or 16; 0: the
+/// default). Throws std::logic_error for an element it has no kernel for.
 template <bool kErode, class T>
 void launch_morph_small(cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
                         int kc, int r = 0) {
@@ -112,7 +125,7 @@ void launch_morph_small(cudaStream_t s, const T* in, Index ld, T* out, Index ld_
     constexpr int R = decltype(rc)::value;
     unsigned tiles_y = 0;
     const dim3 grid = tile_grid(rows, cols, kNbrTileW, kNbrTileH<R>, &tiles_y);
-    with_small_sides(kr, kc, [&](auto kr_c, auto kc_c) {
+    const auto run = [&](auto kr_c, auto kc_c) {
       constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
       if constexpr (std::is_same_v<T, std::uint8_t>)
         launch(&morph_u8_small_kernel<KR, KC, kErode, R>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out,
@@ -120,7 +133,14 @@ void launch_morph_small(cudaStream_t s, const T* in, Index ld, T* out, Index ld_
       else
         launch(&morph_f32_small_kernel<KR, KC, kErode, R>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out,
                ld_out, rows, cols, tiles_y);
-    });
+    };
+    if constexpr (std::is_same_v<T, float>) {
+      using C7 = std::integral_constant<int, 7>;
+      using C9 = std::integral_constant<int, 9>;
+      if (kr == 7 && kc == 7) return run(C7{}, C7{});
+      if (kr == 9 && kc == 9) return run(C9{}, C9{});
+    }
+    with_small_sides(kr, kc, run);
   });
 }
 

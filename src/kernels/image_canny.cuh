@@ -136,6 +136,86 @@ canny_nms_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __
   }
 }
 
+// ------------------------------------------------------------------ suppression in registers
+// canny_nms_strip_kernel: the same classes as canny_nms_kernel without shared memory. A warp
+// walks down a strip of 32 columns (lane l at column xs + l), one row a step: it loads the row's
+// pixel (the only global read), takes its neighbours' by shuffles, and keeps the last three
+// rows' horizontal sums and differences, the last two Sobel gradients and three rows of
+// magnitudes in registers (the magnitudes' left and right neighbours by shuffles again). Lanes 1
+// .. 30 have magnitudes, lanes 2 .. 29 all eight neighbours' magnitudes: 28 output columns a
+// warp. The tile kernel read 9 shared-memory words for each gradient, twice (run T3, ncu: 58 us
+// at 4096^2, SM 52%, DRAM 6%); here a pixel costs four shuffles.
+
+constexpr int kCannyStripCols = 28;                            // output columns a warp
+constexpr int kCannyStripRows = 32;                            // output rows a warp (a strip)
+constexpr int kCannyStripW = kCannyStripCols * kCannyThreadsY;  // output columns a block: 224
+
+/// Suppression alone, as canny_nms_kernel (map(y, x) = 0 / kCannyWeak / kCannyEdge, OpenCV's
+/// sectors and ties), a warp a strip of kCannyStripCols x kCannyStripRows outputs. Block
+/// (kCannyThreadsX, kCannyThreadsY): warp w takes columns x0 + 28 w .. x0 + 28 w + 27 of the
+/// block's kCannyStripW; grid (tiles of kCannyStripW x kCannyStripRows along x, along y up to the
+/// grid's limit, the rest looped over).
+__global__ void __launch_bounds__(kCannyThreads)
+canny_nms_strip_kernel(const std::uint8_t* __restrict__ in, Index ld, std::uint8_t* __restrict__ map, Index rows, Index cols,
+                       int low, int high, unsigned tiles_y) {
+  constexpr unsigned kAll = 0xffffffffu;
+  constexpr int kShift = 15;
+  constexpr int kTg22 = 13573;  // (int)(tan(22.5 deg) * 2^15 + 0.5), as canny_tile_classes
+  const int lane = threadIdx.x;
+  const Index xs = static_cast<Index>(blockIdx.x) * kCannyStripW + threadIdx.y * kCannyStripCols - 2;  // lane 0's column
+  if (xs + 2 >= cols) return;  // the whole warp: no output column in the image
+  const Index x = xs + lane;
+  const bool x_in = x >= 0 && x < cols;
+  const bool x_out = lane >= 2 && lane < 2 + kCannyStripCols && x < cols;  // an output column
+  const std::uint8_t* const col = in + canny_clamp(x, cols);  // borders replicated
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kCannyStripRows;
+    // Rows of horizontal sums (l + 2c + r) and differences (r - l): [0] two rows up, [1] one up.
+    int hs0 = 0, hs1 = 0, hd0 = 0, hd1 = 0;
+    // Magnitudes (left, centre, right) of the rows above (u) and at (c) the row to suppress; the
+    // gradient of the row at c.
+    int ul = 0, uc = 0, ur = 0, cl = 0, cc = 0, cr = 0, gx = 0, gy = 0;
+    // Step j loads pixel row y0 - 2 + j, has the gradient of row y0 - 3 + j (j >= 2) and
+    // suppresses row y0 - 4 + j (j >= 4).
+    int p_next = col[canny_clamp(y0 - 2, rows) * ld];  // loaded a step ahead
+    for (int j = 0; j < kCannyStripRows + 4; ++j) {
+      const Index yl = y0 - 2 + j;
+      const int p = p_next;
+      if (j + 1 < kCannyStripRows + 4) p_next = col[canny_clamp(yl + 1, rows) * ld];
+      const int pl = __shfl_up_sync(kAll, p, 1), pr = __shfl_down_sync(kAll, p, 1);
+      const int hs = pl + 2 * p + pr, hd = pr - pl;
+      if (j >= 2) {
+        const int dx = hd0 + 2 * hd1 + hd, dy = hs - hs0;  // Sobel at row yl - 1
+        const Index ym = yl - 1;
+        const int m = x_in && ym >= 0 && ym < rows ? ::abs(dx) + ::abs(dy) : 0;
+        const int ml = __shfl_up_sync(kAll, m, 1), mr = __shfl_down_sync(kAll, m, 1);
+        if (j >= 4) {  // suppress row yl - 2: magnitudes u (yl - 3), c (yl - 2), d = (ml, m, mr) (yl - 1)
+          const Index yo = yl - 2;
+          if (x_out && yo < rows && cc > low) {
+            const int ax = ::abs(gx), ay = ::abs(gy) << kShift;
+            const int tg22x = ax * kTg22, tg67x = tg22x + (ax << (kShift + 1));
+            const bool diag = ay >= tg22x && ay <= tg67x;
+            int a, b;  // the two neighbours across the gradient
+            if (ay < tg22x) a = cl, b = cr;  // horizontal gradient: left and right
+            else if (ay > tg67x) a = uc, b = m;  // vertical: up and down
+            else if ((gx ^ gy) < 0) a = ur, b = ml;
+            else a = ul, b = mr;
+            const bool peak = cc > a && (diag ? cc > b : cc >= b);
+            map[yo * cols + x] = peak ? (cc > high ? kCannyEdge : kCannyWeak) : std::uint8_t(0);
+          } else if (x_out && yo < rows) {
+            map[yo * cols + x] = 0;
+          }
+        }
+        ul = cl, uc = cc, ur = cr;
+        cl = ml, cc = m, cr = mr;
+        gx = dx, gy = dy;
+      }
+      hs0 = hs1, hs1 = hs;
+      hd0 = hd1, hd1 = hd;
+    }
+  }
+}
+
 /// One round of hysteresis over the tiles marked in `dirty_in` (a byte a tile, tile_y * gridDim.x
 /// + blockIdx.x; the others are skipped: nothing around them changed since they last settled).
 /// Each marked block clears its mark, loads its 32 x 32 tile of the map with a halo of 1, turns

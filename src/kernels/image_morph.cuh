@@ -270,9 +270,14 @@ __device__ __forceinline__ void morph_transpose4(float (&)[1]) {}
 /// h[line * line_step + pos * pos_step]), blocks of k along each line: g = the prefix minima of
 /// each block, h (in place) its suffix minima. The window that starts at i is then
 /// op(h[i], g[i + k - 1]). A task is one block of one line, the lines fastest across threads.
-template <class Op, class W>
+/// kBatch words are loaded before any of them is combined and stored: the stores may alias the
+/// next loads as far as the compiler knows (pos_step is a runtime value), so one word at a time
+/// is a shared-memory round trip per step of a serial chain; a batch keeps kBatch loads in
+/// flight (the suffix pass still overwrites only words it has read: those past `pos`).
+template <class Op, int kBatch = 1, class W>
 __device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int len, int k, int line_step,
                                                    int pos_step) {
+  static_assert(kBatch >= 1, "morph_block_minima: a batch of at least one word");
   const int n_blocks = (len + k - 1) / k;
   for (int task = threadIdx.x; task < lines * n_blocks; task += blockDim.x) {
     const int line = task % lines;
@@ -282,12 +287,38 @@ __device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int le
     W* const gl = g + line * line_step;
     W acc = hl[first * pos_step];
     gl[first * pos_step] = acc;
-    for (int pos = first + 1; pos <= last; ++pos) {
+    int pos = first + 1;
+    if constexpr (kBatch > 1) {
+      for (; pos + kBatch - 1 <= last; pos += kBatch) {
+        W v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) v[u] = hl[(pos + u) * pos_step];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          acc = Op::apply(acc, v[u]);
+          gl[(pos + u) * pos_step] = acc;
+        }
+      }
+    }
+    for (; pos <= last; ++pos) {
       acc = Op::apply(acc, hl[pos * pos_step]);
       gl[pos * pos_step] = acc;
     }
     acc = hl[last * pos_step];
-    for (int pos = last - 1; pos >= first; --pos) {
+    pos = last - 1;
+    if constexpr (kBatch > 1) {
+      for (; pos - kBatch + 1 >= first; pos -= kBatch) {
+        W v[kBatch];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) v[u] = hl[(pos - u) * pos_step];
+#pragma unroll
+        for (int u = 0; u < kBatch; ++u) {
+          acc = Op::apply(acc, v[u]);
+          hl[(pos - u) * pos_step] = acc;
+        }
+      }
+    }
+    for (; pos >= first; --pos) {
       acc = Op::apply(acc, hl[pos * pos_step]);
       hl[pos * pos_step] = acc;
     }
@@ -298,8 +329,8 @@ __device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int le
 /// passes in shared memory (MorphTileLayout; kr, kc >= 1, anchor (kr / 2, kc / 2), pixels outside
 /// the image ignored, as morph_pass_kernel). Block kMorphTileThreads threads; grid (tiles along
 /// x, tiles along y up to the grid's limit, the rest looped over); dynamic shared memory
-/// MorphTileLayout(kr, kc, TH, TW, P).words words.
-template <class T, bool kErode, int TH, int TW>
+/// MorphTileLayout(kr, kc, TH, TW, P).words words. kBatch: morph_block_minima's loads in flight.
+template <class T, bool kErode, int TH, int TW, int kBatch = 1>
 __global__ void __launch_bounds__(kMorphTileThreads)
 morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
                   int kr, int kc, unsigned tiles_y) {
@@ -354,7 +385,7 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
     }
     __syncthreads();
     // Column pass: block minima down each word column.
-    morph_block_minima<Op>(a_smem, g_smem, lay.cl, lay.len_a, kr, 1, lay.cl);
+    morph_block_minima<Op, kBatch>(a_smem, g_smem, lay.cl, lay.len_a, kr, 1, lay.cl);
     __syncthreads();
     // Its results, rows qP .. qP + P - 1 of word column j, transposed into b: line q, pixel
     // columns jP .. jP + P - 1.
@@ -374,7 +405,7 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
     // Row pass: block minima along each line of b from the tile's first input pixel (off); g2
     // over a.
     W* const g2_smem = a_smem;
-    morph_block_minima<Op>(b_smem + lay.off, g2_smem + lay.off, TH / P, TW + kc - 1, kc, lay.pitch_b, 1);
+    morph_block_minima<Op, kBatch>(b_smem + lay.off, g2_smem + lay.off, TH / P, TW + kc - 1, kc, lay.pitch_b, 1);
     __syncthreads();
     // Its results, pixel columns mP .. mP + P - 1 of line q, transposed back into rows and
     // stored a word (P pixels of a row) at a time, a row's words fastest across threads.

@@ -5,7 +5,8 @@
 // across many tiles, serpentines and spirals of weak edges with one strong end (the worst case
 // for tile-local fills), odd shapes, regions of interest, thresholds 0, equal and fractional;
 // both hysteresis designs (tile rounds, canny's, with either tile fill; connected components,
-// forced); errors before launch.
+// forced); the tile rounds after the strip suppression (canny_nms_strip_kernel); errors before
+// launch.
 #include "support/canny_ref.hpp"
 #include "support/image_canny.hpp"
 #include "support/opencv.hpp"
@@ -79,6 +80,13 @@ void check_canny(const H8& h, double low, double high) {
   Index bad = 0;
   for (Index e = 0; e < got.size(); ++e) bad += got.data()[e] != want.data()[e];
   CHECK(bad == 0);
+  // The rounds after the strip suppression (canny_nms_strip_kernel; bench_image_small's
+  // "ours-strip"), not yet canny's choice.
+  poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+  const H8 strip = to_eigen(canny_forced(img, low, high, false, 4, true, 64, true));
+  Index bad_strip = 0;
+  for (Index e = 0; e < strip.size(); ++e) bad_strip += strip.data()[e] != want.data()[e];
+  CHECK(bad_strip == 0);
   CHECK(to_eigen(img) == h);
 }
 
@@ -122,6 +130,8 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
       CAPTURE(max_rounds);
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
       CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds)) == want);
+      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+      CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds, true)) == want);  // strip suppression
     }
     if (rounds)
       for (bool bit_fill : {true, false})

@@ -6,7 +6,9 @@
 // (257), even sides, elements larger than the image, regions of interest at odd offsets, more
 // tile rows than a grid holds, 4097x4095; outputs poisoned, inputs checked intact; errors. The
 // one-kernel tile (morph_tile_kernel) forced in each of its tile shapes for every side from 1 to
-// 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view.
+// 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view, its
+// block minima a word and four words at a time; the
+// fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there).
 #include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
@@ -171,11 +173,20 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
                           dense_h.cols(), kh, kw, tile);
         CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
       }
+      {  // the block minima four words at a time (the "-b4" candidate), one tile shape an element
+        const int tile = (kh * kw) % tiles;
+        CAPTURE(tile);
+        auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
+        small::morph_tile(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
+                          dense_h.cols(), kh, kw, tile, 4);
+        CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
+      }
       const int tile = (kh + kw) % tiles;
-      CAPTURE(tile);
+      const int batch = (kh + kw + erode_) % 2 ? 4 : 1;
+      CAPTURE(tile, batch);
       auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
       small::morph_tile(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
-                        out_parent.cols(), r, c, kh, kw, tile);
+                        out_parent.cols(), r, c, kh, kw, tile, batch);
       const H<T> got = to_eigen(out_parent);
       CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
       Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
@@ -193,6 +204,64 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
   CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
                                     dense_h.cols(), 3, 3, 3),
                   std::invalid_argument);
+  CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
+                                    dense_h.cols(), 3, 3, 0, 2),
+                  std::invalid_argument);
+}
+
+TEST_CASE("the fused float kernel (morph_f32_small_kernel) at 7x7 and 9x9 is exact", "[image][morph][small]") {
+  // Not erode/dilate's choice at these sides yet (bench_image_small times it as "ours-r<R>"), so
+  // forced: every rows-per-thread, on awkward shapes (0, 1, the 128 x 8R tile +- 1, primes), a
+  // dense image with 16-byte aligned rows (the vector loads and stores) and an odd view written
+  // into a view of a poisoned parent (pixel by pixel; nothing around it may change).
+  std::vector<std::pair<Index, Index>> shapes = awkward_shapes(3, 300);
+  for (std::pair<Index, Index> extra : {std::pair<Index, Index>{33, 129}, {127, 131}, {65, 4}, {1, 257}, {257, 1}})
+    shapes.push_back(extra);
+  const int seed_shapes = static_cast<int>(shapes.size());
+  for (int i = 0; i < seed_shapes; ++i) {
+    const auto [r, c] = shapes[static_cast<std::size_t>(i)];
+    if (r * c == 0 || r * c > 200000) continue;
+    const H<float> h = random_image<float>(r, c);
+    const auto img = to_device(h);
+    const cudaStream_t s = img.stream().native();
+    for (int k : {7, 9})
+      for (bool erode_ : {true, false})
+        for (int rpt : {4, 8, 16}) {
+          CAPTURE(shape(r, c), k, erode_, rpt);
+          auto out = DeviceMatrix<float>::constant(r, c, poison_value<float>(), img.stream());
+          small::morph(erode_, s, img.data(), img.cols(), out.data(), out.cols(), r, c, k, k, rpt);
+          CHECK(to_eigen(out) == morph_ref(h, k, k, erode_));
+        }
+    CHECK(to_eigen(img) == h);
+  }
+  const H<float> parent_h = random_image<float>(140, 271);
+  const auto parent = to_device(parent_h);
+  const Index r = 131, c = 261;
+  const MatrixView<const float> roi = parent.block(3, 5, r, c);
+  const H<float> roi_h = parent_h.block(3, 5, r, c);
+  for (int k : {7, 9})
+    for (bool erode_ : {true, false}) {
+      CAPTURE(k, erode_);
+      auto out_parent = DeviceMatrix<float>::constant(r + 4, c + 6, poison_value<float>(), parent.stream());
+      small::morph(erode_, parent.stream().native(), roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
+                   out_parent.cols(), r, c, k, k, 8);
+      const H<float> got = to_eigen(out_parent);
+      CHECK(H<float>(got.block(2, 3, r, c)) == morph_ref(roi_h, k, k, erode_));
+      Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
+      for (Index y = 0; y < got.rows(); ++y)
+        for (Index x = 0; x < got.cols(); ++x) {
+          const bool inside = y >= 2 && y < 2 + r && x >= 3 && x < 3 + c;
+          const float want = poison_value<float>();
+          outside += !inside && std::memcmp(&got(y, x), &want, sizeof(float)) != 0;
+        }
+      CHECK(outside == 0);
+    }
+  CHECK(to_eigen(parent) == parent_h);
+  // No kernel for other sides: a logic_error before anything runs.
+  DeviceMatrix<float> out(8, 8, parent.stream());
+  for (auto [kh, kw] : std::vector<std::pair<int, int>>{{7, 5}, {9, 7}, {11, 11}, {7, 3}})
+    CHECK_THROWS_AS(small::morph(true, parent.stream().native(), parent.data(), parent.cols(), out.data(), 8, 8, 8, kh, kw, 8),
+                    std::logic_error);
 }
 
 TEMPLATE_TEST_CASE("morphology_open and morphology_close equal the composed reference", "[image][morph]",

@@ -7,7 +7,7 @@
 
 namespace devmat::test {
 DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& img, double low, double high, bool components,
-                                        int rounds_per_check, bool bit_fill, int max_rounds) {
+                                        int rounds_per_check, bool bit_fill, int max_rounds, bool strip_nms) {
   const Stream s = img.stream();
   DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
   detail::CannyConfig config;
@@ -15,6 +15,7 @@ DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& im
   config.rounds_per_check = rounds_per_check;
   config.max_rounds = max_rounds;
   config.fill = bit_fill ? detail::CannyConfig::TileFill::bits : detail::CannyConfig::TileFill::sweeps;
+  config.nms = strip_nms ? detail::CannyConfig::Nms::strip : detail::CannyConfig::Nms::tile;
   detail::launch_canny(s, img.data(), img.stride(), out.data(), img.rows(), img.cols(), static_cast<int>(std::floor(low)),
                        static_cast<int>(std::floor(high)), config);
   return out;

@@ -10,7 +10,9 @@ namespace devmat::test {
 /// canny(img, low, high) by connected components (components true; images under 2^32 pixels)
 /// or by tile rounds with `rounds_per_check` rounds between two reads of the flag, each tile
 /// filled on bit masks (bit_fill) or by shared-memory sweeps, to the end (max_rounds 0) or
-/// giving up for the components after max_rounds rounds. img not empty.
+/// giving up for the components after max_rounds rounds; the rounds' suppression by tiles in
+/// shared memory or (strip_nms) by warps down strips in registers. img not empty.
 DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& img, double low, double high, bool components,
-                                        int rounds_per_check = 4, bool bit_fill = true, int max_rounds = 0);
+                                        int rounds_per_check = 4, bool bit_fill = true, int max_rounds = 0,
+                                        bool strip_nms = false);
 }  // namespace devmat::test

@@ -76,18 +76,18 @@ void morph_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float
 namespace {
 template <class T>
 void morph_tiled(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols,
-                 int kr, int kc, int shape) {
-  if (erode) detail::launch_morph_tile<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
-  else detail::launch_morph_tile<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
+                 int kr, int kc, int shape, int batch) {
+  if (erode) detail::launch_morph_tile<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, shape, batch);
+  else detail::launch_morph_tile<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, shape, batch);
 }
 }  // namespace
 void morph_tile(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                Index rows, Index cols, int kr, int kc, int shape) {
-  morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
+                Index rows, Index cols, int kr, int kc, int shape, int batch) {
+  morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape, batch);
 }
 void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
-                int kr, int kc, int shape) {
-  morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape);
+                int kr, int kc, int shape, int batch) {
+  morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape, batch);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {

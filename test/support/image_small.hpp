@@ -24,7 +24,8 @@ void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t
 /// The general path: a row pass and a column pass through a uint16 workspace.
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc);
-/// The fused erosion / dilation (u8 or float), sides 3 or 5; r as box_u8.
+/// The fused erosion / dilation (u8 or float), sides 3 or 5 (float also 7 x 7 and 9 x 9); r as
+/// box_u8. std::logic_error for other sides.
 void morph(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
            Index cols, int kr, int kc, int r);
 void morph(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
@@ -35,11 +36,12 @@ void morph_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld
 void morph_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
                     Index cols, int kr, int kc);
 /// Both van Herk / Gil-Werman passes on a tile in shared memory (any kr, kc >= 1 whose tile fits
-/// the device), tile shape `shape` (0 .. 2: src/dispatch/image_morph.cuh's morph_tile_shape).
+/// the device), tile shape `shape` (0 .. 2: src/dispatch/image_morph.cuh's morph_tile_shape),
+/// `batch` words loaded at a time by the block minima (1 or 4).
 void morph_tile(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                Index rows, Index cols, int kr, int kc, int shape);
+                Index rows, Index cols, int kr, int kc, int shape, int batch = 1);
 void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
-                int kr, int kc, int shape);
+                int kr, int kc, int shape, int batch = 1);
 /// The register-blocked filter2d (k = 3, 5, 7), device weights w (k x k, row-major).
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k);
