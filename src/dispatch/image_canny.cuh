@@ -135,10 +135,12 @@ inline bool launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
 
 /// Canny of the rows x cols image at `in` (row stride ld) into the dense `out` (4-byte aligned, as
 /// every pool allocation: the per-pixel kernels move words of 4 pixels), thresholds already
-/// floor()ed; rows, cols > 0. The config's hysteresis (tile rounds by default, the components
-/// after max_rounds rounds); the components only for images of fewer than 2^32 pixels.
+/// floor()ed. The config's hysteresis (tile rounds by default, the components after max_rounds
+/// rounds); the components only for images of fewer than 2^32 pixels. An empty image launches
+/// nothing (a grid of no blocks is an invalid launch).
 inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                          int low, int high, const CannyConfig& config = {}) {
+  if (rows == 0 || cols == 0) return;
   const bool fit = canny_components_fit(rows, cols);
   if (config.hysteresis == CannyConfig::Hysteresis::components && fit) {
     launch_canny_components(stream, in, ld, out, rows, cols, low, high);
