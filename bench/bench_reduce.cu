@@ -10,7 +10,10 @@
 // for 16), and col_sums of a short-wide one rows / (rows + 1) (0.75 for 3 rows).
 //
 // A second bound, "cub-reduce-write-bound" (listed under the table): the same CUB sum plus a write
-// of the output bytes (cudaMemsetAsync), the bytes a partial reduction moves.
+// of the output bytes (cudaMemsetAsync), the bytes a partial reduction moves. A third,
+// "cub-reduce-moved" (listed under the table, f32 rows): one CUB sum over as many elements as the
+// partial reduction reads and writes together (one pass, no second launch), timed against the
+// bytes ours reads, so ours/cub-reduce-moved = CUB's time for our moved bytes / our time.
 //
 // The narrow kernels under trial (dispatch/reduce.cuh's NarrowTrials: row sums staged through
 // shared memory or by a warp per 32 rows with a butterfly, column sums of one flat stream, column
@@ -168,6 +171,25 @@ void register_reduce_write_bound(const std::string& op, Index rows, Index cols, 
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
+/// A CUB sum over as many f32 elements as a row or column sum of rows x cols moves, read and
+/// written (rows * cols + out_elems, one pass), as <op>/f32/<shape>/cub-reduce-moved: the bound
+/// that counts the output's bytes too (a device cannot move rows * cols + out_elems elements
+/// faster than it sums them). Its GB/s counts the bytes "ours" reads (rows * cols * 4), so the
+/// ratio ours / cub-reduce-moved is the time CUB takes to move our bytes over our time.
+void register_reduce_moved(const std::string& op, Index rows, Index cols, Index out_elems) {
+  const Index n = rows * cols + out_elems;
+  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), "cub-reduce-moved").c_str(), [=](benchmark::State& st) {
+    const auto A = random_matrix<float>(1, n);
+    const cudaStream_t s = A.stream().native();
+    DeviceMatrix<float> out(1, 1);
+    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), out.data(), n, s); };
+    auto tmp = cub_temp(call);
+    std::size_t tb = static_cast<std::size_t>(tmp.size());
+    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
 void register_row_sums(Index rows, Index cols) {
   const double bytes = static_cast<double>(rows) * cols * sizeof(float);
   const std::string sh = shape_of(rows, cols);
@@ -191,6 +213,7 @@ void register_row_sums(Index rows, Index cols) {
   // The bound first: the table pairs "ours" with the first reference it meets.
   register_reduce_bound("row_sums", rows, cols);
   register_reduce_write_bound("row_sums", rows, cols, rows);
+  register_reduce_moved("row_sums", rows, cols, rows);
   benchmark::RegisterBenchmark(b::name("row_sums", "f32", sh, "cub-segmented").c_str(), [=](benchmark::State& st) {
     const auto A = random_matrix<float>(rows, cols);
     std::vector<std::int64_t> h_off(static_cast<std::size_t>(rows + 1));
@@ -259,6 +282,7 @@ void register_col_sums(Index rows, Index cols) {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   register_reduce_bound("col_sums", rows, cols);
   register_reduce_write_bound("col_sums", rows, cols, cols);
+  register_reduce_moved("col_sums", rows, cols, cols);
 }
 
 /// One configuration of launch_col_sums.
@@ -331,13 +355,18 @@ void register_partial_typed(bool row, Index rows, Index cols) {
     if (!agrees(got, ref.to_vector())) return st.SkipWithError("disagrees with the naive reference");
     b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = row ? A.row_sums() : A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  for (const bool write : {false, true}) {
-    const std::string impl = write ? "cub-reduce-write-bound" : "cub-reduce-bound";
+  // The third, cub-reduce-moved: one CUB sum over the words of the bytes read and written together
+  // (GB/s counting the bytes ours reads, as register_reduce_moved).
+  const double out_bytes = static_cast<double>(out_elems) * sizeof(S);
+  for (const int bound : {0, 1, 2}) {
+    const bool write = bound == 1;
+    const std::string impl = bound == 0 ? "cub-reduce-bound" : (write ? "cub-reduce-write-bound" : "cub-reduce-moved");
     benchmark::RegisterBenchmark(b::name(op, dtype<T>(), sh, impl).c_str(), [=](benchmark::State& st) {
       const auto A = random_matrix<T>(rows, cols);
+      const auto M = random_matrix<std::int32_t>(1, bound == 2 ? static_cast<Index>((bytes + out_bytes) / 4) : 1);
       const cudaStream_t s = A.stream().native();
-      const Index words = static_cast<Index>(bytes) / 4;
-      const auto* w = reinterpret_cast<const std::int32_t*>(A.data());
+      const Index words = bound == 2 ? M.size() : static_cast<Index>(bytes) / 4;
+      const auto* w = bound == 2 ? M.data() : reinterpret_cast<const std::int32_t*>(A.data());
       DeviceMatrix<std::int64_t> sum(1, 1);
       DeviceMatrix<S> out(out_elems, 1);
       auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, w, sum.data(), words, s); };

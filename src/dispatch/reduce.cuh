@@ -368,6 +368,66 @@ void launch_col_sums_shift(const Stream& stream, const T* in, Index rows, Index 
          partials.template as<const Acc>(), cols, chunks, out);
 }
 
+/// Threads per block, rows in flight per thread and blocks per resident slot of
+/// col_sums_funnel_kernel.
+template <int Threads, int Unroll, int Oversub = 1>
+struct ColFunnelConfig {
+  static constexpr int kThreads = Threads;
+  static constexpr int kUnroll = Unroll;
+  static constexpr int kOversub = Oversub;
+};
+using DefaultColFunnelConfig = ColFunnelConfig<256, 4, 1>;
+/// THE SWITCH (issue 13): whether launch_col_sums sends rows that do not all start on 16-byte
+/// boundaries (2-, 4- and 8-byte elements, at least kColFunnelMinVectors vectors of columns) to
+/// col_sums_funnel_kernel instead of the element-wise tiles (launch_col_sums_v<T, 1>). Off until
+/// a device run measures it (bench_reduce's ours-funnel-* rows against ours-v1).
+constexpr bool kColFunnelDefault = false;
+/// The fewest vectors of columns for which launch_col_sums takes the funnel kernel: half a
+/// default block busy (fewer columns: the tiles read rows side by side, the funnel would not).
+constexpr Index kColFunnelMinVectors = DefaultColFunnelConfig::kThreads / 2;
+/// The fewest rows of a row chunk of col_sums_funnel_kernel: its partials (a column's sum
+/// written and read again) stay a small part of the bytes it reads.
+constexpr Index kColFunnelMinChunkRows = 16;
+
+/// Column sums of any window (col_sums_funnel_kernel): a thread per 16 bytes of columns, blocks
+/// of Cfg::kThreads of them (strips); rows split into chunks (then combined in a fixed order by
+/// col_chunks_kernel) only where the strips leave resident slots free (times Cfg::kOversub), each
+/// chunk at least kColFunnelMinChunkRows rows and short enough for 32-bit byte sums.
+template <class T, class Cfg = DefaultColFunnelConfig>
+void launch_col_sums_funnel(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  using Acc = sum_acc_t<T>;
+  using Out = sum_t<T>;
+  using ToAcc = CastTo<Acc, Acc>;
+  using ToOut = CastTo<Acc, Out>;
+  constexpr int kThreads = Cfg::kThreads, U = Cfg::kUnroll;
+  const cudaStream_t s = stream.native();
+  if (cols == 0) return;
+  if (rows == 0) {
+    DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(cols) * sizeof(Out), s));
+    return;
+  }
+  const Index strips = ceil_div(ceil_div(cols, Index(kVec16<T>)), Index(kThreads));
+  const Index resident =
+      resident_blocks(reinterpret_cast<const void*>(&col_sums_funnel_kernel<T, kThreads, U, ToAcc>), kThreads) *
+      Cfg::kOversub;
+  Index chunks = std::max<Index>(resident / strips, 1);
+  chunks = std::min(chunks, std::max<Index>(rows / kColFunnelMinChunkRows, 1));
+  chunks = std::max(chunks, ceil_div(rows, kMaxColChunkRows));
+  const Index chunk_rows = ceil_div(rows, chunks);
+  chunks = ceil_div(rows, chunk_rows);
+  const auto grid = static_cast<unsigned>(strips * chunks);
+  if (chunks == 1) {
+    launch(&col_sums_funnel_kernel<T, kThreads, U, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
+           chunk_rows, out, ToOut{});
+    return;
+  }
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
+  launch(&col_sums_funnel_kernel<T, kThreads, U, ToAcc>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
+         chunk_rows, partials.template as<Acc>(), ToAcc{});
+  launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
+         partials.template as<const Acc>(), cols, chunks, out);
+}
+
 /// Column sums of a dense (ld == cols, or one row) matrix of 1..Threads columns read as one flat
 /// stream (col_sums_flat_kernel), then its block partials combined by col_chunks_kernel. The
 /// grid is a multiple of cols / gcd(cols, Threads * V), so that every thread's lanes keep
@@ -419,6 +479,10 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     constexpr int VS = kColShiftVec<T>;
     if (kColShiftDefault && !fits(VS) && ceil_div(cols, VS) >= kColShiftMinVectors)
       return launch_col_sums_shift<T, VS>(stream, in, rows, cols, ld, out);
+    // Or (kColFunnelDefault) a thread per 16 bytes of columns down the rows, each row's two
+    // aligned chunks funnelled into its columns (col_sums_funnel_kernel); not bytes (16 lanes).
+    if (kColFunnelDefault && sizeof(T) > 1 && ceil_div(cols, Index(kVec16<T>)) >= kColFunnelMinVectors)
+      return launch_col_sums_funnel<T>(stream, in, rows, cols, ld, out);
   }
   if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
   if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, ld, out);
@@ -488,6 +552,14 @@ struct ShiftTrial {
   }
 };
 
+template <class T, int Threads, int U, int Oversub>
+struct FunnelTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_col_sums_funnel<T, ColFunnelConfig<Threads, U, Oversub>>(stream, in, rows, cols, ld, out);
+  }
+};
+
 template <class T>
 struct ColElementTrial {
   static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
@@ -503,7 +575,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 16;
+  static constexpr int kCount = 20;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -525,7 +597,14 @@ struct NarrowTrials {
       narrow_trial<ShiftTrial<T, 128, 4, 8>, T>("ours-shift-t128u4", NarrowKind::col_sums_any),
       narrow_trial<ShiftTrial<T, 512, 4, 2>, T>("ours-shift-t512u4", NarrowKind::col_sums_any),
       // What unaligned rows took before: element loads (the tiles, or a thread per column).
-      narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any)};
+      narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any),
+      // Column sums of unaligned rows, a thread per 16 bytes of columns funnelling each row's two
+      // aligned chunks (launch_col_sums_funnel: threads, rows in flight, blocks per resident
+      // slot); t256u4x1 is DefaultColFunnelConfig, what kColFunnelDefault turns on.
+      narrow_trial<FunnelTrial<T, 256, 4, 1>, T>("ours-funnel-t256u4x1", NarrowKind::col_sums_any),
+      narrow_trial<FunnelTrial<T, 256, 8, 1>, T>("ours-funnel-t256u8x1", NarrowKind::col_sums_any),
+      narrow_trial<FunnelTrial<T, 128, 8, 1>, T>("ours-funnel-t128u8x1", NarrowKind::col_sums_any),
+      narrow_trial<FunnelTrial<T, 256, 4, 2>, T>("ours-funnel-t256u4x2", NarrowKind::col_sums_any)};
 };
 
 }  // namespace devmat::detail

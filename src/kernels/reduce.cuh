@@ -546,6 +546,94 @@ col_sums_shift_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld
     if (col0 + i < cols) out[chunk * cols + col0 + i] = fin(static_cast<Acc>(sum_smem[i]));
 }
 
+/// acc[m] += lane (m + H) of the 2V lanes a, b (lanes V.. are b's): column V j + m of a row that
+/// starts H elements past the 16-byte boundary below it, when a and b are the row's aligned
+/// chunks j and j + 1 counted from that boundary. Lane indices are compile-time constants.
+template <int H, class Acc, class T, int V>
+__device__ __forceinline__ void add_funnel_at(Acc (&acc)[V], const Pack<T, V>& a, const Pack<T, V>& b) {
+#pragma unroll
+  for (int m = 0; m < V; ++m) acc[m] += static_cast<Acc>(m + H < V ? a.v[(m + H) % V] : b.v[(m + H) % V]);
+}
+
+/// add_funnel_at<h> for a run-time h < V, by a chain of branches on h (uniform where a warp
+/// reads one row, so no divergence), each with constant lanes (no indexing by h, which would put
+/// the vectors in local memory).
+template <int H = 0, class Acc, class T, int V>
+__device__ __forceinline__ void add_funnel(Acc (&acc)[V], const Pack<T, V>& a, const Pack<T, V>& b, int h) {
+  if constexpr (H + 1 < V) {
+    if (h == H) add_funnel_at<H>(acc, a, b);
+    else add_funnel<H + 1>(acc, a, b, h);
+  } else {
+    add_funnel_at<H>(acc, a, b);
+  }
+}
+
+/// Column sums of a window whose rows need not start on a 16-byte boundary (any cols, ld and
+/// start), a thread per V = kVec16<T> columns: thread j = strip * Threads + threadIdx.x (block
+/// b = chunk * strips + strip) owns columns [V j, V j + V) and, for each row of row chunk
+/// `chunk` (U rows in flight), reads the row's 16-byte chunks j and j + 1 counted from the
+/// boundary h elements below the row's start (chunk j + 1 only when h > 0: it is the next
+/// lane's chunk j, served by L1); column V j + m is lane m + h of the pair (add_funnel). h is
+/// the same for every thread of the grid on a given row, so a warp reads 32 whole contiguous
+/// chunks per row and never diverges on it. A row's partial first and last chunks are read
+/// element by element (load_chunk), so nothing outside the window's rows is read. Each column
+/// is summed in row order, in its own thread: the same bits on every run. Block b writes
+/// fin(sum) of column c to out[chunk * cols + c], V sums per 16-byte store where aligned.
+template <class T, int Threads, int U, class Final>
+__global__ void __launch_bounds__(Threads)
+col_sums_funnel_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Index strips, Index chunk_rows,
+                       typename Final::Out* __restrict__ out, Final fin) {
+  static_assert(Threads % 32 == 0, "col_sums_funnel_kernel: whole warps");
+  constexpr int V = kVec16<T>;
+  using Acc = sum_acc_t<T>;
+  using ColAcc = typename col_accumulator<T>::type;
+  using P = Pack<T, V>;
+  using Out = typename Final::Out;
+  const Index strip = blockIdx.x % strips, chunk = blockIdx.x / strips;
+  const Index j = strip * Threads + threadIdx.x;  // this thread's chunk of every row
+  if (j * V >= cols) return;                      // no barrier below
+  const Index r_begin = chunk * chunk_rows;
+  const Index r_end = rows - r_begin < chunk_rows ? rows : r_begin + chunk_rows;
+  ColAcc acc[V];
+#pragma unroll
+  for (int m = 0; m < V; ++m) acc[m] = ColAcc(0);
+  for (Index r = r_begin; r < r_end; r += U) {
+    P a[U], b[U];  // (U, V) chunks j and j + 1 of rows r .. r + U - 1
+    int h[U];      // how far row r + u starts past its 16-byte boundary
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      h[u] = 0;
+#pragma unroll
+      for (int k = 0; k < V; ++k) a[u].v[k] = b[u].v[k] = T(0);
+      if (r + u < r_end) {
+        const T* row_g = in + (r + u) * ld;
+        h[u] = static_cast<int>(head_of(row_g));
+        const T* base_g = row_g - h[u];  // 16-byte aligned
+        a[u] = load_chunk(base_g, h[u], cols, j, T(0));
+        if (h[u] > 0) b[u] = load_chunk(base_g, h[u], cols, j + 1, T(0));
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) add_funnel(acc, a[u], b[u], h[u]);
+  }
+  constexpr int kOutVec = V < kVec16<Out> ? V : kVec16<Out>;  // sums per store
+  using OutPack = Pack<Out, kOutVec>;
+  Out* dst_g = out + chunk * cols + j * V;
+  if (j * V + V <= cols && reinterpret_cast<std::uintptr_t>(dst_g) % sizeof(OutPack) == 0) {
+#pragma unroll
+    for (int k0 = 0; k0 < V; k0 += kOutVec) {
+      OutPack o;
+#pragma unroll
+      for (int k = 0; k < kOutVec; ++k) o.v[k] = fin(static_cast<Acc>(acc[k0 + k]));
+      *reinterpret_cast<OutPack*>(dst_g + k0) = o;
+    }
+  } else {
+#pragma unroll
+    for (int m = 0; m < V; ++m)
+      if (j * V + m < cols) dst_g[m] = fin(static_cast<Acc>(acc[m]));
+  }
+}
+
 /// out[c] = sum over k < chunks of partials[k * cols + c]: 32 columns by 32 chunk lanes per
 /// block, combined in a fixed order.
 template <class Acc, class Out>

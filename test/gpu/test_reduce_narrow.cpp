@@ -196,15 +196,20 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
   using T = TestType;
   const Stream stream = Stream::per_thread();
   // col_sums_shift_kernel: blocks of 255 (or 127, 511) vectors of columns, the last thread a halo;
-  // rows split into chunks of at least 32 when the strips leave resident slots free. Windows of an
-  // odd-width parent at every column offset within a vector, so each row starts at another offset.
+  // rows split into chunks of at least 32 when the strips leave resident slots free.
+  // col_sums_funnel_kernel: blocks of 128 or 256 vectors of 16 bytes (W = 16 / sizeof(T)
+  // columns), rows in chunks of at least 16, the last rows of a chunk fewer than U (4, 8). Windows
+  // of an odd-width parent at every column offset within a vector, so each row starts at another
+  // offset.
   constexpr Index V = sizeof(T) == 1 ? 4 : 16 / static_cast<Index>(sizeof(T));
+  constexpr Index W = 16 / static_cast<Index>(sizeof(T));
   std::vector<Index> cols_list = {1, V - 1, V + 1, 127 * V - 1, 127 * V + 1, 255 * V - 1, 255 * V, 255 * V + 1,
-                                  511 * V + 1, 1021};
-  std::vector<Index> rows_list = {1, 2, 5, 31, 32, 33, 64, 65, 1000};
+                                  511 * V + 1, 1021, 128 * W - 1, 128 * W + 1, 256 * W - 1, 256 * W, 256 * W + 1,
+                                  512 * W + 3};
+  std::vector<Index> rows_list = {1, 2, 5, 15, 16, 17, 31, 32, 33, 64, 65, 1000};
   if (under_sanitizer()) {
-    cols_list = {1, V + 1, 255 * V + 1, 1021};
-    rows_list = {1, 5, 65};
+    cols_list = {1, V + 1, 255 * V + 1, 1021, 256 * W + 1};
+    rows_list = {1, 5, 17, 65};
   }
   for (Index c : cols_list) {
     for (Index r : rows_list) {
@@ -217,7 +222,8 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
         const T* hw = h.data() + C + off;
         int ran = 0;
         for (int i = 0; i < narrow_trial_count<T>(); ++i) {
-          if (std::string(narrow_trial_name<T>(i)).find("shift") == std::string::npos) continue;
+          const std::string name = narrow_trial_name<T>(i);
+          if (name.find("shift") == std::string::npos && name.find("funnel") == std::string::npos) continue;
           REQUIRE(narrow_trial_takes<T>(i, v.data(), r, c, C));
           CAPTURE(narrow_trial_name<T>(i));
           using S = sum_t<T>;
@@ -230,7 +236,7 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
           CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
           ++ran;
         }
-        CHECK(ran == 4);
+        CHECK(ran == 8);  // 4 shift, 4 funnel configurations
         check_public<T>(stream, v, hw, C);
       }
       CHECK(to_eigen(a) == h);  // the parent is intact

@@ -1,0 +1,134 @@
+// col_sums_funnel_kernel (kernels/reduce.cuh: column sums of rows at any 16-byte offset, a
+// thread per 16 bytes of columns, each row's two aligned chunks funnelled into its columns) run
+// on the CPU through the CUDA emulation (expr_emu/), exact against plain column sums: integer
+// elements (exact sums), and floats of small integer values (exact in the double accumulator).
+// Windows of a parent at every column offset within 16 bytes, dense and with odd strides, each
+// ending on the last byte before an inaccessible page (a read past the window's last element
+// faults); every element outside the window poisoned with a huge value (a wrong lane picked up
+// shows in the sums); the output inside a poisoned buffer whose guards must stay poisoned; row
+// chunks (partials) of every length around the rows in flight, strips around a block.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <type_traits>
+#include <vector>
+
+#include "support/catch.hpp"
+
+#include "emu_cuda.hpp"
+#include "emu_image.hpp"
+
+#include "kernels/reduce.cuh"
+
+using devmat::Index;
+namespace d = devmat::detail;
+
+namespace {
+/// `bytes` bytes that end on the last byte before an inaccessible page (unmapped on destruction).
+class GuardedBytes {
+ public:
+  explicit GuardedBytes(std::size_t bytes) {
+    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    pages_ = (bytes + page_ - 1) / page_ + 1;
+    map_ = static_cast<unsigned char*>(mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    REQUIRE(map_ != MAP_FAILED);
+    REQUIRE(mprotect(map_ + (pages_ - 1) * page_, page_, PROT_NONE) == 0);
+    data_ = map_ + (pages_ - 1) * page_ - bytes;
+  }
+  ~GuardedBytes() { munmap(map_, pages_ * page_); }
+  GuardedBytes(const GuardedBytes&) = delete;
+  GuardedBytes& operator=(const GuardedBytes&) = delete;
+  unsigned char* data() const { return data_; }
+
+ private:
+  std::size_t page_ = 0, pages_ = 0;
+  unsigned char* map_ = nullptr;
+  unsigned char* data_ = nullptr;
+};
+
+/// Column sums of the rows x cols window at column c0 of a parent of ld >= c0 + cols elements a
+/// row, by col_sums_funnel_kernel<T, Threads, U> with row chunks of chunk_rows rows (the partials
+/// then summed here in chunk order, as col_chunks_kernel does), against exact sums.
+template <class T, int Threads, int U>
+void check_funnel(Index rows, Index cols, Index ld, Index c0, Index chunk_rows) {
+  CAPTURE(sizeof(T), Threads, U, rows, cols, ld, c0, chunk_rows);
+  using Acc = d::sum_acc_t<T>;
+  using Fin = d::CastTo<Acc, Acc>;
+  constexpr Index V = d::kVec16<T>;
+  // The buffer's end is the window's last element, so the parent starts wherever that puts it
+  // within 16 bytes (as a view into a larger allocation), c0 elements before the window's first
+  // row, V poisoned elements before it (the 16 bytes around a row's start that the GPU may read).
+  const Index elems = (rows - 1) * ld + c0 + cols;
+  const Index lead = V;
+  GuardedBytes buf(static_cast<std::size_t>(elems + lead) * sizeof(T));
+  T* parent = reinterpret_cast<T*>(buf.data()) + lead;
+  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 200 : 1 << 20);
+  for (Index e = -lead; e < elems; ++e) parent[e] = poison;
+  std::uniform_int_distribution<int> dist(0, 100);
+  std::vector<Acc> want(static_cast<std::size_t>(cols), Acc(0));
+  const T* in = parent + c0;
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) {
+      const T v = static_cast<T>(dist(emu::rng()));
+      parent[c0 + r * ld + c] = v;
+      want[static_cast<std::size_t>(c)] += static_cast<Acc>(v);
+    }
+
+  const Index strips = (cols + V * Threads - 1) / (V * Threads);
+  const Index chunks = (rows + chunk_rows - 1) / chunk_rows;
+  constexpr Index kGuard = 8;
+  const Acc acc_poison = static_cast<Acc>(-12345);
+  // Partials at a 16-byte boundary plus `at` elements (0 or 1: aligned and unaligned stores).
+  for (Index at : {Index(0), Index(1)}) {
+    std::vector<Acc> out_buf(static_cast<std::size_t>(chunks * cols + at + 2 * kGuard + 2), acc_poison);
+    Acc* aligned = reinterpret_cast<Acc*>((reinterpret_cast<std::uintptr_t>(out_buf.data() + kGuard) + 15) & ~std::uintptr_t(15));
+    Acc* out = aligned + at;
+    emu::launch(dim3(static_cast<unsigned>(strips * chunks)), dim3(Threads), [&] {
+      d::col_sums_funnel_kernel<T, Threads, U, Fin>(in, rows, cols, ld, strips, chunk_rows, out, Fin{});
+    });
+    Index bad = 0, guards = 0;
+    for (Index c = 0; c < cols; ++c) {
+      Acc s = Acc(0);
+      for (Index k = 0; k < chunks; ++k) s += out[k * cols + c];
+      bad += s != want[static_cast<std::size_t>(c)];
+    }
+    for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
+      const Index o = (out_buf.data() + e) - out;
+      if (o < 0 || o >= chunks * cols) guards += out_buf[static_cast<std::size_t>(e)] != acc_poison;
+    }
+    CHECK(bad == 0);
+    CHECK(guards == 0);
+  }
+}
+
+/// Every column offset within 16 bytes, dense (ld == cols, then c0 = 0 and rows start at every
+/// offset in turn unless V divides cols) and strided (ld = cols + an odd gap).
+template <class T, int Threads, int U>
+void check_shapes(const std::vector<Index>& rows_list, const std::vector<Index>& cols_list) {
+  constexpr Index V = d::kVec16<T>;
+  for (Index r : rows_list)
+    for (Index c : cols_list) {
+      for (Index chunk_rows : {r, (r + 1) / 2, Index(U) + 1, Index(1)}) {
+        if (chunk_rows < 1) continue;
+        check_funnel<T, Threads, U>(r, c, c, 0, chunk_rows);
+        for (Index c0 = 0; c0 < V; ++c0) check_funnel<T, Threads, U>(r, c, c + c0 + 2 * (c % 3) + 1, c0, chunk_rows);
+      }
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated col_sums_funnel_kernel: f32 and i32 at every offset, strips and row chunks",
+          "[reduce][emulation]") {
+  // Strips of 32 threads (4 columns each: 128 columns) keep the emulation quick; the kernel's
+  // index math does not depend on the block size.
+  check_shapes<float, 32, 4>({1, 3, 4, 5, 9}, {1, 2, 3, 4, 5, 127, 128, 129, 257});
+  check_shapes<std::int32_t, 64, 2>({1, 2, 7}, {3, 255, 256, 257});
+}
+
+TEST_CASE("emulated col_sums_funnel_kernel: f64 and bytes", "[reduce][emulation]") {
+  check_shapes<double, 32, 4>({1, 2, 5, 6}, {1, 2, 3, 63, 64, 65});
+  check_shapes<std::uint8_t, 32, 4>({1, 3, 5}, {1, 15, 16, 17, 511, 512, 513});
+}
