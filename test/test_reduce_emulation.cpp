@@ -7,6 +7,10 @@
 // faults); every element outside the window poisoned with a huge value (a wrong lane picked up
 // shows in the sums); the output inside a poisoned buffer whose guards must stay poisoned; row
 // chunks (partials) of every length around the rows in flight, strips around a block.
+// row_sums_scan_kernel (kernels/reduce_narrow.cuh: row sums of a dense matrix as one flat stream
+// a warp, rows closed by a segmented scan over the lanes) the same way: every start offset within
+// 16 bytes, rows of E .. a few E elements (E = K V, the fewest it takes), segments of 1 row to
+// all rows, more segments than warps, against exact sums, poisoned output guards.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,6 +26,7 @@
 #include "emu_image.hpp"
 
 #include "kernels/reduce.cuh"
+#include "kernels/reduce_narrow.cuh"
 
 using devmat::Index;
 namespace d = devmat::detail;
@@ -119,6 +124,69 @@ void check_shapes(const std::vector<Index>& rows_list, const std::vector<Index>&
     }
 }
 }  // namespace
+
+namespace {
+/// Row sums of a dense rows x cols matrix followed by `pad` poisoned elements and then an
+/// inaccessible page (pad 0 .. V - 1 puts the start at every offset within 16 bytes; pad 0 makes
+/// a read past the last element fault), V poisoned elements before it, by
+/// row_sums_scan_kernel<T, K, U> with segments of seg_rows rows on `blocks` blocks of 256
+/// threads, against exact sums.
+template <class T, int K, int U>
+void check_scan(Index rows, Index cols, Index pad, Index seg_rows, unsigned blocks) {
+  CAPTURE(sizeof(T), K, U, rows, cols, pad, seg_rows, blocks);
+  using Acc = d::sum_acc_t<T>;
+  using Out = Acc;  // the kernel stores any Out; the library passes sum_t<T>
+  constexpr Index V = d::kVec16<T>;
+  const Index n = rows * cols;
+  GuardedBytes buf(static_cast<std::size_t>(V + n + pad) * sizeof(T));
+  T* all = reinterpret_cast<T*>(buf.data());
+  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 200 : 1 << 20);
+  for (Index e = 0; e < V + n + pad; ++e) all[e] = poison;
+  T* in = all + V;
+  std::uniform_int_distribution<int> dist(0, 100);
+  std::vector<Acc> want(static_cast<std::size_t>(rows), Acc(0));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) {
+      const T v = static_cast<T>(dist(emu::rng()));
+      in[r * cols + c] = v;
+      want[static_cast<std::size_t>(r)] += static_cast<Acc>(v);
+    }
+  constexpr Index kGuard = 8;
+  const Out out_poison = static_cast<Out>(-12345);
+  std::vector<Out> out_buf(static_cast<std::size_t>(rows + 2 * kGuard), out_poison);
+  Out* out = out_buf.data() + kGuard;
+  emu::launch(dim3(blocks), dim3(256), [&] {
+    d::row_sums_scan_kernel<T, Out, K, U>(in, rows, cols, seg_rows, out);
+  });
+  Index bad = 0, guards = 0;
+  for (Index r = 0; r < rows; ++r) bad += out[r] != static_cast<Out>(want[static_cast<std::size_t>(r)]);
+  for (Index e = 0; e < kGuard; ++e) guards += (out_buf[static_cast<std::size_t>(e)] != out_poison) +
+                                               (out_buf[static_cast<std::size_t>(kGuard + rows + e)] != out_poison);
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+template <class T, int K, int U>
+void check_scan_shapes(const std::vector<Index>& rows_list) {
+  constexpr Index V = d::kVec16<T>, E = K * V;
+  for (Index r : rows_list)
+    for (Index c : {E, E + 1, 2 * E - 1, 2 * E, 2 * E + 1, 67 * (V / 4 + 1), 32 * E + 3})
+      for (Index pad = 0; pad < V; ++pad)
+        for (Index seg : {Index(1), Index(3), r}) {
+          if (pad == 0 || seg == r) check_scan<T, K, U>(r, c, pad, seg, 1);
+          if (pad == 0 && seg < r) check_scan<T, K, U>(r, c, pad, seg, 2);  // segments > warps per grid when seg is 1
+        }
+}
+}  // namespace
+
+TEST_CASE("emulated row_sums_scan_kernel: rows of E .. 32 E elements at every offset, every segment",
+          "[reduce][emulation]") {
+  check_scan_shapes<float, 1, 4>({1, 2, 40});
+  check_scan_shapes<float, 2, 2>({3, 33});
+  check_scan_shapes<std::int32_t, 4, 2>({19});
+  check_scan_shapes<double, 2, 2>({1, 21});
+  check_scan_shapes<std::uint8_t, 1, 2>({18});
+}
 
 TEST_CASE("emulated col_sums_funnel_kernel: f32 and i32 at every offset, strips and row chunks",
           "[reduce][emulation]") {

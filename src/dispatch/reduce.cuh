@@ -191,6 +191,35 @@ void launch_row_sums_staged(cudaStream_t s, const T* in, Index rows, Index cols,
          out);
 }
 
+/// Iterations (32 K 16-byte chunks each) in a segment of row_sums_scan_kernel, about: segments
+/// of whole rows, derived from cols alone so that a sum's order never depends on the device.
+constexpr Index kRowScanIters = 16;
+
+/// Row sums of a dense matrix (ld == cols, or one row) of rows of at least K * kVec16<T>
+/// elements by a warp per segment of whole rows (row_sums_scan_kernel: K chunks a lane per
+/// iteration, U iterations in flight), over at most the resident blocks.
+template <class T, int K, int U>
+void launch_row_sums_scan(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
+  const auto kernel = &row_sums_scan_kernel<T, sum_t<T>, K, U>;
+  constexpr Index kWarpElems = Index(32) * K * kVec16<T>;
+  const Index seg_rows = std::max<Index>(1, ceil_div(kRowScanIters * kWarpElems, cols));
+  const Index segments = ceil_div(rows, seg_rows);
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads);
+  const Index blocks = std::min(ceil_div(segments, Index(kTeamThreads / 32)), cap);
+  launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, seg_rows, out);
+}
+
+/// THE SWITCH (issue 13): whether launch_row_sums sends dense matrices of kRowScanMinCols ..
+/// kRowScanMaxCols columns (f32: 8 .. 128; rows 16777216x16, 1000003x67, 1048576x33) to
+/// row_sums_scan_kernel<K = 2, U = 2> (bench row ours-scan-k2u2) instead of the butterfly,
+/// the teams or the shared-memory tiles. Off until a device run measures it.
+constexpr bool kRowScanDefault = false;
+constexpr int kRowScanK = 2, kRowScanU = 2;
+template <class T>
+inline constexpr Index kRowScanMinCols = Index(kRowScanK) * kVec16<T>;
+template <class T>
+inline constexpr Index kRowScanMaxCols = Index(512) / static_cast<Index>(sizeof(T));
+
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
 /// per row (for the bench).
@@ -205,6 +234,10 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(rows) * sizeof(Out), s));
     return;
   }
+  // Dense rows of a few chunks (kRowScanDefault): one flat stream a warp, rows closed by a
+  // segmented scan over the lanes.
+  if (kRowScanDefault && (ld == cols || rows == 1) && cols >= kRowScanMinCols<T> && cols <= kRowScanMaxCols<T>)
+    return launch_row_sums_scan<T, kRowScanK, kRowScanU>(s, in, rows, cols, out);
   // Dense rows that do not start on 16-byte boundaries (cols not a multiple of a vector):
   // read flat through shared memory, when a tile of a row per thread fits it.
   if ((ld == cols || rows == 1) && cols % kVec16<T> != 0) {
@@ -544,6 +577,16 @@ struct ButterflyTrial {
   }
 };
 
+template <class T, int K, int U>
+struct ScanTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && cols >= Index(K) * kVec16<T>;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
+    launch_row_sums_scan<T, K, U>(stream.native(), in, rows, cols, out);
+  }
+};
+
 template <class T, int Threads, int U, int MinBlocks>
 struct ShiftTrial {
   static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
@@ -575,7 +618,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 20;
+  static constexpr int kCount = 24;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -590,6 +633,13 @@ struct NarrowTrials {
       narrow_trial<ButterflyTrial<T, 4, 1, 4>, T>("ours-bfly-l4k1g4", NarrowKind::row_sums),
       narrow_trial<ButterflyTrial<T, 2, 2, 2>, T>("ours-bfly-l2k2g2", NarrowKind::row_sums),
       narrow_trial<ButterflyTrial<T, 8, 1, 1>, T>("ours-bfly-l8k1g1", NarrowKind::row_sums),
+      // A warp per segment of whole rows read as one flat stream, rows closed by a segmented scan
+      // over the lanes (launch_row_sums_scan<K, U>: K chunks a lane, U iterations in flight);
+      // k2u2 is what kRowScanDefault turns on.
+      narrow_trial<ScanTrial<T, 1, 4>, T>("ours-scan-k1u4", NarrowKind::row_sums),
+      narrow_trial<ScanTrial<T, 2, 2>, T>("ours-scan-k2u2", NarrowKind::row_sums),
+      narrow_trial<ScanTrial<T, 2, 4>, T>("ours-scan-k2u4", NarrowKind::row_sums),
+      narrow_trial<ScanTrial<T, 4, 2>, T>("ours-scan-k4u2", NarrowKind::row_sums),
       // Column sums of unaligned rows (launch_col_sums_shift: threads, rows in flight, least
       // blocks per SM); t256u4 is the default.
       narrow_trial<ShiftTrial<T, 256, 4, 4>, T>("ours-shift-t256u4", NarrowKind::col_sums_any),

@@ -33,7 +33,7 @@ row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index t
   constexpr int V = kVec16<T>;
   constexpr int U = 4;  // chunks in flight per thread
   using P = Pack<T, V>;
-  extern __shared__ __align__(16) unsigned char stage_raw[];
+  DEVMAT_DYNAMIC_SHARED(unsigned char, stage_raw);
   P* tile_smem = reinterpret_cast<P*>(stage_raw);               // (chunks) the tile's 16-byte chunks
   const T* tile_elems = reinterpret_cast<const T*>(stage_raw);  // (head + tile_rows * cols)
   const Index tiles = (rows + tile_rows - 1) / tile_rows;
@@ -71,6 +71,108 @@ row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index t
       out[row0 + r] = static_cast<Out>(R::finish(s));
     }
     __syncthreads();  // the next tile overwrites the shared chunks
+  }
+}
+
+/// Row sums of a dense matrix (rows follow each other with no gap) of rows of at least E = K V
+/// elements (V = kVec16<T>), by a warp per segment of seg_rows whole rows (segments warp, warp +
+/// warps, ...), with no shared memory: the warp reads the segment as one flat stream, lane l
+/// taking the K 16-byte chunks [K (32 i + l), K (32 i + l + 1)) of iteration i (counted from the
+/// boundary at or below the segment's start; partial chunks element by element, load_chunk), U
+/// iterations' loads issued before any add. A lane's E elements hold at most one row start (rows
+/// of at least E elements), at p: it sums the elements before p (lo: the row that was open) and
+/// from p (hi: the new row). A segmented inclusive scan over the lanes (Hillis-Steele, five
+/// shuffle steps, restarting at each lane with a row start) then gives each lane with a row start
+/// the sum of the row it closes (the open sum before it, plus lo), which it stores; the sum still
+/// open after lane 31 carries into the next iteration, and the segment's last row is stored after
+/// its last. A lane tracks its first element's row and offset incrementally (no division in the
+/// loop). Each sum is formed in an order fixed by the shape, K and seg_rows (the launcher derives
+/// seg_rows from cols alone): the same bits on every run and device.
+template <class T, class Out, int K, int U>
+__global__ void __launch_bounds__(256)
+row_sums_scan_kernel(const T* __restrict__ in, Index rows, Index cols, Index seg_rows, Out* __restrict__ out) {
+  constexpr int kThreads = 256;
+  constexpr int V = kVec16<T>;
+  constexpr int E = K * V;                // elements a lane takes per iteration
+  constexpr Index kStep = Index(32) * E;  // elements a warp takes per iteration
+  using Acc = sum_acc_t<T>;
+  using P = Pack<T, V>;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const Index warp = (static_cast<Index>(blockIdx.x) * kThreads + threadIdx.x) / 32;
+  const Index warps = static_cast<Index>(gridDim.x) * (kThreads / 32);
+  const Index segments = (rows + seg_rows - 1) / seg_rows;
+  const Index step_rows = kStep / cols, step_off = kStep % cols;
+  for (Index seg = warp; seg < segments; seg += warps) {
+    const Index row0 = seg * seg_rows;
+    const Index nrows = rows - row0 < seg_rows ? rows - row0 : seg_rows;
+    const T* seg_g = in + row0 * cols;  // (nrows * cols) contiguous
+    const Index len = nrows * cols;
+    const Index head = head_of(seg_g);
+    const T* base_g = seg_g - head;  // 16-byte aligned
+    const Index iters = (head + len + kStep - 1) / kStep;
+    // This lane's first element of the iteration, relative to the segment's start (negative:
+    // lane 0's head in iteration 0, less than V <= cols before element 0), its row (floor) and
+    // its offset in that row.
+    Index e0 = Index(lane) * E - head;
+    Index row = e0 < 0 ? Index(-1) : e0 / cols;
+    Index off = e0 - row * cols;
+    Acc carry = Acc(0);  // the sum of the row open at the end of the last iteration
+    for (Index it = 0; it < iters; it += U) {
+      P v[U][K];  // (U, K) this lane's chunks of iterations it .. it + U - 1
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+#pragma unroll
+        for (int kk = 0; kk < K; ++kk) {
+          if (it + u < iters) {
+            v[u][kk] = load_chunk(base_g, head, len, ((it + u) * 32 + lane) * K + kk, T(0));
+          } else {
+#pragma unroll
+            for (int k = 0; k < V; ++k) v[u][kk].v[k] = T(0);
+          }
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        if (it + u >= iters) break;  // uniform over the warp
+        const Index p = off == 0 ? 0 : cols - off;  // where a row starts among the lane's elements
+        const bool start = p < E && e0 + p < len;
+        Acc lo = Acc(0), hi = Acc(0);
+#pragma unroll
+        for (int kk = 0; kk < K; ++kk)
+#pragma unroll
+          for (int k = 0; k < V; ++k) {
+            const Acc x = static_cast<Acc>(v[u][kk].v[k]);
+            const bool before = kk * V + k < p;
+            lo += before ? x : Acc(0);
+            hi += before ? Acc(0) : x;
+          }
+        // Segmented inclusive scan of (start, start ? hi : lo + hi) over the lanes.
+        Acc sum = start ? hi : lo + hi;
+        bool flag = start;
+#pragma unroll
+        for (int d = 1; d < 32; d *= 2) {
+          const Acc sum_up = __shfl_up_sync(0xffffffffu, sum, d);
+          const bool flag_up = __shfl_up_sync(0xffffffffu, static_cast<int>(flag), d) != 0;
+          if (lane >= d) {
+            if (!flag) sum = sum_up + sum;
+            flag = flag || flag_up;
+          }
+        }
+        if (!flag) sum = carry + sum;  // no row start at or before this lane: the open row goes on
+        Acc prev = __shfl_up_sync(0xffffffffu, sum, 1);
+        if (lane == 0) prev = carry;
+        if (start) {
+          const Index closed = row + (off == 0 ? 0 : 1) - 1;  // the row before the one starting at p
+          if (closed >= 0) out[row0 + closed] = static_cast<Out>(prev + lo);
+        }
+        carry = __shfl_sync(0xffffffffu, sum, 31);
+        e0 += kStep;
+        row += step_rows;
+        off += step_off;
+        if (off >= cols) off -= cols, ++row;
+      }
+    }
+    if (lane == 0) out[row0 + nrows - 1] = static_cast<Out>(carry);
   }
 }
 
