@@ -197,24 +197,29 @@ constexpr Index kRowScanIters = 16;
 
 /// Row sums of a dense matrix (ld == cols, or one row) of rows of at least K * kVec16<T>
 /// elements by a warp per segment of whole rows (row_sums_scan_kernel: K chunks a lane per
-/// iteration, U iterations in flight), over at most the resident blocks.
-template <class T, int K, int U>
+/// iteration, U iterations in flight), over at most the resident blocks (Persistent: warps
+/// loop over the segments) or a block per 8 segments (the hardware hands out the blocks as others
+/// finish, which balances the last wave; the grid-stride loop covers a grid past 2^31 - 1).
+template <class T, int K, int U, bool Persistent = true>
 void launch_row_sums_scan(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
   const auto kernel = &row_sums_scan_kernel<T, sum_t<T>, K, U>;
   constexpr Index kWarpElems = Index(32) * K * kVec16<T>;
   const Index seg_rows = std::max<Index>(1, ceil_div(kRowScanIters * kWarpElems, cols));
   const Index segments = ceil_div(rows, seg_rows);
-  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads);
+  const Index cap = Persistent ? resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads)
+                               : Index(0x7fffffff);
   const Index blocks = std::min(ceil_div(segments, Index(kTeamThreads / 32)), cap);
   launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, seg_rows, out);
 }
 
 /// THE SWITCH (issue 13): whether launch_row_sums sends dense matrices of kRowScanMinCols ..
 /// kRowScanMaxCols columns (f32: 8 .. 128; rows 16777216x16, 1000003x67, 1048576x33) to
-/// row_sums_scan_kernel<K = 2, U = 2> (bench row ours-scan-k2u2) instead of the butterfly,
-/// the teams or the shared-memory tiles. Off until a device run measures it.
+/// row_sums_scan_kernel<kRowScanK, kRowScanU> (bench row ours-scan-k2u2; kRowScanPersistent
+/// false: ours-scan-k2u2-grid) instead of the butterfly, the teams or the shared-memory tiles.
+/// Off until a device run measures it.
 constexpr bool kRowScanDefault = false;
 constexpr int kRowScanK = 2, kRowScanU = 2;
+constexpr bool kRowScanPersistent = true;
 template <class T>
 inline constexpr Index kRowScanMinCols = Index(kRowScanK) * kVec16<T>;
 template <class T>
@@ -237,7 +242,7 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // Dense rows of a few chunks (kRowScanDefault): one flat stream a warp, rows closed by a
   // segmented scan over the lanes.
   if (kRowScanDefault && (ld == cols || rows == 1) && cols >= kRowScanMinCols<T> && cols <= kRowScanMaxCols<T>)
-    return launch_row_sums_scan<T, kRowScanK, kRowScanU>(s, in, rows, cols, out);
+    return launch_row_sums_scan<T, kRowScanK, kRowScanU, kRowScanPersistent>(s, in, rows, cols, out);
   // Dense rows that do not start on 16-byte boundaries (cols not a multiple of a vector):
   // read flat through shared memory, when a tile of a row per thread fits it.
   if ((ld == cols || rows == 1) && cols % kVec16<T> != 0) {
@@ -577,13 +582,13 @@ struct ButterflyTrial {
   }
 };
 
-template <class T, int K, int U>
+template <class T, int K, int U, bool Persistent = true>
 struct ScanTrial {
   static bool takes(const T* in, Index rows, Index cols, Index ld) {
     return dense_window(in, rows, cols, ld) && cols >= Index(K) * kVec16<T>;
   }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
-    launch_row_sums_scan<T, K, U>(stream.native(), in, rows, cols, out);
+    launch_row_sums_scan<T, K, U, Persistent>(stream.native(), in, rows, cols, out);
   }
 };
 
@@ -618,7 +623,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 24;
+  static constexpr int kCount = 26;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -640,6 +645,8 @@ struct NarrowTrials {
       narrow_trial<ScanTrial<T, 2, 2>, T>("ours-scan-k2u2", NarrowKind::row_sums),
       narrow_trial<ScanTrial<T, 2, 4>, T>("ours-scan-k2u4", NarrowKind::row_sums),
       narrow_trial<ScanTrial<T, 4, 2>, T>("ours-scan-k4u2", NarrowKind::row_sums),
+      narrow_trial<ScanTrial<T, 2, 2, false>, T>("ours-scan-k2u2-grid", NarrowKind::row_sums),
+      narrow_trial<ScanTrial<T, 1, 4, false>, T>("ours-scan-k1u4-grid", NarrowKind::row_sums),
       // Column sums of unaligned rows (launch_col_sums_shift: threads, rows in flight, least
       // blocks per SM); t256u4 is the default.
       narrow_trial<ShiftTrial<T, 256, 4, 4>, T>("ours-shift-t256u4", NarrowKind::col_sums_any),
