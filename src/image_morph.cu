@@ -43,6 +43,8 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
+  } else if (morph_stream_default<T>(ksize_rows, ksize_cols)) {
+    launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (morph_tile_fits<T>(ksize_rows, ksize_cols)) {
     launch_morph_tile<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1) {
