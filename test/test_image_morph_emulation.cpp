@@ -142,7 +142,7 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
 /// launcher picks it, grid.y cut to 1 (the loop over the segments).
 template <class T, bool kErode>
 void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg) {
-  const d::MorphStreamStrip strip(kc, d::kMorphPack4<T>, d::kMorphStreamStrip<T>);
+  const d::MorphStreamStrip strip(kr, kc, d::kMorphPack4<T>, d::kMorphStreamStrip<T>);
   REQUIRE(strip.out_w > 0);
   REQUIRE(2 * sizeof(T) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch<T> <= 227 * 1024);
   const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);

@@ -136,7 +136,7 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
                                 " (rows 1 .. 32, columns 1 .. 129)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
   if (rows == 0 || cols == 0) return;
-  const MorphStreamStrip strip(kc, kMorphPack4<T>, kMorphStreamStrip<T>);
+  const MorphStreamStrip strip(kr, kc, kMorphPack4<T>, kMorphStreamStrip<T>);
   const std::size_t smem = 2 * sizeof(T) * static_cast<std::size_t>(kr) * kMorphStreamPitch<T>;
   const auto run = [&](auto kmax) {
     const auto kernel = &morph_stream_kernel<T, kErode, decltype(kmax)::value>;

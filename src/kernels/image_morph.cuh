@@ -464,18 +464,26 @@ inline constexpr int kMorphStreamStrip = kMorphStreamThreads * kMorphPack4<T>;
 template <class T>
 inline constexpr int kMorphStreamPitch = kMorphStreamStrip<T> + kMorphPack4<T>;
 
-/// Where a strip of morph_stream_kernel lies for an element kc wide, p pixels a word: the strip
+/// Where a strip of morph_stream_kernel lies for a kr x kc element, p pixels a word: the strip
 /// starts `lead` pixels left of its first output (kc / 2 rounded up to whole words), the row
 /// pass's first window starts at strip pixel p0 = lead - kc / 2, and out_w (a multiple of p) of
-/// the strip's pixels are outputs: out_w + kc - 1 <= strip - p0. The host sizes the grid with
-/// the same numbers; out_w <= 0 when kc does not fit the strip.
+/// the strip's pixels are outputs, out_w + kc - 1 <= strip - p0. The row pass's tasks (kr rows
+/// x its blocks of kc) are taken kMorphStreamThreads at a time: out_w is cut so that they fill
+/// whole rounds (f32 31 x 31: 8 blocks of 31 a row, 248 tasks, one round; all of the strip's
+/// 256 pixels would make 9 blocks, 279 tasks, two rounds of a 62-step chain for 23 threads). The
+/// host sizes the grid with the same numbers; out_w <= 0 when kc does not fit the strip.
 struct MorphStreamStrip {
   int lead, p0, out_w;
-  __host__ __device__ MorphStreamStrip(int kc, int p, int strip) {
+  __host__ __device__ MorphStreamStrip(int kr, int kc, int p, int strip) {
     const int ac = kc / 2;
     lead = (ac + p - 1) / p * p;
     p0 = lead - ac;
-    out_w = (strip - (kc - 1) - p0) / p * p;
+    const int len = strip - p0;  // pixels the row pass may span
+    out_w = (len - (kc - 1)) / p * p;
+    // One round fewer than all of len takes, where that keeps 90% of the outputs.
+    const int rounds = (kr * ((len + kc - 1) / kc) + kMorphStreamThreads - 1) / kMorphStreamThreads - 1;
+    const int cut = (rounds * kMorphStreamThreads / kr * kc - (kc - 1)) / p * p;  // out_w in that many rounds
+    if (rounds >= 1 && 10 * cut >= 9 * out_w) out_w = cut;
   }
 };
 
@@ -521,7 +529,7 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
   DEVMAT_DYNAMIC_SHARED(unsigned char, morph_stream_smem_raw);
   T* const v_smem = reinterpret_cast<T*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
   T* const g_smem = v_smem + kr * kPitch;                          // (kr, kPitch): the row pass's g
-  const MorphStreamStrip strip(kc, P, kMorphStreamStrip<T>);
+  const MorphStreamStrip strip(kr, kc, P, kMorphStreamStrip<T>);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
   const Index x0 = static_cast<Index>(blockIdx.x) * strip.out_w;  // first output pixel of the strip
