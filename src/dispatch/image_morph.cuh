@@ -114,12 +114,14 @@ bool morph_stream_default(int kr, int kc) {
 }
 
 /// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
-/// about four waves of `resident` blocks, at least max(16, kr) rows (each block rereads kr - 1
-/// rows above and below its segment) and at most 256.
+/// about four waves of `resident` blocks, at least max(16, kr) rows (each block rereads kr rows
+/// around its segment) and at most 256, rounded to whole column blocks of kr rows (a block
+/// completes kr output rows at a time).
 inline int morph_stream_segment(Index rows, long long strips, long long resident, int kr) {
   const long long want = std::max<long long>(1, 4 * resident / std::max<long long>(1, strips));  // segments
   const long long seg = ceil_div(static_cast<unsigned long long>(rows), static_cast<unsigned long long>(want));
-  return static_cast<int>(std::clamp<long long>(seg, std::max(16, kr), 256));
+  const long long clamped = std::clamp<long long>(seg, std::max(16, kr), 256);
+  return static_cast<int>(std::max<long long>(kr, (clamped + kr / 2) / kr * kr));
 }
 
 /// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element

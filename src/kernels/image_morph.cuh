@@ -538,13 +538,15 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
   for (unsigned seg_y = blockIdx.y; seg_y < segs; seg_y += gridDim.y) {
     const Index y0 = static_cast<Index>(seg_y) * seg;
     const int n_out = static_cast<int>(rows - y0 < seg ? rows - y0 : seg);  // output rows of this segment
-    // Column blocks of kr input rows from y0 - ar; block b completes the windows that start at
-    // segment rows (b - 1) kr + 1 .. b kr (block 0: row 0 only).
-    const int n_blocks = (n_out + kr - 2) / kr + 1;
+    // Column blocks of kr input rows from y0 - ar - 1; block b >= 1 completes the windows that
+    // start at segment rows (b - 1) kr .. b kr - 1 (its row j ends the window of row
+    // (b - 1) kr + j); block 0 only leaves its suffix minima for block 1 (the row above the
+    // segment's first window, so that every later block completes kr whole rows).
+    const int n_blocks = 1 + (n_out + kr - 1) / kr;
     W cur[KMAX];  // this block's words, top to bottom
     W hs[KMAX];   // the previous block's suffix minima
     const auto load_block = [&](int b) {
-      const Index yb = y0 - ar + static_cast<Index>(b) * kr;
+      const Index yb = y0 - ar - 1 + static_cast<Index>(b) * kr;
 #pragma unroll
       for (int j = 0; j < KMAX; ++j)
         if (j < kr) cur[j] = morph_stream_load<T>(in, ld_in, rows, cols, yb + j, xw, Op::identity());
@@ -553,29 +555,32 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
 #pragma unroll
     for (int j = 0; j < KMAX; ++j) hs[j] = Op::identity();
     for (int b = 0; b < n_blocks; ++b) {
-      __syncthreads();  // the previous block's rows are no longer read
-      // Column pass: window ending at row j of this block = op(suffix of the previous block
-      // from j + 1, prefix of this one to j); the window that is this whole block, the prefix.
-      W g = Op::identity();
+      if (b > 0) {
+        __syncthreads();  // the previous block's rows are no longer read
+        // Column pass: the window ending at row j of this block = op(suffix of the previous
+        // block from j + 1, prefix of this one to j); the window that is this whole block, the
+        // prefix.
+        W g = Op::identity();
 #pragma unroll
-      for (int j = 0; j < KMAX; ++j) {
-        if (j < kr) {
-          g = Op::apply(g, cur[j]);
-          const W r = j < kr - 1 ? Op::apply(hs[j + 1 < KMAX ? j + 1 : j], g) : g;
-          *reinterpret_cast<W*>(v_smem + j * kPitch + tid * P) = r;
+        for (int j = 0; j < KMAX; ++j) {
+          if (j < kr) {
+            g = Op::apply(g, cur[j]);
+            const W r = j < kr - 1 ? Op::apply(hs[j + 1 < KMAX ? j + 1 : j], g) : g;
+            *reinterpret_cast<W*>(v_smem + j * kPitch + tid * P) = r;
+          }
         }
       }
 #pragma unroll
       for (int j = KMAX - 1; j >= 0; --j)
         if (j < kr) hs[j] = j == kr - 1 ? cur[j] : Op::apply(cur[j], hs[j + 1 < KMAX ? j + 1 : j]);
       if (b + 1 < n_blocks) load_block(b + 1);  // in flight through the row pass
+      if (b == 0) continue;
       __syncthreads();
-      // Row pass over the valid rows of this block's results: segment row first_i + line.
-      const int first_i = (b - 1) * kr + 1;
-      const int s_lo = b == 0 ? kr - 1 : 0;
-      const int lines = (n_out - first_i < kr ? n_out - first_i : kr) - s_lo;
-      T* const h_rows = v_smem + s_lo * kPitch + strip.p0;
-      T* const g_rows = g_smem + s_lo * kPitch + strip.p0;
+      // Row pass over the rows of this block's results that are outputs: segment rows first_i ..
+      const int first_i = (b - 1) * kr;
+      const int lines = n_out - first_i < kr ? n_out - first_i : kr;
+      T* const h_rows = v_smem + strip.p0;
+      T* const g_rows = g_smem + strip.p0;
       morph_block_minima<Op, 4>(h_rows, g_rows, lines, strip.out_w + kc - 1, kc, kPitch, 1);
       __syncthreads();
       // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); P
@@ -584,7 +589,7 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
         const int m = it.minor * P;
         const Index x = x0 + m;
         if (x >= cols) continue;
-        const Index y = y0 + first_i + s_lo + it.major;
+        const Index y = y0 + first_i + it.major;
         const T* const h = h_rows + it.major * kPitch + m;
         const T* const gk = g_rows + it.major * kPitch + m + kc - 1;
         T* const dst = out + y * ld_out + x;
