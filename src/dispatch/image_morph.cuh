@@ -1,7 +1,8 @@
 // Launchers of erosion and dilation (kernels/image_morph.cuh): both passes on a tile in shared
 // memory (launch_morph_tile) where the element fits it; else one separable pass along rows or
 // columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
-// 3 or 5 in one fused pass.
+// 3 or 5 in one fused pass; up to 32 x 129, where switched on (kMorphStreamF32 / kMorphStreamU8),
+// one kernel streaming down strips (launch_morph_stream).
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -108,6 +109,9 @@ inline bool morph_stream_fits(int kr, int kc) { return kr >= 1 && kc >= 1 && kr 
 /// bench_image_neigh) beat it on the device; flip kMorphStreamF32 / kMorphStreamU8 then.
 inline constexpr bool kMorphStreamF32 = false;
 inline constexpr bool kMorphStreamU8 = false;
+/// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
+/// else the best "ours-stream-s<rows>" row of bench_image_neigh.
+inline constexpr int kMorphStreamSegment = 0;
 template <class T>
 bool morph_stream_default(int kr, int kc) {
   return (std::is_same_v<T, float> ? kMorphStreamF32 : kMorphStreamU8) && morph_stream_fits(kr, kc);

@@ -236,10 +236,11 @@ TEMPLATE_TEST_CASE("the streaming kernel (morph_stream_kernel), every side up to
   for (std::pair<int, int> wide : {std::pair<int, int>{1, 129}, {32, 129}, {3, 128}, {7, 64}, {31, 100}, {2, 127}})
     elements.insert(wide);
   const std::vector<int> segs = {0, 1, 7, 32, 256};
+  const int every = under_sanitizer() ? 3 : 1;  // a third of the cases under compute-sanitizer (3 and 5 coprime)
   int n = 0;
   for (auto [kh, kw] : elements)
     for (bool erode_ : {true, false}) {
-      ++n;
+      if (++n % every != 0) continue;
       const int seg = segs[static_cast<std::size_t>(n) % segs.size()];
       CAPTURE(type_name<T>(), kh, kw, erode_, seg);
       auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
