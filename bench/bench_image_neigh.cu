@@ -2,7 +2,8 @@
 // NVIDIA NPP in the same run (rows named "npp", built where CMake found NPP:
 // DEVMAT_BENCH_HAVE_NPP). Erosion and dilation by square elements from 3x3 to 31x31, whose time
 // should not depend on the side (van Herk / Gil-Werman; the one-kernel tile forced in each of its
-// shapes beside, "ours-tile<rows>x<cols>"); box filter, median (NPP's median reads
+// shapes beside, "ours-tile<rows>x<cols>", and the streaming kernel, "ours-stream[-s<rows>]");
+// box filter, median (NPP's median reads
 // a border around its ROI: it gets a replicated padded copy) and the integral image. Each NPP
 // row first compares NPP's image with devmat's and reports the pixels that differ in the
 // counter "differs" (0 expected for morphology, median and integral; the box filter's borders
@@ -156,6 +157,36 @@ void register_morph_tiles(bool erode, int k) {
         b::time_on_stream(st, s, kPixels, b::kMpixps, run);
       })->UseManualTime()->Unit(benchmark::kMillisecond);
     }
+}
+
+/// morph_stream_kernel (a block streams down a strip: the column pass in registers, the row pass
+/// in shared memory) forced beside "ours", as "ours-stream" (the launcher's rows a block) and
+/// "ours-stream-s<seg>" (seg output rows a block). Each is compared with erode/dilate once
+/// before timing (counter "differs", 0 expected; a difference skips the row with an error).
+template <class T>
+void register_morph_stream(bool erode, int k) {
+  const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
+  const std::vector<int> segs = k == 31 ? std::vector<int>{0, 32, 64, 128, 256} : std::vector<int>{0, 32, 128};
+  for (int seg : segs) {
+    const std::string impl = seg ? "ours-stream-s" + std::to_string(seg) : std::string("ours-stream");
+    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
+      const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+      DeviceMatrix<T> out(kSide, kSide, img.stream());
+      const cudaStream_t s = img.stream().native();
+      const auto run = [&] {
+        if (erode) devmat::detail::launch_morph_stream<true>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, seg);
+        else devmat::detail::launch_morph_stream<false>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, seg);
+      };
+      run();
+      const std::size_t differs = count_differences(out, morph(erode, img, k));
+      st.counters["differs"] = static_cast<double>(differs);
+      if (differs != 0) {
+        st.SkipWithError("stream kernel differs from erode/dilate");
+        return;
+      }
+      b::time_on_stream(st, s, kPixels, b::kMpixps, run);
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
 }
 
 template <class T>
@@ -321,6 +352,9 @@ int main(int argc, char** argv) {
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<std::uint8_t>(false, k);
   register_morph_tiles<std::uint8_t>(true, 31);
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<float>(true, k);
+  for (int k : {3, 7, 15, 31}) register_morph_stream<std::uint8_t>(false, k);
+  register_morph_stream<std::uint8_t>(true, 31);
+  for (int k : {3, 7, 15, 31}) register_morph_stream<float>(true, k);
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
   for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);

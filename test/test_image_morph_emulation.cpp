@@ -8,6 +8,10 @@
 // minima a word and four words at a time (morph_tile_kernel's kBatch). A host test,
 // so CI checks the index math that test_image_morph checks on the GPU. The fused float kernel
 // (morph_f32_small_kernel) likewise at 7x7 and 9x9, the sides it may take over from the tile.
+// The streaming kernel (morph_stream_kernel: column pass in registers, row pass in shared
+// memory, a strip of 256 words a block) likewise: elements 1 x 1 to 32 x 129 with even sides,
+// images narrower and wider than a strip, segments of 1 row up to past the image, grid.y cut to
+// 1 so the loop over the segments runs.
 #include <math.h>
 
 #include <algorithm>
@@ -118,7 +122,82 @@ void check_tile(bool erode, int shape, const Image<T>& img, int kr, int kc, bool
   CHECK(bad == 0);
   CHECK(out.margin_changed() == 0);
 }
+
+/// The clipped window's min (erode) or max of img at every pixel, against out: the mismatches.
+template <class T>
+Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, int kr, int kc) {
+  Index bad = 0;
+  for (Index y = 0; y < img.rows; ++y)
+    for (Index x = 0; x < img.cols; ++x) {
+      T v = img.at(std::max<Index>(0, y - kr / 2), std::max<Index>(0, x - kc / 2));
+      for (Index i = std::max<Index>(0, y - kr / 2); i < std::min<Index>(img.rows, y - kr / 2 + kr); ++i)
+        for (Index j = std::max<Index>(0, x - kc / 2); j < std::min<Index>(img.cols, x - kc / 2 + kc); ++j)
+          v = erode ? std::min(v, img.at(i, j)) : std::max(v, img.at(i, j));
+      bad += !(out.at(y, x) == v);
+    }
+  return bad;
+}
+
+/// morph_stream_kernel on img into out, `seg` output rows a block, the kernel's KMAX as the
+/// launcher picks it, grid.y cut to 1 (the loop over the segments).
+template <class T, bool kErode>
+void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg) {
+  const d::MorphStreamStrip strip(kr, kc, d::kMorphPack4<T>, d::kMorphStreamStrip<T>);
+  REQUIRE(strip.out_w > 0);
+  REQUIRE(2 * sizeof(T) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch<T> <= 227 * 1024);
+  const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);
+  const dim3 grid(static_cast<unsigned>((img.cols + strip.out_w - 1) / strip.out_w), 1);
+  const auto go = [&](auto kmax) {
+    emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
+      d::morph_stream_kernel<T, kErode, decltype(kmax)::value>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols,
+                                                               kr, kc, seg, segs);
+    });
+  };
+  if (kr <= 8) go(std::integral_constant<int, 8>{});
+  else if (kr <= 16) go(std::integral_constant<int, 16>{});
+  else go(std::integral_constant<int, 32>{});
+}
+
+template <class T>
+void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool padded) {
+  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded);
+  const T poison = std::is_same_v<T, float> ? T(12345) : T(erode ? 0 : 255);
+  Output<T> out(img.rows, img.cols, poison, padded);
+  if (erode) run_stream<T, true>(img, out, kr, kc, seg);
+  else run_stream<T, false>(img, out, kr, kc, seg);
+  CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
+  CHECK(out.margin_changed() == 0);
+}
 }  // namespace
+
+TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) equal the clipped window's min and max",
+                   "[image][morph][emulation][stream]", std::uint8_t, float) {
+  using T = TestType;
+  // Strips are 256 words (u8: 1024 pixels, float: 256): widths 1, under a strip, past one and
+  // past two (floats); heights under, at and past the segments; kr up to 32 (the register
+  // arrays' three sizes 8, 16, 32) and kc up to 129 (the widest element a strip takes).
+  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}};
+  const std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},
+                                                     {31, 31}, {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129},
+                                                     {17, 2}, {8, 8}};
+  const std::vector<int> segs = {1, 5, 16, 31, 64};
+  int n = 0;
+  for (const auto& [r, c] : shapes)
+    for (bool offset : {true, false}) {
+      const Image<T> img(r, c, offset);
+      for (const auto& [kr, kc] : elements) {
+        ++n;
+        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset);
+      }
+    }
+  // Both operations, every segment, on a view several strips wide (floats) and tall.
+  const Image<T> img(70, std::is_same_v<T, float> ? 530 : 1500, true);
+  for (bool erode : {true, false})
+    for (int seg : segs) {
+      check_stream<T>(erode, img, 15, 15, seg, true);
+      check_stream<T>(erode, img, 32, 31, seg, true);
+    }
+}
 
 /// morph_f32_small_kernel<K, K, kErode, R> on img into out, grid.y cut to 1; the result's
 /// mismatches against the clipped window's min or max.

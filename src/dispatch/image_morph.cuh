@@ -1,7 +1,8 @@
 // Launchers of erosion and dilation (kernels/image_morph.cuh): both passes on a tile in shared
 // memory (launch_morph_tile) where the element fits it; else one separable pass along rows or
 // columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
-// 3 or 5 in one fused pass.
+// 3 or 5 in one fused pass; up to 32 x 129, where switched on (kMorphStreamF32 / kMorphStreamU8),
+// one kernel streaming down strips (launch_morph_stream).
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -96,6 +97,67 @@ void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
     case 1: run(std::integral_constant<int, 1>{}); break;
     default: run(std::integral_constant<int, 2>{}); break;
   }
+}
+
+/// Whether launch_morph_stream takes a kr x kc element: at most 32 rows (its register arrays)
+/// and 129 columns (the strip's outputs stay at least 128 pixels of its 256 words).
+inline bool morph_stream_fits(int kr, int kc) { return kr >= 1 && kc >= 1 && kr <= 32 && kc <= 129; }
+
+/// Whether erode/dilate take morph_stream_kernel for a T image and a kr x kc element (after the
+/// fused 3/5 kernels and the 1 x 1 copy, before the one-kernel tile). THE SWITCH: false keeps
+/// the tile, the measured default until the stream kernel's rows ("ours-stream*" in
+/// bench_image_neigh) beat it on the device; flip kMorphStreamF32 / kMorphStreamU8 then.
+inline constexpr bool kMorphStreamF32 = false;
+inline constexpr bool kMorphStreamU8 = false;
+/// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
+/// else the best "ours-stream-s<rows>" row of bench_image_neigh.
+inline constexpr int kMorphStreamSegment = 0;
+template <class T>
+bool morph_stream_default(int kr, int kc) {
+  return (std::is_same_v<T, float> ? kMorphStreamF32 : kMorphStreamU8) && morph_stream_fits(kr, kc);
+}
+
+/// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
+/// about four waves of `resident` blocks, at least max(16, kr) rows (each block rereads kr rows
+/// around its segment) and at most 256, rounded to whole column blocks of kr rows (a block
+/// completes kr output rows at a time).
+inline int morph_stream_segment(Index rows, long long strips, long long resident, int kr) {
+  const long long want = std::max<long long>(1, 4 * resident / std::max<long long>(1, strips));  // segments
+  const long long seg = ceil_div(static_cast<unsigned long long>(rows), static_cast<unsigned long long>(want));
+  const long long clamped = std::clamp<long long>(seg, std::max(16, kr), 256);
+  return static_cast<int>(std::max<long long>(kr, (clamped + kr / 2) / kr * kr));
+}
+
+/// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
+/// (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel), `seg` output
+/// rows a block (0: morph_stream_segment's choice; bench_image_neigh times 32 .. 256 as
+/// "ours-stream-s<seg>"). Throws std::invalid_argument for an element it does not take or a
+/// negative seg.
+template <bool kErode, class T>
+void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
+                         int kc, int seg = 0) {
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
+  if (!morph_stream_fits(kr, kc))
+    throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
+                                " (rows 1 .. 32, columns 1 .. 129)");
+  if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
+  if (rows == 0 || cols == 0) return;
+  const MorphStreamStrip strip(kr, kc, kMorphPack4<T>, kMorphStreamStrip<T>);
+  const std::size_t smem = 2 * sizeof(T) * static_cast<std::size_t>(kr) * kMorphStreamPitch<T>;
+  const auto run = [&](auto kmax) {
+    const auto kernel = &morph_stream_kernel<T, kErode, decltype(kmax)::value>;
+    const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
+    const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), strip.out_w));
+    const int rows_a_block =
+        seg ? seg : morph_stream_segment(rows, strips, static_cast<long long>(per_sm) * current_device_props().sm_count, kr);
+    unsigned segs = 0;
+    const dim3 grid = tile_grid(rows, cols, strip.out_w, rows_a_block, &segs);
+    launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, rows_a_block,
+           segs);
+  };
+  if (kr <= 8) run(std::integral_constant<int, 8>{});
+  else if (kr <= 16) run(std::integral_constant<int, 16>{});
+  else run(std::integral_constant<int, 32>{});
 }
 
 /// Whether launch_morph_small has a kernel for a kr x kc element.

@@ -8,7 +8,9 @@
 // one-kernel tile (morph_tile_kernel) forced in each of its tile shapes for every side from 1 to
 // 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view, its
 // block minima a word and four words at a time; the
-// fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there).
+// fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there); the
+// streaming kernel (morph_stream_kernel, a candidate for 7x7 .. 31x31) forced for every side
+// from 1 to 32 and widths to 129, segments of 1 row to past the image, past grid.y's limit.
 #include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
@@ -207,6 +209,92 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
   CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
                                     dense_h.cols(), 3, 3, 0, 2),
                   std::invalid_argument);
+}
+
+TEMPLATE_TEST_CASE("the streaming kernel (morph_stream_kernel), every side up to 32 x 129, is exact",
+                   "[image][morph][stream]", std::uint8_t, float) {
+  using T = TestType;
+  // Strips of 256 words (u8 1024 pixels, float 256) less the element's width: a dense image
+  // with aligned rows (u8: the 4-byte loads and stores) crossing several strips (u8 two), and
+  // a view at an odd offset with an odd stride (pixel by pixel) written into a view of a
+  // poisoned parent (nothing around it may change). Segments: the launcher's choice (0), 1 row,
+  // 7, 32 and 256 (past the image: one segment a strip).
+  const H<T> dense_h = random_image<T>(131, 1100);
+  const H<T> parent_h = random_image<T>(137, 1111);
+  const auto dense = to_device(dense_h);
+  const auto parent = to_device(parent_h);
+  const Index r = 129, c = 1037;
+  const MatrixView<const T> roi = parent.block(3, 5, r, c);
+  const H<T> roi_h = parent_h.block(3, 5, r, c);
+  const cudaStream_t s = dense.stream().native();
+  std::set<std::pair<int, int>> elements;
+  for (int k = 1; k <= 32; ++k)
+    for (int other : {k, 1, 33 - k}) {
+      elements.insert({k, other});
+      elements.insert({other, k});
+    }
+  for (std::pair<int, int> wide : {std::pair<int, int>{1, 129}, {32, 129}, {3, 128}, {7, 64}, {31, 100}, {2, 127}})
+    elements.insert(wide);
+  const std::vector<int> segs = {0, 1, 7, 32, 256};
+  const int every = under_sanitizer() ? 3 : 1;  // a third of the cases under compute-sanitizer (3 and 5 coprime)
+  int n = 0;
+  for (auto [kh, kw] : elements)
+    for (bool erode_ : {true, false}) {
+      if (++n % every != 0) continue;
+      const int seg = segs[static_cast<std::size_t>(n) % segs.size()];
+      CAPTURE(type_name<T>(), kh, kw, erode_, seg);
+      auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
+      small::morph_stream(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(), dense_h.cols(),
+                          kh, kw, seg);
+      CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
+      const int seg2 = segs[static_cast<std::size_t>(n + 2) % segs.size()];
+      CAPTURE(seg2);
+      auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
+      small::morph_stream(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
+                          out_parent.cols(), r, c, kh, kw, seg2);
+      const H<T> got = to_eigen(out_parent);
+      CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
+      Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
+      for (Index y = 0; y < got.rows(); ++y)
+        for (Index x = 0; x < got.cols(); ++x) {
+          const bool inside = y >= 2 && y < 2 + r && x >= 3 && x < 3 + c;
+          const T want = poison_value<T>();
+          outside += !inside && std::memcmp(&got(y, x), &want, sizeof(T)) != 0;
+        }
+      CHECK(outside == 0);
+    }
+  CHECK(to_eigen(dense) == dense_h);
+  CHECK(to_eigen(parent) == parent_h);
+  // The benchmark's shape and a ragged one, the launcher's segments and a few forced.
+  if (!under_sanitizer()) {
+    for (auto [rr, cc] : std::vector<std::pair<Index, Index>>{{4096, 4096}, {4097, 4095}}) {
+      const H<T> big_h = random_image<T>(rr, cc);
+      const auto big = to_device(big_h);
+      for (int k : {7, 15, 31})
+        for (bool erode_ : {true, false}) {
+          const H<T> want = morph_ref(big_h, k, k, erode_);
+          for (int seg : {0, 32, 128}) {
+            CAPTURE(rr, cc, k, erode_, seg);
+            auto out = DeviceMatrix<T>::constant(rr, cc, poison_value<T>(), big.stream());
+            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg);
+            CHECK(to_eigen(out) == want);
+          }
+        }
+    }
+  }
+  // Segments past grid.y's 65'535 blocks: 70'001 rows of one row a segment.
+  {
+    const H<T> tall_h = random_image<T>(70001, 5);
+    const auto tall = to_device(tall_h);
+    auto out = DeviceMatrix<T>::constant(70001, 5, poison_value<T>(), tall.stream());
+    small::morph_stream(true, tall.stream().native(), tall.data(), 5, out.data(), 5, 70001, 5, 3, 3, 1);
+    CHECK(to_eigen(out) == morph_ref(tall_h, 3, 3, true));
+  }
+  // Elements it does not take, and a negative segment: invalid_argument before anything runs.
+  DeviceMatrix<T> out(8, 8, dense.stream());
+  for (auto [kh, kw, seg] : std::vector<std::array<int, 3>>{{33, 3, 0}, {3, 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
+    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg),
+                    std::invalid_argument);
 }
 
 TEST_CASE("the fused float kernel (morph_f32_small_kernel) at 7x7 and 9x9 is exact", "[image][morph][small]") {
