@@ -26,6 +26,9 @@ struct GemmConfigInfo {
   bool automatic = true;  // gemm may pick it; false: a variant only gemm_forced runs (to be measured)
   bool aligned_rows = false;  // reads operands in 16-byte chunks only: gemm pads rows that break them
   int only_arch = 0;          // nonzero: runs on that compute capability alone (sm_90a code: 90)
+  // CTAs per output tile that split k among themselves in one thread-block cluster and add up
+  // in the kernel (no workspace): `splits` k slices become splits * cluster_k CTAs per tile.
+  int cluster_k = 1;
 };
 
 /// What the model knows of the device.
