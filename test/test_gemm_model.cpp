@@ -345,3 +345,24 @@ TEST_CASE("gemm model: with the k clusters automatic, 1000^3 and 1024^3 take the
     CHECK(plan.splits == 1);
   }
 }
+
+TEST_CASE("gemm model: k slices in clusters cover k, leave no cluster empty, and match the plain split") {
+  for (int bk : {16, 32})
+    for (long long k : {1LL, 7LL, 16LL, 17LL, 31LL, 32LL, 33LL, 100LL, 803LL, 1000LL, 1024LL, 4097LL, 8192LL})
+      for (int cluster_k : {1, 2, 4})
+        for (int splits = 0; splits <= 70; ++splits) {
+          CAPTURE(bk, k, cluster_k, splits);
+          const long long k_tiles = (k + bk - 1) / bk;
+          const GemmSlices s = gemm_slices(k, bk, splits, cluster_k);
+          REQUIRE(s.per_split >= 1);
+          REQUIRE(s.splits >= 1);
+          CHECK(s.splits <= std::max(1, splits));
+          // Every k tile is in a slice, and the last cluster holds at least one.
+          CHECK(static_cast<long long>(s.splits) * cluster_k * s.per_split >= k_tiles);
+          CHECK(static_cast<long long>(s.splits - 1) * cluster_k * s.per_split < k_tiles);
+          if (cluster_k == 1) {
+            CHECK(s.splits == gemm_effective_splits(static_cast<int>(k), bk, splits));
+            CHECK(s.per_split == (k_tiles + s.splits - 1) / s.splits);
+          }
+        }
+}

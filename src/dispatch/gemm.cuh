@@ -113,9 +113,9 @@ void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m
   // k slices: `splits` partial sums, each from a cluster of cluster_k CTAs (one without
   // clusters); every slice has per_split k tiles, trailing slices of a cluster may be empty.
   const long long ck = cfg.cluster_k;
-  const long long k_tiles = ceil_div(static_cast<long long>(k), cfg.bk);
-  const long long per_split = ceil_div(k_tiles, std::max(1, splits) * ck);
-  splits = static_cast<int>(ceil_div(ceil_div(k_tiles, per_split), ck));
+  const GemmSlices slices = gemm_slices(k, cfg.bk, splits, cfg.cluster_k);
+  const long long per_split = slices.per_split;
+  splits = slices.splits;
   const long long tiles_m = ceil_div(static_cast<long long>(m), cfg.bm), tiles_n = ceil_div(static_cast<long long>(n), cfg.bn);
   if (tiles_m * tiles_n > INT_MAX || splits * ck > 65535) throw shape_error("devmat: gemm: product past the grid limit");
 

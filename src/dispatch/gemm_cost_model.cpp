@@ -123,13 +123,20 @@ int gemm_effective_splits(int k, int bk, int splits) {
   return static_cast<int>(ceil_div(k_tiles, per));
 }
 
+GemmSlices gemm_slices(long long k, int bk, int splits, int cluster_k) {
+  const long long ck = std::max(1, cluster_k);
+  const long long k_tiles = std::max<long long>(1, ceil_div(k, static_cast<long long>(bk)));
+  const long long per = ceil_div(k_tiles, std::max(1, splits) * ck);
+  return {per, static_cast<int>(ceil_div(ceil_div(k_tiles, per), ck))};
+}
+
 double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
                           long long m, long long n, long long k, int splits, int sms, int occ) {
   const std::size_t elem_bytes = element == GemmElement::f64 ? 8 : 4;
   const long long tiles = ceil_div(m, c.bm) * ceil_div(n, c.bn);
-  const long long k_tiles = ceil_div(k, c.bk);
-  const long long per_split = ceil_div(k_tiles, static_cast<long long>(splits) * c.cluster_k);
-  const long long ctas = tiles * round_up(ceil_div(k_tiles, per_split), static_cast<long long>(c.cluster_k));
+  const GemmSlices slices = gemm_slices(k, c.bk, splits, c.cluster_k);
+  const long long per_split = slices.per_split;
+  const long long ctas = tiles * slices.splits * c.cluster_k;
   const double work = static_cast<double>(c.bm) * c.bn * static_cast<double>(per_split * c.bk);
   const double rate = model.fma_per_sm[static_cast<int>(element)] * eff;
   const long long per_sm = ceil_div(ctas, sms);  // CTAs the busiest SM runs

@@ -81,6 +81,16 @@ int gemm_min_split_k(int bk);
 /// `splits` rounded to what the k tiles allow: every slice has ceil(k_tiles / splits) tiles.
 int gemm_effective_splits(int k, int bk, int splits);
 
+/// How run_tiled cuts k for a configuration of BK `bk` whose output tiles run as clusters of
+/// `cluster_k` CTAs along k, with `splits` partial sums asked for: splits * cluster_k slices of
+/// `per_split` k tiles each (the last ones shorter, or empty within the last cluster), and
+/// `splits` rounded so that no cluster is empty (with cluster_k 1: gemm_effective_splits).
+struct GemmSlices {
+  long long per_split;  // k tiles of one CTA's slice
+  int splits;           // partial sums: clusters along k (one: no workspace)
+};
+GemmSlices gemm_slices(long long k, int bk, int splits, int cluster_k);
+
 /// Modelled seconds of one configuration with `splits` k slices, `blocks_per_sm` of its CTAs
 /// resident per SM.
 double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
