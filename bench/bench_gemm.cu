@@ -298,6 +298,7 @@ void register_shape(Index m, Index n, Index k, bool every_config, std::vector<in
     // Fixed k-slice counts, to calibrate the cost model's choice (float: the tensor-core
     // configurations, which the default mode picks from).
     if (std::is_same_v<T, float> && configs[i].math != devmat::detail::GemmMath::tf32x3) continue;
+    if (configs[i].cluster_k > 1) continue;  // k clusters: their slices are the configuration's
     for (int s : split_sweep)
       add("ours-" + configs[i].name + "-s" + std::to_string(s),
           [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); });

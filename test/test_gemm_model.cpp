@@ -288,3 +288,81 @@ TEST_CASE("gemm model: padded copies count against the configurations that need 
   }
   CHECK(tipped);
 }
+
+TEST_CASE("gemm model: k-cluster DMMA tiles count cluster_k CTAs a tile and take no workspace slices") {
+  // A "-c2" tile runs each output tile as a cluster of two CTAs, each half of k, added up in
+  // the kernel: the model counts both CTAs, no split-K traffic, and never stacks workspace
+  // slices on top.
+  const std::vector<GemmConfigInfo> configs = gemm_configs<double>();
+  const int c2 = config_index(configs, "pipe-128x128x32-k4-w16-c2");
+  const int base = config_index(configs, "pipe-128x128x32-k4-w16");
+  REQUIRE(c2 >= 0);
+  REQUIRE(base >= 0);
+  const GemmConfigInfo& c = configs[static_cast<std::size_t>(c2)];
+  CHECK(c.cluster_k == 2);
+  CHECK(configs[static_cast<std::size_t>(base)].cluster_k == 1);
+  CHECK(c.bm == 128);
+  CHECK(c.bk == 32);
+  const GemmArchModel& model = gemm_arch_model(90);
+  // 1024^3: 64 tiles, 128 CTAs of half the k each: one wave on 132 SMs, as the base tile with
+  // two workspace slices but without their traffic and second kernel.
+  const double t_cluster = gemm_model_seconds(model, GemmElement::f64, c, 1.0, 1024, 1024, 1024, 1, 132, 1);
+  GemmConfigInfo plain = c;
+  plain.cluster_k = 1;
+  const double t_split = gemm_model_seconds(model, GemmElement::f64, plain, 1.0, 1024, 1024, 1024, 2, 132, 1);
+  const double t_one = gemm_model_seconds(model, GemmElement::f64, plain, 1.0, 1024, 1024, 1024, 1, 132, 1);
+  CHECK(t_cluster < t_split);
+  CHECK(t_cluster < t_one);
+  // 8 tiles (256 x 512 x 1024) as 16 CTAs: the same waves as 8 CTAs, half the work each.
+  CHECK(gemm_model_seconds(model, GemmElement::f64, c, 1.0, 256, 512, 1024, 1, 132, 1) <
+        gemm_model_seconds(model, GemmElement::f64, plain, 1.0, 256, 512, 1024, 1, 132, 1));
+  for (int s : {1000, 1024, 4096}) {
+    CAPTURE(s);
+    const GemmProblem p{GemmElement::f64, s, s, s, true, false, false};
+    CHECK(gemm_best_splits(p, c, 1, kH200).first == 1);
+    // Forced: the plan keeps the configuration; run_tiled makes clusters of its slices.
+    const GemmPlan forced =
+        plan_gemm(p, configs, [&](int i) { return h200_occupancy(configs, i); }, kH200, c2);
+    CHECK(forced.config == c2);
+    CHECK(forced.splits == 1);
+  }
+}
+
+TEST_CASE("gemm model: with the k clusters automatic, 1000^3 and 1024^3 take them, 2048^3 and up do not") {
+  // What flipping kDmmaClustersAutomatic (dispatch/gemm_registry.cuh) does with the table's
+  // values: the cluster tiles where the 128x128 tiles alone leave half the SMs idle.
+  std::vector<GemmConfigInfo> configs = gemm_configs<double>();
+  for (GemmConfigInfo& c : configs)
+    if (c.cluster_k > 1) c.automatic = true;
+  const auto occ = [&](int i) { return h200_occupancy(configs, i); };
+  for (int s : {1000, 1024, 2048, 4096, 8192}) {
+    CAPTURE(s);
+    const GemmPlan plan = plan_gemm({GemmElement::f64, s, s, s, true, false, false}, configs, occ, kH200);
+    REQUIRE(plan.kind == GemmPlanKind::tiled);
+    const GemmConfigInfo& c = configs[static_cast<std::size_t>(plan.config)];
+    CAPTURE(c.name);
+    CHECK((c.cluster_k > 1) == (s <= 1024));
+    CHECK(plan.splits == 1);
+  }
+}
+
+TEST_CASE("gemm model: k slices in clusters cover k, leave no cluster empty, and match the plain split") {
+  for (int bk : {16, 32})
+    for (long long k : {1LL, 7LL, 16LL, 17LL, 31LL, 32LL, 33LL, 100LL, 803LL, 1000LL, 1024LL, 4097LL, 8192LL})
+      for (int cluster_k : {1, 2, 4})
+        for (int splits = 0; splits <= 70; ++splits) {
+          CAPTURE(bk, k, cluster_k, splits);
+          const long long k_tiles = (k + bk - 1) / bk;
+          const GemmSlices s = gemm_slices(k, bk, splits, cluster_k);
+          REQUIRE(s.per_split >= 1);
+          REQUIRE(s.splits >= 1);
+          CHECK(s.splits <= std::max(1, splits));
+          // Every k tile is in a slice, and the last cluster holds at least one.
+          CHECK(static_cast<long long>(s.splits) * cluster_k * s.per_split >= k_tiles);
+          CHECK(static_cast<long long>(s.splits - 1) * cluster_k * s.per_split < k_tiles);
+          if (cluster_k == 1) {
+            CHECK(s.splits == gemm_effective_splits(static_cast<int>(k), bk, splits));
+            CHECK(s.per_split == (k_tiles + s.splits - 1) / s.splits);
+          }
+        }
+}

@@ -84,6 +84,12 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f64, "pipe-64x64x32-k16-v", 0.888},
     {90, GemmElement::f64, "pipe-64x64x16-k8-v", 0.845},
     {90, GemmElement::f64, "pipe-128x128x32-k4-w16-v", 0.995},
+    // k clusters (forced-only, not yet measured): their base tile's value less a guess of 3% for
+    // the cluster's reduction and its scheduling, so that with kDmmaClustersAutomatic the model
+    // takes them where the base tile leaves SMs idle (1000^3, 1024^3) and not at 2048^3 and up.
+    {90, GemmElement::f64, "pipe-128x128x16-k4-w16-c2", 0.937},
+    {90, GemmElement::f64, "pipe-128x128x32-k4-w16-c2", 0.965},
+    {90, GemmElement::f64, "pipe-128x128x16-k4-c2", 0.929},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.
@@ -117,13 +123,20 @@ int gemm_effective_splits(int k, int bk, int splits) {
   return static_cast<int>(ceil_div(k_tiles, per));
 }
 
+GemmSlices gemm_slices(long long k, int bk, int splits, int cluster_k) {
+  const long long ck = std::max(1, cluster_k);
+  const long long k_tiles = std::max<long long>(1, ceil_div(k, static_cast<long long>(bk)));
+  const long long per = ceil_div(k_tiles, std::max(1, splits) * ck);
+  return {per, static_cast<int>(ceil_div(ceil_div(k_tiles, per), ck))};
+}
+
 double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
                           long long m, long long n, long long k, int splits, int sms, int occ) {
   const std::size_t elem_bytes = element == GemmElement::f64 ? 8 : 4;
   const long long tiles = ceil_div(m, c.bm) * ceil_div(n, c.bn);
-  const long long k_tiles = ceil_div(k, c.bk);
-  const long long per_split = ceil_div(k_tiles, splits);
-  const long long ctas = tiles * ceil_div(k_tiles, per_split);
+  const GemmSlices slices = gemm_slices(k, c.bk, splits, c.cluster_k);
+  const long long per_split = slices.per_split;
+  const long long ctas = tiles * slices.splits * c.cluster_k;
   const double work = static_cast<double>(c.bm) * c.bn * static_cast<double>(per_split * c.bk);
   const double rate = model.fma_per_sm[static_cast<int>(element)] * eff;
   const long long per_sm = ceil_div(ctas, sms);  // CTAs the busiest SM runs
@@ -159,7 +172,8 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   const GemmArchModel& model = gemm_arch_model(dev.arch);
   const double eff = gemm_efficiency(p.element, c.name, dev.arch);
   const long long elem_bytes = p.element == GemmElement::f64 ? 8 : 4;
-  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk));
+  // A k-cluster tile (cluster_k > 1) has its slices already; no workspace on top of them.
+  const int max_by_k = c.cluster_k > 1 ? 1 : std::max(1, p.k / gemm_min_split_k(c.bk));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
   const int max_splits = static_cast<int>(std::min<long long>({kGemmMaxSplits, max_by_k, max_by_ws}));

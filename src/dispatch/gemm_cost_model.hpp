@@ -26,6 +26,9 @@ struct GemmConfigInfo {
   bool automatic = true;  // gemm may pick it; false: a variant only gemm_forced runs (to be measured)
   bool aligned_rows = false;  // reads operands in 16-byte chunks only: gemm pads rows that break them
   int only_arch = 0;          // nonzero: runs on that compute capability alone (sm_90a code: 90)
+  // CTAs per output tile that split k among themselves in one thread-block cluster and add up
+  // in the kernel (no workspace): `splits` k slices become splits * cluster_k CTAs per tile.
+  int cluster_k = 1;
 };
 
 /// What the model knows of the device.
@@ -77,6 +80,16 @@ constexpr double kGemmUnknownEfficiency = 0.5;
 int gemm_min_split_k(int bk);
 /// `splits` rounded to what the k tiles allow: every slice has ceil(k_tiles / splits) tiles.
 int gemm_effective_splits(int k, int bk, int splits);
+
+/// How run_tiled cuts k for a configuration of BK `bk` whose output tiles run as clusters of
+/// `cluster_k` CTAs along k, with `splits` partial sums asked for: splits * cluster_k slices of
+/// `per_split` k tiles each (the last ones shorter, or empty within the last cluster), and
+/// `splits` rounded so that no cluster is empty (with cluster_k 1: gemm_effective_splits).
+struct GemmSlices {
+  long long per_split;  // k tiles of one CTA's slice
+  int splits;           // partial sums: clusters along k (one: no workspace)
+};
+GemmSlices gemm_slices(long long k, int bk, int splits, int cluster_k);
 
 /// Modelled seconds of one configuration with `splits` k slices, `blocks_per_sm` of its CTAs
 /// resident per SM.

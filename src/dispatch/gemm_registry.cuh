@@ -57,6 +57,14 @@ using DmmaPipe64x64x32k8w8v = DmmaTile<Shape<64, 64, 32>, Warps<2, 4>, Shape<16,
 using DmmaPipe64x64x32k16v = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2, true>;    // 32x32
 using DmmaPipe64x64k8v = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2, true>;         // 32x32
 using DmmaPipe128x128x32k4w16v = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;  // 32x32
+// k clusters ("-c<CTAs>", DmmaTile's CLUSTER_K): issue 13's small cubes run the 128x128 tiles
+// on too few CTAs (1024^3: 64 tiles for 132 SMs; split-K's workspace and second kernel cost
+// ~20% there, so the model takes 64x64 tiles at 0.87 of cuBLAS instead). A cluster of two CTAs
+// per tile, each half of k, fills 128 SMs in one wave and adds the halves through distributed
+// shared memory (1000^3 and 1024^3: 64 tiles x 2; 2048^3: 256 x 2 = 3.9 waves, for comparison).
+using DmmaPipe128x128k4w16c2 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;
+using DmmaPipe128x128x32k4w16c2 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, false, 2>;
+using DmmaPipe128x128k4c2 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;  // 64x32
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
@@ -148,24 +156,42 @@ int occupancy_mma() {  // the four layouts share tile sizes; the A row-major one
 
 /// The pipelined DMMA tiles: four layouts as launch_mma. Operand rows must allow 16-byte
 /// copies (GemmConfigInfo::aligned_rows: run_gemm pads the operands whose rows do not).
+/// A k-cluster tile (DmmaTile's CLUSTER_K) runs in clusters of kClusterK CTAs along z, the
+/// grid's z (run_tiled: slices) a multiple of it.
+template <class Cfg, bool kAK, bool kBK>
+void launch_dmma_layout(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
+  constexpr auto kernel = &gemm_dmma_kernel<Cfg, kAK, kBK>;
+  if constexpr (Cfg::kClusterK == 1) {
+    launch_gemm<Cfg>(kernel, p, grid, s);
+  } else {
+    if (grid.z % Cfg::kClusterK != 0)
+      throw std::logic_error("devmat: gemm: a k-cluster DMMA tile got slices that are not whole clusters");
+    gemm_kernel_occupancy<Cfg>(kernel);
+    launch_clusters(kernel, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, Cfg::kClusterK), p);
+  }
+}
+
 template <class Cfg>
 void launch_dmma(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
   if (!p.a.vec || !p.b.vec)
     throw std::logic_error("devmat: gemm: a pipelined DMMA tile got operand rows without 16-byte copies");
   if (p.a.kcontig) {
-    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, true>, p, grid, s);
-    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, false>, p, grid, s);
+    if (p.b.kcontig) launch_dmma_layout<Cfg, true, true>(p, grid, s);
+    else launch_dmma_layout<Cfg, true, false>(p, grid, s);
   } else {
-    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, true>, p, grid, s);
-    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, false>, p, grid, s);
+    if (p.b.kcontig) launch_dmma_layout<Cfg, false, true>(p, grid, s);
+    else launch_dmma_layout<Cfg, false, false>(p, grid, s);
   }
 }
 
 /// 0 where the tile's shared memory does not fit a block of the current device (the BK 32 tiles
-/// need sm_90's 227 KB), which keeps it out of gemm's choice there.
+/// need sm_90's 227 KB), or where it needs clusters (k-cluster tiles: sm_90 on), which keeps it
+/// out of gemm's choice there.
 template <class Cfg>
 int occupancy_dmma() {
-  if (Cfg::kSmemBytes > current_device_props().smem_per_block_optin) return 0;
+  const DeviceProps& props = current_device_props();
+  if (Cfg::kSmemBytes > props.smem_per_block_optin) return 0;
+  if (Cfg::kClusterK > 1 && props.arch() < 90) return 0;
   return gemm_kernel_occupancy<Cfg>(&gemm_dmma_kernel<Cfg, true, false>);
 }
 
@@ -190,7 +216,9 @@ TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic =
 /// `automatic` false: only gemm_forced runs it (a variant to be measured).
 template <class Cfg>
 TiledKernel<double> dmma_kernel(const char* name, bool automatic = true) {
-  return {gemm_info<Cfg>(name, GemmMath::dmma, automatic, true), &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
+  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::dmma, automatic, true);
+  info.cluster_k = Cfg::kClusterK;
+  return {info, &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
 }
 
 /// A wgmma tile (src/gemm_wgmma.cu; kConsumers warpgroups of 64 rows): sm_90a code, so compute capability 9.0 only (its
@@ -203,6 +231,10 @@ TiledKernel<float> wgmma_kernel(const char* name, bool automatic = true) {
 }
 
 // ------------------------------------------------------------------ the registry
+/// Whether gemm may pick the k-cluster DMMA tiles ("pipe-*-c2"); false until bench_gemm's
+/// ours-pipe-*-c2 rows have been measured on the H200 (issue 13).
+inline constexpr bool kDmmaClustersAutomatic = false;
+
 /// The tiled configurations of T, in a fixed order (gemm_forced indexes them); the cost model's
 /// efficiency table (dispatch/gemm_cost_model.cpp) knows them by name.
 template <class T> const std::vector<TiledKernel<T>>& tiled_kernels();
@@ -264,7 +296,12 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
       dmma_kernel<DmmaPipe64x64x32k8w8v>("pipe-64x64x32-k8-w8-v", false),
       dmma_kernel<DmmaPipe64x64x32k16v>("pipe-64x64x32-k16-v", false),
       dmma_kernel<DmmaPipe64x64k8v>("pipe-64x64x16-k8-v", false),
-      dmma_kernel<DmmaPipe128x128x32k4w16v>("pipe-128x128x32-k4-w16-v", false)};
+      dmma_kernel<DmmaPipe128x128x32k4w16v>("pipe-128x128x32-k4-w16-v", false),
+      // k clusters of two CTAs (appended): forced-only until measured; kDmmaClustersAutomatic
+      // lets the cost model pick them.
+      dmma_kernel<DmmaPipe128x128k4w16c2>("pipe-128x128x16-k4-w16-c2", kDmmaClustersAutomatic),
+      dmma_kernel<DmmaPipe128x128x32k4w16c2>("pipe-128x128x32-k4-w16-c2", kDmmaClustersAutomatic),
+      dmma_kernel<DmmaPipe128x128k4c2>("pipe-128x128x16-k4-c2", kDmmaClustersAutomatic)};
   return v;
 }
 

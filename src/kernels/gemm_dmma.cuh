@@ -21,6 +21,8 @@
 #include "gemm_common.cuh"
 #include "gemm_mma.cuh"
 
+#include <cooperative_groups.h>
+
 #include <type_traits>
 
 namespace devmat::detail {
@@ -233,7 +235,12 @@ struct DmmaInterleavedCopyB {
 /// VEC: a k-contiguous A tile (op(A) = A) in dmma_interleaved_at's layout, and (MMA k 8 or 16)
 /// a [k][n] B tile (op(B) = B) in dmma_b_interleaved_at's, their fragments read with LDS.128
 /// (half the loads); the other two layouts as without it.
-template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool VEC = false>
+/// CLUSTER_K: the CTAs of one output tile run k slices 0..CLUSTER_K-1 as one thread-block
+/// cluster (sm_90) and add their sums through distributed shared memory
+/// (dmma_cluster_reduce), so a product of few tiles fills the SMs without split-K's
+/// workspace and second kernel.
+template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool VEC = false,
+          int CLUSTER_K = 1>
 struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS> {
   using Base = MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS>;
   static constexpr int kKSteps = Base::kBK / Base::kMmaK;  // MMA k-steps per k tile
@@ -246,7 +253,76 @@ struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLO
   // The interleaved A tile (BM BK doubles) fits in MmaTile's A stage.
   static_assert(!VEC || Base::kBM * Base::kBK <= Base::kStageA, "interleaved A tile in a stage");
   static_assert(!VEC || Base::kBN * Base::kBK <= Base::kStageB, "interleaved B tile in a stage");
+  static constexpr int kClusterK = CLUSTER_K;
+  static_assert(CLUSTER_K == 1 || CLUSTER_K == 2 || CLUSTER_K == 4 || CLUSTER_K == 8,
+                "k clusters of 1, 2, 4 or 8 CTAs (portable cluster sizes)");
+  // dmma_cluster_reduce stages the tile's sums (BM BN doubles) in the pipeline's shared memory.
+  static_assert(CLUSTER_K == 1 || Base::kBM * Base::kBN * 8 <= Base::kSmemBytes, "cluster sums in shared memory");
 };
+
+/// The k reduction of a cluster of S CTAs that computed k slices 0..S-1 of one output tile
+/// (cluster rank = slice = blockIdx.z % S): every CTA writes its sums to its own shared memory
+/// (fragment by fragment, thread-minor: 16-byte accesses, no bank conflicts), and fragment
+/// f = i NI + j of the tile is then summed by rank f % S, which reads slices 0..S-1 in that order
+/// through distributed shared memory (the split-K finalize's order: the same result on every
+/// run). Leaves the sums of this rank's fragments in acc and returns the rank; the caller
+/// stores those, then calls dmma_cluster_done before it exits, since the other CTAs read this
+/// one's shared memory until then.
+template <int S, int kThreads, int MI, int NI, int kC>
+__device__ __forceinline__ int dmma_cluster_reduce(double (&acc)[MI][NI][kC], unsigned char* smem, int tid) {
+  static_assert(kC % 2 == 0, "sums in pairs");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  const int rank = static_cast<int>(cluster.block_rank());
+  double2* sums = reinterpret_cast<double2*>(smem);  // (MI NI kC/2, kThreads)
+  __syncthreads();  // every warp is done with the pipeline's stages
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j)
+#pragma unroll
+      for (int h = 0; h < kC / 2; ++h)
+        sums[((i * NI + j) * (kC / 2) + h) * kThreads + tid] = make_double2(acc[i][j][2 * h], acc[i][j][2 * h + 1]);
+  cluster.sync();  // release / acquire across the cluster: every slice's sums are visible
+#pragma unroll
+  for (int i = 0; i < MI; ++i)
+#pragma unroll
+    for (int j = 0; j < NI; ++j) {
+      if ((i * NI + j) % S != rank) continue;
+#pragma unroll
+      for (int h = 0; h < kC / 2; ++h) {
+        const int at = ((i * NI + j) * (kC / 2) + h) * kThreads + tid;
+        double2 sum = cluster.map_shared_rank(sums, 0)[at];
+#pragma unroll
+        for (int s = 1; s < S; ++s) {
+          const double2 part = cluster.map_shared_rank(sums, s)[at];
+          sum.x += part.x;
+          sum.y += part.y;
+        }
+        acc[i][j][2 * h] = sum.x;
+        acc[i][j][2 * h + 1] = sum.y;
+      }
+    }
+  return rank;
+#else
+  (void)acc, (void)smem, (void)tid;
+  __trap();  // clusters need sm_90 (the host never launches this elsewhere: occupancy_dmma)
+  return 0;
+#endif
+}
+
+/// The end of dmma_cluster_reduce's protocol, after the stores of the sums: no CTA of the
+/// cluster exits (and so releases the shared memory the others read) before every one has read
+/// its slices. Those reads have completed here (the stores used their values), so the arrive
+/// is relaxed: no fence, and the stores need not be visible before it (cluster.sync()'s
+/// release arrive costs a MEMBAR.ALL.GPU that waits for them).
+__device__ __forceinline__ void dmma_cluster_done() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+#endif
+}
 
 /// kAK / kBK: A / B is k-contiguous in global memory (op(A) = A, op(B) = B^T), and so is its
 /// shared tile ([x][k]); otherwise the shared tile is [k][x].
@@ -394,17 +470,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   }
   gemm_cp_async_wait<0>();
 
+  // A k cluster: this CTA's rank stores the fragments f with f % S == rank, summed over the
+  // cluster's slices; split-K on top of it writes one partial per cluster (slice z / S).
+  constexpr int S = Cfg::kClusterK;
+  int rank = 0;
+  if constexpr (S > 1) rank = dmma_cluster_reduce<S, kThreads>(acc, gemm_smem, tid);
+
   // Epilogue: c[2h + j] = C(g + 8h, 2t + j): pairs of consecutive columns (16 bytes).
-  double* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
+  double* out = p.c + static_cast<long long>(blockIdx.z / S) * p.split_stride;
 #pragma unroll
   for (int i = 0; i < MI; ++i)
 #pragma unroll
-    for (int j = 0; j < NI; ++j)
+    for (int j = 0; j < NI; ++j) {
+      if (S > 1 && (i * NI + j) % S != rank) continue;
 #pragma unroll
       for (int h = 0; h < kMmaM / 8; ++h) {
         const double v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
         gemm_store_results<double, 2>(p, out, m0 + wm0 + i * kMmaM + g + 8 * h, n0 + wn0 + j * 8 + 2 * t, v);
       }
+    }
+  if constexpr (S > 1) dmma_cluster_done();
 }
 
 }  // namespace devmat::detail

@@ -396,6 +396,69 @@ TEST_CASE("vector-fragment DMMA tiles give their base tile's results bit for bit
   CHECK(tested > 0);
 }
 
+TEST_CASE("k-cluster DMMA tiles give their base tile's split-K results bit for bit", "[gemm]") {
+  // A "-c<S>" tile (DmmaTile's CLUSTER_K) runs each output tile as a cluster of S CTAs, slice s
+  // of k on rank s, and adds the slices through distributed shared memory in the order of the
+  // split-K finalize: with one slice per CTA it must give the base tile's S-slice split-K result
+  // exactly (alpha 1, beta 0), and the same result on every run. Shapes: ragged m, n, k; k
+  // shorter than a tile (rank 1's slice empty); tiles whose fragments rank 1 owns cut by m and n;
+  // a 1000^3 product as issue 13 runs it; all four layouts; and, with workspace slices on top
+  // (S times their count in CTAs), against Eigen.
+  const auto configs = detail::gemm_configs<double>();
+  auto index_of = [&](const std::string& name) {
+    for (int i = 0; i < static_cast<int>(configs.size()); ++i)
+      if (configs[i].name == name) return i;
+    return -1;
+  };
+  int tested = 0;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    const detail::GemmConfigInfo& c = configs[cfg];
+    if (c.cluster_k == 1) continue;
+    const std::string suffix = "-c" + std::to_string(c.cluster_k);
+    REQUIRE(c.name.size() > suffix.size());
+    REQUIRE(c.name.compare(c.name.size() - suffix.size(), suffix.size(), suffix) == 0);
+    const int base = index_of(c.name.substr(0, c.name.size() - suffix.size()));
+    INFO("config " << c.name);
+    REQUIRE(base >= 0);  // every k-cluster tile has its base tile in the registry
+    ++tested;
+    struct Shape3 {
+      Index m, n, k;
+    };
+    const Shape3 shapes[] = {{2 * c.bm + 7, c.bn + 3, c.bk * (3 * c.stages + 1) + 9},
+                             {c.bm - 1, 2 * c.bn - 5, 13},
+                             {c.bm + 9, c.bn - 7, 2 * c.bk + 1},
+                             {1, 1, 1},
+                             {1000, 1000, 1000}};
+    for (const Shape3& sh : shapes)
+      for (Op op_a : kOps)
+        for (Op op_b : kOps) {
+          // 1000^3: one layout, and not under compute-sanitizer (minutes instrumented).
+          if (sh.m == 1000 && (op_a != Op::none || op_b != Op::none || under_sanitizer())) continue;
+          INFO(sh.m << "x" << sh.n << "x" << sh.k << " op_a " << op_name(op_a) << " op_b " << op_name(op_b));
+          const HostMatrix<double> ha = stored<double>(sh.m, sh.k, op_a), hb = stored<double>(sh.k, sh.n, op_b);
+          const auto A = to_device(ha);
+          const auto B = to_device(hb);
+          DeviceMatrix<double> got = DeviceMatrix<double>::constant(sh.m, sh.n, poison_value<double>());
+          DeviceMatrix<double> again = DeviceMatrix<double>::constant(sh.m, sh.n, poison_value<double>());
+          DeviceMatrix<double> want = DeviceMatrix<double>::constant(sh.m, sh.n, poison_value<double>());
+          detail::gemm_forced(cfg, 1, 1.0, A, B, 0.0, got, op_a, op_b);
+          detail::gemm_forced(cfg, 1, 1.0, A, B, 0.0, again, op_a, op_b);
+          detail::gemm_forced(base, c.cluster_k, 1.0, A, B, 0.0, want, op_a, op_b);
+          const HostMatrix<double> g = to_eigen(got), w = to_eigen(want);
+          check_product(g, op_of(ha, op_a), op_of(hb, op_b), 1.0, 0.0, Ref());
+          CHECK(g == w);
+          CHECK(to_eigen(again) == g);
+        }
+    // Workspace slices over the clusters, alpha and beta: against Eigen.
+    for (int splits : {2, 3})
+      for (Op op_a : kOps) {
+        run_case<double>({c.bm + 5, 2 * c.bn + 1, 12 * c.bk + 3, op_a, Op::none, splits + 1}, cfg, splits);
+        run_case<double>({3 * c.bm - 2, c.bn + 2, 5 * c.bk, Op::none, op_a, splits + 2}, cfg, splits);
+      }
+  }
+  CHECK(tested > 0);
+}
+
 TEMPLATE_TEST_CASE("aliasing: A = A*B, B = A*B, gemm(A, A, A), C aliasing B", "[gemm]", float, double,
                    std::int32_t) {
   using T = TestType;
