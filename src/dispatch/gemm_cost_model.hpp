@@ -26,6 +26,10 @@ struct GemmConfigInfo {
   bool automatic = true;  // gemm may pick it; false: a variant only gemm_forced runs (to be measured)
   bool aligned_rows = false;  // reads operands in 16-byte chunks only: gemm pads rows that break them
   int only_arch = 0;          // nonzero: runs on that compute capability alone (sm_90a code: 90)
+  // Nonzero: up to this many k slices add up inside the kernel, across a thread-block cluster
+  // (sm_90 on), in slice order: no partial-sum workspace and no finalize kernel. The model
+  // caps its split counts there, and a forced count is clamped to it.
+  int cluster_splits = 0;
 };
 
 /// What the model knows of the device.
@@ -92,6 +96,12 @@ constexpr double kPadMinFma = 1 << 30;
 /// that the others do not (0 unless c.aligned_rows, an operand's rows are unaligned, and the
 /// product is below kPadMinFma): per copy one more kernel and its bytes read and written.
 double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const GemmConfigInfo& c);
+
+/// Whether gemm may pick the float SIMT tiles that sum their k slices in a thread-block cluster
+/// ("64x64x16-cl", "128x128x8-cl", issue 13) on its own; false: forced-only, measured by
+/// bench_gemm's ours-*-cl rows beside the default. The model then takes them wherever their
+/// slices without a finalize kernel are modelled faster (latency-bound and wave-quantised shapes).
+inline constexpr bool kGemmClusterSplitK = false;
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
 constexpr double kGemmTf32MinFma = 1 << 22;

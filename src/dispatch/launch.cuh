@@ -41,4 +41,29 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, 
   }
 }
 
+/// launch() with the grid cut into thread-block clusters of `cluster` blocks (sm_90 on; each
+/// grid dimension a multiple of the cluster's); throws cuda_error if this launch fails.
+template <class... Params, class... Args>
+void launch_clusters(void (*kernel)(Params...), dim3 grid, dim3 cluster, dim3 block, std::size_t smem,
+                     cudaStream_t stream, Args&&... args) {
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem;
+  config.stream = stream;
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = cluster.x;
+  attr[0].val.clusterDim.y = cluster.y;
+  attr[0].val.clusterDim.z = cluster.z;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  const ErrorScope scope;
+  const cudaError_t st = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
+  if (st != cudaSuccess) {
+    scope.forget_ours();
+    throw_launch_error(st, grid, block, smem);
+  }
+}
+
 }  // namespace devmat::detail
