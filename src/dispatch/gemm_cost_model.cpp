@@ -60,6 +60,11 @@ const EfficiencyRow kEfficiency[] = {
     // that sets its split counts in a forced run, below the 128x128 one (half the MMAs per
     // CTA beside the same producer, and B split for 64 rows instead of 128).
     {90, GemmElement::f32, "wgmma-64x128x32", 1.0},
+    // The SIMT tiles whose k slices add up in a cluster (issue 13, not yet measured): their base
+    // tile's rate (the same main loop); what they save, the finalize kernel and the partial
+    // sums' traffic, is in gemm_model_seconds.
+    {90, GemmElement::f32, "64x64x16-cl", 0.64},
+    {90, GemmElement::f32, "128x128x8-cl", 0.74},
     {90, GemmElement::i32, "128x128x8", 0.78},
     {90, GemmElement::i32, "64x64x16", 0.62},
     {90, GemmElement::f64, "128x128x16", 0.72},
