@@ -355,6 +355,11 @@ int main(int argc, char** argv) {
     register_config<float>(128, 128, 4096, name, {8});
   }
   for (const char* name : {"128x128x8", "128x128x8-cl"}) register_config<float>(777, 777, 777, name, {2, 3, 4, 5, 6, 8});
+  for (const char* name : {"wgmma-128x128x32", "wgmma-128x128x32-cl"}) {
+    register_config<float>(777, 777, 777, name, {2, 3});
+    register_config<float>(128, 128, 4096, name, {8});
+  }
+  for (const char* name : {"wgmma-64x128x32", "wgmma-64x128x32-cl"}) register_config<float>(777, 777, 777, name, {2});
   // double: every configuration at every size (the pipelined DMMA tiles are calibrated from these).
   for (Index s : {1024, 2048, 4096, 8192}) register_shape<double>(s, s, s, true);
   register_shape<double>(1000, 1000, 1000, true, {1, 2, 3, 4});  // the split counts: issue 13's smallest DGEMM

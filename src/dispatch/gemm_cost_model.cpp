@@ -65,6 +65,8 @@ const EfficiencyRow kEfficiency[] = {
     // sums' traffic, is in gemm_model_seconds.
     {90, GemmElement::f32, "64x64x16-cl", 0.64},
     {90, GemmElement::f32, "128x128x8-cl", 0.74},
+    {90, GemmElement::f32, "wgmma-128x128x32-cl", 1.42},
+    {90, GemmElement::f32, "wgmma-64x128x32-cl", 1.0},
     {90, GemmElement::i32, "128x128x8", 0.78},
     {90, GemmElement::i32, "64x64x16", 0.62},
     {90, GemmElement::f64, "128x128x16", 0.72},

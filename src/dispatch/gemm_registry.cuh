@@ -234,6 +234,15 @@ TiledKernel<float> wgmma_kernel(const char* name, bool automatic = true) {
           &launch_gemm_wgmma<kConsumers>, &occupancy_gemm_wgmma<kConsumers>};
 }
 
+/// The wgmma tile with its k slices (at most 8) summed in a cluster: automatic per
+/// kGemmClusterSplitK.
+template <int kConsumers>
+TiledKernel<float> wgmma_cluster_kernel(const char* name) {
+  GemmConfigInfo info = gemm_info<WgmmaTileInfo<kConsumers>>(name, GemmMath::tf32x3, kGemmClusterSplitK, true, 90);
+  info.cluster_splits = 8;
+  return {info, &launch_gemm_wgmma<kConsumers, true>, &occupancy_gemm_wgmma<kConsumers, true>};
+}
+
 // ------------------------------------------------------------------ the registry
 /// The tiled configurations of T, in a fixed order (gemm_forced indexes them); the cost model's
 /// efficiency table (dispatch/gemm_cost_model.cpp) knows them by name.
@@ -268,7 +277,8 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       wgmma_kernel<2>("wgmma-128x128x32"), wgmma_kernel<1>("wgmma-64x128x32", false),
       // Split-K summed in a cluster (sm_90), automatic per kGemmClusterSplitK (appended).
       simt_cluster_kernel<float, SimtSmallCluster>("64x64x16-cl"),
-      simt_cluster_kernel<float, SimtMidCluster>("128x128x8-cl")};
+      simt_cluster_kernel<float, SimtMidCluster>("128x128x8-cl"),
+      wgmma_cluster_kernel<2>("wgmma-128x128x32-cl"), wgmma_cluster_kernel<1>("wgmma-64x128x32-cl")};
   return v;
 }
 

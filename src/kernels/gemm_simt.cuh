@@ -6,8 +6,6 @@
 
 #include "gemm_common.cuh"
 
-#include <cooperative_groups.h>
-
 #include <type_traits>
 
 namespace devmat::detail {
@@ -80,19 +78,13 @@ __device__ __forceinline__ T gemm_madd(T a, T b, T c) {
 }
 
 /// The cluster epilogue of SimtClusterTile: this CTA's partial tile `acc` (thread layout as the
-/// kernel's) goes to shared memory; after a cluster barrier, CTA z of the S = gridDim.z slices
-/// takes the 4-wide chunks z*kThreads + tid, stepping S*kThreads, adds them over the slices in
-/// order 0..S-1 and stores alpha*sum (+ beta*C); a last barrier keeps every CTA's shared memory
-/// alive until the others have read it. The cluster is (1, 1, S) and gridDim.z == S, so the
-/// cluster rank of slice z is z.
+/// kernel's) goes to shared memory, over the pipeline's stages, and gemm_cluster_sum adds the
+/// slices' tiles and writes C.
 template <class T, class Cfg, int TM, int TN>
 __device__ __forceinline__ void simt_cluster_sum(const GemmArgs<T>& p, T* sum_smem, const T (&acc)[TM][TN], int m0,
                                                  int n0, int a_col, int b_col, int tid) {
   using Vec4 = Pack<T, 4>;
   constexpr int kStride = Cfg::kSumStride;
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-  namespace cg = cooperative_groups;
-  const cg::cluster_group cluster = cg::this_cluster();
   __syncthreads();  // every warp is done with the pipeline's stages, which the sums overwrite
 #pragma unroll
   for (int i = 0; i < Cfg::kSubM; ++i)
@@ -105,25 +97,7 @@ __device__ __forceinline__ void simt_cluster_sum(const GemmArgs<T>& p, T* sum_sm
         for (int q = 0; q < 4; ++q) v.v[q] = acc[i * 4 + e][j * 4 + q];
         *reinterpret_cast<Vec4*>(sum_smem + (a_col + i * 16 + e) * kStride + b_col + j * 32) = v;  // (BM, BN+4)
       }
-  cluster.sync();  // every slice's partial tile is in its CTA's shared memory
-  const int slices = static_cast<int>(gridDim.z), rank = static_cast<int>(blockIdx.z);
-  constexpr int kChunksPerRow = Cfg::kBN / 4, kChunks = Cfg::kBM * kChunksPerRow;
-  for (int chunk = rank * Cfg::kThreads + tid; chunk < kChunks; chunk += slices * Cfg::kThreads) {
-    const int r = chunk / kChunksPerRow, c = (chunk % kChunksPerRow) * 4;
-    if (m0 + r >= p.m || n0 + c >= p.n) continue;  // outside C: nothing to store
-    const int offset = r * kStride + c;
-    Vec4 sum = *reinterpret_cast<const Vec4*>(cluster.map_shared_rank(sum_smem, 0) + offset);
-    for (int z = 1; z < slices; ++z) {
-      const Vec4 v = *reinterpret_cast<const Vec4*>(cluster.map_shared_rank(sum_smem, z) + offset);
-#pragma unroll
-      for (int q = 0; q < 4; ++q) sum.v[q] += v.v[q];
-    }
-    gemm_store_results<T, 4>(p, p.c, m0 + r, n0 + c, sum.v);
-  }
-  cluster.sync();  // no CTA leaves while another still reads its shared memory
-#else
-  __trap();  // thread-block clusters need sm_90; the registry never launches this elsewhere
-#endif
+  gemm_cluster_sum<T, Cfg::kBM, Cfg::kBN, Cfg::kThreads, kStride>(p, sum_smem, m0, n0, tid);
 }
 
 template <class T, class Cfg>

@@ -623,15 +623,16 @@ TEST_CASE("float: 3xTF32 configurations with the same split give the same result
       }
 }
 
-TEST_CASE("float: cluster split-K SIMT tiles equal the workspace path bit for bit, at every edge", "[gemm]") {
-  // A "-cl" tile adds its k slices inside the kernel (a thread-block cluster, distributed
+TEST_CASE("float: cluster split-K tiles equal the workspace path bit for bit, at every edge", "[gemm]") {
+  // A "-cl" tile (SIMT or wgmma) adds its k slices inside the kernel (a thread-block cluster, distributed
   // shared memory) in slice order, as gemm_finalize_kernel adds the base tile's partial sums:
   // with alpha 1 and beta 0 the results must be equal bit for bit for every slice count up to
   // a cluster's 8, and right against FP64 with any alpha, beta and layout. Tile edges, k of a
   // few tiles or under one, single rows and columns, odd n (scalar stores), and counts past 8
   // (clamped).
-  int major = 0;
+  int major = 0, minor = 0;
   REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) == cudaSuccess);
   const auto configs = detail::gemm_configs<float>();
   int tested = 0;
   for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
@@ -639,7 +640,9 @@ TEST_CASE("float: cluster split-K SIMT tiles equal the workspace path bit for bi
     const std::string suffix = "-cl";
     if (c.name.size() <= suffix.size() || c.name.compare(c.name.size() - suffix.size(), suffix.size(), suffix) != 0)
       continue;
-    if (major < 9) {  // thread-block clusters need sm_90: forcing the tile says so before it runs
+    // Thread-block clusters need sm_90, the wgmma tiles sm_90a code (9.0 only): forcing the
+    // tile elsewhere says so before it runs.
+    if (major < 9 || (c.only_arch != 0 && c.only_arch != major * 10 + minor)) {
       CHECK_THROWS_AS(run_case<float>({c.bm, c.bn, c.bk}, cfg, 2), std::invalid_argument);
       ++tested;
       continue;
@@ -685,7 +688,7 @@ TEST_CASE("float: cluster split-K SIMT tiles equal the workspace path bit for bi
         run_case<float>({d.m, d.n, d.k, op_a, op_b, sc}, cfg, splits);
       }
   }
-  CHECK(tested == 2);
+  CHECK(tested == 4);  // 64x64x16, 128x128x8, wgmma-128x128x32, wgmma-64x128x32
   if (major < 9) return;
   // The same sums on every run (no atomics, a fixed order), and gemm's own path beside them.
   const HostMatrix<float> ha = random_matrix<float>(47, 804), hb = random_matrix<float>(804, 53);
@@ -693,6 +696,7 @@ TEST_CASE("float: cluster split-K SIMT tiles equal the workspace path bit for bi
   const auto B = to_device(hb);
   for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
     if (configs[cfg].cluster_splits == 0) continue;
+    if (configs[cfg].only_arch != 0 && configs[cfg].only_arch != major * 10 + minor) continue;
     DeviceMatrix<float> c1, c2;
     detail::gemm_forced(cfg, 0, 1.0f, A, B, 0.0f, c1);
     detail::gemm_forced(cfg, 0, 1.0f, A, B, 0.0f, c2);
