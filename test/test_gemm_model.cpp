@@ -299,7 +299,7 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
     CAPTURE(c.name);
     cluster.push_back(i);
     CHECK(c.cluster_splits == 8);
-    CHECK(c.automatic == kGemmClusterSplitK);
+    CHECK(c.automatic == (c.math == GemmMath::simt ? kGemmClusterSplitKSimt : kGemmClusterSplitKWgmma));
     // Its base tile (the name without "-cl") exists, with the same shape and efficiency.
     const std::string base = c.name.substr(0, c.name.size() - 3);
     CHECK(c.name.substr(c.name.size() - 3) == "-cl");
@@ -335,7 +335,7 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
   }
   REQUIRE(cluster.size() == 4);  // 64x64x16, 128x128x8, wgmma-128x128x32, wgmma-64x128x32
 
-  // Made automatic (what kGemmClusterSplitK = true does): on sm_90 the latency-bound 47x53x804
+  // Made automatic (what the two switches set to true do): on sm_90 the latency-bound 47x53x804
   // takes a cluster tile with several slices (no finalize), large products keep their tile,
   // and before sm_90 no cluster tile is ever picked.
   std::vector<GemmConfigInfo> with = configs;

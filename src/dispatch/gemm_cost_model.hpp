@@ -97,11 +97,13 @@ constexpr double kPadMinFma = 1 << 30;
 /// product is below kPadMinFma): per copy one more kernel and its bytes read and written.
 double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const GemmConfigInfo& c);
 
-/// Whether gemm may pick the float SIMT tiles that sum their k slices in a thread-block cluster
-/// ("64x64x16-cl", "128x128x8-cl", issue 13) on its own; false: forced-only, measured by
-/// bench_gemm's ours-*-cl rows beside the default. The model then takes them wherever their
-/// slices without a finalize kernel are modelled faster (latency-bound and wave-quantised shapes).
-inline constexpr bool kGemmClusterSplitK = false;
+/// Whether gemm may pick the float tiles that sum their k slices in a thread-block cluster
+/// (issue 13) on its own: the SIMT ones ("64x64x16-cl", "128x128x8-cl") and the wgmma ones
+/// ("wgmma-128x128x32-cl", "wgmma-64x128x32-cl"); false: forced-only, measured by bench_gemm's
+/// ours-*-cl rows beside the default. The model then takes them wherever their slices without a
+/// finalize kernel are modelled faster (latency-bound and wave-quantised shapes).
+inline constexpr bool kGemmClusterSplitKSimt = false;
+inline constexpr bool kGemmClusterSplitKWgmma = false;
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
 constexpr double kGemmTf32MinFma = 1 << 22;

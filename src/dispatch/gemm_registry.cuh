@@ -204,10 +204,10 @@ TiledKernel<T> simt_kernel(const char* name) {
 }
 
 /// A SIMT tile whose k slices add up in a cluster (SimtClusterTile): automatic per
-/// kGemmClusterSplitK (dispatch/gemm_cost_model.hpp).
+/// kGemmClusterSplitKSimt (dispatch/gemm_cost_model.hpp).
 template <class T, class Cfg>
 TiledKernel<T> simt_cluster_kernel(const char* name) {
-  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::simt, kGemmClusterSplitK);
+  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::simt, kGemmClusterSplitKSimt);
   info.cluster_splits = Cfg::kMaxClusterSlices;
   return {info, &launch_simt_cluster<T, Cfg>, &occupancy_simt_cluster<T, Cfg>};
 }
@@ -235,10 +235,10 @@ TiledKernel<float> wgmma_kernel(const char* name, bool automatic = true) {
 }
 
 /// The wgmma tile with its k slices (at most 8) summed in a cluster: automatic per
-/// kGemmClusterSplitK.
+/// kGemmClusterSplitKWgmma (dispatch/gemm_cost_model.hpp).
 template <int kConsumers>
 TiledKernel<float> wgmma_cluster_kernel(const char* name) {
-  GemmConfigInfo info = gemm_info<WgmmaTileInfo<kConsumers>>(name, GemmMath::tf32x3, kGemmClusterSplitK, true, 90);
+  GemmConfigInfo info = gemm_info<WgmmaTileInfo<kConsumers>>(name, GemmMath::tf32x3, kGemmClusterSplitKWgmma, true, 90);
   info.cluster_splits = 8;
   return {info, &launch_gemm_wgmma<kConsumers, true>, &occupancy_gemm_wgmma<kConsumers, true>};
 }
@@ -275,7 +275,7 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       // 64x128 tile (one consumer warpgroup) is a variant for small and m ~ 64 products,
       // measured beside it (bench_gemm), not picked yet.
       wgmma_kernel<2>("wgmma-128x128x32"), wgmma_kernel<1>("wgmma-64x128x32", false),
-      // Split-K summed in a cluster (sm_90), automatic per kGemmClusterSplitK (appended).
+      // Split-K summed in a cluster (sm_90), automatic per kGemmClusterSplitKSimt / -Wgmma (appended).
       simt_cluster_kernel<float, SimtSmallCluster>("64x64x16-cl"),
       simt_cluster_kernel<float, SimtMidCluster>("128x128x8-cl"),
       wgmma_cluster_kernel<2>("wgmma-128x128x32-cl"), wgmma_cluster_kernel<1>("wgmma-64x128x32-cl")};
