@@ -667,6 +667,7 @@ TEST_CASE("float: cluster split-K tiles equal the workspace path bit for bit, at
                          Dims{47, 53, 804}, Dims{1, 2 * bn + 3, 513}, Dims{2 * bm + 1, 1, 300}, Dims{3 * bm + 7, 2 * bn + 5, 97},
                          Dims{17, 33, bk - 1}, Dims{bm, bn, 2 * bk + 1}})
       for (int splits : {1, 2, 3, 5, 8, 13}) {
+        if (under_sanitizer() && splits != 3 && splits != 8) continue;  // instrumented: fewer counts
         const Op op_a = kOps[rot % 2], op_b = kOps[(rot / 2) % 2];
         const int sc = rot++ % 5;
         INFO("m=" << d.m << " n=" << d.n << " k=" << d.k << " splits=" << splits << " op_a=" << op_name(op_a)
