@@ -70,7 +70,7 @@ void launch_layout(const CUtensorMap& a_map, const CUtensorMap& b_map, const Gem
                    cudaStream_t s) {
   occupancy_of<Cfg, kAK, kBK>();  // prepares the kernel (shared memory past 48 KiB)
   if constexpr (Cfg::kClusterSum)
-    launch_clusters(&gemm_wgmma_kernel<Cfg, kAK, kBK>, grid, dim3(1, 1, grid.z), Cfg::kThreads, Cfg::kSmemBytes, s,
+    launch_clusters(&gemm_wgmma_kernel<Cfg, kAK, kBK>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, grid.z),
                     a_map, b_map, p);
   else
     launch(&gemm_wgmma_kernel<Cfg, kAK, kBK>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, a_map, b_map, p);

@@ -141,7 +141,7 @@ void launch_simt_cluster(const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
   if (grid.z < 1 || grid.z > static_cast<unsigned>(Cfg::kMaxClusterSlices))
     throw std::logic_error("devmat: gemm: a cluster split-K tile got more k slices than a cluster holds");
   gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
-  launch_clusters(&gemm_simt_kernel<T, Cfg>, grid, dim3(1, 1, grid.z), Cfg::kThreads, Cfg::kSmemBytes, s, p);
+  launch_clusters(&gemm_simt_kernel<T, Cfg>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, grid.z), p);
 }
 
 /// 0 before sm_90 (no thread-block clusters), which keeps the tile out of gemm's choice there

@@ -24,15 +24,18 @@ namespace devmat::detail {
                            cudaGetErrorString(st));
 }
 
-/// kernel<<<grid, block, smem, stream>>>(args...); throws cuda_error if this launch fails.
+/// kernel<<<grid, block, smem, stream>>>(args...) with `attrs` (n_attrs of them); throws
+/// cuda_error if this launch fails.
 template <class... Params, class... Args>
-void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
-            Args&&... args) {
+void launch_with(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
+                 cudaLaunchAttribute* attrs, unsigned n_attrs, Args&&... args) {
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem;
   config.stream = stream;
+  config.attrs = attrs;
+  config.numAttrs = n_attrs;
   const ErrorScope scope;
   const cudaError_t st = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
   if (st != cudaSuccess) {
@@ -41,29 +44,24 @@ void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, 
   }
 }
 
-/// launch() with the grid cut into thread-block clusters of `cluster` blocks (sm_90 on; each
-/// grid dimension a multiple of the cluster's); throws cuda_error if this launch fails.
+/// kernel<<<grid, block, smem, stream>>>(args...); throws cuda_error if this launch fails.
 template <class... Params, class... Args>
-void launch_clusters(void (*kernel)(Params...), dim3 grid, dim3 cluster, dim3 block, std::size_t smem,
-                     cudaStream_t stream, Args&&... args) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = smem;
-  config.stream = stream;
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = cluster.x;
-  attr[0].val.clusterDim.y = cluster.y;
-  attr[0].val.clusterDim.z = cluster.z;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  const ErrorScope scope;
-  const cudaError_t st = cudaLaunchKernelEx(&config, kernel, std::forward<Args>(args)...);
-  if (st != cudaSuccess) {
-    scope.forget_ours();
-    throw_launch_error(st, grid, block, smem);
-  }
+void launch(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
+            Args&&... args) {
+  launch_with(kernel, grid, block, smem, stream, nullptr, 0, std::forward<Args>(args)...);
+}
+
+/// launch() with the grid's blocks in thread-block clusters of `cluster` (sm_90 on; each grid
+/// dimension a multiple of the cluster's).
+template <class... Params, class... Args>
+void launch_clusters(void (*kernel)(Params...), dim3 grid, dim3 block, std::size_t smem, cudaStream_t stream,
+                     dim3 cluster, Args&&... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = cluster.x;
+  attr.val.clusterDim.y = cluster.y;
+  attr.val.clusterDim.z = cluster.z;
+  launch_with(kernel, grid, block, smem, stream, &attr, 1, std::forward<Args>(args)...);
 }
 
 }  // namespace devmat::detail
