@@ -304,17 +304,21 @@ void register_shape(Index m, Index n, Index k, bool every_config, std::vector<in
           [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); });
   }
 }
-/// One forced configuration's row (ours-<name>) on a shape that does not run every configuration.
+/// One forced configuration's row (ours-<name>) on a shape that does not run every configuration;
+/// with `splits`, one row per k-slice count instead (ours-<name>-s<count>).
 template <class T>
-void register_config(Index m, Index n, Index k, const std::string& name) {
+void register_config(Index m, Index n, Index k, const std::string& name, std::vector<int> splits = {0}) {
   const auto configs = devmat::detail::gemm_configs<T>();
   for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
     if (configs[i].name != name) continue;
     const std::string shape = std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k);
-    benchmark::RegisterBenchmark(b::name("gemm", dtype<T>(), shape, "ours-" + name).c_str(),
-                                 [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, 0); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond);
+    for (int s : splits) {
+      const std::string impl = "ours-" + name + (s > 0 ? "-s" + std::to_string(s) : "");
+      benchmark::RegisterBenchmark(b::name("gemm", dtype<T>(), shape, impl).c_str(),
+                                   [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond);
+    }
   }
 }
 }  // namespace
@@ -343,6 +347,20 @@ int main(int argc, char** argv) {
   register_shape<float>(5003, 3007, 4001, true);
   register_shape<float>(256, 256, 256, false);
   register_shape<float>(256, 256, 131072, true);
+  // Issue 13, cluster split-K (the "-cl" SIMT tiles sum their k slices in the kernel): fixed
+  // slice counts beside their base tiles' workspace-and-finalize path, on the latency-bound and
+  // the wave-quantised shapes (every configuration's model-chosen row is registered above).
+  for (const char* name : {"64x64x16", "64x64x16-cl"}) {
+    register_config<float>(47, 53, 804, name, {4, 6, 8});
+    register_config<float>(777, 777, 777, name, {2, 3, 4, 6, 8});
+    register_config<float>(128, 128, 4096, name, {8});
+  }
+  for (const char* name : {"128x128x8", "128x128x8-cl"}) register_config<float>(777, 777, 777, name, {2, 3, 4, 5, 6, 8});
+  for (const char* name : {"wgmma-128x128x32", "wgmma-128x128x32-cl"}) {
+    register_config<float>(777, 777, 777, name, {2, 3});
+    register_config<float>(128, 128, 4096, name, {8});
+  }
+  for (const char* name : {"wgmma-64x128x32", "wgmma-64x128x32-cl"}) register_config<float>(777, 777, 777, name, {2});
   // double: every configuration at every size (the pipelined DMMA tiles are calibrated from these).
   for (Index s : {1024, 2048, 4096, 8192}) register_shape<double>(s, s, s, true);
   register_shape<double>(1000, 1000, 1000, true, {1, 2, 3, 4});  // the split counts: issue 13's smallest DGEMM

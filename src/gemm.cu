@@ -158,8 +158,13 @@ template <class T>
 std::string gemm_plan(Index m, Index n, Index k, Op op_a, Op op_b) {
   if (m <= 0 || n <= 0 || k <= 0) return "none";
   if (m > kMaxDim || n > kMaxDim || k > kMaxDim) return "unsupported";
+  // Dense operands (as DeviceMatrix stores them): rows allow 16-byte reads when their length
+  // does, which decides the padded copies the model charges (777^3 was labelled with the
+  // wgmma tile, which gemm does not pick there, as if its rows were aligned).
+  constexpr Index V = 16 / static_cast<Index>(sizeof(T));
+  const Index a_ld = op_a == Op::none ? k : m, b_ld = op_b == Op::none ? n : k;
   const GemmPlan p = plan_product<T>(static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), op_a == Op::none,
-                                     op_b == Op::transpose);
+                                     op_b == Op::transpose, -1, 0, a_ld % V == 0, b_ld % V == 0);
   switch (p.kind) {
     case GemmPlanKind::none: return "none";
     case GemmPlanKind::gemv_rows: return "gemv-rows";

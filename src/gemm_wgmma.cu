@@ -69,15 +69,19 @@ template <class Cfg, bool kAK, bool kBK>
 void launch_layout(const CUtensorMap& a_map, const CUtensorMap& b_map, const GemmArgs<float>& p, dim3 grid,
                    cudaStream_t s) {
   occupancy_of<Cfg, kAK, kBK>();  // prepares the kernel (shared memory past 48 KiB)
-  launch(&gemm_wgmma_kernel<Cfg, kAK, kBK>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, a_map, b_map, p);
+  if constexpr (Cfg::kClusterSum)
+    launch_clusters(&gemm_wgmma_kernel<Cfg, kAK, kBK>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, grid.z),
+                    a_map, b_map, p);
+  else
+    launch(&gemm_wgmma_kernel<Cfg, kAK, kBK>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, a_map, b_map, p);
 }
 
 }  // namespace
 
-template <int kConsumers>
+template <int kConsumers, bool kCluster>
 int occupancy_gemm_wgmma() {
 #if defined(DEVMAT_HAS_WGMMA)
-  using Cfg = WgmmaTileT<kConsumers>;
+  using Cfg = WgmmaTileT<kConsumers, kCluster>;
   const DeviceProps& props = current_device_props();
   if (props.arch() != 90 || Cfg::kSmemBytes > props.smem_per_block_optin) return 0;
   return occupancy_of<Cfg, true, false>();
@@ -86,11 +90,13 @@ int occupancy_gemm_wgmma() {
 #endif
 }
 
-template <int kConsumers>
+template <int kConsumers, bool kCluster>
 void launch_gemm_wgmma(const GemmArgs<float>& p, dim3 grid, cudaStream_t s) {
-  using Cfg = WgmmaTileT<kConsumers>;
-  if (occupancy_gemm_wgmma<kConsumers>() == 0)
+  using Cfg = WgmmaTileT<kConsumers, kCluster>;
+  if (occupancy_gemm_wgmma<kConsumers, kCluster>() == 0)
     throw std::logic_error("devmat: gemm: the wgmma tile needs sm_90a code and an sm_90 device");
+  if (kCluster && (grid.z < 1 || grid.z > static_cast<unsigned>(Cfg::kMaxClusterSlices)))
+    throw std::logic_error("devmat: gemm: a cluster split-K tile got more k slices than a cluster holds");
   if (!p.a.vec || !p.b.vec)
     throw std::logic_error("devmat: gemm: the wgmma tile got operand rows without 16-byte alignment");
   const CUtensorMap a_map = operand_map(p.a, p.m, p.k, Cfg::kBM);
@@ -104,9 +110,13 @@ void launch_gemm_wgmma(const GemmArgs<float>& p, dim3 grid, cudaStream_t s) {
   }
 }
 
-template int occupancy_gemm_wgmma<1>();
-template int occupancy_gemm_wgmma<2>();
-template void launch_gemm_wgmma<1>(const GemmArgs<float>&, dim3, cudaStream_t);
-template void launch_gemm_wgmma<2>(const GemmArgs<float>&, dim3, cudaStream_t);
+template int occupancy_gemm_wgmma<1, false>();
+template int occupancy_gemm_wgmma<2, false>();
+template int occupancy_gemm_wgmma<1, true>();
+template int occupancy_gemm_wgmma<2, true>();
+template void launch_gemm_wgmma<1, false>(const GemmArgs<float>&, dim3, cudaStream_t);
+template void launch_gemm_wgmma<2, false>(const GemmArgs<float>&, dim3, cudaStream_t);
+template void launch_gemm_wgmma<1, true>(const GemmArgs<float>&, dim3, cudaStream_t);
+template void launch_gemm_wgmma<2, true>(const GemmArgs<float>&, dim3, cudaStream_t);
 
 }  // namespace devmat::detail

@@ -365,4 +365,67 @@ TEST_CASE("gemm model: k slices in clusters cover k, leave no cluster empty, and
             CHECK(s.per_split == (k_tiles + s.splits - 1) / s.splits);
           }
         }
+TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the finalize, automatic per the switch") {
+  // (The wgmma "-cl" tiles run on compute capability 9.0 only, as their base.)
+  const auto& configs = f32_configs();
+  std::vector<int> cluster;
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
+    const GemmConfigInfo& c = configs[static_cast<std::size_t>(i)];
+    if (c.cluster_splits == 0) continue;
+    CAPTURE(c.name);
+    cluster.push_back(i);
+    CHECK(c.cluster_splits == 8);
+    CHECK(c.automatic == (c.math == GemmMath::simt ? kGemmClusterSplitKSimt : kGemmClusterSplitKWgmma));
+    // Its base tile (the name without "-cl") exists, with the same shape and efficiency.
+    const std::string base = c.name.substr(0, c.name.size() - 3);
+    CHECK(c.name.substr(c.name.size() - 3) == "-cl");
+    const auto it = std::find_if(configs.begin(), configs.end(), [&](const GemmConfigInfo& x) { return x.name == base; });
+    REQUIRE(it != configs.end());
+    CHECK(it->cluster_splits == 0);
+    CHECK((it->bm == c.bm && it->bn == c.bn && it->bk == c.bk && it->math == c.math));
+    CHECK((it->aligned_rows == c.aligned_rows && it->only_arch == c.only_arch));
+    CHECK(gemm_efficiency(GemmElement::f32, c.name, 90) == gemm_efficiency(GemmElement::f32, base, 90));
+    // Same slices: the cluster's sums cost neither a second launch nor the partial sums'
+    // traffic, so the model times them lower by at least a launch; one slice: equal.
+    const GemmArchModel& model = gemm_arch_model(90);
+    const double eff = gemm_efficiency(GemmElement::f32, c.name, 90);
+    for (int s : {2, 3, 8}) {
+      const double t_cl = gemm_model_seconds(model, GemmElement::f32, c, eff, 777, 777, 777, s, 132, 2);
+      const double t_ws = gemm_model_seconds(model, GemmElement::f32, *it, eff, 777, 777, 777, s, 132, 2);
+      CHECK(t_cl + model.launch_seconds <= t_ws);
+    }
+    CHECK(gemm_model_seconds(model, GemmElement::f32, c, eff, 777, 777, 777, 1, 132, 2) ==
+          gemm_model_seconds(model, GemmElement::f32, *it, eff, 777, 777, 777, 1, 132, 2));
+    // The model never asks a cluster for more slices than it holds, and a forced count is
+    // clamped to it.
+    for (const GemmProblem& p : {GemmProblem{GemmElement::f32, 64, 64, 1 << 20, true, false},
+                                 GemmProblem{GemmElement::f32, 47, 53, 804, true, false},
+                                 GemmProblem{GemmElement::f32, 777, 777, 777, true, false}}) {
+      CAPTURE(p.m, p.n, p.k);
+      const int s = gemm_best_splits(p, c, 2, kH200).first;
+      CHECK((s >= 1 && s <= 8));
+      const GemmPlan forced = plan_gemm(p, configs, [](int) { return 2; }, kH200, i, 64);
+      CHECK(forced.config == i);
+      CHECK((forced.splits >= 1 && forced.splits <= 8));
+    }
+  }
+  REQUIRE(cluster.size() == 4);  // 64x64x16, 128x128x8, wgmma-128x128x32, wgmma-64x128x32
+
+  // Made automatic (what the two switches set to true do): on sm_90 the latency-bound 47x53x804
+  // takes a cluster tile with several slices (no finalize), large products keep their tile,
+  // and before sm_90 no cluster tile is ever picked.
+  std::vector<GemmConfigInfo> with = configs;
+  for (int i : cluster) with[static_cast<std::size_t>(i)].automatic = true;
+  const auto occ = [&](int i) { return h200_occupancy(with, i); };
+  const GemmPlan small = plan_gemm({GemmElement::f32, 47, 53, 804, true, false}, with, occ, kH200);
+  CHECK(with[static_cast<std::size_t>(small.config)].cluster_splits > 0);
+  CHECK((small.splits > 1 && small.splits <= 8));
+  const GemmPlan big = plan_gemm({GemmElement::f32, 4096, 4096, 4096, true, false}, with, occ, kH200);
+  CHECK(big.config == plan_f32(4096, 4096, 4096).config);
+  for (int m : {47, 128, 777, 4096})
+    for (int k : {64, 804, 4096}) {
+      CAPTURE(m, k);
+      const GemmPlan p = plan_gemm({GemmElement::f32, m, 53, k, true, false}, with, occ, GemmDevice{108, 80});
+      CHECK(with[static_cast<std::size_t>(p.config)].cluster_splits == 0);
+    }
 }

@@ -104,7 +104,8 @@ void run_gemv(const Stream& stream, bool rows, const T* mat, long long ld, int l
 }
 
 /// C (m x n, row stride ldc) = alpha op(A) op(B) + beta C with one tiled configuration. With
-/// several k slices the partial sums go to a dense workspace, so then ldc must be n.
+/// several k slices the partial sums go to a dense workspace, so then ldc must be n; a
+/// configuration that sums its slices in a cluster (cluster_splits) writes C itself.
 template <class T>
 void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m, int n, int k,
                const GemmOperand<T>& a, const GemmOperand<T>& b, T alpha, T beta, T* c, long long ldc) {
@@ -119,14 +120,16 @@ void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m
   const long long tiles_m = ceil_div(static_cast<long long>(m), cfg.bm), tiles_n = ceil_div(static_cast<long long>(n), cfg.bn);
   if (tiles_m * tiles_n > INT_MAX || splits * ck > 65535) throw shape_error("devmat: gemm: product past the grid limit");
 
+  // One slice, or slices that a cluster adds up: the kernel writes C; else partial sums.
+  const bool in_kernel_sum = splits == 1 || cfg.cluster_splits >= splits;
   GemmArgs<T> p{};
   p.m = m, p.n = n, p.k = k;
   p.a = a, p.b = b;
-  p.ldc = splits == 1 ? ldc : n;
+  p.ldc = in_kernel_sum ? ldc : n;
   p.k_per_split = static_cast<int>(std::min<long long>(per_split * cfg.bk, INT_MAX));
   p.tiles_m = static_cast<int>(tiles_m), p.tiles_n = static_cast<int>(tiles_n);
   Workspace ws;
-  if (splits == 1) {
+  if (in_kernel_sum) {
     p.c = c, p.c_vec = is_aligned(c, 16) && ldc % V == 0;
     p.alpha = alpha, p.beta = beta, p.read_c = beta != T(0);
     p.split_stride = 0;
@@ -139,7 +142,8 @@ void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m
   }
   const dim3 grid(static_cast<unsigned>(tiles_m * tiles_n), 1, static_cast<unsigned>(splits * ck));
   kc.launch(p, grid, stream.native());
-  if (splits > 1) launch_finalize(stream.native(), static_cast<long long>(m) * n, splits, ws.as<const T>(), c, alpha, beta);
+  if (!in_kernel_sum)
+    launch_finalize(stream.native(), static_cast<long long>(m) * n, splits, ws.as<const T>(), c, alpha, beta);
 }
 
 // ------------------------------------------------------------------ padded copies

@@ -60,6 +60,13 @@ const EfficiencyRow kEfficiency[] = {
     // that sets its split counts in a forced run, below the 128x128 one (half the MMAs per
     // CTA beside the same producer, and B split for 64 rows instead of 128).
     {90, GemmElement::f32, "wgmma-64x128x32", 1.0},
+    // The SIMT tiles whose k slices add up in a cluster (issue 13, not yet measured): their base
+    // tile's rate (the same main loop); what they save, the finalize kernel and the partial
+    // sums' traffic, is in gemm_model_seconds.
+    {90, GemmElement::f32, "64x64x16-cl", 0.64},
+    {90, GemmElement::f32, "128x128x8-cl", 0.74},
+    {90, GemmElement::f32, "wgmma-128x128x32-cl", 1.42},
+    {90, GemmElement::f32, "wgmma-64x128x32-cl", 1.0},
     {90, GemmElement::i32, "128x128x8", 0.78},
     {90, GemmElement::i32, "64x64x16", 0.62},
     {90, GemmElement::f64, "128x128x16", 0.72},
@@ -149,8 +156,9 @@ double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const
     t += static_cast<double>(rem) * work / (rate * std::pow(static_cast<double>(rem) / occ, 0.6)) +
          model.wave_seconds;
   // Split-K: the slices' partial sums are written while the kernel computes; the finalize
-  // kernel reads them and writes C.
-  if (splits > 1)
+  // kernel reads them and writes C. Slices that add up in a cluster (cluster_splits) cost
+  // neither: their sums travel through distributed shared memory inside the kernel.
+  if (splits > 1 && splits > c.cluster_splits)
     t += model.launch_seconds +
          static_cast<double>(splits + 1) * static_cast<double>(m * n) * elem_bytes / model.bytes_per_second;
   return t;
@@ -176,7 +184,9 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   const int max_by_k = c.cluster_k > 1 ? 1 : std::max(1, p.k / gemm_min_split_k(c.bk));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
-  const int max_splits = static_cast<int>(std::min<long long>({kGemmMaxSplits, max_by_k, max_by_ws}));
+  const int max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : kGemmMaxSplits;
+  const int max_splits =
+      static_cast<int>(std::min<long long>({kGemmMaxSplits, max_by_k, max_by_ws, max_by_cluster}));
   const auto seconds = [&](int s) {
     return gemm_model_seconds(model, p.element, c, eff, p.m, p.n, p.k, s, dev.sm_count, occ);
   };
@@ -209,7 +219,8 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
       throw std::invalid_argument("devmat: gemm_forced: configuration " + c.name +
                                   " needs more shared memory per block than this device has");
     plan.config = forced_config;
-    plan.splits = forced_splits > 0 ? gemm_effective_splits(p.k, c.bk, std::min(forced_splits, 65535))
+    const int max_forced = c.cluster_splits > 0 ? c.cluster_splits : 65535;
+    plan.splits = forced_splits > 0 ? gemm_effective_splits(p.k, c.bk, std::min(forced_splits, max_forced))
                                     : gemm_best_splits(p, c, occ, dev).first;
     return plan;
   }
@@ -221,6 +232,7 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
     const GemmConfigInfo& c = configs[i];
     if (!c.automatic || (c.math == GemmMath::tf32x3 && (!tf32 || tiny))) continue;
     if (c.only_arch != 0 && c.only_arch != dev.arch) continue;  // no code for this device
+    if ((c.cluster_splits > 0 || c.cluster_k > 1) && dev.arch < 90) continue;  // thread-block clusters: sm_90 on
     const int occ = blocks_per_sm(i);
     if (occ <= 0) continue;  // does not fit this device
     auto [s, t] = gemm_best_splits(p, c, occ, dev);

@@ -29,6 +29,10 @@ struct GemmConfigInfo {
   // CTAs per output tile that split k among themselves in one thread-block cluster and add up
   // in the kernel (no workspace): `splits` k slices become splits * cluster_k CTAs per tile.
   int cluster_k = 1;
+  // Nonzero: up to this many k slices add up inside the kernel, across a thread-block cluster
+  // (sm_90 on), in slice order: no partial-sum workspace and no finalize kernel. The model
+  // caps its split counts there, and a forced count is clamped to it.
+  int cluster_splits = 0;
 };
 
 /// What the model knows of the device.
@@ -105,6 +109,14 @@ constexpr double kPadMinFma = 1 << 30;
 /// that the others do not (0 unless c.aligned_rows, an operand's rows are unaligned, and the
 /// product is below kPadMinFma): per copy one more kernel and its bytes read and written.
 double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const GemmConfigInfo& c);
+
+/// Whether gemm may pick the float tiles that sum their k slices in a thread-block cluster
+/// (issue 13) on its own: the SIMT ones ("64x64x16-cl", "128x128x8-cl") and the wgmma ones
+/// ("wgmma-128x128x32-cl", "wgmma-64x128x32-cl"); false: forced-only, measured by bench_gemm's
+/// ours-*-cl rows beside the default. The model then takes them wherever their slices without a
+/// finalize kernel are modelled faster (latency-bound and wave-quantised shapes).
+inline constexpr bool kGemmClusterSplitKSimt = false;
+inline constexpr bool kGemmClusterSplitKWgmma = false;
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
 constexpr double kGemmTf32MinFma = 1 << 22;

@@ -24,6 +24,11 @@ using SimtMid = SimtTile<Shape<128, 128, 8>, Warps<4, 2>, 4, 2>;   // 256 thread
 using SimtBig = SimtTile<Shape<128, 256, 8>, Warps<2, 4>, 4, 1>;   // 256 threads, 16x8 per thread
 using SimtSmall = SimtTile<Shape<64, 64, 16>, Warps<2, 2>, 3, 4>;  // 128 threads, 8x4 per thread
 using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 threads, 8x8 per thread (m ~ 64)
+// The same tiles with split-K summed inside the kernel, across a cluster of the slices (sm_90):
+// no workspace and no finalize kernel, for latency-bound and wave-quantised products (issue 13:
+// 47x53x804 ran 11 slices plus the finalize; 777^3 3 slices of 64x64 plus the finalize).
+using SimtSmallCluster = SimtClusterTile<SimtSmall>;  // 64x64x16, 26 KB (the sums fit the stages)
+using SimtMidCluster = SimtClusterTile<SimtMid>;      // 128x128x8, 66 KB for the sums
 
 // Tensor cores: MmaTile<T, block tile, warps, instruction, stages, min blocks per SM>.
 // double (DMMA):
@@ -137,6 +142,24 @@ int occupancy_simt() {
   return gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
 }
 
+/// A SimtClusterTile: the grid's z slices (at most Cfg::kMaxClusterSlices; run_tiled passes
+/// the real C, not a workspace) are one cluster.
+template <class T, class Cfg>
+void launch_simt_cluster(const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
+  if (grid.z < 1 || grid.z > static_cast<unsigned>(Cfg::kMaxClusterSlices))
+    throw std::logic_error("devmat: gemm: a cluster split-K tile got more k slices than a cluster holds");
+  gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
+  launch_clusters(&gemm_simt_kernel<T, Cfg>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, grid.z), p);
+}
+
+/// 0 before sm_90 (no thread-block clusters), which keeps the tile out of gemm's choice there
+/// and makes gemm_forced throw.
+template <class T, class Cfg>
+int occupancy_simt_cluster() {
+  if (current_device_props().arch() < 90) return 0;
+  return gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
+}
+
 /// The four layouts of A and B (k-contiguous or not) are four instantiations.
 template <class Cfg>
 void launch_mma(const GemmArgs<typename Cfg::Element>& p, dim3 grid, cudaStream_t s) {
@@ -206,6 +229,15 @@ TiledKernel<T> simt_kernel(const char* name) {
   return {gemm_info<Cfg>(name, GemmMath::simt), &launch_simt<T, Cfg>, &occupancy_simt<T, Cfg>};
 }
 
+/// A SIMT tile whose k slices add up in a cluster (SimtClusterTile): automatic per
+/// kGemmClusterSplitKSimt (dispatch/gemm_cost_model.hpp).
+template <class T, class Cfg>
+TiledKernel<T> simt_cluster_kernel(const char* name) {
+  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::simt, kGemmClusterSplitKSimt);
+  info.cluster_splits = Cfg::kMaxClusterSlices;
+  return {info, &launch_simt_cluster<T, Cfg>, &occupancy_simt_cluster<T, Cfg>};
+}
+
 /// `automatic` false: only gemm_forced runs it (a variant to be measured; see GemmConfigInfo).
 template <class Cfg>
 TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic = true) {
@@ -228,6 +260,15 @@ template <int kConsumers>
 TiledKernel<float> wgmma_kernel(const char* name, bool automatic = true) {
   return {gemm_info<WgmmaTileInfo<kConsumers>>(name, GemmMath::tf32x3, automatic, true, 90),
           &launch_gemm_wgmma<kConsumers>, &occupancy_gemm_wgmma<kConsumers>};
+}
+
+/// The wgmma tile with its k slices (at most 8) summed in a cluster: automatic per
+/// kGemmClusterSplitKWgmma (dispatch/gemm_cost_model.hpp).
+template <int kConsumers>
+TiledKernel<float> wgmma_cluster_kernel(const char* name) {
+  GemmConfigInfo info = gemm_info<WgmmaTileInfo<kConsumers>>(name, GemmMath::tf32x3, kGemmClusterSplitKWgmma, true, 90);
+  info.cluster_splits = 8;
+  return {info, &launch_gemm_wgmma<kConsumers, true>, &occupancy_gemm_wgmma<kConsumers, true>};
 }
 
 // ------------------------------------------------------------------ the registry
@@ -265,7 +306,11 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       // automatic on an sm_90 device: 1.58 times tf32x3f at 4096^3 on the H200 (run S3). The
       // 64x128 tile (one consumer warpgroup) is a variant for small and m ~ 64 products,
       // measured beside it (bench_gemm), not picked yet.
-      wgmma_kernel<2>("wgmma-128x128x32"), wgmma_kernel<1>("wgmma-64x128x32", false)};
+      wgmma_kernel<2>("wgmma-128x128x32"), wgmma_kernel<1>("wgmma-64x128x32", false),
+      // Split-K summed in a cluster (sm_90), automatic per kGemmClusterSplitKSimt / -Wgmma (appended).
+      simt_cluster_kernel<float, SimtSmallCluster>("64x64x16-cl"),
+      simt_cluster_kernel<float, SimtMidCluster>("128x128x8-cl"),
+      wgmma_cluster_kernel<2>("wgmma-128x128x32-cl"), wgmma_cluster_kernel<1>("wgmma-64x128x32-cl")};
   return v;
 }
 

@@ -29,7 +29,8 @@ void gemm_forced(int config, int splits, T alpha, const DeviceMatrix<T>& A, cons
 enum class GemvCols { automatic, split, narrow };
 void gemv_cols_force(GemvCols variant);
 
-/// What gemm would run for an m x n x k product of T on the current device, in words:
+/// What gemm would run for an m x n x k product of T, its operands dense matrices (rows as
+/// long as op() leaves them), on the current device, in words:
 /// "gemv-rows" or "gemv-cols" (m == 1 or n == 1), "<config> s=<splits>" (a tiled
 /// configuration and its k slices), "none" (an empty product or k == 0), or "unsupported" (a
 /// dimension past gemm's limit).

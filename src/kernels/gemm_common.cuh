@@ -4,6 +4,7 @@
 
 #include "common.cuh"
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -256,6 +257,44 @@ __device__ __forceinline__ void gemm_store_results(const GemmArgs<T>& p, T* out,
       if (c + j < p.n) row[c + j] = p.read_c ? p.alpha * acc[j] + p.beta * row[c + j] : p.alpha * acc[j];
     }
   }
+}
+
+/// Split-K summed inside the kernel, across a thread-block cluster (1, 1, S) of the S =
+/// gridDim.z k slices of one output tile (sm_90 on; the cluster rank of slice z is z): every
+/// thread of every CTA that has not exited calls it after writing its share of the CTA's
+/// partial tile to `sum_smem` (BM x BN, row stride kStride, a multiple of 4, 16-byte aligned).
+/// CTA z then takes the 4-wide chunks z*kThreads + thread, stepping S*kThreads, adds them over
+/// the slices in order 0..S-1 through distributed shared memory (gemm_finalize_kernel's order,
+/// so its bits) and stores alpha*sum (+ beta*C) into p.c; the last barrier keeps every CTA's
+/// shared memory alive until the others have read it. Elements outside C are never stored
+/// (their staged values may be anything).
+template <class T, int BM, int BN, int kThreads, int kStride>
+__device__ __forceinline__ void gemm_cluster_sum(const GemmArgs<T>& p, const T* sum_smem, int m0, int n0, int thread) {
+  static_assert(BN % 4 == 0 && kStride % 4 == 0, "4-wide chunks on 16-byte boundaries");
+  using Vec4 = Pack<T, 4>;
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+  namespace cg = cooperative_groups;
+  const cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every slice's partial tile is in its CTA's shared memory
+  const int slices = static_cast<int>(gridDim.z), rank = static_cast<int>(blockIdx.z);
+  constexpr int kChunksPerRow = BN / 4, kChunks = BM * kChunksPerRow;
+  for (int chunk = rank * kThreads + thread; chunk < kChunks; chunk += slices * kThreads) {
+    const int r = chunk / kChunksPerRow, c = (chunk % kChunksPerRow) * 4;
+    if (m0 + r >= p.m || n0 + c >= p.n) continue;  // outside C: nothing to store
+    const int offset = r * kStride + c;
+    Vec4 sum = *reinterpret_cast<const Vec4*>(cluster.map_shared_rank(sum_smem, 0) + offset);
+    for (int z = 1; z < slices; ++z) {
+      const Vec4 v = *reinterpret_cast<const Vec4*>(cluster.map_shared_rank(sum_smem, z) + offset);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) sum.v[q] += v.v[q];
+    }
+    gemm_store_results<T, 4>(p, p.c, m0 + r, n0 + c, sum.v);
+  }
+  cluster.sync();  // no CTA leaves while another still reads its shared memory
+#else
+  (void)p, (void)sum_smem, (void)m0, (void)n0, (void)thread;
+  __trap();  // thread-block clusters need sm_90; the registry never launches this elsewhere
+#endif
 }
 
 /// Split-K reduction and the k == 0 / alpha == 0 case: c[i] = alpha * sum_z ws[z*len + i] + beta*c[i]

@@ -64,9 +64,14 @@ namespace devmat::detail {
 /// m ~ 64 products. Shared memory, in bytes from a 1024-aligned base: the raw stages (A then
 /// B), the two split buffers (A big, A small, B big, B small), then the mbarriers
 /// (full[kStages], empty[kStages]) and a flag.
-template <int kConsumerGroups>
+/// kClusterSum_: the k slices of one output tile add up inside the kernel, across a cluster
+/// (1, 1, slices <= 8): each CTA stages its partial tile over its raw stages, and
+/// gemm_cluster_sum adds them in slice order and writes C (no workspace, no finalize kernel).
+template <int kConsumerGroups, bool kClusterSum_ = false>
 struct WgmmaTileT {
   using Element = float;
+  static constexpr bool kClusterSum = kClusterSum_;
+  static constexpr int kMaxClusterSlices = 8;  // the portable cluster size
   static constexpr int kConsumers = kConsumerGroups;  // warpgroups, 64 rows each
   static constexpr int kBM = 64 * kConsumers, kBN = 128, kBK = 32;
   static constexpr int kThreads = 128 * (kConsumers + 1);
@@ -88,6 +93,8 @@ struct WgmmaTileT {
   static constexpr int kFlagOffset = kBarrierOffset + 2 * kStages * 8;
   static constexpr int kAlign = 1024;  // the 128-byte swizzle's atom
   static constexpr int kSmemBytes = kFlagOffset + 16 + kAlign;  // + slack to align the base
+  static constexpr int kSumStride = kBN + 4;  // the staged partial tile (kClusterSum), over the raw stages
+  static_assert(kBM * kSumStride * 4 <= kSplitOffset, "the partial tile fits the raw stages");
   static_assert(kConsumers == 1 || kConsumers == 2, "one or two consumer warpgroups");
   static_assert(kBK * 4 == 128, "a K-major row of the split tiles is one 128-byte swizzle row");
   static_assert(kBM == 64 * kConsumers && kBN == 128, "each consumer warpgroup runs m64n128k8");
@@ -389,13 +396,42 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   for (int i = 0; i < 64; ++i) finite = finite && isfinite(acc[i]);
   if (!finite) *nonfinite = 1;
   wg_named_barrier(kConsumerBarrier, Cfg::kConsumerThreads);
+  const int wt = ct % 128, w = wt / 32, lane = wt % 32, g = lane / 4, t = lane % 4;
+  if constexpr (Cfg::kClusterSum) {
+    // The partial tile goes to shared memory over the raw stages (every stage has landed and
+    // been split: the consumers waited for each, and passed the barrier above after their
+    // last split), then the cluster adds the slices' tiles.
+    float* sum_smem = reinterpret_cast<float*>(smem);  // (BM, BN+4)
+    constexpr int kStride = Cfg::kSumStride;
+    if (*nonfinite) {
+      // The exact FP32 path, into the staged tile: operands and C shifted to the tile's
+      // origin, raw sums (alpha 1, C not read).
+      GemmArgs<float> q = p;
+      q.a.ptr += q.a.kcontig ? static_cast<long long>(tr.m0) * q.a.ld : tr.m0;
+      q.b.ptr += q.b.kcontig ? static_cast<long long>(tr.n0) * q.b.ld : tr.n0;
+      q.m = p.m - tr.m0, q.n = p.n - tr.n0;
+      q.ldc = kStride, q.c_vec = true, q.read_c = false, q.alpha = 1.0f, q.beta = 0.0f;
+      gemm_tile_fma<float, BM, BN, Cfg::kConsumerThreads>(q, sum_smem, 0, 0, tr.k_begin, tr.k_end, ct);
+    } else {
+      const int row0 = wg * 64 + 16 * w + g;
+#pragma unroll
+      for (int j = 0; j < 16; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          Pack<float, 2> v;
+          v.v[0] = acc[4 * j + 2 * h], v.v[1] = acc[4 * j + 2 * h + 1];
+          *reinterpret_cast<Pack<float, 2>*>(sum_smem + (row0 + 8 * h) * kStride + 8 * j + 2 * t) = v;
+        }
+    }
+    gemm_cluster_sum<float, BM, BN, Cfg::kConsumerThreads, kStride>(p, sum_smem, tr.m0, tr.n0, ct);
+    return;
+  }
   if (*nonfinite) {  // uniform across the consumers: the exact FP32 path for this tile
     gemm_tile_fma<float, BM, BN, Cfg::kConsumerThreads>(p, out, tr.m0, tr.n0, tr.k_begin, tr.k_end, ct);
     return;
   }
   // Epilogue: register 4j + 2h + e of lane (g, t) in warp w is row 16w + g + 8h, column
   // 8j + 2t + e of the warpgroup's 64 x 128 fragment.
-  const int wt = ct % 128, w = wt / 32, lane = wt % 32, g = lane / 4, t = lane % 4;
   const int row0 = tr.m0 + wg * 64 + 16 * w + g;
 #pragma unroll
   for (int j = 0; j < 16; ++j)

@@ -686,6 +686,90 @@ TEST_CASE("float: 3xTF32 configurations with the same split give the same result
       }
 }
 
+TEST_CASE("float: cluster split-K tiles equal the workspace path bit for bit, at every edge", "[gemm]") {
+  // A "-cl" tile (SIMT or wgmma) adds its k slices inside the kernel (a thread-block cluster, distributed
+  // shared memory) in slice order, as gemm_finalize_kernel adds the base tile's partial sums:
+  // with alpha 1 and beta 0 the results must be equal bit for bit for every slice count up to
+  // a cluster's 8, and right against FP64 with any alpha, beta and layout. Tile edges, k of a
+  // few tiles or under one, single rows and columns, odd n (scalar stores), and counts past 8
+  // (clamped).
+  int major = 0, minor = 0;
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0) == cudaSuccess);
+  const auto configs = detail::gemm_configs<float>();
+  int tested = 0;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    const detail::GemmConfigInfo& c = configs[cfg];
+    const std::string suffix = "-cl";
+    if (c.name.size() <= suffix.size() || c.name.compare(c.name.size() - suffix.size(), suffix.size(), suffix) != 0)
+      continue;
+    // Thread-block clusters need sm_90, the wgmma tiles sm_90a code (9.0 only): forcing the
+    // tile elsewhere says so before it runs.
+    if (major < 9 || (c.only_arch != 0 && c.only_arch != major * 10 + minor)) {
+      CHECK_THROWS_AS(run_case<float>({c.bm, c.bn, c.bk}, cfg, 2), std::invalid_argument);
+      ++tested;
+      continue;
+    }
+    const std::string base_name = c.name.substr(0, c.name.size() - suffix.size());
+    int base = -1;
+    for (int i = 0; i < static_cast<int>(configs.size()); ++i)
+      if (configs[i].name == base_name) base = i;
+    INFO("config " << c.name << " (base " << base_name << ")");
+    REQUIRE(base >= 0);
+    CHECK(c.cluster_splits == 8);
+    CHECK(c.bm == configs[base].bm);
+    CHECK(c.bn == configs[base].bn);
+    CHECK(c.bk == configs[base].bk);
+    ++tested;
+    struct Dims {
+      Index m, n, k;
+    };
+    const Index bm = c.bm, bn = c.bn, bk = c.bk;
+    int rot = 0;
+    for (const Dims d : {Dims{bm - 1, bn + 1, 8 * bk * c.stages + 5}, Dims{bm, bn, 804}, Dims{bm + 1, bn - 1, 777},
+                         Dims{47, 53, 804}, Dims{1, 2 * bn + 3, 513}, Dims{2 * bm + 1, 1, 300}, Dims{3 * bm + 7, 2 * bn + 5, 97},
+                         Dims{17, 33, bk - 1}, Dims{bm, bn, 2 * bk + 1}})
+      for (int splits : {1, 2, 3, 5, 8, 13}) {
+        if (under_sanitizer() && splits != 3 && splits != 8) continue;  // instrumented: fewer counts
+        const Op op_a = kOps[rot % 2], op_b = kOps[(rot / 2) % 2];
+        const int sc = rot++ % 5;
+        INFO("m=" << d.m << " n=" << d.n << " k=" << d.k << " splits=" << splits << " op_a=" << op_name(op_a)
+                  << " op_b=" << op_name(op_b));
+        const HostMatrix<float> ha = stored<float>(d.m, d.k, op_a), hb = stored<float>(d.k, d.n, op_b);
+        const auto A = to_device(ha);
+        const auto B = to_device(hb);
+        auto run = [&](int config, int s) {
+          auto C = DeviceMatrix<float>::constant(d.m, d.n, poison_value<float>());
+          detail::gemm_forced(config, s, 1.0f, A, B, 0.0f, C, op_a, op_b);
+          return HostMatrix<float>(to_eigen(C));
+        };
+        const HostMatrix<float> got = run(cfg, splits);
+        check_product<float>(got, op_of(ha, op_a), op_of(hb, op_b), 1.0, 0.0, Ref());
+        // The base tile with the count the cluster tile runs (at most 8 slices).
+        const HostMatrix<float> want = run(base, std::min(splits, 8));
+        CHECK((got.array() == want.array()).all());
+        // alpha, beta and the layout: against FP64 (C read, scaled and added in the kernel).
+        run_case<float>({d.m, d.n, d.k, op_a, op_b, sc}, cfg, splits);
+      }
+  }
+  CHECK(tested == 4);  // 64x64x16, 128x128x8, wgmma-128x128x32, wgmma-64x128x32
+  if (major < 9) return;
+  // The same sums on every run (no atomics, a fixed order), and gemm's own path beside them.
+  const HostMatrix<float> ha = random_matrix<float>(47, 804), hb = random_matrix<float>(804, 53);
+  const auto A = to_device(ha);
+  const auto B = to_device(hb);
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    if (configs[cfg].cluster_splits == 0) continue;
+    if (configs[cfg].only_arch != 0 && configs[cfg].only_arch != major * 10 + minor) continue;
+    DeviceMatrix<float> c1, c2;
+    detail::gemm_forced(cfg, 0, 1.0f, A, B, 0.0f, c1);
+    detail::gemm_forced(cfg, 0, 1.0f, A, B, 0.0f, c2);
+    CHECK(to_eigen(c1) == to_eigen(c2));
+  }
+  run_case<float>({47, 53, 804, Op::none, Op::none, 2});
+  run_case<float>({777, 777, 777, Op::none, Op::transpose, 3});
+}
+
 TEST_CASE("float: infinities and NaNs come out as IEEE arithmetic gives them, on every configuration") {
   // inf * 1 must stay inf: with 3xTF32 the remainder of an infinity is NaN and inf * 0 = NaN,
   // so such tiles must take the exact path.
