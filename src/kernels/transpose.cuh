@@ -856,6 +856,11 @@ struct VecTile {
   static constexpr int kPitch = 16 * kLV;             // bytes of a shared row
   static constexpr int kThreads = kThreadsV;
   static constexpr int kLoads = (kLoadRows * kLV + kThreads - 1) / kThreads;  // vectors a thread loads
+  static constexpr int kStep = kThreads / kNV;  // output rows apart that a thread writes
+  // Blocks an SM holds by registers (ptxas alone spilled bytes at 48 registers, and took 80 for
+  // a 256-byte row of bytes): 64 registers a thread for bytes, 40 for wider elements.
+  static constexpr int kMinBlocks = 65536 / kThreads / (kSize == 1 ? 64 : 40);
+  static_assert(kStep * kSize % 16 == 0, "VecTile: a thread's output rows start at the same offset into a vector");
   static constexpr int kTableOff = kLoadRows * kPitch + 16 * (kLoadRows / kHalo);
   static constexpr int kSmemBytes = kTableOff + 4 * 2 * kHalo;
 };
@@ -881,7 +886,7 @@ struct VecTile {
 /// (b % tiles_r, b / tiles_r): neighbouring blocks write neighbouring runs of the same output
 /// rows and share their halo rows in L2.
 template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads)
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
 transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r) {
   constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kLV = Tile::kLV, kP = Tile::kPitch;
   constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
@@ -925,22 +930,29 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   }
   __syncthreads();
 
-  // Store: thread tid writes vector k of output rows c0 + o, o = tid / kNV, + kThreads / kNV ...
-  const int k = tid % kNV;
-  const int k_at = k * (kH * kP + 16);  // shared rows kH k + f: row_at[f] + k_at
-  const Index row_b = rows * kSize;    // bytes of an output row
+  // Store: thread tid writes vector k of output rows c0 + o, o = o_first + kStep it. Output
+  // rows kStep apart start at the same offset n into their vectors (kStep rows sizeof(T) is a
+  // multiple of 16), so a thread's kH shared-row starts are computed once, and its loads from
+  // shared memory take the row as an immediate offset (the loop is unrolled).
+  constexpr int kStep = Tile::kStep, kIters = (Tile::kCols + kStep - 1) / kStep;
+  const int k = tid % kNV, o_first = tid / kNV;
+  const Index row_b = rows * kSize;  // bytes of an output row
   const Index q_tile = 16 * (tile_r * kNV + k);
   auto* out_b = reinterpret_cast<unsigned char*>(out);
-#pragma unroll 2
-  for (int o = tid / kNV; o < Tile::kCols; o += kThreads / kNV) {
-    const Index oc = c0 + o;
-    if (oc >= cols) break;
-    unsigned char* row = out_b + oc * row_b;
-    const int n = static_cast<int>(reinterpret_cast<std::uintptr_t>(row) & 15u);  // a multiple of sizeof(T)
-    const Index q0 = q_tile - n;  // the output row's byte at the vector's byte 0
-    if (q0 >= row_b) continue;    // past the row's end (q0 >= -15 always)
-    const int f0 = kH - n / kSize;
-    const unsigned char* col = smem_b + k_at + o * kSize;  // + row_at[f]: element (kH k + f, o)
+  const int n = static_cast<int>(reinterpret_cast<std::uintptr_t>(out_b + (c0 + o_first) * row_b) & 15u);
+  const Index q0 = q_tile - n;  // each of the thread's output rows' byte at its vector's byte 0
+  if (q0 >= row_b) return;      // past the rows' end (q0 >= -15 always); no barrier follows
+  const int f0 = kH - n / kSize;
+  // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + 16).
+  int at[kH];
+#pragma unroll
+  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + e] + k * (kH * kP + 16) + o_first * kSize;
+  const bool whole = q0 >= 0 && q0 + 16 <= row_b;
+  const int lo = q0 < 0 ? static_cast<int>(-q0) : 0, hi = row_b - q0 < 16 ? static_cast<int>(row_b - q0) : 16;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int o = o_first + kStep * it;
+    if ((Tile::kCols % kStep != 0 && o >= Tile::kCols) || c0 + o >= cols) break;
     uint4 vec;
     if constexpr (kSize == 1) {
       unsigned w[4];  // bytes packed with shifts: a byte array would live on the stack
@@ -948,18 +960,18 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
       for (int q = 0; q < 4; ++q) {
         w[q] = 0;
 #pragma unroll
-        for (int b = 0; b < 4; ++b) w[q] |= static_cast<unsigned>(col[row_at[f0 + 4 * q + b]]) << (8 * b);
+        for (int b = 0; b < 4; ++b) w[q] |= static_cast<unsigned>(smem_b[at[4 * q + b] + kStep * it]) << (8 * b);
       }
       vec = make_uint4(w[0], w[1], w[2], w[3]);
     } else {
       Word w[kH];
 #pragma unroll
-      for (int e = 0; e < kH; ++e) w[e] = *reinterpret_cast<const Word*>(col + row_at[f0 + e]);
+      for (int e = 0; e < kH; ++e) w[e] = *reinterpret_cast<const Word*>(smem_b + at[e] + kStep * kSize * it);
       std::memcpy(&vec, w, 16);
     }
-    unsigned char* dst = row - n + q_tile;
-    if (q0 >= 0 && q0 + 16 <= row_b) *reinterpret_cast<uint4*>(dst) = vec;
-    else store_vec_bytes(dst, vec, q0 < 0 ? static_cast<int>(-q0) : 0, row_b - q0 < 16 ? static_cast<int>(row_b - q0) : 16);
+    unsigned char* dst = out_b + (c0 + o) * row_b - n + q_tile;
+    if (whole) *reinterpret_cast<uint4*>(dst) = vec;
+    else store_vec_bytes(dst, vec, lo, hi);
   }
 }
 
