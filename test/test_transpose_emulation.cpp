@@ -177,7 +177,8 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
   const Index lead_out = aligned - out_buf.data();
   T* out = aligned + at;
 
-  const Index tiles_r = (rows * static_cast<Index>(sizeof(T)) + 15 + 16 * kNV - 1) / (16 * kNV);
+  const Index tiles_r = d::transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
+                                                 static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
   const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
   emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(Tile::kThreads),
               [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r); });
@@ -214,12 +215,17 @@ void check_vec_shapes(const std::vector<Index>& row_sides, const std::vector<Ind
 TEST_CASE("emulated transpose_vec_kernel on bytes equals the transpose", "[transpose][emulation]") {
   check_vec_shapes<std::uint8_t, 8, 128>({1, 2, 15, 16, 17, 111, 112, 127, 128, 129, 145, 257}, {1, 3, 127, 128, 129, 257});
   check_vec_shapes<std::uint8_t, 2, 256>({1, 16, 17, 31, 33, 97}, {5, 255, 256, 259});
+  check_vec_shapes<std::uint8_t, 1, 256>({2, 3, 8, 15, 16, 17, 33}, {5, 255, 256, 259});
+  check_vec_shapes<std::uint8_t, 16, 16>({2, 255, 256, 257, 273, 600}, {2, 5, 15, 16, 17});
   check_vec_shapes<std::uint8_t, 8, 80>({131}, {67, 79, 80, 81});
+  check_vec_shapes<std::uint8_t, 16, 80>({255, 256, 257, 273}, {67, 81});
 }
 
 TEST_CASE("emulated transpose_vec_kernel on floats and doubles equals the transpose", "[transpose][emulation]") {
   check_vec_shapes<float, 8, 64>({1, 3, 4, 5, 31, 32, 33, 35, 36, 37, 67}, {1, 7, 15, 16, 17, 33});
   check_vec_shapes<float, 8, 256>({29, 65}, {63, 64, 65});
+  check_vec_shapes<float, 16, 144>({63, 64, 65, 69}, {35, 36, 37, 73});
+  check_vec_shapes<float, 4, 256>({2, 3, 8, 15, 16, 17, 21}, {5, 63, 64, 65, 130});
   check_vec_shapes<double, 16, 256>({1, 2, 3, 31, 32, 33, 35, 65}, {1, 3, 31, 32, 33, 65});
 }
 

@@ -114,9 +114,8 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
   const auto kernel = &transpose_vec_kernel<T, Tile>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
-  // An output row's vectors: up to 15 bytes before its first element, so tile rows cover
-  // rows * sizeof(T) + 15 bytes.
-  const Index tiles_r = ceil_div(rows * static_cast<Index>(sizeof(T)) + 15, Index(16 * Tile::kNV));
+  const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
+                                              static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
   const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
   launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out,
          rows, cols, tiles_r);
@@ -279,6 +278,12 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // bench_transpose). THE SWITCH: true once measured above the shift tile (branch transpose6).
   static constexpr bool kVecPastMid = false;
   using Vec = VecTile<std::uint8_t, 8, 128>;  // 128 input rows x 128 columns, 128-byte output runs
+  // transpose_vec_kernel instead of launch_transpose_few on few rows (2 .. kTransposeFewMax) /
+  // few columns ("ours-vec-n1c256-all", "ours-vec-n16c16-all"). THE SWITCHES: true once measured.
+  static constexpr bool kVecFewRows = false;
+  using VecFewRows = VecTile<std::uint8_t, 1, 256>;  // an output run of one vector: 16 rows
+  static constexpr bool kVecFewCols = false;
+  using VecFewCols = VecTile<std::uint8_t, 16, 16>;  // 256 rows x 16 columns
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -304,6 +309,11 @@ template <class T> struct DefaultTranspose {
   // elements), as for bytes. THE SWITCH: true once measured above the shift / one-element tiles.
   static constexpr bool kVecPastMid = false;
   using Vec = VecTile<T, sizeof(T) == 4 ? 8 : 16, 256>;  // f32 32 x 64, f64 32 x 32 elements
+  // Few rows / few columns, as for bytes ("ours-vec-n4c256-all", "ours-vec-n16c64-all" for 4 bytes).
+  static constexpr bool kVecFewRows = false;
+  using VecFewRows = VecTile<T, 4, 256>;
+  static constexpr bool kVecFewCols = false;
+  using VecFewCols = VecTile<T, 16, 64>;
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -344,8 +354,14 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
                                     cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
+  if constexpr (D::kVecFewRows) {
+    if (few && rows <= kTransposeFewMax) return launch_transpose_vec<T, typename D::VecFewRows>(in, ld, out, rows, cols, stream);
+  }
+  if constexpr (D::kVecFewCols) {
+    if (few && cols <= kTransposeFewMax) return launch_transpose_vec<T, typename D::VecFewCols>(in, ld, out, rows, cols, stream);
+  }
+  if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   if constexpr (D::kVecPastMid) {
     if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
       launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
@@ -491,7 +507,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 22;
+  static constexpr int kCount = 23;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), shift_trial<T, 4, 8>("ours-shift-w4b8"),
       shift_trial<T, 4, 16>("ours-shift-w4b16"), shift_trial<T, 4, 8, TileOrder::kAcross>("ours-shift-w4b8-across"),
@@ -503,18 +519,20 @@ struct TransposeTrials<T, 1> {
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 128>("ours-vec-n16c128"), vec_trial<T, 8, 80>("ours-vec-n8c80"),
-      vec_trial<T, 2, 256, false>("ours-vec-n2c256-all"), vec_trial<T, 4, 128, false>("ours-vec-n4c128-all")};
+      vec_trial<T, 16, 80>("ours-vec-n16c80"),
+      vec_trial<T, 1, 256, false>("ours-vec-n1c256-all"), vec_trial<T, 16, 16, false>("ours-vec-n16c16-all")};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 15;
+  static constexpr int kCount = 17;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
       shift_trial<T, 2, 8>("ours-shift-w2b8"), shift_trial<T, 2, 16>("ours-shift-w2b16"),
       sector_trial<T, 2, 8>("ours-sector-w2b8"), sector_trial<T, 2, 16>("ours-sector-w2b16"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS, TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
-      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 8, 64, false>("ours-vec-n8c64-all"),
+      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 16, 144>("ours-vec-n16c144"),
+      vec_trial<T, 4, 256, false>("ours-vec-n4c256-all"), vec_trial<T, 8, 64, false>("ours-vec-n8c64-all"),
       vec_trial<T, 16, 64, false>("ours-vec-n16c64-all")};
 };
 template <class T>

@@ -865,6 +865,17 @@ struct VecTile {
   static constexpr int kSmemBytes = kTableOff + 4 * 2 * kHalo;
 };
 
+/// Tile rows of transpose_vec_kernel with kNV-vector runs for rows of `row_bytes` bytes of `out`
+/// (`out_lo`: its address's low bits): enough that every output row's last vector is in one.
+/// Output row o starts n_o = (out_lo + o row_bytes) mod 16 bytes into its vector; those offsets
+/// are out_lo modulo g = gcd(row_bytes, 16), so at most 16 - g + out_lo mod g (0 for rows of whole
+/// vectors from an aligned out: no tile row of empty runs).
+inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
+  const Index g = (row_bytes & 15) == 0 ? 16 : (row_bytes & 7) == 0 ? 8 : (row_bytes & 3) == 0 ? 4 : (row_bytes & 1) == 0 ? 2 : 1;
+  const Index n_max = 16 - g + static_cast<Index>(out_lo) % g;
+  return (row_bytes + n_max + 16 * nv - 1) / (16 * nv);
+}
+
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
 /// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
 /// a thread on both sides and every misalignment handled in shared memory:
