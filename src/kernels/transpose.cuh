@@ -7,7 +7,10 @@
 // ends), around transpose_kernel's shared tile. transpose_any_kernel takes any
 // alignment with 16-byte vectors on both sides: a warp reads the aligned vectors that cover a
 // row's run and shifts them into place with a neighbour's (shuffles and __funnelshift), and
-// writes the aligned vectors that an output run covers, byte-exact at its ragged ends. A matrix
+// writes the aligned vectors that an output run covers, byte-exact at its ragged ends.
+// transpose_vec_kernel (under trial) keeps rows in shared memory as loaded (aligned vectors, each
+// row at its own offset) and gathers each aligned output vector from there: one 16-byte access a
+// thread both ways, no shuffles, tiles owning whole vectors of every output row. A matrix
 // with a few rows or a few columns (an interleave or de-interleave) goes through a
 // shared-memory chunk that is contiguous on the dense side instead of a square tile
 // (transpose_few_rows_kernel / transpose_few_cols_kernel; bytes read and written as 4-byte words
