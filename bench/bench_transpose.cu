@@ -133,7 +133,8 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
     const std::string name = trial.name;
     const bool few_trial =
         name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0;
-    if (few != few_trial) continue;
+    const bool anywhere = name.size() > 4 && name.compare(name.size() - 4, 4, "-all") == 0;  // "ours-vec-...-all"
+    if (few != few_trial && !anywhere) continue;
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
                                  [=](benchmark::State& st) {
       const auto A = random_matrix<T>(R, C);

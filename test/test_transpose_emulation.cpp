@@ -151,3 +151,88 @@ TEST_CASE("emulated transpose_sector_kernel at every output offset into a sector
   }
   for (Index at = 0; at < 8; ++at) check_shift<float, 2, 8, true>(113, 33, 113 + at, at % 3, at, at % 2 == 0);
 }
+
+// transpose_vec_kernel (aligned 16-byte vectors both ways, misalignment handled in shared
+// memory, tiles owning whole output vectors, kHalo input rows loaded above each tile): the same
+// guarded inputs and poisoned outputs. Sides around the tile (VecTile<u8, 8, 128>: 128 rows +
+// 16 halo, 128 columns; <u8, 2, 256>: 32 rows, 256 columns; <f32, 8, 64>: 32 rows, 16 columns;
+// <f64, 16, 256>: 32 rows, 32 columns), 1, primes, every input offset into a vector (lead) and
+// every output offset (at), odd strides.
+namespace {
+template <class T, int kNV, int kColBytes>
+void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
+  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at);
+  using Tile = d::VecTile<T, kNV, kColBytes, 256>;
+  const Index elems = (rows - 1) * ld + c0 + cols;
+  GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
+  T* base = reinterpret_cast<T*>(buf.data());
+  std::uniform_int_distribution<int> dist(0, 250);
+  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
+  const T* in = base + c0;
+
+  constexpr Index kGuard = 40;
+  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 253 : -7);
+  std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16 / sizeof(T)), poison);
+  T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
+  const Index lead_out = aligned - out_buf.data();
+  T* out = aligned + at;
+
+  const Index tiles_r = d::transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
+                                                 static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
+  const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
+  emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(Tile::kThreads),
+              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r); });
+
+  Index bad = 0, guards = 0;
+  for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
+    const Index o = e - lead_out - at;
+    const T got = out_buf[static_cast<std::size_t>(e)];
+    if (o < 0 || o >= rows * cols) {
+      guards += std::memcmp(&got, &poison, sizeof(T)) != 0;
+    } else {
+      const Index c = o / rows, r = o % rows;
+      bad += got != in[r * ld + c];
+    }
+  }
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+template <class T, int kNV, int kColBytes>
+void check_vec_shapes(const std::vector<Index>& row_sides, const std::vector<Index>& col_sides) {
+  constexpr Index kV = 16 / sizeof(T);
+  int n = 0;
+  for (Index r : row_sides)
+    for (Index c : col_sides) {
+      check_vec<T, kNV, kColBytes>(r, c, c, 0, n % kV);  // dense
+      const Index lead = (n + 1) % kV;
+      check_vec<T, kNV, kColBytes>(r, c, c + 2 * lead + 3, lead, (n + 2) % kV);  // a window, odd stride
+      ++n;
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_vec_kernel on bytes equals the transpose", "[transpose][emulation]") {
+  check_vec_shapes<std::uint8_t, 8, 128>({1, 2, 15, 16, 17, 111, 112, 127, 128, 129, 145, 257}, {1, 3, 127, 128, 129, 257});
+  check_vec_shapes<std::uint8_t, 2, 256>({1, 16, 17, 31, 33, 97}, {5, 255, 256, 259});
+  check_vec_shapes<std::uint8_t, 1, 256>({2, 3, 8, 15, 16, 17, 33}, {5, 255, 256, 259});
+  check_vec_shapes<std::uint8_t, 16, 16>({2, 255, 256, 257, 273, 600}, {2, 5, 15, 16, 17});
+  check_vec_shapes<std::uint8_t, 8, 80>({131}, {67, 79, 80, 81});
+  check_vec_shapes<std::uint8_t, 16, 80>({255, 256, 257, 273}, {67, 81});
+}
+
+TEST_CASE("emulated transpose_vec_kernel on floats and doubles equals the transpose", "[transpose][emulation]") {
+  check_vec_shapes<float, 8, 64>({1, 3, 4, 5, 31, 32, 33, 35, 36, 37, 67}, {1, 7, 15, 16, 17, 33});
+  check_vec_shapes<float, 8, 256>({29, 65}, {63, 64, 65});
+  check_vec_shapes<float, 16, 144>({63, 64, 65, 69}, {35, 36, 37, 73});
+  check_vec_shapes<float, 4, 256>({2, 3, 8, 15, 16, 17, 21}, {5, 63, 64, 65, 130});
+  check_vec_shapes<double, 16, 256>({1, 2, 3, 31, 32, 33, 35, 65}, {1, 3, 31, 32, 33, 65});
+}
+
+TEST_CASE("emulated transpose_vec_kernel at every output offset into a vector", "[transpose][emulation]") {
+  for (Index at = 0; at < 16; ++at) {
+    check_vec<std::uint8_t, 8, 128>(259, 35, 259 + (at % 3), at % 7, at);
+    check_vec<std::uint8_t, 4, 128>(131, 19, 131, 0, at);
+  }
+  for (Index at = 0; at < 4; ++at) check_vec<float, 8, 128>(67, 33, 67 + at, at % 3, at);
+}

@@ -104,6 +104,23 @@ void launch_transpose_sector(const T* in, Index ld, T* out, Index rows, Index co
                               rows, cols, stream, order);
 }
 
+/// transpose_vec_kernel on Tile (a VecTile: any shape, stride and alignment of T; one aligned
+/// 16-byte access a thread on both sides, tiles owning whole vectors of every output row).
+template <class T, class Tile>
+void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  constexpr int kSmemBytes = Tile::kSmemBytes;
+  static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
+  const auto kernel = &transpose_vec_kernel<T, Tile>;
+  if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
+    blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
+  const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
+                                              static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
+  const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
+  launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out,
+         rows, cols, tiles_r);
+}
+
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
 inline constexpr Index kTransposeFewMax = 16;
 
@@ -256,6 +273,17 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // the 16382x16379 window; 0.34 against 0.44 on 1000003x67, whose 67 columns are one tile).
   using ShiftWide = ShiftTile<8, 16>;
   static constexpr Index kShiftWideMinSide = 1024;
+  // transpose_vec_kernel on Vec where Mid's words do not fit, before the shift tile (one aligned
+  // 16-byte access a thread both ways, misalignment handled in shared memory; "ours-vec-*" in
+  // bench_transpose). THE SWITCH: true once measured above the shift tile (branch transpose6).
+  static constexpr bool kVecPastMid = false;
+  using Vec = VecTile<std::uint8_t, 8, 128>;  // 128 input rows x 128 columns, 128-byte output runs
+  // transpose_vec_kernel instead of launch_transpose_few on few rows (2 .. kTransposeFewMax) /
+  // few columns ("ours-vec-n1c256-all", "ours-vec-n16c16-all"). THE SWITCHES: true once measured.
+  static constexpr bool kVecFewRows = false;
+  using VecFewRows = VecTile<std::uint8_t, 1, 256>;  // an output run of one vector: 16 rows
+  static constexpr bool kVecFewCols = false;
+  using VecFewCols = VecTile<std::uint8_t, 16, 16>;  // 256 rows x 16 columns
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -277,6 +305,15 @@ template <class T> struct DefaultTranspose {
   using Shift = ShiftTile<sizeof(T) == 4 ? 2 : 1, 8>;  // 8-byte words
   using ShiftWide = Shift;
   static constexpr Index kShiftWideMinSide = 0;
+  // transpose_vec_kernel on Vec where Mid's words do not fit (every side, 4- and 8-byte
+  // elements), as for bytes. THE SWITCH: true once measured above the shift / one-element tiles.
+  static constexpr bool kVecPastMid = false;
+  using Vec = VecTile<T, sizeof(T) == 4 ? 8 : 16, 256>;  // f32 32 x 64, f64 32 x 32 elements
+  // Few rows / few columns, as for bytes ("ours-vec-n4c256-all", "ours-vec-n16c64-all" for 4 bytes).
+  static constexpr bool kVecFewRows = false;
+  using VecFewRows = VecTile<T, 4, 256>;
+  static constexpr bool kVecFewCols = false;
+  using VecFewCols = VecTile<T, 16, 64>;
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -317,8 +354,20 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
                                     cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
+  if constexpr (D::kVecFewRows) {
+    if (few && rows <= kTransposeFewMax) return launch_transpose_vec<T, typename D::VecFewRows>(in, ld, out, rows, cols, stream);
+  }
+  if constexpr (D::kVecFewCols) {
+    if (few && cols <= kTransposeFewMax) return launch_transpose_vec<T, typename D::VecFewCols>(in, ld, out, rows, cols, stream);
+  }
+  if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  if constexpr (D::kVecPastMid) {
+    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
+      launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
+      return;
+    }
+  }
   if constexpr (D::kShiftPastMid) {
     const Index side = std::min(rows, cols);
     if (side >= D::kShiftMinSide && !transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
@@ -389,6 +438,20 @@ constexpr TransposeTrial<T> sector_trial(const char* name) {
   return {name, &launch_transpose_sector_in<T, W, BY, kOrder>};
 }
 
+/// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes> on every shape past
+/// the few-rows / few-columns ones (kFew = false: on every shape).
+template <class T, int kNV, int kColBytes, bool kFew = true>
+void launch_transpose_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (kFew && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream);
+}
+
+template <class T, int kNV, int kColBytes, bool kFew = true>
+constexpr TransposeTrial<T> vec_trial(const char* name) {
+  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kFew>};
+}
+
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
 /// launch_transpose).
 template <class T, class Chunk, bool kSpan = false>
@@ -434,6 +497,9 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
 /// few columns as 16-byte vectors at any alignment). transpose_runs_kernel (the word tile with
 /// byte-exact run ends) and the any kernel's 512-thread and "-across" forms were dropped after
 /// run S3 (0.20-0.30 and 0.27-0.47 of a copy, below the defaults on every shape).
+/// transpose_vec_kernel: "ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes> past
+/// the few-rows / few-columns shapes; "-all" on every shape, few rows or columns included (the
+/// bench runs those on both kinds of shape).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -441,7 +507,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 16;
+  static constexpr int kCount = 23;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), shift_trial<T, 4, 8>("ours-shift-w4b8"),
       shift_trial<T, 4, 16>("ours-shift-w4b16"), shift_trial<T, 4, 8, TileOrder::kAcross>("ours-shift-w4b8-across"),
@@ -450,23 +516,32 @@ struct TransposeTrials<T, 1> {
       sector_trial<T, 8, 16, TileOrder::kAcross>("ours-sector-w8b16-across"), sector_trial<T, 4, 8>("ours-sector-w4b8"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS, chunk_trial<T, 32768, 256, true>("ours-chunk32k-t256-span"),
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
-      TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>}};
+      TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},
+      vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
+      vec_trial<T, 16, 128>("ours-vec-n16c128"), vec_trial<T, 8, 80>("ours-vec-n8c80"),
+      vec_trial<T, 16, 80>("ours-vec-n16c80"),
+      vec_trial<T, 1, 256, false>("ours-vec-n1c256-all"), vec_trial<T, 16, 16, false>("ours-vec-n16c16-all")};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 10;
+  static constexpr int kCount = 17;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
       shift_trial<T, 2, 8>("ours-shift-w2b8"), shift_trial<T, 2, 16>("ours-shift-w2b16"),
       sector_trial<T, 2, 8>("ours-sector-w2b8"), sector_trial<T, 2, 16>("ours-sector-w2b16"),
-      DEVMAT_TRANSPOSE_CHUNK_TRIALS, TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>}};
+      DEVMAT_TRANSPOSE_CHUNK_TRIALS, TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
+      vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
+      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 16, 144>("ours-vec-n16c144"),
+      vec_trial<T, 4, 256, false>("ours-vec-n4c256-all"), vec_trial<T, 8, 64, false>("ours-vec-n8c64-all"),
+      vec_trial<T, 16, 64, false>("ours-vec-n16c64-all")};
 };
 template <class T>
 struct TransposeTrials<T, 8> {
-  static constexpr int kCount = 5;
-  static constexpr TransposeTrial<T> kAll[kCount] = {any_trial<T, 32, 256>("ours-any-r32-t256"),
-                                                     any_trial<T, 16, 128>("ours-any-r16-t128"),
-                                                     DEVMAT_TRANSPOSE_CHUNK_TRIALS};
+  static constexpr int kCount = 8;
+  static constexpr TransposeTrial<T> kAll[kCount] = {
+      any_trial<T, 32, 256>("ours-any-r32-t256"),   any_trial<T, 16, 128>("ours-any-r16-t128"),
+      DEVMAT_TRANSPOSE_CHUNK_TRIALS,                vec_trial<T, 8, 128>("ours-vec-n8c128"),
+      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 32, 256>("ours-vec-n32c256")};
 };
 
 #undef DEVMAT_TRANSPOSE_CHUNK_TRIALS

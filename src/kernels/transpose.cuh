@@ -7,7 +7,10 @@
 // ends), around transpose_kernel's shared tile. transpose_any_kernel takes any
 // alignment with 16-byte vectors on both sides: a warp reads the aligned vectors that cover a
 // row's run and shifts them into place with a neighbour's (shuffles and __funnelshift), and
-// writes the aligned vectors that an output run covers, byte-exact at its ragged ends. A matrix
+// writes the aligned vectors that an output run covers, byte-exact at its ragged ends.
+// transpose_vec_kernel (under trial) keeps rows in shared memory as loaded (aligned vectors, each
+// row at its own offset) and gathers each aligned output vector from there: one 16-byte access a
+// thread both ways, no shuffles, tiles owning whole vectors of every output row. A matrix
 // with a few rows or a few columns (an interleave or de-interleave) goes through a
 // shared-memory chunk that is contiguous on the dense side instead of a square tile
 // (transpose_few_rows_kernel / transpose_few_cols_kernel; bytes read and written as 4-byte words
@@ -829,6 +832,160 @@ transpose_any_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
         }
       }
     }
+  }
+}
+
+/// A tile of transpose_vec_kernel: every output row's run is kNV aligned 16-byte vectors of out
+/// (kRows = 16 kNV / sizeof(T) input rows' worth), wherever that row starts in its vector, so
+/// the tile loads kHalo = 16 / sizeof(T) input rows more above them (the rows an output row
+/// off its vector reaches back into), by kCols = kColBytes / sizeof(T) input columns, read as
+/// the kLV = kColBytes / 16 + 1 aligned vectors that cover them at any offset of the row. In
+/// shared memory: kLoadRows rows of kPitch bytes as loaded (each at its own offset into its
+/// first vector), row rl at rl kPitch + 16 (rl / kHalo) (the skew sends the kNV lanes of an
+/// output run, kHalo rows apart, to different banks), then a table of 2 kHalo ints.
+template <class T, int kNVv, int kColBytes, int kThreadsV = 256>
+struct VecTile {
+  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "VecTile: 1-, 4- or 8-byte elements");
+  static_assert(kNVv >= 1 && kNVv <= 32 && 32 % kNVv == 0, "VecTile: an output run is 1, 2, 4 ... 32 vectors");
+  static_assert(kColBytes % 16 == 0 && kColBytes >= 16, "VecTile: columns of whole vectors");
+  static_assert(kThreadsV % 32 == 0 && kThreadsV <= 1024, "VecTile: whole warps");
+  static constexpr int kSize = static_cast<int>(sizeof(T));
+  static constexpr int kNV = kNVv;                    // vectors of an output run
+  static constexpr int kHalo = 16 / kSize;            // elements of a vector
+  static constexpr int kRows = 16 * kNV / kSize;      // input rows a tile (an output run)
+  static constexpr int kLoadRows = kRows + kHalo;     // input rows loaded
+  static constexpr int kCols = kColBytes / kSize;     // input columns a tile (output rows)
+  static constexpr int kLV = kColBytes / 16 + 1;      // vectors loaded of a row
+  static constexpr int kPitch = 16 * kLV;             // bytes of a shared row
+  static constexpr int kThreads = kThreadsV;
+  static constexpr int kLoads = (kLoadRows * kLV + kThreads - 1) / kThreads;  // vectors a thread loads
+  static constexpr int kStep = kThreads / kNV;  // output rows apart that a thread writes
+  // Blocks an SM holds by registers (ptxas alone spilled bytes at 48 registers, and took 80 for
+  // a 256-byte row of bytes): 64 registers a thread for bytes, 40 for wider elements.
+  static constexpr int kMinBlocks = 65536 / kThreads / (kSize == 1 ? 64 : 40);
+  static_assert(kStep * kSize % 16 == 0, "VecTile: a thread's output rows start at the same offset into a vector");
+  static constexpr int kTableOff = kLoadRows * kPitch + 16 * (kLoadRows / kHalo);
+  static constexpr int kSmemBytes = kTableOff + 4 * 2 * kHalo;
+};
+
+/// Tile rows of transpose_vec_kernel with kNV-vector runs for rows of `row_bytes` bytes of `out`
+/// (`out_lo`: its address's low bits): enough that every output row's last vector is in one.
+/// Output row o starts n_o = (out_lo + o row_bytes) mod 16 bytes into its vector; those offsets
+/// are out_lo modulo g = gcd(row_bytes, 16), so at most 16 - g + out_lo mod g (0 for rows of whole
+/// vectors from an aligned out: no tile row of empty runs).
+inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
+  const Index g = (row_bytes & 15) == 0 ? 16 : (row_bytes & 7) == 0 ? 8 : (row_bytes & 3) == 0 ? 4 : (row_bytes & 1) == 0 ? 2 : 1;
+  const Index n_max = 16 - g + static_cast<Index>(out_lo) % g;
+  return (row_bytes + n_max + 16 * nv - 1) / (16 * nv);
+}
+
+/// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
+/// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
+/// a thread on both sides and every misalignment handled in shared memory:
+/// - load: input rows [r_load, r_load + kLoadRows) (r_load = tile_r kRows - kHalo) x columns
+///   [c0, c0 + kCols): each row as the kLV aligned vectors that cover its run from its first
+///   byte rounded down (those that start before the run's end), stored as loaded; the row's
+///   offset m into its first vector depends only on the row modulo kHalo (kHalo ld sizeof(T) is
+///   16 ld), so a table of 2 kHalo entries gives a shared row's start: entry f (shared rows
+///   kHalo k + f) = f kPitch + 16 (f / kHalo) + m_f.
+/// - store: lane k of a group of kNV writes aligned vector tile_r kNV + k of an output row
+///   (counted from the vector that holds the row's first byte, n bytes into it): its kHalo
+///   elements are input rows tile_r kRows + kHalo k - n / sizeof(T) + e, shared rows kHalo k +
+///   f0 + e (f0 = kHalo - n / sizeof(T), 1 .. kHalo), gathered from shared memory and stored
+///   as one vector, byte-exact (store_vec_bytes) only where the vector holds bytes of the
+///   neighbouring output rows (the first and last of a row). So tiles own whole vectors of out
+///   and no two blocks write one.
+/// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
+/// that hold its elements, never past its last byte (load_vec_before). Block b is tile
+/// (b % tiles_r, b / tiles_r): neighbouring blocks write neighbouring runs of the same output
+/// rows and share their halo rows in L2.
+template <class T, class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
+transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r) {
+  constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kLV = Tile::kLV, kP = Tile::kPitch;
+  constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
+  using Word = typename RawWord<kSize>::type;
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
+  int* row_at = reinterpret_cast<int*>(smem_b + Tile::kTableOff);   // (2 kH)
+
+  const Index tile_r = blockIdx.x % tiles_r, tile_c = blockIdx.x / tiles_r;
+  const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
+  const Index c0 = tile_c * Tile::kCols;
+  const int tid = static_cast<int>(threadIdx.x);
+  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
+  const Index ld_b = ld * kSize;
+  const unsigned char* in_end = in_b + ((rows - 1) * ld + cols) * kSize;  // past the last element
+  const int run_b = static_cast<int>((cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols) * kSize);  // of a row
+  // (r_load, c0)'s address, low 32 bits (r_load may be negative: arithmetic modulo 2^32).
+  const unsigned a0_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b)) +
+                         static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
+
+  // Load: vector v of shared row rl, (rl, v) = divmod(tid + kThreads i, kLV); all loads issued
+  // before the first store to shared memory.
+  uint4 buf[Tile::kLoads];
+#pragma unroll
+  for (int i = 0; i < Tile::kLoads; ++i) {
+    const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+    const Index r = r_load + rl;
+    buf[i] = make_uint4(0u, 0u, 0u, 0u);
+    if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
+      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
+      if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
+    }
+  }
+  if (tid < 2 * kH)
+    row_at[tid] = tid * kP + 16 * (tid / kH) +
+                  static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
+#pragma unroll
+  for (int i = 0; i < Tile::kLoads; ++i) {
+    const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+    if (idx < kLoadRows * kLV) *reinterpret_cast<uint4*>(smem_b + rl * kP + 16 * (rl / kH) + 16 * v) = buf[i];
+  }
+  __syncthreads();
+
+  // Store: thread tid writes vector k of output rows c0 + o, o = o_first + kStep it. Output
+  // rows kStep apart start at the same offset n into their vectors (kStep rows sizeof(T) is a
+  // multiple of 16), so a thread's kH shared-row starts are computed once, and its loads from
+  // shared memory take the row as an immediate offset (the loop is unrolled).
+  constexpr int kStep = Tile::kStep, kIters = (Tile::kCols + kStep - 1) / kStep;
+  const int k = tid % kNV, o_first = tid / kNV;
+  const Index row_b = rows * kSize;  // bytes of an output row
+  const Index q_tile = 16 * (tile_r * kNV + k);
+  auto* out_b = reinterpret_cast<unsigned char*>(out);
+  const int n = static_cast<int>(reinterpret_cast<std::uintptr_t>(out_b + (c0 + o_first) * row_b) & 15u);
+  const Index q0 = q_tile - n;  // each of the thread's output rows' byte at its vector's byte 0
+  if (q0 >= row_b) return;      // past the rows' end (q0 >= -15 always); no barrier follows
+  const int f0 = kH - n / kSize;
+  // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + 16).
+  int at[kH];
+#pragma unroll
+  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + e] + k * (kH * kP + 16) + o_first * kSize;
+  const bool whole = q0 >= 0 && q0 + 16 <= row_b;
+  const int lo = q0 < 0 ? static_cast<int>(-q0) : 0, hi = row_b - q0 < 16 ? static_cast<int>(row_b - q0) : 16;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const int o = o_first + kStep * it;
+    if ((Tile::kCols % kStep != 0 && o >= Tile::kCols) || c0 + o >= cols) break;
+    uint4 vec;
+    if constexpr (kSize == 1) {
+      unsigned w[4];  // bytes packed with shifts: a byte array would live on the stack
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        w[q] = 0;
+#pragma unroll
+        for (int b = 0; b < 4; ++b) w[q] |= static_cast<unsigned>(smem_b[at[4 * q + b] + kStep * it]) << (8 * b);
+      }
+      vec = make_uint4(w[0], w[1], w[2], w[3]);
+    } else {
+      Word w[kH];
+#pragma unroll
+      for (int e = 0; e < kH; ++e) w[e] = *reinterpret_cast<const Word*>(smem_b + at[e] + kStep * kSize * it);
+      std::memcpy(&vec, w, 16);
+    }
+    unsigned char* dst = out_b + (c0 + o) * row_b - n + q_tile;
+    if (whole) *reinterpret_cast<uint4*>(dst) = vec;
+    else store_vec_bytes(dst, vec, lo, hi);
   }
 }
 

@@ -51,10 +51,13 @@ void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index 
 // or 256) and columns (31 words: 62, 124 or 248), the sector tile's step (32 bytes of output row
 // fewer: 56 f32, 96 or 224 u8; 449: three u8 tiles), odd ones that leave every row off its
 // 16-byte vector, and rows of whole vectors (32, 64, 256: every output row starts as far into its
-// vector as the output does).
-const std::vector<Index> kTrialRows = {1, 2, 3, 17, 31, 32, 33, 56, 63, 64, 65, 96, 127, 129, 131,
-                                       224, 225, 256, 257, 290, 449};
-const std::vector<Index> kTrialCols = {1, 3, 32, 61, 62, 63, 65, 123, 124, 125, 128, 129, 131, 247, 248, 249, 259, 495, 497};
+// vector as the output does). The vec tiles (ours-vec-*): rows 16 / 32 / 64 / 128 a tile plus
+// a halo of 16 bytes' worth (2, 4 or 16 rows: 15, 16, 17, 145), columns 16 to 256 bytes (u8 80:
+// 79, 81; f32 36: 37; f64 16 and 32: 15, 16, 17; 255, 256).
+const std::vector<Index> kTrialRows = {1, 2, 3, 15, 16, 17, 31, 32, 33, 56, 63, 64, 65, 96, 127, 129, 131,
+                                       145, 224, 225, 256, 257, 290, 449};
+const std::vector<Index> kTrialCols = {1,   3,   15,  16,  17,  32,  37,  61,  62,  63,  65,  79,  81,  123,
+                                       124, 125, 128, 129, 131, 247, 248, 249, 255, 256, 259, 495, 497};
 }  // namespace
 
 TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on tile and vector edges", "[transpose][trial]",
