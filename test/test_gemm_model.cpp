@@ -365,6 +365,8 @@ TEST_CASE("gemm model: k slices in clusters cover k, leave no cluster empty, and
             CHECK(s.per_split == (k_tiles + s.splits - 1) / s.splits);
           }
         }
+}
+
 TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the finalize, automatic per the switch") {
   // (The wgmma "-cl" tiles run on compute capability 9.0 only, as their base.)
   const auto& configs = f32_configs();
