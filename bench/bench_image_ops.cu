@@ -8,10 +8,13 @@
 // 256-bin histogram (nppiHistogramEven, in input pixels per second) and threshold's trunc type
 // (nppiThreshold with NPP_CMP_GREATER, the same operation).
 // Resizes to exactly half size have a row "ours-general": the per-pixel kernel they ran before
-// the halving kernel (register_resize_general).
+// the halving kernel (register_resize_general); f32 linear to half size a row "ours-cs" (the
+// halving kernel reading the source cache-streaming), u8 area to 1365^2 a row "ours-tab" (the
+// footprints from shared memory).
 // Before timing, ours is compared once with NPP and the largest difference is reported as the
 // counter "max_diff_vs_npp" (the interpolating operations round differently from NPP; the tests
 // hold ours to OpenCV's results).
+#include "detail/runtime.hpp"
 #include "dispatch/image_geometry.cuh"
 #include "npp_support.hpp"
 #include "random.cuh"
@@ -22,6 +25,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <utility>
@@ -72,7 +76,11 @@ void register_op(const std::string& op, const std::string& shape, Index out_rows
     }
 #endif
     DeviceMatrix<T> out;
+    const std::size_t allocs = devmat::detail::pool_allocations();
     b::time_on_stream(st, s, pixels, b::kMpixps, [&] { out = ours(); });
+    // Calls into the pool's allocator (the block cache missed), ~4 us of host time each: 0 expected.
+    st.counters["pool_allocs_per_iter"] = static_cast<double>(devmat::detail::pool_allocations() - allocs) /
+                                          static_cast<double>(std::max<std::int64_t>(st.iterations(), 1));
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 #if DEVMAT_BENCH_HAVE_NPP
   if (!npp) return;
@@ -141,6 +149,46 @@ void register_resize_general(Index rows, Index cols, devmat::Interp interp) {
     general(out);
     st.counters["max_diff_vs_ours"] = max_diff(out, devmat::resize(in, rows, cols, interp));
     b::time_on_stream(st, s, static_cast<double>(rows) * cols, b::kMpixps, [&] { general(out); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// Row "ours-tab" of an INTER_AREA shrink that is not to half size: resize_area_tab_kernel (the
+/// footprints once a block, in shared memory) into one output buffer, the kernel that
+/// kResizeAreaTable makes resize take. Before timing it is compared with ours once: counter
+/// "max_diff_vs_ours" (must be 0: the same arithmetic).
+void register_resize_area_tab(Index rows, Index cols) {
+  namespace d = devmat::detail;
+  using U8 = std::uint8_t;
+  const std::string shape = shape_of(kSide, kSide) + "->" + shape_of(rows, cols);
+  benchmark::RegisterBenchmark(b::name("resize_area", b::dtype<U8>(), shape, "ours-tab").c_str(), [=](benchmark::State& st) {
+    const cudaStream_t s = input<U8>().stream().native();
+    const auto& in = input<U8>();
+    // resize's scales: inv = dst / src, scale = 1 / inv, in double.
+    const d::ResizeArea<U8> f{in.data(), kSide, kSide, kSide, 1.0 / (static_cast<double>(cols) / kSide),
+                              1.0 / (static_cast<double>(rows) / kSide)};
+    DeviceMatrix<U8> out(rows, cols);
+    d::launch_resize_area(s, out.data(), rows, cols, f, true);
+    st.counters["max_diff_vs_ours"] = max_diff(out, devmat::resize(in, rows, cols, devmat::Interp::area));
+    b::time_on_stream(st, s, static_cast<double>(rows) * cols, b::kMpixps, [&] { d::launch_resize_area(s, out.data(), rows, cols, f, true); });
+  })->UseManualTime()->Unit(benchmark::kMillisecond);
+}
+
+/// Row "ours-cs" of a resize to exactly half size: the halving kernel reading its source
+/// cache-streaming (kResizeHalfStreamF32 makes f32 take it), into one output buffer; compared
+/// with ours once before timing (counter "max_diff_vs_ours", must be 0).
+template <class T>
+void register_resize_half_cs(Index rows, Index cols, devmat::Interp interp) {
+  namespace d = devmat::detail;
+  const std::string name = interp == devmat::Interp::linear ? "linear" : "area";
+  const std::string shape = shape_of(kSide, kSide) + "->" + shape_of(rows, cols);
+  benchmark::RegisterBenchmark(b::name("resize_" + name, b::dtype<T>(), shape, "ours-cs").c_str(), [=](benchmark::State& st) {
+    const cudaStream_t s = input<std::uint8_t>().stream().native();
+    const auto& in = input<T>();
+    DeviceMatrix<T> out(rows, cols);
+    d::launch_resize_half(s, in.data(), kSide, out.data(), rows, cols, true);
+    st.counters["max_diff_vs_ours"] = max_diff(out, devmat::resize(in, rows, cols, interp));
+    b::time_on_stream(st, s, static_cast<double>(rows) * cols, b::kMpixps,
+                      [&] { d::launch_resize_half(s, in.data(), kSide, out.data(), rows, cols, true); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -288,6 +336,8 @@ int main(int argc, char** argv) {
   register_resize_general<std::uint8_t>(2048, 2048, Interp::linear);
   register_resize_general<std::uint8_t>(2048, 2048, Interp::area);
   register_resize_general<float>(2048, 2048, Interp::linear);
+  register_resize_area_tab(1365, 1365);
+  register_resize_half_cs<float>(2048, 2048, Interp::linear);
   register_warp<std::uint8_t>();
   register_warp<float>();
   register_flip_rotate<std::uint8_t>();

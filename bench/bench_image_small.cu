@@ -6,7 +6,9 @@
 // that one run shows which to dispatch: box "ours-word-r4/r8/r16" (4 pixels a thread, R output
 // rows), "ours-band-r4/r8/r16" (16 pixels a thread), "ours-slide-r4/r8/r16" (4 pixels a
 // thread, column sums slid down the R rows, 16-bit lanes by byte permutes) and
-// "ours-slide2-r4/r8/r16" (the same, 8 pixels a thread), morphology
+// "ours-slide2-r4/r8/r16" (the same, 8 pixels a thread), "ours-vec16-r4/r8/r16" and
+// "ours-vec16m6-r8/r16" (the sliding arithmetic, 16 pixels a thread: uint4 loads and stores,
+// neighbours by shuffles; m6: registers capped at 80), morphology
 // "ours-r4/r8/r16" (u8 and f32) and "ours-two-pass" (f32: the van Herk passes), filter2d
 // "ours-general" (the any-size kernel) and, 3x3 and 5x5, "ours-direct-r4/r8/r16" (no shared
 // memory, R output rows a thread), canny "ours-bits-c1/c2/c4/c8", "ours-sweeps-c2/c4" (the
@@ -25,6 +27,7 @@
 // public function's once: u8 must be identical (else the row is skipped with an error), filter2d
 // within 1e-5 of the output's range (the sums run in another order); the counter "differs" /
 // "max_rel_diff" reports it.
+#include "detail/runtime.hpp"
 #include "dispatch/filter.cuh"
 #include "dispatch/image_canny.cuh"
 #include "dispatch/image_geometry.cuh"
@@ -122,10 +125,14 @@ void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours)
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, "ours").c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<U8>().stream().native();
     DeviceMatrix<T> out;
+    const std::size_t allocs = d::pool_allocations();
     b::time_on_stream(st, s, kPixels, b::kMpixps, [&] {
       out = DeviceMatrix<T>();
       out = ours();
     });
+    // Calls into the pool's allocator (the block cache missed), ~4 us of host time each: 0 expected.
+    st.counters["pool_allocs_per_iter"] =
+        static_cast<double>(d::pool_allocations() - allocs) / static_cast<double>(std::max<std::int64_t>(st.iterations(), 1));
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -146,7 +153,8 @@ constexpr int kStepF32 = static_cast<int>(kSide * 4);
 cudaStream_t stream_of(const DeviceMatrix<U8>& m) { return m.stream().native(); }
 
 /// The sliding box kernel (box_u8_slide_kernel): "ours-slide-r4/r8/r16" (output rows a thread),
-/// "ours-slide2-r4/r8/r16" (the same with 8 pixels a thread: two words, 4 loads a row).
+/// "ours-slide2-r4/r8/r16" (the same with 8 pixels a thread: two words, 4 loads a row), and
+/// box_u8_vec16_kernel: "ours-vec16-r4/r8/r16", "ours-vec16m6-r8/r16".
 void register_box_slide(int k, const std::string& op, const std::function<DeviceMatrix<U8>()>& ours) {
   for (int words : {1, 2})
     for (int rpt : {4, 8, 16})
@@ -156,6 +164,15 @@ void register_box_slide(int k, const std::string& op, const std::function<Device
                              d::launch_box_u8_small(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k,
                                                     d::BoxU8Config{false, rpt, true, words});
                            });
+  // box_u8_vec16_kernel: 16 pixels a thread, registers free (m1) or at most 80 (m6);
+  // kBoxU8Vec16Rows / kBoxU8Vec16MinBlocks make one the default.
+  for (const auto& [rpt, mb] : {std::pair{4, 1}, std::pair{8, 1}, std::pair{16, 1}, std::pair{8, 6}, std::pair{16, 6}})
+    register_variant<U8>(op, std::string(mb == 6 ? "ours-vec16m6-r" : "ours-vec16-r") + std::to_string(rpt), ours,
+                         [k, rpt = rpt, mb = mb](DeviceMatrix<U8>& out) {
+                           const auto& in = input<U8>();
+                           d::launch_box_u8_small(stream_of(in), in.data(), kSide, out.data(), kSide, kSide, kSide, k, k,
+                                                  d::BoxU8Config{false, rpt, false, 1, true, mb});
+                         });
 }
 
 void register_box(int k) {

@@ -50,8 +50,8 @@ DeviceMatrix<T> resize_impl(const MatrixView<const T>& img, Index rows, Index co
                     ResizeNearest<T>{img.data(), img.stride(), NearestIndex{scale_x, img.cols()},
                                      NearestIndex{scale_y, img.rows()}});
   } else if (interp == Interp::area && scale_x >= 1.0 && scale_y >= 1.0) {
-    launch_geom_map(s.native(), out.data(), rows, cols,
-                    ResizeArea<T>{img.data(), img.stride(), img.rows(), img.cols(), scale_x, scale_y});
+    launch_resize_area(s.native(), out.data(), rows, cols,
+                       ResizeArea<T>{img.data(), img.stride(), img.rows(), img.cols(), scale_x, scale_y});
   } else if (interp == Interp::area) {  // enlarging along an axis: OpenCV's area-mode bilinear
     launch_geom_map(s.native(), out.data(), rows, cols,
                     ResizeLinear<T, true>{img.data(), img.stride(), img.rows(), img.cols(), scale_x, inv_x, scale_y,

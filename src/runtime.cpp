@@ -12,6 +12,8 @@
 #include <devmat/pinned.hpp>
 #include <devmat/stream.hpp>
 
+#include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <sstream>
@@ -155,20 +157,23 @@ std::size_t rounded(std::size_t bytes) {
   return bytes <= kCacheMaxBlock ? (bytes + kCacheGranule - 1) / kCacheGranule * kCacheGranule : bytes;
 }
 
+// The blocks stay in the order they were freed (oldest first): a full cache gives its oldest
+// back to make room (pool_free).
 void* take_cached(std::size_t bytes, cudaStream_t stream) {
   BlockCache& c = block_cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  for (std::size_t i = 0; i < c.blocks.size(); ++i) {
-    if (c.blocks[i].stream == stream && c.blocks[i].bytes == bytes) {
-      void* p = c.blocks[i].ptr;
+  for (auto it = c.blocks.begin(); it != c.blocks.end(); ++it) {
+    if (it->stream == stream && it->bytes == bytes) {
+      void* p = it->ptr;
       c.total -= bytes;
-      c.blocks[i] = c.blocks.back();
-      c.blocks.pop_back();
+      c.blocks.erase(it);
       return p;
     }
   }
   return nullptr;
 }
+
+std::atomic<std::size_t> g_pool_allocations{0};
 
 // Frees a block stream-ordered, with the stream's device current whatever the caller's (a
 // matrix of another device going out of scope). Never throws: a failure here (the driver
@@ -209,6 +214,8 @@ std::size_t cached_bytes() {
   return c.total;
 }
 
+std::size_t pool_allocations() { return g_pool_allocations.load(std::memory_order_relaxed); }
+
 void* pool_allocate(std::size_t bytes, const Stream& s) {
   const cudaStream_t stream = s.native();
   bytes = rounded(bytes);
@@ -224,6 +231,7 @@ void* pool_allocate(std::size_t bytes, const Stream& s) {
     throw out_of_memory(bytes, free_b, total_b);  // can never succeed: don't ask the driver
   void* p = nullptr;
   const ErrorScope scope;
+  g_pool_allocations.fetch_add(1, std::memory_order_relaxed);
   cudaError_t st = cudaMallocFromPoolAsync(&p, bytes, pool, stream);
   if (st == cudaErrorMemoryAllocation) {
     // Memory held in the cache or freed on other streams may still be pending: give it
@@ -246,13 +254,21 @@ void* pool_allocate(std::size_t bytes, const Stream& s) {
 void pool_free(void* ptr, std::size_t bytes, const Stream& stream) {
   bytes = rounded(bytes);
   if (stream.owning() && bytes <= kCacheMaxBlock) {
+    // A full cache gives its oldest blocks back (stream-ordered, each on its own stream) rather
+    // than refusing this one: it then holds the sizes in use now, not those of the first
+    // operations of the process forever (a loop over 16 MiB images after a few 64 MiB ones
+    // would otherwise pay the allocator on every call). Each block still goes to the pool
+    // once, so a working set larger than the cache costs what it did.
     BlockCache& c = block_cache();
     std::lock_guard<std::mutex> lock(c.mu);
-    if (c.total + bytes <= kCacheMaxTotal) {
-      c.blocks.push_back({stream.native(), bytes, ptr});
-      c.total += bytes;
-      return;
-    }
+    std::size_t evict = 0;
+    std::size_t total = c.total;
+    while (total + bytes > kCacheMaxTotal && evict < c.blocks.size()) total -= c.blocks[evict++].bytes;
+    for (std::size_t i = 0; i < evict; ++i) free_async(c.blocks[i].ptr, c.blocks[i].stream);
+    c.blocks.erase(c.blocks.begin(), c.blocks.begin() + static_cast<std::ptrdiff_t>(evict));
+    c.blocks.push_back({stream.native(), bytes, ptr});
+    c.total = total + bytes;
+    return;
   }
   free_async(ptr, stream.native());
 }

@@ -150,6 +150,11 @@ void check_half(int rows, int cols, bool offset) {
                 [&] { d::resize_half_kernel<T>(src.ptr<T>(), static_cast<Index>(src.step1()), out.data(), rows, cols); });
     const double tol = std::is_same_v<T, std::uint8_t> ? 0 : 1e-5;
     CHECK(count_bad<T>(want, [&](int y, int x) { return out[static_cast<std::size_t>(y) * cols + x]; }, tol) == 0);
+    // The cache-streaming loads (kStreamLoads): the same outputs.
+    std::vector<T> out_cs(out.size(), poison);
+    emu::launch(dim3(bx, std::min(2, (rows + d::kGeomThreadsY - 1) / d::kGeomThreadsY)), dim3(d::kGeomThreadsX, d::kGeomThreadsY),
+                [&] { d::resize_half_kernel<T, true>(src.ptr<T>(), static_cast<Index>(src.step1()), out_cs.data(), rows, cols); });
+    CHECK(out_cs == out);
     long long margin = 0;
     for (int i = 0; i < 16; ++i) margin += out[static_cast<std::size_t>(rows) * cols + i] != poison;
     CHECK(margin == 0);
@@ -165,6 +170,49 @@ TEST_CASE("emulated halving kernel matches cv::resize to half size (area and lin
       check_half<std::uint8_t>(s[0], s[1], offset);
       check_half<float>(s[0], s[1], offset);
     }
+}
+
+namespace {
+
+/// resize_area_tab_kernel (the footprints from shared memory) shrinking a random sr x sc image
+/// to rows x cols, grid.y cut to 2 (the loop over tile rows, its barriers), against the
+/// ResizeArea functor pixel by pixel (exactly: the same arithmetic) and cv::resize INTER_AREA
+/// (u8 within a grey level, f32 1e-5); the output's 16 elements past the end untouched.
+template <class T>
+void check_area_tab(int sr, int sc, int rows, int cols) {
+  CAPTURE(sr, sc, rows, cols, sizeof(T));
+  const cv::Mat src = random_image<T>(sr, sc);
+  const double sx = 1.0 / (static_cast<double>(cols) / sc), sy = 1.0 / (static_cast<double>(rows) / sr);
+  const d::ResizeArea<T> f{src.ptr<T>(), static_cast<Index>(src.step1()), sr, sc, sx, sy};
+  const T poison = static_cast<T>(13);
+  std::vector<T> out(static_cast<std::size_t>(rows * cols + 16), poison);
+  const unsigned bx = static_cast<unsigned>((cols + d::kGeomVec - 1) / d::kGeomVec + d::kGeomThreadsX - 1) / d::kGeomThreadsX;
+  emu::launch(dim3(bx, std::min(2, (rows + d::kGeomThreadsY - 1) / d::kGeomThreadsY)), dim3(d::kGeomThreadsX, d::kGeomThreadsY),
+              [&] { d::resize_area_tab_kernel<T>(out.data(), rows, cols, cols % d::kGeomVec == 0, f); });
+  const auto got = [&](int y, int x) { return out[static_cast<std::size_t>(y) * cols + x]; };
+  long long differs = 0;
+  for (int y = 0; y < rows; ++y)
+    for (int x = 0; x < cols; ++x) differs += !(got(y, x) == f(y, x));
+  CHECK(differs == 0);
+  cv::Mat want;
+  cv::resize(src, want, cv::Size(cols, rows), 0, 0, cv::INTER_AREA);
+  CHECK(count_bad<T>(want, got, std::is_same_v<T, std::uint8_t> ? 1.0 : 1e-5) == 0);
+  long long margin = 0;
+  for (int i = 0; i < 16; ++i) margin += out[static_cast<std::size_t>(rows) * cols + i] != poison;
+  CHECK(margin == 0);
+}
+
+}  // namespace
+
+TEST_CASE("emulated INTER_AREA shrink with the footprints in shared memory matches the functor and cv::resize",
+          "[image][emulation][area_tab]") {
+  const int cases[][4] = {{1, 1, 1, 1},     {7, 1, 2, 1},      {1, 7, 1, 2},     {13, 17, 4, 5},   {97, 131, 32, 43},
+                          {22, 382, 7, 127}, {25, 385, 8, 128}, {28, 388, 9, 129}, {53, 394, 17, 131}, {60, 800, 25, 257},
+                          {9, 300, 9, 100}, {300, 9, 100, 3}};
+  for (const auto& c : cases) {
+    check_area_tab<std::uint8_t>(c[0], c[1], c[2], c[3]);
+    check_area_tab<float>(c[0], c[1], c[2], c[3]);
+  }
 }
 
 TEST_CASE("emulated warp_affine functors match cv::warpAffine", "[image][emulation]") {

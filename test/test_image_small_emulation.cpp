@@ -16,6 +16,7 @@
 #include <cstring>
 #include <functional>
 #include <random>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -115,13 +116,13 @@ const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},
                                                       {17, 513}, {33, 1031}};
 
 /// Runs the fused box (kind 0: 4 pixels a thread, 1: banded, 3: sliding, 4: sliding with 8 pixels
-/// a thread; `erode` unused) or
+/// a thread, 5: sliding with 16 pixels a thread (box_u8_vec16_kernel); `erode` unused) or
 /// morphology (kind 2) kernel of sides kr x kc, R rows a thread, on img.
 template <int R, int KR, int KC>
 void run_nbr(int kind, bool erode, const Image<U8>& img, Output<U8>& out, unsigned grid_y) {
   const Index r = img.rows, c = img.cols;
   unsigned tiles_y = 0;
-  const bool band = kind == 1;
+  const bool band = kind == 1 || kind == 5;  // the 16-pixel kernels' tile
   const dim3 grid = band ? cut_grid(r, c, d::kBandTileW, d::kBandTileH<R>, grid_y, &tiles_y)
                          : cut_grid(r, c, d::kNbrTileW * (kind == 4 ? 2 : 1), d::kNbrTileH<R>, grid_y, &tiles_y);
   const dim3 block = band ? dim3(d::kBandThreadsX, d::kBandThreadsY) : dim3(d::kNbrThreadsX, d::kNbrThreadsY);
@@ -131,6 +132,7 @@ void run_nbr(int kind, bool erode, const Image<U8>& img, Output<U8>& out, unsign
     else if (kind == 1) run(d::box_u8_band_kernel<KR, KC, R>);
     else if (kind == 3) run(d::box_u8_slide_kernel<KR, KC, R>);
     else if (kind == 4) run(d::box_u8_slide_kernel<KR, KC, R, 2>);
+    else if (kind == 5) run(d::box_u8_vec16_kernel<KR, KC, R>);
     else erode ? run(d::morph_u8_small_kernel<KR, KC, true, R>) : run(d::morph_u8_small_kernel<KR, KC, false, R>);
   });
 }
@@ -169,6 +171,38 @@ TEST_CASE("emulated fused u8 box 3 and 5 (4 pixels a thread, banded, sliding by 
         });
       });
     }
+}
+
+TEST_CASE("emulated 16-pixel u8 box 3 and 5 (box_u8_vec16_kernel) equals the reflected box mean",
+          "[image][small][emulation][vec16]") {
+  // The shapes of the test above (views at odd offsets: the byte path), and dense images whose
+  // rows are 16-byte aligned (uint4 loads, the lane-0 / lane-31 word loads, widths around a
+  // warp's 512 pixels and a thread's 16).
+  std::vector<std::tuple<Index, Index, bool>> cases;
+  for (const auto& [r, c] : kShapes) cases.emplace_back(r, c, true);
+  for (const auto& [r, c] : std::vector<std::pair<Index, Index>>{{1, 16}, {5, 16}, {4, 32}, {9, 48}, {7, 496}, {9, 512},
+                                                                 {6, 528}, {3, 1024}, {11, 1040}, {40, 64}})
+    cases.emplace_back(r, c, false);
+  for (const auto& [r, c, offset] : cases) {
+    const Image<U8> img(r, c, offset);
+    for_each_sides([&](auto kr_c, auto kc_c) {
+      constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
+      for_each_rows_per_thread([&](auto rows_per_thread) {
+        constexpr int R = decltype(rows_per_thread)::value;
+        for (U8 poison : {U8(0), U8(255)}) {
+          CAPTURE(img.rows, img.cols, offset, KR, KC, R, int(poison));
+          Output<U8> out(img.rows, img.cols, poison, offset);
+          run_nbr<R, KR, KC>(5, false, img, out, 2);
+          check_u8(out, [&](Index y, Index x) {
+            int s = 0;
+            for (int i = -KR / 2; i <= KR / 2; ++i)
+              for (int j = -KC / 2; j <= KC / 2; ++j) s += img.at(reflect(y + i, img.rows), reflect(x + j, img.cols));
+            return static_cast<U8>((2 * s + KR * KC) / (2 * KR * KC));
+          });
+        }
+      });
+    });
+  }
 }
 
 TEST_CASE("u8 box mean by multiply-add (box_u8_slide_kernel) equals (2 s + A) / (2 A) for every sum",

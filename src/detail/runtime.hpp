@@ -37,6 +37,9 @@ void pool_free(void* ptr, std::size_t bytes, const Stream& stream);
 void release_cached(cudaStream_t stream);
 /// Bytes held in the cache.
 std::size_t cached_bytes();
+/// Allocations the cache could not serve (each a call into the pool's allocator, ~4 us of host
+/// time) since the process began: the benchmarks report it per iteration.
+std::size_t pool_allocations();
 
 /// Makes `waiter` wait (on the device, through an event) for all work queued on `on` so far.
 void stream_wait(cudaStream_t waiter, cudaStream_t on);

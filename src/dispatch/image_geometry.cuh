@@ -19,32 +19,61 @@ namespace devmat::detail {
 
 constexpr unsigned kGeomMaxGridY = 65535;
 
-/// out (rows x cols, dense, from the pool: 256-byte aligned) = f(y, x), on `s`.
-template <class T, class F>
-void launch_geom_map(cudaStream_t s, T* out, Index rows, Index cols, const F& f) {
-  if (rows == 0 || cols == 0) return;
+/// The grid of the per-pixel kernels (geom_map_kernel, resize_area_tab_kernel) over a rows x cols
+/// output: kGeomVec pixels a thread along x, grid.y capped (the kernels stride over the rest).
+inline dim3 geom_map_grid(Index rows, Index cols) {
   const auto bx = ceil_div(ceil_div(static_cast<unsigned long long>(cols), kGeomVec), kGeomThreadsX);
   const auto by = std::min<unsigned long long>(ceil_div(static_cast<unsigned long long>(rows), kGeomThreadsY),
                                                kGeomMaxGridY);
   if (bx > static_cast<unsigned long long>(INT_MAX))
     throw shape_error("devmat: image of " + shape_string(rows, cols) + " is too wide");
-  const bool vec_ok = cols % kGeomVec == 0;
-  launch(&geom_map_kernel<T, F>, dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)),
-         dim3(kGeomThreadsX, kGeomThreadsY), 0, s, out, rows, cols, vec_ok, f);
+  return dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by));
 }
 
-/// out (rows x cols, dense) = the 2x2 means of src (2 rows x 2 cols, row stride ld)
-/// (resize_half_kernel: area or linear resize to exactly half size), on `s`.
+/// out (rows x cols, dense, from the pool: 256-byte aligned) = f(y, x), on `s`.
+template <class T, class F>
+void launch_geom_map(cudaStream_t s, T* out, Index rows, Index cols, const F& f) {
+  if (rows == 0 || cols == 0) return;
+  const bool vec_ok = cols % kGeomVec == 0;
+  launch(&geom_map_kernel<T, F>, geom_map_grid(rows, cols), dim3(kGeomThreadsX, kGeomThreadsY), 0, s, out, rows, cols,
+         vec_ok, f);
+}
+
+/// Whether resize's INTER_AREA shrink at a non-half factor takes resize_area_tab_kernel (the
+/// footprints once a block, in shared memory) rather than geom_map_kernel over ResizeArea (two
+/// footprints a pixel). Identical results; bench_image_ops times both ("ours-tab").
+inline constexpr bool kResizeAreaTable = false;
+
+/// out (rows x cols, dense) = the INTER_AREA shrink `f`, on `s`: resize_area_tab_kernel with
+/// `table`, else geom_map_kernel (the same grid).
 template <class T>
-void launch_resize_half(cudaStream_t s, const T* src, Index ld, T* out, Index rows, Index cols) {
+void launch_resize_area(cudaStream_t s, T* out, Index rows, Index cols, const ResizeArea<T>& f,
+                        bool table = kResizeAreaTable) {
+  if (!table) return launch_geom_map(s, out, rows, cols, f);
+  if (rows == 0 || cols == 0) return;
+  launch(&resize_area_tab_kernel<T>, geom_map_grid(rows, cols), dim3(kGeomThreadsX, kGeomThreadsY), 0, s, out, rows,
+         cols, cols % kGeomVec == 0, f);
+}
+
+/// Whether resize to exactly half size reads its f32 source cache-streaming (resize_half_kernel's
+/// kStreamLoads: a 4096^2 f32 source is larger than L2). bench_image_ops times both ("ours-cs").
+inline constexpr bool kResizeHalfStreamF32 = false;
+
+/// out (rows x cols, dense) = the 2x2 means of src (2 rows x 2 cols, row stride ld)
+/// (resize_half_kernel: area or linear resize to exactly half size), on `s`; stream_loads: the
+/// source read cache-streaming (kStreamLoads).
+template <class T>
+void launch_resize_half(cudaStream_t s, const T* src, Index ld, T* out, Index rows, Index cols,
+                        bool stream_loads = std::is_same_v<T, float> && kResizeHalfStreamF32) {
   if (rows == 0 || cols == 0) return;
   const auto bx = ceil_div(ceil_div(static_cast<unsigned long long>(cols), kHalfVec<T>), kGeomThreadsX);
   const auto by = std::min<unsigned long long>(ceil_div(static_cast<unsigned long long>(rows), kGeomThreadsY),
                                                kGeomMaxGridY);
   if (bx > static_cast<unsigned long long>(INT_MAX))
     throw shape_error("devmat: resize: output of " + shape_string(rows, cols) + " is too wide");
-  launch(&resize_half_kernel<T>, dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)),
-         dim3(kGeomThreadsX, kGeomThreadsY), 0, s, src, ld, out, rows, cols);
+  const auto kernel = stream_loads ? &resize_half_kernel<T, true> : &resize_half_kernel<T, false>;
+  launch(kernel, dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)), dim3(kGeomThreadsX, kGeomThreadsY), 0, s,
+         src, ld, out, rows, cols);
 }
 
 /// out (cols x rows, dense) = in (rows x cols, row stride ld) turned a quarter counter-clockwise

@@ -53,14 +53,25 @@ struct BoxU8Config {
   int rows_per_thread;  // 4, 8 or 16
   bool slide = false;   // box_u8_slide_kernel (4 pixels a thread, sliding column sums; band ignored)
   int words = 1;        // the sliding kernel: words of 4 pixels a thread (1 or 2: 8 pixels, 4 loads a row, not 6)
+  bool vec16 = false;   // box_u8_vec16_kernel (16 pixels a thread, uint4 loads and stores; the others ignored)
+  int min_blocks = 1;   // box_u8_vec16_kernel's kMinBlocks: 1 (registers free) or 6 (at most 80)
 };
+
+/// Output rows a thread of box_u8_vec16_kernel as the default for sides 3 and 5 (4, 8 or 16),
+/// 0: the defaults below; kBoxU8Vec16MinBlocks its kMinBlocks (1 or 6). bench_image_small times
+/// them as "ours-vec16-r4/r8/r16" (1) and "ours-vec16m6-r8/r16" (6).
+inline constexpr int kBoxU8Vec16Rows = 0;
+inline constexpr int kBoxU8Vec16MinBlocks = 1;
 
 /// Whether launch_box_u8_small has a kernel for a normalised kr x kc box.
 inline bool box_u8_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
 
 /// The default: H200, 4096^2 (run S3, NPP = 1): 3 rows the 4-pixel kernel with 8 rows a thread
 /// (0.724; the sliding kernel 0.705), 5 rows the sliding kernel with 8 (0.935, against 0.781).
-inline BoxU8Config box_u8_default(int kr) { return kr == 3 ? BoxU8Config{false, 8} : BoxU8Config{false, 8, true}; }
+inline BoxU8Config box_u8_default(int kr) {
+  if (kBoxU8Vec16Rows != 0) return BoxU8Config{false, kBoxU8Vec16Rows, false, 1, true, kBoxU8Vec16MinBlocks};
+  return kr == 3 ? BoxU8Config{false, 8} : BoxU8Config{false, 8, true};
+}
 
 /// out (ld_out) = the normalised kr x kc box mean of u8 `in` (sides 3 or 5: box_u8_small), one
 /// fused pass, as the two passes of launch_box_pass compute it.
@@ -72,7 +83,13 @@ inline void launch_box_u8_small(cudaStream_t s, const std::uint8_t* in, Index ld
     unsigned tiles_y = 0;
     with_small_sides(kr, kc, [&](auto kr_c, auto kc_c) {
       constexpr int KR = decltype(kr_c)::value, KC = decltype(kc_c)::value;
-      if (cfg.slide && cfg.words == 2) {
+      if (cfg.vec16) {
+        if (cfg.min_blocks != 1 && cfg.min_blocks != 6)
+          throw std::logic_error("devmat: box_u8_vec16: min_blocks must be 1 or 6");
+        const dim3 grid = tile_grid(rows, cols, kBandTileW, kBandTileH<R>, &tiles_y);
+        launch(cfg.min_blocks == 6 ? &box_u8_vec16_kernel<KR, KC, R, 6> : &box_u8_vec16_kernel<KR, KC, R, 1>, grid,
+               dim3(kBandThreadsX, kBandThreadsY), 0, s, in, ld, out, ld_out, rows, cols, tiles_y);
+      } else if (cfg.slide && cfg.words == 2) {
         const dim3 grid = tile_grid(rows, cols, 2 * kNbrTileW, kNbrTileH<R>, &tiles_y);
         launch(&box_u8_slide_kernel<KR, KC, R, 2>, grid, dim3(kNbrThreadsX, kNbrThreadsY), 0, s, in, ld, out, ld_out, rows,
                cols, tiles_y);

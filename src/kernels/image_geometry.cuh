@@ -171,15 +171,86 @@ struct ResizeArea {
     return acc;
   }
 
-  __device__ __forceinline__ T operator()(Index y, Index x) const {
-    const Span sy = span(y, scale_y, src_rows), sx = span(x, scale_x, src_cols);
+  /// The output pixel whose footprints are sy (rows) and sx (columns).
+  __device__ __forceinline__ T at(const Span& sy, const Span& sx) const {
     float acc = 0.f;
     if (sy.w_lo > 0.f) acc += sy.w_lo * row_sum(src + (sy.s1 - 1) * ld, sx);
     for (Index i = sy.s1; i < sy.s2; ++i) acc += sy.inv_cell * row_sum(src + i * ld, sx);
     if (sy.w_hi > 0.f) acc += sy.w_hi * row_sum(src + sy.s2 * ld, sx);
     return saturate_from_float<T>(acc);
   }
+
+  __device__ __forceinline__ T operator()(Index y, Index x) const {
+    return at(span(y, scale_y, src_rows), span(x, scale_x, src_cols));
+  }
 };
+
+/// Spans of n output indices in shared memory, one array a field (ResizeArea::Span's), so that
+/// a warp reading 32 consecutive entries meets no bank conflict.
+template <int N>
+struct SpanTab {
+  Index s1[N], s2[N];
+  float w_lo[N], w_hi[N], inv_cell[N];
+  template <class Span>
+  __device__ __forceinline__ void put(int i, const Span& sp) {
+    s1[i] = sp.s1;
+    s2[i] = sp.s2;
+    w_lo[i] = sp.w_lo;
+    w_hi[i] = sp.w_hi;
+    inv_cell[i] = sp.inv_cell;
+  }
+  template <class Span>
+  __device__ __forceinline__ Span get(int i) const {
+    return Span{s1[i], s2[i], w_lo[i], w_hi[i], inv_cell[i]};
+  }
+};
+
+/// INTER_AREA shrinking as geom_map_kernel<T, ResizeArea<T>> (same block, grid and outputs a
+/// thread, the same arithmetic: identical results), with each footprint computed once a block
+/// instead of twice a pixel (a span is three double divisions): the block's kGeomThreadsX
+/// kGeomVec column spans once, its kGeomThreadsY row spans once a tile row, in shared memory.
+/// Column x0 + k of thread tx (x0 = block start + kGeomVec tx) sits at k kGeomThreadsX + tx.
+/// The loop over tile rows is uniform over the block (the barriers); threads past the image skip
+/// the pixels, never a barrier.
+template <class T>
+__global__ void __launch_bounds__(kGeomThreadsX* kGeomThreadsY)
+    resize_area_tab_kernel(T* __restrict__ out, Index rows, Index cols, bool vec_ok, ResizeArea<T> f) {
+  using Span = typename ResizeArea<T>::Span;
+  constexpr int kThreads = kGeomThreadsX * kGeomThreadsY;
+  constexpr int kTileW = kGeomThreadsX * kGeomVec;
+  static_assert(kTileW + kGeomThreadsY <= kThreads, "resize_area_tab_kernel: one span a thread at most");
+  __shared__ SpanTab<kTileW> sx_smem;         // (kGeomVec, kGeomThreadsX) column footprints of the block
+  __shared__ SpanTab<kGeomThreadsY> sy_smem;  // (kGeomThreadsY) row footprints of the tile row
+  const int tid = threadIdx.y * kGeomThreadsX + threadIdx.x;
+  const Index xb = static_cast<Index>(blockIdx.x) * kTileW;
+  if (tid < kTileW) {
+    const int k = tid / kGeomThreadsX, tx = tid % kGeomThreadsX;  // slot tid = k kGeomThreadsX + tx
+    const Index x = xb + tx * kGeomVec + k;
+    if (x < cols) sx_smem.put(tid, ResizeArea<T>::span(x, f.scale_x, f.src_cols));
+  }
+  const Index x0 = xb + threadIdx.x * kGeomVec;
+  for (Index yb = static_cast<Index>(blockIdx.y) * kGeomThreadsY; yb < rows;
+       yb += static_cast<Index>(gridDim.y) * kGeomThreadsY) {
+    __syncthreads();  // the previous tile row's spans are read (the first time: sx_smem written)
+    const int i = tid - kTileW;  // row spans by the threads after the column spans'
+    if (i >= 0 && i < kGeomThreadsY && yb + i < rows) sy_smem.put(i, ResizeArea<T>::span(yb + i, f.scale_y, f.src_rows));
+    __syncthreads();
+    const Index y = yb + threadIdx.y;
+    if (y >= rows || x0 >= cols) continue;
+    const Span sy = sy_smem.template get<Span>(threadIdx.y);
+    T* row = out + y * cols;
+    if (vec_ok) {  // x0 + kGeomVec <= cols: cols is a multiple of kGeomVec
+      Pack<T, kGeomVec> p;
+#pragma unroll
+      for (int k = 0; k < kGeomVec; ++k) p.v[k] = f.at(sy, sx_smem.template get<Span>(k * kGeomThreadsX + threadIdx.x));
+      *reinterpret_cast<Pack<T, kGeomVec>*>(row + x0) = p;
+    } else {
+#pragma unroll
+      for (int k = 0; k < kGeomVec; ++k)
+        if (x0 + k < cols) row[x0 + k] = f.at(sy, sx_smem.template get<Span>(k * kGeomThreadsX + threadIdx.x));
+    }
+  }
+}
 
 // ---------------------------------------------------------------- halving (2x2 means)
 /// Output pixels a thread of resize_half_kernel makes: 8 bytes of u8 (16 source bytes a row),
@@ -214,10 +285,14 @@ __device__ __forceinline__ unsigned half_mean_word(unsigned r0, unsigned r1) {
 /// makes kHalfVec<T> consecutive outputs of a row: one 16-byte load a source row (f32: two) and
 /// one store where the source rows and the output are aligned for it and the chunk is whole,
 /// else pixel by pixel (a view at an odd offset, an odd width, the row's last chunk). grid.x
-/// covers ceil(cols / kHalfVec) / kGeomThreadsX, grid.y strides over the rows.
-template <class T>
+/// covers ceil(cols / kHalfVec) / kGeomThreadsX, grid.y strides over the rows. kStreamLoads: the
+/// vector loads of the source are cache-streaming (ld.global.cs: evict-first in L1 and L2), so
+/// that a source larger than L2 (f32 4096^2: 64 MiB) passes through without evicting the output
+/// or other data that will be read again.
+template <class T, bool kStreamLoads = false>
 __global__ void __launch_bounds__(kGeomThreadsX* kGeomThreadsY)
     resize_half_kernel(const T* __restrict__ src, Index ld, T* __restrict__ out, Index rows, Index cols) {
+  const auto load = [](const auto* p) { return kStreamLoads ? __ldcs(p) : __ldg(p); };
   constexpr int V = kHalfVec<T>;
   const Index x0 = (static_cast<Index>(blockIdx.x) * kGeomThreadsX + threadIdx.x) * V;
   if (x0 >= cols) return;
@@ -230,14 +305,14 @@ __global__ void __launch_bounds__(kGeomThreadsX* kGeomThreadsY)
                      (reinterpret_cast<std::uintptr_t>(o) & (V * sizeof(T) - 1)) == 0;
     if (vec) {
       if constexpr (std::is_same_v<T, std::uint8_t>) {
-        const uint4 a = __ldg(reinterpret_cast<const uint4*>(s0)), b = __ldg(reinterpret_cast<const uint4*>(s1));
+        const uint4 a = load(reinterpret_cast<const uint4*>(s0)), b = load(reinterpret_cast<const uint4*>(s1));
         uint2 r;
         r.x = half_mean_word(a.x, b.x) | (half_mean_word(a.y, b.y) << 16);
         r.y = half_mean_word(a.z, b.z) | (half_mean_word(a.w, b.w) << 16);
         *reinterpret_cast<uint2*>(o) = r;
       } else {
-        const float4 a0 = __ldg(reinterpret_cast<const float4*>(s0)), a1 = __ldg(reinterpret_cast<const float4*>(s0) + 1);
-        const float4 b0 = __ldg(reinterpret_cast<const float4*>(s1)), b1 = __ldg(reinterpret_cast<const float4*>(s1) + 1);
+        const float4 a0 = load(reinterpret_cast<const float4*>(s0)), a1 = load(reinterpret_cast<const float4*>(s0) + 1);
+        const float4 b0 = load(reinterpret_cast<const float4*>(s1)), b1 = load(reinterpret_cast<const float4*>(s1) + 1);
         float4 r;
         r.x = half_mean(a0.x, a0.y, b0.x, b0.y);
         r.y = half_mean(a0.z, a0.w, b0.z, b0.w);

@@ -379,6 +379,125 @@ box_u8_band_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t*
   }
 }
 
+// The 16-byte variant: each thread 16 pixels (one uint4 load and one uint4 store a row) of R
+// consecutive rows, a warp 512 pixels of a row band, the block's 4 warps 4 bands below each other
+// (the banded kernel's tile, kBandTileW x kBandTileH<R>), with the sliding kernel's arithmetic
+// (sums in 16-bit lanes by byte permutes, column sums slid down the rows, the mean by a
+// multiply-add). A thread's left and right neighbour words come from the lanes beside it
+// (shuffles); only lanes 0 and 31 load one more word each (one aligned 4-byte load inside the
+// image), and only at the image's edges or in an unaligned view does a word go byte by byte
+// through the border.
+
+/// Pixels p .. p + 3 and p .. p + 15 of `row` (n pixels, 101-reflected outside) byte by byte:
+/// load_word_reflect out of line, so that the kernels' paths for unaligned views and image edges
+/// do not raise the register count of their main path (inlined, they took box_u8_vec16_kernel
+/// 3x3 from 94 registers to 134, or to heavy spills under a cap of 64).
+inline __device__ __noinline__ unsigned load4_reflect(const std::uint8_t* row, Index p, Index n) {
+  return load_word_reflect(row, p, n);
+}
+inline __device__ __noinline__ uint4 load16_reflect(const std::uint8_t* row, Index p, Index n) {
+  return make_uint4(load_word_reflect(row, p, n), load_word_reflect(row, p + 4, n), load_word_reflect(row, p + 8, n),
+                    load_word_reflect(row, p + 12, n));
+}
+
+/// Pixels x - 4 .. x + 19 of `row` (n pixels, 101-reflected outside) as w[0 .. 5] (byte 0 of
+/// w[0] is pixel x - 4), for lane `lane` of a warp whose lanes hold consecutive 16-pixel chunks
+/// (x = x_lane0 + 16 lane); lanes with x >= n (inactive) hold zeros in w[1 .. 4] and must still
+/// call it (shuffles). `vec`: the 16 pixels are whole and 16-byte aligned (one uint4 load).
+__device__ __forceinline__ void load_row_vec16(const std::uint8_t* __restrict__ row, Index x, Index n, int lane,
+                                               bool active, bool vec, unsigned (&w)[6]) {
+  constexpr unsigned kFull = 0xffffffffu;
+  if (vec) {
+    const uint4 v = __ldg(reinterpret_cast<const uint4*>(row + x));
+    w[1] = v.x;
+    w[2] = v.y;
+    w[3] = v.z;
+    w[4] = v.w;
+  } else if (active) {  // an unaligned view or the row's last chunk: byte by byte, reflected past n
+    const uint4 v = load16_reflect(row, x, n);
+    w[1] = v.x;
+    w[2] = v.y;
+    w[3] = v.z;
+    w[4] = v.w;
+  } else {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) w[1 + q] = 0;
+  }
+  w[0] = __shfl_up_sync(kFull, w[4], 1);
+  w[5] = __shfl_down_sync(kFull, w[1], 1);
+  if (!active) return;
+  // Lane 0 has no left neighbour, lane 31 no right one; past the image's edges (x < 4, or the
+  // right neighbour inactive: x + 16 >= n) the words are reflected.
+  if (lane == 0 || x < 4) {
+    w[0] = vec && x >= 4 ? __ldg(reinterpret_cast<const unsigned*>(row + x - 4)) : load4_reflect(row, x - 4, n);
+  }
+  if (lane == 31 || x + 16 >= n) {
+    w[5] = vec && x + 20 <= n ? __ldg(reinterpret_cast<const unsigned*>(row + x + 16)) : load4_reflect(row, x + 16, n);
+  }
+}
+
+/// The KR x KC box mean of u8 `img` (sides 3 or 5) as box_u8_small_kernel, 16 pixels a thread
+/// (above). The leaving row is subtracted before the entering one is added, so a lane's column
+/// sum is at most KR KC 255 < 2^16 and never negative: whole-word adds and subtracts never cross
+/// lanes. The loop over rows ends together for a whole warp (its lanes share the rows), so every
+/// lane reaches every shuffle. kMinBlocks: blocks an SM must hold (__launch_bounds__' second
+/// argument): 1 leaves ptxas free (94 to 128 registers and no spills for sm_90: it hoists later
+/// rows' loads; 5 blocks an SM at most), 6 caps the registers at 80 (a few spills, around the
+/// calls of the byte path).
+template <int KR, int KC, int R, int kMinBlocks = 1>
+__global__ void __launch_bounds__(kBandThreadsX * kBandThreadsY, kMinBlocks)
+box_u8_vec16_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
+                    Index rows, Index cols, unsigned tiles_y) {
+  static_assert(KR % 2 == 1 && (KC == 3 || KC == 5) && KR >= 3 && KR <= 7 && (KR + 1) * KC * 255 < 65536,
+                "box_u8_vec16_kernel: odd KR from 3 to 7, KC 3 or 5 (lanes under 2^16)");
+  constexpr int kA = KR / 2;
+  const int lane = threadIdx.x;
+  const Index x = static_cast<Index>(blockIdx.x) * kBandTileW + 16 * lane;
+  const bool active = x < cols;
+  const bool whole = x + 16 <= cols;
+  for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(tile_y) * kBandTileH<R> + threadIdx.y * R;
+    if (y0 >= rows) continue;  // the same for the whole warp
+    unsigned h[KR][4][2];      // row sums of the last KR rows read (ring: row i at i % KR), word q's even, odd lanes
+    unsigned even[4], odd[4];  // column sums of the rows y0 - kA + i - KR + 1 .. y0 - kA + i
+#pragma unroll
+    for (int q = 0; q < 4; ++q) even[q] = odd[q] = 0;
+#pragma unroll
+    for (int i = 0; i < R + KR - 1; ++i) {
+      const int j = i - (KR - 1);  // the output row that row i completes
+      if (j >= 0 && y0 + j >= rows) break;
+      Index y = y0 - kA + i;
+      if (y < 0 || y >= rows) y = reflect101(y, rows);
+      const std::uint8_t* row = img + y * ld;
+      const bool vec = whole && (reinterpret_cast<std::uintptr_t>(row + x) & 15) == 0;
+      unsigned w[6];
+      load_row_vec16(row, x, cols, lane, active, vec, w);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (i >= KR) {  // the row leaving the window (row i - KR) is in the slot row i takes
+          even[q] -= h[i % KR][q][0];
+          odd[q] -= h[i % KR][q][1];
+        }
+        box_row_sums_lanes<KC>(w[q], w[q + 1], w[q + 2], h[i % KR][q][0], h[i % KR][q][1]);
+        even[q] += h[i % KR][q][0];
+        odd[q] += h[i % KR][q][1];
+      }
+      if (j < 0 || !active) continue;
+      unsigned v[4];
+#pragma unroll
+      for (int q = 0; q < 4; ++q) v[q] = box_mean_word_mul<KR * KC>(even[q], odd[q]);
+      std::uint8_t* dst = out + (y0 + j) * ld_out;
+      if (whole && (reinterpret_cast<std::uintptr_t>(dst + x) & 15) == 0) {
+        *reinterpret_cast<uint4*>(dst + x) = make_uint4(v[0], v[1], v[2], v[3]);
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q)
+          if (x + 4 * q < cols) store_word(dst, x + 4 * q, cols, v[q]);
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------------ integral image
 constexpr int kIntegralThreads = 256;
 constexpr int kIntegralColsPerThreadLoads = 8;  // loads in flight per thread in the column scan

@@ -91,6 +91,11 @@ T __ldg(const T* p) {
   }
   return *p;
 }
+/// The cache-streaming load (ld.global.cs): on the host, __ldg's checked read.
+template <class T>
+T __ldcs(const T* p) {
+  return __ldg(p);
+}
 inline float __uint_as_float(unsigned v) {
   float f;
   std::memcpy(&f, &v, sizeof f);

@@ -3,6 +3,7 @@
 // at odd offsets, outputs poisoned: exact for nearest, flip and rotate; u8 interpolation within
 // one grey level, f32 within 1e-5 relative. Bad parameters are typed errors thrown before any
 // launch (no OpenCV needed for those).
+#include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
 #include <cmath>
@@ -168,9 +169,84 @@ TEMPLATE_TEST_CASE("resize to exactly half size matches cv::resize's fast area p
   for (int t = 0; t < 3; ++t) half_cases<TestType>(d(rng()), d(rng()));
 }
 
+TEMPLATE_TEST_CASE("resize to half size: the cache-streaming halving kernel equals the default one",
+                   "[image][geometry][resize][half_cs]", std::uint8_t, float) {
+  // Dense (vector loads), at an odd offset (pixel by pixel), widths around the 32 threads x
+  // kHalfVec outputs of a block row; outputs poisoned differently, compared exactly, and with
+  // cv::resize (u8 exactly, f32 within 1e-5).
+  for (auto [r, c] : std::vector<Shape>{{1, 1}, {3, 5}, {9, 127}, {8, 128}, {17, 129}, {31, 257}, {2048, 2047}, {2048, 2048}})
+    for (const bool offset : {false, true}) {
+      CAPTURE(r, c, offset);
+      const Roi<TestType> src(2 * r, 2 * c, offset);
+      const Stream s = src.view.stream();
+      const bool f32 = std::is_same_v<TestType, float>;
+      DeviceMatrix<TestType> plain = DeviceMatrix<TestType>::constant(r, c, f32 ? poison_value<TestType>() : TestType(0), s);
+      DeviceMatrix<TestType> cs = DeviceMatrix<TestType>::constant(r, c, f32 ? poison_value<TestType>() : TestType(255), s);
+      small::resize_half(s.native(), src.view.data(), src.view.stride(), plain.data(), r, c, false);
+      small::resize_half(s.native(), src.view.data(), src.view.stride(), cs.data(), r, c, true);
+      const HostMatrix<TestType> got = to_eigen(cs);
+      check_close(got, to_eigen(plain), 0.0);
+      cv::Mat want;
+      cv::resize(to_cv(src.host), want, cv::Size(static_cast<int>(c), static_cast<int>(r)), 0, 0, cv::INTER_AREA);
+      check_close(got, from_cv<TestType>(want), f32 ? 1e-5 : 0.0);
+    }
+}
+
 TEMPLATE_TEST_CASE("resize of a 4096x4094 image to half size matches cv::resize", "[image][geometry][resize][large]",
                    std::uint8_t, float) {
   half_cases<TestType>(2048, 2047);
+}
+
+namespace {
+
+/// resize's INTER_AREA shrink of a random sr x sc view (odd offset) to r x c by both kernels
+/// (support/image_small.hpp: geom_map_kernel over ResizeArea, and resize_area_tab_kernel, whose
+/// footprints come from shared memory), each into a dense output poisoned differently: the same
+/// arithmetic, so identical results (f32: within 1e-6 relative, should the compiler contract the
+/// two inlined copies differently), and the table kernel's within a grey level (f32: 1e-5) of
+/// cv::resize.
+template <class T>
+void area_table_case(Index sr, Index sc, Index r, Index c) {
+  CAPTURE(sr, sc, r, c);
+  const Roi<T> src(sr, sc);
+  const Stream s = src.view.stream();
+  const T poison_a = std::is_same_v<T, float> ? poison_value<T>() : T(0);
+  const T poison_b = std::is_same_v<T, float> ? poison_value<T>() : T(255);
+  DeviceMatrix<T> per_pixel = DeviceMatrix<T>::constant(r, c, poison_a, s);
+  DeviceMatrix<T> table = DeviceMatrix<T>::constant(r, c, poison_b, s);
+  small::resize_area(s.native(), src.view.data(), src.view.stride(), sr, sc, per_pixel.data(), r, c, false);
+  small::resize_area(s.native(), src.view.data(), src.view.stride(), sr, sc, table.data(), r, c, true);
+  const HostMatrix<T> got = to_eigen(table);
+  check_close(got, to_eigen(per_pixel), std::is_same_v<T, float> ? 1e-6 : 0.0);
+  cv::Mat want;
+  cv::resize(to_cv(src.host), want, cv::Size(static_cast<int>(c), static_cast<int>(r)), 0, 0, cv::INTER_AREA);
+  check_close(got, from_cv<T>(want), interp_tol<T>());
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("resize area: the table kernel equals the per-pixel kernel and cv::resize", "[image][geometry][resize][area_tab]",
+                   std::uint8_t, float) {
+  // Shrinks by non-integer factors (and 1, and integer ones but not half): a block's tile is
+  // 128 columns x 8 rows, so output widths 127/128/129/131 (the last not a multiple of 4: no
+  // vector stores), 1 and 2 rows, heights 7/8/9/17.
+  const std::vector<std::pair<Shape, Shape>> cases = {
+      {{1, 1}, {1, 1}},       {{7, 1}, {2, 1}},         {{1, 7}, {1, 2}},       {{13, 17}, {4, 5}},
+      {{31, 29}, {10, 9}},    {{97, 131}, {32, 43}},    {{257, 33}, {85, 10}},  {{22, 382}, {7, 127}},
+      {{25, 385}, {8, 128}},  {{28, 388}, {9, 129}},    {{53, 394}, {17, 131}}, {{9, 300}, {9, 100}},
+      {{300, 9}, {100, 3}},   {{64, 64}, {21, 21}},     {{131, 997}, {131, 257}}, {{4096, 4096}, {1365, 1365}}};
+  for (const auto& [in, o] : cases) area_table_case<TestType>(in.first, in.second, o.first, o.second);
+  std::uniform_int_distribution<Index> d(1, 400);
+  for (int t = 0; t < 4; ++t) {
+    const Index sr = d(rng()), sc = d(rng());
+    area_table_case<TestType>(sr, sc, std::uniform_int_distribution<Index>(1, sr)(rng()),
+                              std::uniform_int_distribution<Index>(1, sc)(rng()));
+  }
+}
+
+TEMPLATE_TEST_CASE("resize area: the table kernel strides over more tile rows than grid.y holds",
+                   "[image][geometry][resize][area_tab][large]", std::uint8_t, float) {
+  area_table_case<TestType>(600001, 5, 524287, 3);  // 65536 tile rows of 8, grid.y 65535
 }
 
 namespace {

@@ -196,6 +196,34 @@ TEST_CASE("image small: sliding u8 box 3 and 5 (1 or 2 words a thread) equals th
     }
 }
 
+TEST_CASE("image small: 16-pixel u8 box 3 and 5 equals the two-pass box filter", "[image][small][box][vec16]") {
+  // Dense inputs take the uint4 loads where a row is 16-byte aligned (cols a multiple of 16:
+  // 64 x 128, 32 x 512, 8 x 4096, 4096 x 4096 below), views and other widths the byte path; the
+  // widths around 512 (a warp's 32 x 16 pixels) and 16 move the lane-0 / lane-31 loads and the
+  // right edge through every case.
+  for (int kr : {3, 5})
+    for (int kc : {3, 5}) {
+      const Reference<U8> two_pass = by_launcher<U8>([=](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
+                                                    cudaStream_t s) { small::box_u8_two_pass(s, in, ld, out, ldo, r, c, kr, kc); });
+      for (const auto& [rpt, mb] : {std::pair{4, 1}, std::pair{8, 1}, std::pair{16, 1}, std::pair{8, 6}, std::pair{16, 6}}) {
+        if (kr != kc && (rpt != 8 || mb != 1)) continue;  // the non-square sides: one configuration
+        CAPTURE(kr, kc, rpt, mb);
+        const Candidate<U8> cand = [=, rpt = rpt, mb = mb](const U8* in, Index ld, U8* out, Index ldo, Index r, Index c,
+                                                           cudaStream_t s) {
+          small::box_u8_vec16(s, in, ld, out, ldo, r, c, kr, kc, rpt, mb);
+        };
+        for (auto [r, c] : shapes_for(false)) check_candidate<U8>(r, c, two_pass, cand);
+        for (auto [r, c] : std::vector<std::pair<Index, Index>>{{5, 16}, {7, 32}, {9, 496}, {9, 528}, {3, 1024}, {11, 1040}})
+          check_candidate<U8>(r, c, two_pass, cand);
+        if (kr == kc && ((rpt == 8 && mb == 1) || !under_sanitizer())) {
+          check_candidate<U8>(4096, 4096, two_pass, cand);
+          check_candidate<U8>(4097, 4095, two_pass, cand);
+          check_candidate<U8>(kTallRows, 3, two_pass, cand, 0, false);
+        }
+      }
+    }
+}
+
 TEMPLATE_TEST_CASE("image small: fused erode and dilate 3 and 5 equal the two-pass erode/dilate", "[image][small][morph]",
                    U8, float) {
   using T = TestType;

@@ -1,4 +1,5 @@
 // Streams, lifetime and memory: cross-stream ordering, threads, leaks, out of memory.
+#include "detail/runtime.hpp"
 #include "support/device_helpers.hpp"
 #include "support/util.hpp"
 
@@ -174,6 +175,30 @@ TEST_CASE("an image-sized block freed on an owned stream comes back from the cac
     const std::vector<std::uint8_t> v = b.to_vector();
     CHECK(std::count(v.begin(), v.end(), std::uint8_t{9}) == 4096 * cols);
   }
+}
+
+TEST_CASE("a full cache makes room for a newly freed block: its oldest blocks go back to the pool") {
+  // Four 64 MiB f32 images fill the cache (256 MiB); a 16 MiB u8 image freed after them must
+  // still be cached (the oldest f32 block giving way), so that making it again calls no
+  // allocator and returns the same memory. A cache that refused blocks once full (as it did)
+  // paid the pool's allocator on every call of a u8 loop that ran after f32 work.
+  trim_pool(0);
+  Stream s = Stream::create();
+  {
+    std::vector<DeviceMatrix<float>> big;
+    for (int i = 0; i < 4; ++i) big.emplace_back(4096, 4096, s);
+  }
+  REQUIRE(pool_stats().cached == (std::size_t(256) << 20));
+  auto a = DeviceMatrix<std::uint8_t>::constant(4096, 4096, 7, s);
+  const std::uint8_t* first = a.data();
+  a = DeviceMatrix<std::uint8_t>();
+  CHECK(pool_stats().cached == (std::size_t(192 + 16) << 20));
+  const std::size_t calls = detail::pool_allocations();
+  auto b = DeviceMatrix<std::uint8_t>::constant(4096, 4096, 9, s);
+  CHECK(b.data() == first);
+  CHECK(detail::pool_allocations() == calls);
+  const std::vector<std::uint8_t> v = b.to_vector();
+  CHECK(std::count(v.begin(), v.end(), std::uint8_t{9}) == 4096 * 4096);
 }
 
 TEST_CASE("running out of device memory throws out_of_memory, and the program keeps working") {

@@ -2,6 +2,7 @@
 #include "support/image_small.hpp"
 
 #include "dispatch/filter.cuh"
+#include "dispatch/image_geometry.cuh"
 #include "dispatch/image_morph.cuh"
 #include "dispatch/image_neigh.cuh"
 
@@ -27,6 +28,11 @@ void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out,
 void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                   Index cols, int kr, int kc, int r, int words) {
   detail::launch_box_u8_small(s, in, ld, out, ld_out, rows, cols, kr, kc, detail::BoxU8Config{false, r, true, words});
+}
+void box_u8_vec16(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                  Index cols, int kr, int kc, int r, int min_blocks) {
+  detail::launch_box_u8_small(s, in, ld, out, ld_out, rows, cols, kr, kc,
+                              detail::BoxU8Config{false, r, false, 1, true, min_blocks});
 }
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc) {
@@ -118,5 +124,31 @@ void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Ind
   if (rows == 0 || cols == 0) return;
   detail::dispatch_filter2d(std::make_integer_sequence<int, (detail::kMaxFilterSide + 1) / 2>{}, kh, s, in, ld, out, rows,
                             cols, w, kw);
+}
+namespace {
+template <class T>
+void resize_area_any(cudaStream_t s, const T* in, Index ld, Index src_rows, Index src_cols, T* out, Index rows,
+                     Index cols, bool table) {
+  // resize_impl's scales: inv = dst / src, scale = 1 / inv, in double.
+  const double scale_x = 1.0 / (static_cast<double>(cols) / static_cast<double>(src_cols));
+  const double scale_y = 1.0 / (static_cast<double>(rows) / static_cast<double>(src_rows));
+  detail::launch_resize_area(s, out, rows, cols, detail::ResizeArea<T>{in, ld, src_rows, src_cols, scale_x, scale_y},
+                             table);
+}
+}  // namespace
+void resize_area(cudaStream_t s, const std::uint8_t* in, Index ld, Index src_rows, Index src_cols, std::uint8_t* out,
+                 Index rows, Index cols, bool table) {
+  resize_area_any(s, in, ld, src_rows, src_cols, out, rows, cols, table);
+}
+void resize_area(cudaStream_t s, const float* in, Index ld, Index src_rows, Index src_cols, float* out, Index rows,
+                 Index cols, bool table) {
+  resize_area_any(s, in, ld, src_rows, src_cols, out, rows, cols, table);
+}
+void resize_half(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                 bool stream_loads) {
+  detail::launch_resize_half(s, in, ld, out, rows, cols, stream_loads);
+}
+void resize_half(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, bool stream_loads) {
+  detail::launch_resize_half(s, in, ld, out, rows, cols, stream_loads);
 }
 }  // namespace devmat::test::small

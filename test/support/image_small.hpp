@@ -21,6 +21,10 @@ void box_u8(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out,
 /// or 16), `words` words of 4 pixels a thread (1 or 2).
 void box_u8_slide(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                   Index cols, int kr, int kc, int r, int words = 1);
+/// The 16-pixel sliding u8 box mean (box_u8_vec16_kernel), sides 3 or 5, r output rows a thread
+/// (4, 8 or 16), min_blocks its kMinBlocks (1 or 6).
+void box_u8_vec16(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
+                  Index cols, int kr, int kc, int r, int min_blocks = 1);
 /// The general path: a row pass and a column pass through a uint16 workspace.
 void box_u8_two_pass(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
                      Index cols, int kr, int kc);
@@ -57,4 +61,17 @@ void filter2d_direct(cudaStream_t s, const float* in, Index ld, float* out, Inde
 /// The general filter2d kernel (any odd size), dense output (ld_out = cols).
 void filter2d_general(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, const float* w, int kh,
                       int kw);
+/// resize's INTER_AREA shrink (output no larger than the source along either axis) of `in`
+/// (src_rows x src_cols, row stride ld) into `out` (rows x cols, dense), scales as resize takes
+/// them; table: resize_area_tab_kernel, else geom_map_kernel over ResizeArea (the two kernels
+/// src/dispatch/image_geometry.cuh's kResizeAreaTable chooses between).
+void resize_area(cudaStream_t s, const std::uint8_t* in, Index ld, Index src_rows, Index src_cols, std::uint8_t* out,
+                 Index rows, Index cols, bool table);
+void resize_area(cudaStream_t s, const float* in, Index ld, Index src_rows, Index src_cols, float* out, Index rows,
+                 Index cols, bool table);
+/// resize's halving kernel (2x2 means) of `in` (2 rows x 2 cols, row stride ld) into `out` (rows x
+/// cols, dense); stream_loads: the source read cache-streaming (resize_half_kernel's kStreamLoads).
+void resize_half(cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                 bool stream_loads);
+void resize_half(cudaStream_t s, const float* in, Index ld, float* out, Index rows, Index cols, bool stream_loads);
 }  // namespace devmat::test::small
