@@ -21,18 +21,25 @@
 namespace devmat::detail {
 
 constexpr int kCannyRoundsPerCheck = 4;
+constexpr int kCannyWalkTiles = 2;
 
 /// How canny's hysteresis runs: by connected components (a fixed number of kernels, no wait), or
 /// in tile rounds, `rounds_per_check` queued between two reads of the flag (each read waits for
 /// the stream).
 struct CannyConfig {
-  enum class Hysteresis { components, tile_rounds };
+  /// bits: the tile rounds on bit planes (canny_nms_bits_kernel suppresses and fills each tile,
+  /// the rounds read and write 32-bit row words, canny_bits_expand_kernel writes the bytes once);
+  /// rounds_per_check and max_rounds as for tile_rounds, fill and nms unused.
+  enum class Hysteresis { components, tile_rounds, bits };
   // Tile rounds by default: on the H200 (final run of 2026-12-01, 4096^2, NPP = 1) the components
   // ran canny_5_15 at 0.140 against 0.49-0.51 for the tile rounds, though they bound the cost of
   // an image whose weak chains cross many tiles (canny_snake_20_100: 0.311), where the rounds
   // take one launch per tile crossed. A hybrid is the next step.
   Hysteresis hysteresis = Hysteresis::tile_rounds;
   int rounds_per_check = kCannyRoundsPerCheck;
+  /// Hysteresis::bits: tiles a warp of canny_nms_bits_kernel walks down (1, 2 or 4: fewer re-read
+  /// rows against fewer warps).
+  int walk_tiles = kCannyWalkTiles;
   /// How a tile round fills a tile: a warp on bit masks (canny_hysteresis_bits_kernel, a weak run
   /// in one step), or a block sweeping shared memory (canny_hysteresis_kernel, a pixel a sweep,
   /// the fill measured in the runs up to S3).
@@ -133,6 +140,50 @@ inline bool launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
   return true;
 }
 
+/// The bit-plane design (CannyConfig::Hysteresis::bits), canny_nms_bits_kernel's warps walking
+/// down walk_tiles (1, 2 or 4) tiles; false, as launch_canny_tile_rounds, when max_rounds (0: no
+/// limit) rounds were queued and the last batch still marked tiles: out is then not written.
+inline bool launch_canny_bits(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                              int low, int high, int rounds_per_check, int max_rounds, int walk_tiles = kCannyWalkTiles) {
+  const cudaStream_t s = stream.native();
+  const Index tiles_x = ceil_div(cols, Index(kCannyTile)), tiles_y = ceil_div(rows, Index(kCannyTile));
+  const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * static_cast<std::size_t>(tiles_y);
+  const std::size_t n_words = n_tiles * kCannyTile;
+  // The two planes, the changed flag, then two tile-mark buffers (a round reads one and marks the
+  // other; canny_nms_bits_kernel writes both).
+  const auto ws = Workspace::of<unsigned>(2 * n_words + 1 + ceil_div(2 * n_tiles, sizeof(unsigned)), stream);
+  unsigned* const edge = ws.as<unsigned>();
+  unsigned* const weak = edge + n_words;
+  int* const changed = reinterpret_cast<int*>(weak + n_words);
+  std::uint8_t* dirty[2] = {reinterpret_cast<std::uint8_t*>(changed + 1), reinterpret_cast<std::uint8_t*>(changed + 1) + n_tiles};
+  const auto nms = [&](auto kernel, int walk) {
+    const std::size_t warps = static_cast<std::size_t>(tiles_x) * ceil_div(static_cast<std::size_t>(tiles_y), std::size_t(walk));
+    launch(kernel, dim3(static_cast<unsigned>(ceil_div(warps, std::size_t(kCannyNmsBitsWarps)))), dim3(32 * kCannyNmsBitsWarps),
+           0, s, in, ld, rows, cols, low, high, tiles_x, tiles_y, edge, weak, dirty[0], dirty[1]);
+  };
+  if (walk_tiles == 1) nms(&canny_nms_bits_kernel<1>, 1);
+  else if (walk_tiles == 4) nms(&canny_nms_bits_kernel<4>, 4);
+  else nms(&canny_nms_bits_kernel<2>, 2);
+  const dim3 bits_grid(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_tiles, std::size_t(kCannyBitWarps)), 1u << 20)));
+  int parity = 0, rounds_done = 0;
+  for (int h_changed = 1; h_changed;) {  // as launch_canny_tile_rounds
+    if (max_rounds > 0 && rounds_done >= max_rounds) return false;
+    rounds_done += rounds_per_check;
+    for (int round = 0; round < rounds_per_check; ++round, parity ^= 1) {
+      if (round == rounds_per_check - 1) DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
+      launch(&canny_bits_round_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
+             tiles_x, tiles_y, changed, dirty[parity], dirty[parity ^ 1]);
+    }
+    DEVMAT_CUDA_TRY(cudaMemcpyAsync(&h_changed, changed, sizeof(int), cudaMemcpyDeviceToHost, s));
+    DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+  const bool vec = cols % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  launch(&canny_bits_expand_kernel, dim3(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_words, std::size_t(kCannyExpandThreads)), 1u << 20))),
+         dim3(kCannyExpandThreads), 0, s, static_cast<const unsigned*>(edge), out, rows, cols, tiles_x,
+         static_cast<Index>(n_words), vec);
+  return true;
+}
+
 /// Canny of the rows x cols image at `in` (row stride ld) into the dense `out` (4-byte aligned, as
 /// every pool allocation: the per-pixel kernels move words of 4 pixels), thresholds already
 /// floor()ed. The config's hysteresis (tile rounds by default, the components after max_rounds
@@ -144,6 +195,12 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
   const bool fit = canny_components_fit(rows, cols);
   if (config.hysteresis == CannyConfig::Hysteresis::components && fit) {
     launch_canny_components(stream, in, ld, out, rows, cols, low, high);
+    return;
+  }
+  if (config.hysteresis == CannyConfig::Hysteresis::bits) {
+    if (!launch_canny_bits(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, fit ? config.max_rounds : 0,
+                           config.walk_tiles))
+      launch_canny_components(stream, in, ld, out, rows, cols, low, high);  // writes every pixel of out
     return;
   }
   if (!launch_canny_tile_rounds(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, config.fill,

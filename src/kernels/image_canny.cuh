@@ -384,6 +384,241 @@ canny_finish_kernel(std::uint8_t* map, Index n) {
   if (first < n % 4 && map[n_words * 4 + first] == kCannyWeak) map[n_words * 4 + first] = 0;
 }
 
+// ------------------------------------------------------------------ bit planes
+// The bit-plane design (CannyConfig::Hysteresis::bits): the suppression writes no byte map but
+// two bit planes, a 32-bit word per row of each 32 x 32 tile (tile t = tile_y * tiles_x + tile_x,
+// word t * 32 + r is its row r, bit j its column j): `edge` (class kCannyEdge, then raised) and
+// `weak` (class kCannyWeak, not raised). canny_nms_bits_kernel suppresses by a warp walking down
+// a column of tiles in registers (canny_nms_strip_kernel's walk, 32 output columns a warp: lanes
+// 0 and 31 also take the gradients of the columns just outside the tile), holds each tile as
+// masks (lane r row r, by ballots), fills it on its own (its edges raise its weak runs, as
+// canny_hysteresis_bits_kernel's fill without a halo) and marks it for the first round when weak
+// pixels remain on its outer ring (only those can be raised from outside). The rounds
+// (canny_bits_round_kernel) read 256 bytes a tile and its neighbours' border words instead of
+// 1088 bytes of map; canny_bits_expand_kernel writes 0 / 255 from the edge plane once, so the
+// byte map is written once and never read (and canny_finish_kernel is not needed).
+
+constexpr int kCannyNmsBitsWarps = 8;      // warps (tile columns) a block of canny_nms_bits_kernel
+constexpr int kCannyNmsBitsMinBlocks = 4;  // blocks an SM: 64 registers a thread (no spills with the row loop not unrolled)
+constexpr int kCannyExpandThreads = 256;   // canny_bits_expand_kernel: a row word of a tile a thread
+
+/// Four bits (n < 16) as four bytes, 0xff per set bit (bit b -> byte b). The shifts 0, 7, 14, 21
+/// put bit b of n at bit 8 b without overlapping, so the product has no carries.
+__device__ __forceinline__ unsigned canny_nibble_bytes(unsigned n) { return ((n * 0x00204081u) & 0x01010101u) * 0xffu; }
+
+/// Suppression into bit planes, a tile filled on its own. Warp w of block b takes tile column
+/// tile_x = g % tiles_x and tiles tile_y = (g / tiles_x) * kTiles + k (k < kTiles, those in
+/// the image; the walk re-reads 4 rows at its start), g = b * kCannyNmsBitsWarps + w. Lane l is column
+/// x0 + l. Per row the warp loads its 32 pixels and lanes 0 .. 3 the 4 halo columns x0 - 2,
+/// x0 - 1, x0 + 32, x0 + 33 (borders replicated); lane 0 keeps the gradient of column x0 - 1 and
+/// lane 31 that of column x0 + 32 beside their own (the magnitudes the tile's first and last
+/// columns compare with). Writes, for every tile it takes: edge and weak (32 words each; bits
+/// outside the image 0), dirty0[t] = 1 when a weak pixel is left on the tile's outer ring (else
+/// 0), dirty1[t] = 0.
+template <int kTiles>
+__global__ void __launch_bounds__(32 * kCannyNmsBitsWarps, kCannyNmsBitsMinBlocks)
+canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows, Index cols, int low, int high, Index tiles_x,
+                      Index tiles_y, unsigned* __restrict__ edge_bits, unsigned* __restrict__ weak_bits,
+                      std::uint8_t* __restrict__ dirty0, std::uint8_t* __restrict__ dirty1) {
+  constexpr unsigned kAll = 0xffffffffu;
+  constexpr int kShift = 15;
+  constexpr int kTg22 = 13573;  // as canny_tile_classes
+  const int lane = threadIdx.x & 31;
+  const Index g = static_cast<Index>(blockIdx.x) * kCannyNmsBitsWarps + threadIdx.x / 32;
+  const Index tile_x = g % tiles_x, seg = g / tiles_x;
+  const Index tile_y0 = seg * kTiles;
+  if (tile_y0 >= tiles_y) return;  // the whole warp
+  const Index x0 = tile_x * kCannyTile, x = x0 + lane;
+  // Lanes 0 .. 3 load the halo columns x0 - 2, x0 - 1, x0 + 32, x0 + 33; the others repeat them.
+  const Index xe = x0 + ((lane & 3) < 2 ? (lane & 3) - 2 : kCannyTile + (lane & 3) - 2);
+  const std::uint8_t* const col = in + canny_clamp(x, cols);
+  const std::uint8_t* const col_e = in + canny_clamp(xe, cols);
+  const bool x_in = x < cols;
+  // The halo column this lane keeps (lane 0: x0 - 1, lane 31: x0 + 32; others unused).
+  const bool h_in = lane == 0 ? x0 > 0 : x0 + kCannyTile < cols;
+  const Index y0 = tile_y0 * kCannyTile;
+  const Index y_walk = y0 + static_cast<Index>(kTiles) * kCannyTile;
+  const Index y_end = y_walk < rows ? y_walk : rows;  // rows output
+  // Rows of horizontal sums and differences ([0] two rows up, [1] one up), own and halo column.
+  int hs0 = 0, hs1 = 0, hd0 = 0, hd1 = 0, hs0h = 0, hs1h = 0, hd0h = 0, hd1h = 0;
+  // Magnitudes (left, centre, right) of the row above (u) and at (c) the row to suppress, and
+  // the gradient at c.
+  int ul = 0, uc = 0, ur = 0, cl = 0, cc = 0, cr = 0, gx = 0, gy = 0;
+  int p_next = col[canny_clamp(y0 - 2, rows) * ld], e_next = col_e[canny_clamp(y0 - 2, rows) * ld];
+  // One row: loads pixel row yl (a row ahead), takes the gradient of row yl - 1 (when yl >= y0)
+  // and, when yl >= y0 + 2, suppresses row yl - 2: returns its masks (bit l: column x0 + l).
+  const auto step = [&](Index yl, unsigned& w_mask, unsigned& e_mask) {
+    const int p = p_next, e = e_next;
+    p_next = col[canny_clamp(yl + 1, rows) * ld];  // row rows (clamped) past the end: harmless
+    e_next = col_e[canny_clamp(yl + 1, rows) * ld];
+    const int eb = __shfl_sync(kAll, e, lane == 0 ? 1 : 2);  // lane 0: x0 - 1; else x0 + 32
+    const int ea = __shfl_sync(kAll, e, lane == 0 ? 0 : 3);  // lane 0: x0 - 2; else x0 + 33
+    int pl = __shfl_up_sync(kAll, p, 1), pr = __shfl_down_sync(kAll, p, 1);
+    if (lane == 0) pl = eb;
+    if (lane == 31) pr = eb;
+    const int hs = pl + 2 * p + pr, hd = pr - pl;
+    // The halo column: lane 0 (x0 - 2, x0 - 1, x0) = (ea, eb, p); lane 31 (x0 + 31, .., + 33) = (p, eb, ea).
+    const int hsh = ea + 2 * eb + p, hdh = lane == 0 ? p - ea : ea - p;
+    w_mask = e_mask = 0;
+    if (yl >= y0) {
+      const Index ym = yl - 1;
+      const bool y_in = ym >= 0 && ym < rows;
+      const int dx = hd0 + 2 * hd1 + hd, dy = hs - hs0;
+      const int dxh = hd0h + 2 * hd1h + hdh, dyh = hsh - hs0h;
+      const int m = x_in && y_in ? ::abs(dx) + ::abs(dy) : 0;
+      const int mh = h_in && y_in ? ::abs(dxh) + ::abs(dyh) : 0;
+      int ml = __shfl_up_sync(kAll, m, 1), mr = __shfl_down_sync(kAll, m, 1);
+      if (lane == 0) ml = mh;
+      if (lane == 31) mr = mh;
+      if (yl >= y0 + 2) {  // suppress row yo = yl - 2: u (yo - 1), c (yo), d = (ml, m, mr) (yo + 1)
+        bool peak = false;
+        if (x_in && yl - 2 < rows && cc > low) {
+          const int ax = ::abs(gx), ay = ::abs(gy) << kShift;
+          const int tg22x = ax * kTg22, tg67x = tg22x + (ax << (kShift + 1));
+          const bool diag = ay >= tg22x && ay <= tg67x;
+          int a, b;  // the two neighbours across the gradient
+          if (ay < tg22x) a = cl, b = cr;
+          else if (ay > tg67x) a = uc, b = m;
+          else if ((gx ^ gy) < 0) a = ur, b = ml;
+          else a = ul, b = mr;
+          peak = cc > a && (diag ? cc > b : cc >= b);
+        }
+        w_mask = __ballot_sync(kAll, peak && cc <= high);
+        e_mask = __ballot_sync(kAll, peak && cc > high);
+      }
+      ul = cl, uc = cc, ur = cr;
+      cl = ml, cc = m, cr = mr;
+      gx = dx, gy = dy;
+    }
+    hs0 = hs1, hs1 = hs, hd0 = hd1, hd1 = hd;
+    hs0h = hs1h, hs1h = hsh, hd0h = hd1h, hd1h = hdh;
+  };
+  unsigned w_mask, e_mask;
+  for (Index yl = y0 - 2; yl < y0 + 2; ++yl) step(yl, w_mask, e_mask);  // the first gradients
+  for (Index tile_y = tile_y0, ys = y0; ys < y_end; ++tile_y, ys += kCannyTile) {
+    unsigned weak = 0, edge = 0;  // lane r: row r of the tile
+#pragma unroll 1
+    for (int r = 0; r < kCannyTile; ++r) {
+      step(ys + r + 2, w_mask, e_mask);  // suppresses row ys + r
+      if (lane == r) weak = w_mask, edge = e_mask;
+    }
+    // The tile's own fill (no halo): edges raise the weak runs they touch, 8-connected.
+    const unsigned cand = weak | edge;
+    for (;;) {
+      unsigned up = __shfl_up_sync(kAll, edge, 1), down = __shfl_down_sync(kAll, edge, 1);
+      if (lane == 0) up = 0;
+      if (lane == 31) down = 0;
+      const unsigned near = up | down | edge;
+      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1)), cand);
+      const bool grew = next != edge;
+      edge = next;
+      if (!__any_sync(kAll, grew)) break;
+    }
+    weak = cand & ~edge;
+    const Index t = tile_y * tiles_x + tile_x;
+    edge_bits[t * kCannyTile + lane] = edge;
+    weak_bits[t * kCannyTile + lane] = weak;
+    const bool ring = __any_sync(kAll, (weak & 0x80000001u) != 0 || ((lane == 0 || lane == 31) && weak != 0));
+    if (lane == 0) {
+      dirty0[t] = ring ? 1 : 0;
+      dirty1[t] = 0;
+    }
+  }
+}
+
+/// One round of hysteresis on the bit planes, as canny_hysteresis_bits_kernel's (same marks and
+/// contract: a warp a marked tile, its fill with the neighbours' edges as a halo, a raise on the
+/// outer ring marks the 8 neighbours in dirty_out and sets *changed). The tile's halo comes from
+/// the neighbours' words: row 31 of the tile above, row 0 of the one below, bit 31 / bit 0 of the
+/// left / right tiles' rows. A neighbour's word may be rewritten meanwhile (only by ORing raised
+/// bits): either value is a valid halo, and a neighbour that raises its ring marks this tile.
+__global__ void __launch_bounds__(32 * kCannyBitWarps)
+canny_bits_round_kernel(unsigned* edge_bits, const unsigned* __restrict__ weak_bits, Index tiles_x, Index tiles_y,
+                        int* changed, std::uint8_t* __restrict__ dirty_in, std::uint8_t* __restrict__ dirty_out) {
+  const int lane = threadIdx.x & 31;
+  const Index n_tiles = tiles_x * tiles_y;
+  const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
+  for (Index tile = static_cast<Index>(blockIdx.x) * kCannyBitWarps + threadIdx.x / 32; tile < n_tiles; tile += warps) {
+    int mark = 0;
+    if (lane == 0) {
+      mark = dirty_in[tile];
+      if (mark) dirty_in[tile] = 0;
+    }
+    if (!__shfl_sync(kCannyFullMask, mark, 0)) continue;
+    const Index tile_y = tile / tiles_x, tile_x = tile - tile_y * tiles_x;
+    // The word of row r of tile (ty, tx), 0 outside the image (read through L2: neighbours'
+    // raises of this round, when already there, speed the fill up).
+    const auto word = [&](Index ty, Index tx, int r) -> unsigned {
+      return ty >= 0 && ty < tiles_y && tx >= 0 && tx < tiles_x ? __ldcg(edge_bits + (ty * tiles_x + tx) * kCannyTile + r) : 0u;
+    };
+    unsigned edge = __ldcg(edge_bits + tile * kCannyTile + lane);
+    const unsigned cand = weak_bits[tile * kCannyTile + lane] | edge, edge0 = edge;
+    const unsigned above = word(tile_y - 1, tile_x, kCannyTile - 1), below = word(tile_y + 1, tile_x, 0);
+    const unsigned left = word(tile_y, tile_x - 1, lane) >> 31, right = word(tile_y, tile_x + 1, lane) & 1u;
+    unsigned left_up = __shfl_up_sync(kCannyFullMask, left, 1), right_up = __shfl_up_sync(kCannyFullMask, right, 1);
+    unsigned left_down = __shfl_down_sync(kCannyFullMask, left, 1), right_down = __shfl_down_sync(kCannyFullMask, right, 1);
+    if (lane == 0) {
+      left_up = word(tile_y - 1, tile_x - 1, kCannyTile - 1) >> 31;
+      right_up = word(tile_y - 1, tile_x + 1, kCannyTile - 1) & 1u;
+    }
+    if (lane == 31) {
+      left_down = word(tile_y + 1, tile_x - 1, 0) >> 31;
+      right_down = word(tile_y + 1, tile_x + 1, 0) & 1u;
+    }
+    const unsigned side = ((left | left_up | left_down) ? 1u : 0u) | ((right | right_up | right_down) ? 0x80000000u : 0u);
+    for (;;) {
+      unsigned up = __shfl_up_sync(kCannyFullMask, edge, 1), down = __shfl_down_sync(kCannyFullMask, edge, 1);
+      if (lane == 0) up = above;
+      if (lane == 31) down = below;
+      const unsigned near = up | down | edge;
+      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1) | side), cand);
+      const bool grew = next != edge;
+      edge = next;
+      if (!__any_sync(kCannyFullMask, grew)) break;
+    }
+    const unsigned raised = edge & ~edge0;
+    if (!__any_sync(kCannyFullMask, raised != 0)) continue;
+    if (raised) edge_bits[tile * kCannyTile + lane] = edge;
+    const bool ring = __any_sync(kCannyFullMask, (raised & 0x80000001u) != 0 || ((lane == 0 || lane == 31) && raised != 0));
+    if (ring && lane == 0) atomicExch(changed, 1);
+    if (ring && lane < 9 && lane != 4) {  // the 8 neighbours
+      const Index ny = tile_y + lane / 3 - 1, nx = tile_x + lane % 3 - 1;
+      if (ny >= 0 && ny < tiles_y && nx >= 0 && nx < tiles_x) dirty_out[ny * tiles_x + nx] = 1;
+    }
+  }
+}
+
+/// The edges from the edge plane: out(y, x) = 255 where the bit is set, else 0 (out dense, rows x
+/// cols). Item e is word e of the plane (row r = e % 32 of tile t = e / 32; rows past the image
+/// skipped): its up to 32 bytes, as 16-byte stores when `vec` (the launcher's promise: cols a
+/// multiple of 16 and out 16-byte aligned, so every row segment of a tile is too; the last tile
+/// of a row may hold 16 columns), else byte by byte up to cols. A lane a row: its bytes are whole
+/// 32-byte sectors, and the plane is read in order.
+__global__ void __launch_bounds__(kCannyExpandThreads)
+canny_bits_expand_kernel(const unsigned* __restrict__ edge_bits, std::uint8_t* __restrict__ out, Index rows, Index cols,
+                         Index tiles_x, Index n_words, bool vec) {
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n_words; e += stride) {
+    const Index t = e / kCannyTile, tile_y = t / tiles_x, tx = t - tile_y * tiles_x;
+    const Index y = tile_y * kCannyTile + e % kCannyTile;
+    if (y >= rows) continue;
+    const unsigned w = edge_bits[e];
+    const Index left = cols - tx * kCannyTile;  // columns of the row from the tile's first
+    const int n_x = left < kCannyTile ? static_cast<int>(left) : kCannyTile;
+    std::uint8_t* const dst = out + y * cols + tx * kCannyTile;
+    if (vec) {
+      uint4* const d = reinterpret_cast<uint4*>(dst);
+      d[0] = make_uint4(canny_nibble_bytes(w & 15u), canny_nibble_bytes((w >> 4) & 15u), canny_nibble_bytes((w >> 8) & 15u),
+                        canny_nibble_bytes((w >> 12) & 15u));
+      if (n_x > 16)
+        d[1] = make_uint4(canny_nibble_bytes((w >> 16) & 15u), canny_nibble_bytes((w >> 20) & 15u),
+                          canny_nibble_bytes((w >> 24) & 15u), canny_nibble_bytes(w >> 28));
+    } else {
+      for (int j = 0; j < n_x; ++j) dst[j] = (w >> j) & 1u ? kCannyEdge : std::uint8_t(0);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ connected components
 
 /// The root of i in a forest whose parents only decrease (parent[x] <= x, roots parent[x] == x).

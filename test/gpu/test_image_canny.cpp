@@ -87,6 +87,15 @@ void check_canny(const H8& h, double low, double high) {
   Index bad_strip = 0;
   for (Index e = 0; e < strip.size(); ++e) bad_strip += strip.data()[e] != want.data()[e];
   CHECK(bad_strip == 0);
+  // The rounds on bit planes (bench_image_small's "ours-planes*"), each walk of the suppression.
+  for (int walk : {1, 2, 4}) {
+    CAPTURE(walk);
+    poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+    const H8 planes = to_eigen(canny_forced_planes(img, low, high, 4, 0, walk));
+    Index bad_planes = 0;
+    for (Index e = 0; e < planes.size(); ++e) bad_planes += planes.data()[e] != want.data()[e];
+    CHECK(bad_planes == 0);
+  }
   CHECK(to_eigen(img) == h);
 }
 
@@ -132,6 +141,8 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
       CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds)) == want);
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
       CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds, true)) == want);  // strip suppression
+      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+      CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds)) == want);  // bit planes
     }
     if (rounds)
       for (bool bit_fill : {true, false})
@@ -140,6 +151,12 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
           poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
           CHECK(to_eigen(canny_forced(img, low, high, false, per_check, bit_fill)) == want);
         }
+    if (rounds)
+      for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
+        CAPTURE(per_check);
+        poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+        CHECK(to_eigen(canny_forced_planes(img, low, high, per_check, 0, per_check == 1 ? 1 : 4)) == want);
+      }
     CHECK(to_eigen(img) == h);
   };
   // Under compute-sanitizer the tile rounds (hundreds of launches on a serpentine) only on the
