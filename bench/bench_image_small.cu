@@ -471,8 +471,10 @@ void register_canny() {
   // The rounds on bit planes (CannyConfig::Hysteresis::bits: suppression and each tile's own
   // fill in one kernel, rounds on 32-bit row words, the bytes written once): "ours-planes" (warps
   // walking down 2 tiles, 4 rounds a wait, the components past 64 rounds), "-w1" / "-w4" (walks
-  // of 1 / 4 tiles), "-c2" / "-c8" (rounds a wait), "-m8" (the components past 8 rounds).
-  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8"}) {
+  // of 1 / 4 tiles), "-c2" / "-c8" (rounds a wait), "-m8" (the components past 8 rounds),
+  // "-ring-m4/m8/m16" (past 4 / 8 / 16 rounds the ring pieces' components on the planes instead:
+  // CannyConfig::ring_union).
+  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m4", "-ring-m8", "-ring-m16"}) {
     d::CannyConfig config;
     config.hysteresis = d::CannyConfig::Hysteresis::bits;
     const std::string v = suffix;
@@ -481,6 +483,10 @@ void register_canny() {
     if (v == "-c2") config.rounds_per_check = 2;
     if (v == "-c8") config.rounds_per_check = 8;
     if (v == "-m8") config.max_rounds = 8;
+    if (v.rfind("-ring-m", 0) == 0) {
+      config.ring_union = true;
+      config.max_rounds = std::stoi(v.substr(7));
+    }
     const std::string impl = "ours-planes" + v;
     register_variant<U8>("canny_5_15", impl, ours, forced(config));
     register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {

@@ -40,6 +40,10 @@ struct CannyConfig {
   /// Hysteresis::bits: tiles a warp of canny_nms_bits_kernel walks down (1, 2 or 4: fewer re-read
   /// rows against fewer warps).
   int walk_tiles = kCannyWalkTiles;
+  /// Hysteresis::bits: past max_rounds, finish on the bit planes by the components of the tiles'
+  /// ring pieces (canny_ring_*_kernel: four kernels, no wait) instead of the pixel components
+  /// from the image again.
+  bool ring_union = false;
   /// How a tile round fills a tile: a warp on bit masks (canny_hysteresis_bits_kernel, a weak run
   /// in one step), or a block sweeping shared memory (canny_hysteresis_kernel, a pixel a sweep,
   /// the fill measured in the runs up to S3).
@@ -60,6 +64,13 @@ struct CannyConfig {
 /// Whether the components' 32-bit labels can index every pixel.
 inline bool canny_components_fit(Index rows, Index cols) {
   return static_cast<unsigned long long>(rows) * static_cast<unsigned long long>(cols) <= 0xffffffffull;
+}
+
+/// Whether the ring nodes (128 a tile of 32 x 32) have 32-bit indices.
+inline bool canny_ring_nodes_fit(Index rows, Index cols) {
+  const unsigned long long tiles = static_cast<unsigned long long>(ceil_div(rows, Index(kCannyTile))) *
+                                   static_cast<unsigned long long>(ceil_div(cols, Index(kCannyTile)));
+  return tiles <= 0xffffffffull / kCannyRingSlots;
 }
 
 /// Blocks of kCannyStreamThreads for `items` items a thread covers 4 of (grid-stride beyond).
@@ -143,8 +154,11 @@ inline bool launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
 /// The bit-plane design (CannyConfig::Hysteresis::bits), canny_nms_bits_kernel's warps walking
 /// down walk_tiles (1, 2 or 4) tiles; false, as launch_canny_tile_rounds, when max_rounds (0: no
 /// limit) rounds were queued and the last batch still marked tiles: out is then not written.
+/// With ring_union the ring pieces' components finish the hysteresis there instead (true; the
+/// caller makes sure tiles * 128 nodes fit 32-bit indices).
 inline bool launch_canny_bits(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
-                              int low, int high, int rounds_per_check, int max_rounds, int walk_tiles = kCannyWalkTiles) {
+                              int low, int high, int rounds_per_check, int max_rounds, int walk_tiles = kCannyWalkTiles,
+                              bool ring_union = false) {
   const cudaStream_t s = stream.native();
   const Index tiles_x = ceil_div(cols, Index(kCannyTile)), tiles_y = ceil_div(rows, Index(kCannyTile));
   const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * static_cast<std::size_t>(tiles_y);
@@ -167,7 +181,26 @@ inline bool launch_canny_bits(const Stream& stream, const std::uint8_t* in, Inde
   const dim3 bits_grid(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_tiles, std::size_t(kCannyBitWarps)), 1u << 20)));
   int parity = 0, rounds_done = 0;
   for (int h_changed = 1; h_changed;) {  // as launch_canny_tile_rounds
-    if (max_rounds > 0 && rounds_done >= max_rounds) return false;
+    if (max_rounds > 0 && rounds_done >= max_rounds) {
+      if (!ring_union) return false;
+      // The ring pieces' components on the planes as they are (raised pixels are edges).
+      const std::size_t n_nodes = n_tiles * kCannyRingSlots;
+      const auto uf = Workspace::of<unsigned>(n_nodes + ceil_div(n_nodes, sizeof(unsigned)), stream);
+      unsigned* const parent = uf.as<unsigned>();
+      std::uint8_t* const strong = reinterpret_cast<std::uint8_t*>(parent + n_nodes);
+      launch(&canny_ring_pieces_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, static_cast<const unsigned*>(edge),
+             static_cast<const unsigned*>(weak), static_cast<Index>(n_tiles), parent, strong);
+      const unsigned long long border = static_cast<unsigned long long>(tiles_x - 1) * rows +
+                                        static_cast<unsigned long long>(tiles_y - 1) * cols;
+      if (border > 0)
+        launch(&canny_ring_merge_kernel, dim3(canny_stream_blocks(border, 1)), dim3(kCannyStreamThreads), 0, s,
+               static_cast<const unsigned*>(edge), static_cast<const unsigned*>(weak), parent, rows, cols, tiles_x, tiles_y);
+      launch(&canny_ring_strong_kernel, dim3(canny_stream_blocks(n_nodes, 1)), dim3(kCannyStreamThreads), 0, s, parent, strong,
+             static_cast<Index>(n_nodes));
+      launch(&canny_ring_apply_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
+             static_cast<Index>(n_tiles), static_cast<const unsigned*>(parent), static_cast<const std::uint8_t*>(strong));
+      break;
+    }
     rounds_done += rounds_per_check;
     for (int round = 0; round < rounds_per_check; ++round, parity ^= 1) {
       if (round == rounds_per_check - 1) DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
@@ -199,7 +232,7 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
   }
   if (config.hysteresis == CannyConfig::Hysteresis::bits) {
     if (!launch_canny_bits(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, fit ? config.max_rounds : 0,
-                           config.walk_tiles))
+                           config.walk_tiles, config.ring_union && canny_ring_nodes_fit(rows, cols)))
       launch_canny_components(stream, in, ld, out, rows, cols, low, high);  // writes every pixel of out
     return;
   }

@@ -821,4 +821,168 @@ canny_edges_kernel(std::uint8_t* map, const unsigned* __restrict__ lab, Index n)
   }
 }
 
+// ------------------------------------------------------------------ bit planes: union-find
+// A bound on the rounds' cost (a weak chain through every tile takes a round a tile it crosses):
+// components of the tiles' ring pieces. Only a piece (8-connected candidates of a tile) that
+// touches the tile's outer ring can join pixels of other tiles; the others were settled by
+// canny_nms_bits_kernel's own fill. Each ring pixel is a node, tile * 128 + its slot (row 0:
+// slot = column; row 31: 32 + column; column 0, rows 1 .. 30: 64 + row; column 31, rows 1 ..
+// 30: 96 + row; slots 64, 95, 96, 127 unused). canny_ring_pieces_kernel points every ring node
+// at its piece's smallest node and flags the nodes of pieces holding an edge;
+// canny_ring_merge_kernel joins ring nodes 8-adjacent across tile borders (canny_unite, parents
+// only decrease); canny_ring_strong_kernel marks the root of every flagged node;
+// canny_ring_apply_kernel raises, tile by tile, the pieces whose root is marked. Four kernels
+// whatever the chains' lengths.
+constexpr int kCannyRingSlots = 128;
+
+/// The ring slot of pixel (r, c) of a tile (on its outer ring).
+__device__ __forceinline__ unsigned canny_ring_slot(int r, int c) {
+  return r == 0 ? c : r == kCannyTile - 1 ? 32 + c : c == 0 ? 64 + r : 96 + r;
+}
+
+/// The candidates (weak or edge) of `tile`, lane r row r.
+__device__ __forceinline__ unsigned canny_cand_row(const unsigned* edge_bits, const unsigned* weak_bits, Index tile, int lane) {
+  return edge_bits[tile * kCannyTile + lane] | weak_bits[tile * kCannyTile + lane];
+}
+
+/// The pieces of candidates of a tile grown from `seed` inside `cand` (lane r row r, no halo).
+__device__ __forceinline__ unsigned canny_tile_fill(unsigned seed, unsigned cand) {
+  const int lane = threadIdx.x & 31;
+  unsigned got = seed;
+  for (;;) {
+    unsigned up = __shfl_up_sync(kCannyFullMask, got, 1), down = __shfl_down_sync(kCannyFullMask, got, 1);
+    if (lane == 0) up = 0;
+    if (lane == 31) down = 0;
+    const unsigned near = up | down | got;
+    const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1)), cand);
+    const bool grew = next != got;
+    got = next;
+    if (!__any_sync(kCannyFullMask, grew)) break;
+  }
+  return got;
+}
+
+/// A warp a tile: every ring node gets parent = its piece's smallest node (itself when not a
+/// candidate) and strong = whether its piece holds an edge pixel (written for every node).
+__global__ void __launch_bounds__(32 * kCannyBitWarps)
+canny_ring_pieces_kernel(const unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, Index n_tiles,
+                         unsigned* __restrict__ parent, std::uint8_t* __restrict__ strong) {
+  const int lane = threadIdx.x & 31;
+  const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
+  constexpr unsigned kInner = 0x7ffffffeu;  // rows 1 .. 30
+  for (Index tile = static_cast<Index>(blockIdx.x) * kCannyBitWarps + threadIdx.x / 32; tile < n_tiles; tile += warps) {
+    const unsigned edge = edge_bits[tile * kCannyTile + lane];
+    const unsigned cand = edge | weak_bits[tile * kCannyTile + lane];
+    const unsigned base = static_cast<unsigned>(tile) * kCannyRingSlots;
+    // Lane l's slots: l (row 0), 32 + l (row 31), 64 + l (column 0), 96 + l (column 31).
+    unsigned rep[4] = {base + lane, base + 32 + lane, base + 64 + lane, base + 96 + lane};
+    bool strong_slot[4] = {false, false, false, false};
+    // The ring candidates not yet in a piece (lane r: row r's ring bits).
+    unsigned ring = cand & ((lane == 0 || lane == 31) ? 0xffffffffu : 0x80000001u);
+    while (__any_sync(kCannyFullMask, ring != 0)) {
+      const int first = __ffs(__ballot_sync(kCannyFullMask, ring != 0)) - 1;
+      const unsigned seed_row = __shfl_sync(kCannyFullMask, ring, first);
+      const unsigned seed = lane == first ? seed_row & (0u - seed_row) : 0u;  // its lowest bit
+      const unsigned piece = canny_tile_fill(seed, cand);
+      ring &= ~piece;
+      const unsigned top = __shfl_sync(kCannyFullMask, piece, 0), bottom = __shfl_sync(kCannyFullMask, piece, 31);
+      const unsigned left = __ballot_sync(kCannyFullMask, piece & 1u) & kInner;
+      const unsigned right = __ballot_sync(kCannyFullMask, (piece >> 31) & 1u) & kInner;
+      const unsigned low = top ? __ffs(top) - 1
+                           : bottom ? 32 + __ffs(bottom) - 1
+                           : left   ? 64 + __ffs(left) - 1
+                                    : 96 + __ffs(right) - 1;  // the piece's smallest slot
+      const bool is_strong = __any_sync(kCannyFullMask, (piece & edge) != 0);
+      const bool in[4] = {((top >> lane) & 1u) != 0, ((bottom >> lane) & 1u) != 0, ((left >> lane) & 1u) != 0,
+                          ((right >> lane) & 1u) != 0};
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (in[k]) rep[k] = base + low, strong_slot[k] = is_strong;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      parent[base + 32 * k + lane] = rep[k];
+      strong[base + 32 * k + lane] = strong_slot[k] ? 1 : 0;
+    }
+  }
+}
+
+/// Joins the ring nodes 8-adjacent across tile borders, canny_merge_kernel's items: a pixel p on a
+/// tile's first column (x = 32 k, k >= 1; the first (tiles_x - 1) * rows items) with its candidate
+/// neighbours in the column before, or on a tile's first row (y = 32 k, k >= 1) with those in the
+/// row above.
+__global__ void __launch_bounds__(kCannyStreamThreads)
+canny_ring_merge_kernel(const unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, unsigned* parent,
+                        Index rows, Index cols, Index tiles_x, Index tiles_y) {
+  const Index n_down = (tiles_x - 1) * rows;
+  const Index n = n_down + (tiles_y - 1) * cols;
+  const auto find = [parent](unsigned i) { return canny_find(parent, i); };
+  const auto node = [&](Index y, Index x, bool& is_cand) -> unsigned {  // (y, x) on a tile's ring
+    const Index ty = y / kCannyTile, tx = x / kCannyTile, t = ty * tiles_x + tx;
+    const int r = static_cast<int>(y - ty * kCannyTile), c = static_cast<int>(x - tx * kCannyTile);
+    is_cand = (((edge_bits[t * kCannyTile + r] | weak_bits[t * kCannyTile + r]) >> c) & 1u) != 0;
+    return static_cast<unsigned>(t) * kCannyRingSlots + canny_ring_slot(r, c);
+  };
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const bool down = e < n_down;
+    const Index f = down ? e : e - n_down;
+    const Index y = down ? f % rows : (f / cols + 1) * kCannyTile;
+    const Index x = down ? (f / rows + 1) * kCannyTile : f % cols;
+    bool p_cand;
+    const unsigned p = node(y, x, p_cand);
+    if (!p_cand) continue;
+#pragma unroll
+    for (int k = -1; k <= 1; ++k) {
+      const Index qy = down ? y + k : y - 1, qx = down ? x - 1 : x + k;
+      if (qy < 0 || qy >= rows || qx < 0 || qx >= cols) continue;
+      bool q_cand;
+      const unsigned q = node(qy, qx, q_cand);
+      if (q_cand) canny_unite(parent, p, q, find);
+    }
+  }
+}
+
+/// Marks the root of every node flagged strong (strong[root] = 2: a value apart from the pieces'
+/// flags, which other threads read meanwhile), compressing its path. n = n_tiles * 128.
+__global__ void __launch_bounds__(kCannyStreamThreads)
+canny_ring_strong_kernel(unsigned* parent, std::uint8_t* strong, Index n) {
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const unsigned root = canny_find(parent, static_cast<unsigned>(e));
+    if (strong[e] == 1) strong[root] = 2;
+  }
+}
+
+/// A warp a tile: its ring pixels whose root is marked (2) seed a fill of the tile's candidates;
+/// the edge plane gets the filled pieces (with its own edges).
+__global__ void __launch_bounds__(32 * kCannyBitWarps)
+canny_ring_apply_kernel(unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, Index n_tiles,
+                        const unsigned* __restrict__ parent, const std::uint8_t* __restrict__ strong) {
+  const int lane = threadIdx.x & 31;
+  const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
+  const auto marked = [&](unsigned s) {
+    unsigned root = s;
+    for (unsigned p; (p = parent[root]) != root;) root = p;
+    return strong[root] == 2;
+  };
+  for (Index tile = static_cast<Index>(blockIdx.x) * kCannyBitWarps + threadIdx.x / 32; tile < n_tiles; tile += warps) {
+    const unsigned edge = edge_bits[tile * kCannyTile + lane];
+    const unsigned weak = weak_bits[tile * kCannyTile + lane];
+    const unsigned cand = edge | weak;
+    const unsigned base = static_cast<unsigned>(tile) * kCannyRingSlots;
+    // Lane l tests its slots: (0, l), (31, l), (l, 0), (l, 31); seeds by ballots, lane r row r.
+    const unsigned row0 = __shfl_sync(kCannyFullMask, weak, 0), row31 = __shfl_sync(kCannyFullMask, weak, 31);
+    const bool t0 = ((row0 >> lane) & 1u) && marked(base + lane);
+    const bool t31 = ((row31 >> lane) & 1u) && marked(base + 32 + lane);
+    const bool c0 = lane > 0 && lane < 31 && (weak & 1u) && marked(base + 64 + lane);
+    const bool c31 = lane > 0 && lane < 31 && (weak >> 31) && marked(base + 96 + lane);
+    const unsigned b0 = __ballot_sync(kCannyFullMask, t0), b31 = __ballot_sync(kCannyFullMask, t31);
+    const unsigned seed = (lane == 0 ? b0 : 0u) | (lane == 31 ? b31 : 0u) | (c0 ? 1u : 0u) | (c31 ? 0x80000000u : 0u);
+    if (!__any_sync(kCannyFullMask, seed != 0)) continue;
+    const unsigned filled = canny_tile_fill(seed | edge, cand);
+    if (filled != edge) edge_bits[tile * kCannyTile + lane] = filled;
+  }
+}
+
 }  // namespace devmat::detail

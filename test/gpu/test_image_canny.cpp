@@ -5,8 +5,8 @@
 // across many tiles, serpentines and spirals of weak edges with one strong end (the worst case
 // for tile-local fills), odd shapes, regions of interest, thresholds 0, equal and fractional;
 // both hysteresis designs (tile rounds, canny's, with either tile fill; connected components,
-// forced); the tile rounds after the strip suppression (canny_nms_strip_kernel); errors before
-// launch.
+// forced); the tile rounds after the strip suppression (canny_nms_strip_kernel); the rounds on
+// bit planes (each suppression walk) and their ring pieces' components; errors before launch.
 #include "support/canny_ref.hpp"
 #include "support/image_canny.hpp"
 #include "support/opencv.hpp"
@@ -96,6 +96,12 @@ void check_canny(const H8& h, double low, double high) {
     for (Index e = 0; e < planes.size(); ++e) bad_planes += planes.data()[e] != want.data()[e];
     CHECK(bad_planes == 0);
   }
+  // The bit planes giving up after one round for the ring pieces' components.
+  poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+  const H8 rings = to_eigen(canny_forced_planes(img, low, high, 1, 1, 2, true));
+  Index bad_rings = 0;
+  for (Index e = 0; e < rings.size(); ++e) bad_rings += rings.data()[e] != want.data()[e];
+  CHECK(bad_rings == 0);
   CHECK(to_eigen(img) == h);
 }
 
@@ -143,6 +149,8 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
       CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds, true)) == want);  // strip suppression
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
       CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds)) == want);  // bit planes
+      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+      CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds, 2, true)) == want);  // then ring pieces
     }
     if (rounds)
       for (bool bit_fill : {true, false})
