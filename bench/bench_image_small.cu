@@ -446,6 +446,7 @@ void register_canny() {
   // instead of 32 x 32 tiles in shared memory: "ours-strip"; with a limit of 16 rounds too.
   for (int max_rounds : {64, 16}) {
     d::CannyConfig config;
+    config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;  // whatever the default
     config.nms = d::CannyConfig::Nms::strip;
     config.max_rounds = max_rounds;
     const std::string impl = max_rounds == 64 ? "ours-strip" : "ours-strip-m16";
@@ -460,6 +461,7 @@ void register_canny() {
   // canny_5_15 (the number of rounds a natural image needs) to the components.
   for (int max_rounds : {8, 16, 32}) {
     d::CannyConfig config;
+    config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;  // whatever the default
     config.max_rounds = max_rounds;
     const std::string impl = "ours-bits-c4-m" + std::to_string(max_rounds);
     register_variant<U8>("canny_5_15", impl, ours, forced(config));
@@ -477,6 +479,8 @@ void register_canny() {
   for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m4", "-ring-m8", "-ring-m16"}) {
     d::CannyConfig config;
     config.hysteresis = d::CannyConfig::Hysteresis::bits;
+    config.max_rounds = 64;  // whatever the default
+    config.ring_union = false;
     const std::string v = suffix;
     if (v == "-w1") config.walk_tiles = 1;
     if (v == "-w4") config.walk_tiles = 4;

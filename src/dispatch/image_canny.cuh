@@ -22,6 +22,12 @@ namespace devmat::detail {
 
 constexpr int kCannyRoundsPerCheck = 4;
 constexpr int kCannyWalkTiles = 2;
+/// THE SWITCH between canny's defaults: false, the byte-map tile rounds (the pixel components past
+/// 64 rounds); true, the rounds on bit planes (Hysteresis::bits) finishing past
+/// kCannyPlanesMaxRounds by the ring pieces' components (ring_union): bench_image_small's
+/// "ours-planes-ring-m8" rows. Flip it once the H200 shows those rows above "ours".
+constexpr bool kCannyPlanes = false;
+constexpr int kCannyPlanesMaxRounds = 8;  // the default's max_rounds under kCannyPlanes ("-ring-m<N>")
 
 /// How canny's hysteresis runs: by connected components (a fixed number of kernels, no wait), or
 /// in tile rounds, `rounds_per_check` queued between two reads of the flag (each read waits for
@@ -34,8 +40,9 @@ struct CannyConfig {
   // Tile rounds by default: on the H200 (final run of 2026-12-01, 4096^2, NPP = 1) the components
   // ran canny_5_15 at 0.140 against 0.49-0.51 for the tile rounds, though they bound the cost of
   // an image whose weak chains cross many tiles (canny_snake_20_100: 0.311), where the rounds
-  // take one launch per tile crossed. A hybrid is the next step.
-  Hysteresis hysteresis = Hysteresis::tile_rounds;
+  // take one launch per tile crossed. A hybrid is the next step: the bit planes with the ring
+  // pieces' components past a few rounds (kCannyPlanes).
+  Hysteresis hysteresis = kCannyPlanes ? Hysteresis::bits : Hysteresis::tile_rounds;
   int rounds_per_check = kCannyRoundsPerCheck;
   /// Hysteresis::bits: tiles a warp of canny_nms_bits_kernel walks down (1, 2 or 4: fewer re-read
   /// rows against fewer warps).
@@ -43,7 +50,7 @@ struct CannyConfig {
   /// Hysteresis::bits: past max_rounds, finish on the bit planes by the components of the tiles'
   /// ring pieces (canny_ring_*_kernel: four kernels, no wait) instead of the pixel components
   /// from the image again.
-  bool ring_union = false;
+  bool ring_union = kCannyPlanes;
   /// How a tile round fills a tile: a warp on bit masks (canny_hysteresis_bits_kernel, a weak run
   /// in one step), or a block sweeping shared memory (canny_hysteresis_kernel, a pixel a sweep,
   /// the fill measured in the runs up to S3).
@@ -53,7 +60,7 @@ struct CannyConfig {
   /// (from the image again; where they fit), 0 for no limit. The rounds take a launch per tile a
   /// weak chain crosses: a serpentine through every tile row of a 4096^2 image takes ~10^5
   /// rounds, where the components cost a bounded ~1 ms. Counted in whole batches.
-  int max_rounds = 64;
+  int max_rounds = kCannyPlanes ? kCannyPlanesMaxRounds : 64;
   /// How the tile rounds' suppression runs: a 32 x 32 tile a block in shared memory
   /// (canny_nms_kernel), or a warp walking down a strip in registers (canny_nms_strip_kernel, the
   /// same map; bench_image_small's "ours-strip" rows time it before it becomes the default).
