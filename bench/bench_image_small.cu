@@ -410,7 +410,7 @@ void register_gray_flat() {
 /// path of 110 on 100, rows 5 apart), the worst case for tile-local fills: "ours" gives up the
 /// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone;
 /// "ours-bits-c4-m8/m16/m32" give up after 8, 16, 32 rounds; "ours-strip" (and "-m16") suppress
-/// by canny_nms_strip_kernel.
+/// by canny_nms_strip_kernel; "ours-planes*" the bit-plane rounds (see below).
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
@@ -463,6 +463,7 @@ void register_canny() {
   // instead of 32 x 32 tiles in shared memory: "ours-strip"; with a limit of 16 rounds too.
   for (int max_rounds : {64, 16}) {
     d::CannyConfig config;
+    config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;  // whatever the default
     config.nms = d::CannyConfig::Nms::strip;
     config.max_rounds = max_rounds;
     const std::string impl = max_rounds == 64 ? "ours-strip" : "ours-strip-m16";
@@ -477,8 +478,37 @@ void register_canny() {
   // canny_5_15 (the number of rounds a natural image needs) to the components.
   for (int max_rounds : {8, 16, 32}) {
     d::CannyConfig config;
+    config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;  // whatever the default
     config.max_rounds = max_rounds;
     const std::string impl = "ours-bits-c4-m" + std::to_string(max_rounds);
+    register_variant<U8>("canny_5_15", impl, ours, forced(config));
+    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
+      const auto& img = snake();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
+    });
+  }
+  // The rounds on bit planes (CannyConfig::Hysteresis::bits: suppression and each tile's own
+  // fill in one kernel, rounds on 32-bit row words, the bytes written once): "ours-planes" (warps
+  // walking down 2 tiles, 4 rounds a wait, the components past 64 rounds), "-w1" / "-w4" (walks
+  // of 1 / 4 tiles), "-c2" / "-c8" (rounds a wait), "-m8" (the components past 8 rounds),
+  // "-ring-m4/m8/m16" (past 4 / 8 / 16 rounds the ring pieces' components on the planes instead:
+  // CannyConfig::ring_union).
+  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m4", "-ring-m8", "-ring-m16"}) {
+    d::CannyConfig config;
+    config.hysteresis = d::CannyConfig::Hysteresis::bits;
+    config.max_rounds = 64;  // whatever the default
+    config.ring_union = false;
+    const std::string v = suffix;
+    if (v == "-w1") config.walk_tiles = 1;
+    if (v == "-w4") config.walk_tiles = 4;
+    if (v == "-c2") config.rounds_per_check = 2;
+    if (v == "-c8") config.rounds_per_check = 8;
+    if (v == "-m8") config.max_rounds = 8;
+    if (v.rfind("-ring-m", 0) == 0) {
+      config.ring_union = true;
+      config.max_rounds = std::stoi(v.substr(7));
+    }
+    const std::string impl = "ours-planes" + v;
     register_variant<U8>("canny_5_15", impl, ours, forced(config));
     register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
       const auto& img = snake();

@@ -63,6 +63,9 @@ inline unsigned __brev(unsigned x) {
   return r;
 }
 
+inline int __ffs(int x) { return __builtin_ffs(x); }
+inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
+
 #include "kernels/image_canny.cuh"
 
 using devmat::Index;
@@ -97,7 +100,7 @@ std::vector<U8> smooth(Index r, Index c, int blur) {
   return out;
 }
 
-enum class Design { components, sweeps, bits };
+enum class Design { components, sweeps, bits, planes, rings };
 
 /// Canny of the dense r x c image by the emulated kernels: components (grid.y of the label kernel
 /// cut to grid_y, `blocks` blocks for the per-pixel kernels and the bit fill's warps) or tile
@@ -117,7 +120,56 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
   const unsigned tiles_x = static_cast<unsigned>((c + d::kCannyTile - 1) / d::kCannyTile);
   const unsigned tiles_y = static_cast<unsigned>((r + d::kCannyTile - 1) / d::kCannyTile);
   const dim3 grid(tiles_x, std::min(grid_y, tiles_y)), block(d::kCannyThreadsX, d::kCannyThreadsY);
-  if (components) {
+  if (design == Design::planes || design == Design::rings) {
+    // The bit-plane design, canny_nms_bits_kernel's warps walking down 1, 2 or 4 tiles (by the
+    // shape, so every walk runs), then as launch_canny_bits.
+    const int walk = 1 << static_cast<int>((r + c) % 3);
+    const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * tiles_y, n_words = n_tiles * d::kCannyTile;
+    std::vector<unsigned> edge(n_words, 0xDEADBEEFu), weak(n_words, 0xDEADBEEFu);
+    std::vector<U8> dirty[2] = {std::vector<U8>(n_tiles, 0xA5), std::vector<U8>(n_tiles, 0xA5)};
+    const std::size_t warps = tiles_x * ((tiles_y + walk - 1) / walk);
+    const dim3 nms_grid(static_cast<unsigned>((warps + d::kCannyNmsBitsWarps - 1) / d::kCannyNmsBitsWarps));
+    const auto nms = [&](auto kernel) {
+      emu::launch(nms_grid, dim3(32 * d::kCannyNmsBitsWarps), [&] {
+        kernel(in, ld, r, c, low, high, tiles_x, tiles_y, edge.data(), weak.data(), dirty[0].data(), dirty[1].data());
+      });
+    };
+    if (walk == 1) nms(d::canny_nms_bits_kernel<1>);
+    else if (walk == 2) nms(d::canny_nms_bits_kernel<2>);
+    else nms(d::canny_nms_bits_kernel<4>);
+    for (std::size_t t = 0; t < n_tiles; ++t) CHECK((dirty[0][t] <= 1 && dirty[1][t] == 0));  // every tile's marks written
+    int parity = 0;
+    // rings: the ring pieces' components after 0 or 1 rounds (by the shape), as launch_canny_bits
+    // past max_rounds.
+    const int rounds = design == Design::rings ? static_cast<int>((r * 3 + c) % 2) : 1 << 30;
+    int changed = 1;
+    for (int round = 0; changed && round < rounds; ++round, parity ^= 1) {
+      changed = 0;
+      emu::launch(dim3(blocks), dim3(32 * d::kCannyBitWarps), [&] {
+        d::canny_bits_round_kernel(edge.data(), weak.data(), tiles_x, tiles_y, &changed, dirty[parity].data(),
+                                   dirty[parity ^ 1].data());
+      });
+    }
+    if (design == Design::rings) {
+      const std::size_t n_nodes = n_tiles * d::kCannyRingSlots;
+      std::vector<unsigned> parent(n_nodes, 0xDEADBEEFu);
+      std::vector<U8> strong(n_nodes, 0xA5);
+      emu::launch(dim3(blocks), dim3(32 * d::kCannyBitWarps),
+                  [&] { d::canny_ring_pieces_kernel(edge.data(), weak.data(), static_cast<Index>(n_tiles), parent.data(), strong.data()); });
+      for (std::size_t k = 0; k < n_nodes; ++k) CHECK((parent[k] <= k && strong[k] <= 1));  // every node written
+      if (tiles_x > 1 || tiles_y > 1)
+        emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads),
+                    [&] { d::canny_ring_merge_kernel(edge.data(), weak.data(), parent.data(), r, c, tiles_x, tiles_y); });
+      emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads),
+                  [&] { d::canny_ring_strong_kernel(parent.data(), strong.data(), static_cast<Index>(n_nodes)); });
+      emu::launch(dim3(blocks), dim3(32 * d::kCannyBitWarps),
+                  [&] { d::canny_ring_apply_kernel(edge.data(), weak.data(), static_cast<Index>(n_tiles), parent.data(), strong.data()); });
+    }
+    const bool vec = c % 16 == 0 && reinterpret_cast<std::uintptr_t>(out.data()) % 16 == 0;
+    emu::launch(dim3(blocks), dim3(d::kCannyExpandThreads), [&] {
+      d::canny_bits_expand_kernel(edge.data(), out.data(), r, c, tiles_x, static_cast<Index>(n_words), vec);
+    });
+  } else if (components) {
     std::vector<unsigned> lab(static_cast<std::size_t>(n), 0xDEADBEEFu);
     emu::launch(grid, block, [&] { d::canny_label_kernel(in, ld, out.data(), lab.data(), r, c, low, high, tiles_y); });
     if (tiles_x > 1 || tiles_y > 1)
@@ -154,7 +206,7 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
 void check(const std::vector<U8>& img, Index r, Index c, double lo, double hi, unsigned grid_y, unsigned blocks,
            bool rounds = true) {
   const std::vector<U8> want = devmat::test::canny_reference(img.data(), r, c, c, lo, hi);
-  for (Design design : {Design::components, Design::bits, Design::sweeps}) {
+  for (Design design : {Design::components, Design::bits, Design::sweeps, Design::planes, Design::rings}) {
     if (design == Design::sweeps && !rounds) continue;
     CAPTURE(r, c, lo, hi, static_cast<int>(design), grid_y, blocks);
     const std::vector<U8> got = emulated_canny(img, r, c, lo, hi, design, grid_y, blocks);
@@ -166,7 +218,7 @@ void check(const std::vector<U8>& img, Index r, Index c, double lo, double hi, u
 
 const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},   {2, 3},   {3, 2},   {1, 97},
                                                       {97, 1}, {31, 31}, {32, 32}, {33, 33}, {31, 65}, {65, 31},
-                                                      {13, 17}, {64, 96}, {67, 131}, {131, 67}};
+                                                      {13, 17}, {64, 96}, {67, 131}, {131, 67}, {35, 48}, {40, 16}};
 }  // namespace
 
 TEST_CASE("emulated canny kernels (components and tile rounds) equal the reference on noise and smooth images",

@@ -21,18 +21,36 @@
 namespace devmat::detail {
 
 constexpr int kCannyRoundsPerCheck = 4;
+constexpr int kCannyWalkTiles = 2;
+/// THE SWITCH between canny's defaults: false, the byte-map tile rounds (the pixel components past
+/// 64 rounds); true, the rounds on bit planes (Hysteresis::bits) finishing past
+/// kCannyPlanesMaxRounds by the ring pieces' components (ring_union): bench_image_small's
+/// "ours-planes-ring-m8" rows. Flip it once the H200 shows those rows above "ours".
+constexpr bool kCannyPlanes = false;
+constexpr int kCannyPlanesMaxRounds = 8;  // the default's max_rounds under kCannyPlanes ("-ring-m<N>")
 
 /// How canny's hysteresis runs: by connected components (a fixed number of kernels, no wait), or
 /// in tile rounds, `rounds_per_check` queued between two reads of the flag (each read waits for
 /// the stream).
 struct CannyConfig {
-  enum class Hysteresis { components, tile_rounds };
+  /// bits: the tile rounds on bit planes (canny_nms_bits_kernel suppresses and fills each tile,
+  /// the rounds read and write 32-bit row words, canny_bits_expand_kernel writes the bytes once);
+  /// rounds_per_check and max_rounds as for tile_rounds, fill and nms unused.
+  enum class Hysteresis { components, tile_rounds, bits };
   // Tile rounds by default: on the H200 (final run of 2026-12-01, 4096^2, NPP = 1) the components
   // ran canny_5_15 at 0.140 against 0.49-0.51 for the tile rounds, though they bound the cost of
   // an image whose weak chains cross many tiles (canny_snake_20_100: 0.311), where the rounds
-  // take one launch per tile crossed. A hybrid is the next step.
-  Hysteresis hysteresis = Hysteresis::tile_rounds;
+  // take one launch per tile crossed. A hybrid is the next step: the bit planes with the ring
+  // pieces' components past a few rounds (kCannyPlanes).
+  Hysteresis hysteresis = kCannyPlanes ? Hysteresis::bits : Hysteresis::tile_rounds;
   int rounds_per_check = kCannyRoundsPerCheck;
+  /// Hysteresis::bits: tiles a warp of canny_nms_bits_kernel walks down (1, 2 or 4: fewer re-read
+  /// rows against fewer warps).
+  int walk_tiles = kCannyWalkTiles;
+  /// Hysteresis::bits: past max_rounds, finish on the bit planes by the components of the tiles'
+  /// ring pieces (canny_ring_*_kernel: four kernels, no wait) instead of the pixel components
+  /// from the image again.
+  bool ring_union = kCannyPlanes;
   /// How a tile round fills a tile: a warp on bit masks (canny_hysteresis_bits_kernel, a weak run
   /// in one step), or a block sweeping shared memory (canny_hysteresis_kernel, a pixel a sweep,
   /// the fill measured in the runs up to S3).
@@ -42,7 +60,7 @@ struct CannyConfig {
   /// (from the image again; where they fit), 0 for no limit. The rounds take a launch per tile a
   /// weak chain crosses: a serpentine through every tile row of a 4096^2 image takes ~10^5
   /// rounds, where the components cost a bounded ~1 ms. Counted in whole batches.
-  int max_rounds = 64;
+  int max_rounds = kCannyPlanes ? kCannyPlanesMaxRounds : 64;
   /// How the tile rounds' suppression runs: a 32 x 32 tile a block in shared memory
   /// (canny_nms_kernel), or a warp walking down a strip in registers (canny_nms_strip_kernel, the
   /// same map; bench_image_small's "ours-strip" rows time it before it becomes the default).
@@ -53,6 +71,13 @@ struct CannyConfig {
 /// Whether the components' 32-bit labels can index every pixel.
 inline bool canny_components_fit(Index rows, Index cols) {
   return static_cast<unsigned long long>(rows) * static_cast<unsigned long long>(cols) <= 0xffffffffull;
+}
+
+/// Whether the ring nodes (128 a tile of 32 x 32) have 32-bit indices.
+inline bool canny_ring_nodes_fit(Index rows, Index cols) {
+  const unsigned long long tiles = static_cast<unsigned long long>(ceil_div(rows, Index(kCannyTile))) *
+                                   static_cast<unsigned long long>(ceil_div(cols, Index(kCannyTile)));
+  return tiles <= 0xffffffffull / kCannyRingSlots;
 }
 
 /// Blocks of kCannyStreamThreads for `items` items a thread covers 4 of (grid-stride beyond).
@@ -133,6 +158,72 @@ inline bool launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
   return true;
 }
 
+/// The bit-plane design (CannyConfig::Hysteresis::bits), canny_nms_bits_kernel's warps walking
+/// down walk_tiles (1, 2 or 4) tiles; false, as launch_canny_tile_rounds, when max_rounds (0: no
+/// limit) rounds were queued and the last batch still marked tiles: out is then not written.
+/// With ring_union the ring pieces' components finish the hysteresis there instead (true; the
+/// caller makes sure tiles * 128 nodes fit 32-bit indices).
+inline bool launch_canny_bits(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                              int low, int high, int rounds_per_check, int max_rounds, int walk_tiles = kCannyWalkTiles,
+                              bool ring_union = false) {
+  const cudaStream_t s = stream.native();
+  const Index tiles_x = ceil_div(cols, Index(kCannyTile)), tiles_y = ceil_div(rows, Index(kCannyTile));
+  const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * static_cast<std::size_t>(tiles_y);
+  const std::size_t n_words = n_tiles * kCannyTile;
+  // The two planes, the changed flag, then two tile-mark buffers (a round reads one and marks the
+  // other; canny_nms_bits_kernel writes both).
+  const auto ws = Workspace::of<unsigned>(2 * n_words + 1 + ceil_div(2 * n_tiles, sizeof(unsigned)), stream);
+  unsigned* const edge = ws.as<unsigned>();
+  unsigned* const weak = edge + n_words;
+  int* const changed = reinterpret_cast<int*>(weak + n_words);
+  std::uint8_t* dirty[2] = {reinterpret_cast<std::uint8_t*>(changed + 1), reinterpret_cast<std::uint8_t*>(changed + 1) + n_tiles};
+  const auto nms = [&](auto kernel, int walk) {
+    const std::size_t warps = static_cast<std::size_t>(tiles_x) * ceil_div(static_cast<std::size_t>(tiles_y), std::size_t(walk));
+    launch(kernel, dim3(static_cast<unsigned>(ceil_div(warps, std::size_t(kCannyNmsBitsWarps)))), dim3(32 * kCannyNmsBitsWarps),
+           0, s, in, ld, rows, cols, low, high, tiles_x, tiles_y, edge, weak, dirty[0], dirty[1]);
+  };
+  if (walk_tiles == 1) nms(&canny_nms_bits_kernel<1>, 1);
+  else if (walk_tiles == 4) nms(&canny_nms_bits_kernel<4>, 4);
+  else nms(&canny_nms_bits_kernel<2>, 2);
+  const dim3 bits_grid(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_tiles, std::size_t(kCannyBitWarps)), 1u << 20)));
+  int parity = 0, rounds_done = 0;
+  for (int h_changed = 1; h_changed;) {  // as launch_canny_tile_rounds
+    if (max_rounds > 0 && rounds_done >= max_rounds) {
+      if (!ring_union) return false;
+      // The ring pieces' components on the planes as they are (raised pixels are edges).
+      const std::size_t n_nodes = n_tiles * kCannyRingSlots;
+      const auto uf = Workspace::of<unsigned>(n_nodes + ceil_div(n_nodes, sizeof(unsigned)), stream);
+      unsigned* const parent = uf.as<unsigned>();
+      std::uint8_t* const strong = reinterpret_cast<std::uint8_t*>(parent + n_nodes);
+      launch(&canny_ring_pieces_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, static_cast<const unsigned*>(edge),
+             static_cast<const unsigned*>(weak), static_cast<Index>(n_tiles), parent, strong);
+      const unsigned long long border = static_cast<unsigned long long>(tiles_x - 1) * rows +
+                                        static_cast<unsigned long long>(tiles_y - 1) * cols;
+      if (border > 0)
+        launch(&canny_ring_merge_kernel, dim3(canny_stream_blocks(border, 1)), dim3(kCannyStreamThreads), 0, s,
+               static_cast<const unsigned*>(edge), static_cast<const unsigned*>(weak), parent, rows, cols, tiles_x, tiles_y);
+      launch(&canny_ring_strong_kernel, dim3(canny_stream_blocks(n_nodes, 1)), dim3(kCannyStreamThreads), 0, s, parent, strong,
+             static_cast<Index>(n_nodes));
+      launch(&canny_ring_apply_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
+             static_cast<Index>(n_tiles), static_cast<const unsigned*>(parent), static_cast<const std::uint8_t*>(strong));
+      break;
+    }
+    rounds_done += rounds_per_check;
+    for (int round = 0; round < rounds_per_check; ++round, parity ^= 1) {
+      if (round == rounds_per_check - 1) DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
+      launch(&canny_bits_round_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
+             tiles_x, tiles_y, changed, dirty[parity], dirty[parity ^ 1]);
+    }
+    DEVMAT_CUDA_TRY(cudaMemcpyAsync(&h_changed, changed, sizeof(int), cudaMemcpyDeviceToHost, s));
+    DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
+  }
+  const bool vec = cols % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
+  launch(&canny_bits_expand_kernel, dim3(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_words, std::size_t(kCannyExpandThreads)), 1u << 20))),
+         dim3(kCannyExpandThreads), 0, s, static_cast<const unsigned*>(edge), out, rows, cols, tiles_x,
+         static_cast<Index>(n_words), vec);
+  return true;
+}
+
 /// Canny of the rows x cols image at `in` (row stride ld) into the dense `out` (4-byte aligned, as
 /// every pool allocation: the per-pixel kernels move words of 4 pixels), thresholds already
 /// floor()ed. The config's hysteresis (tile rounds by default, the components after max_rounds
@@ -144,6 +235,12 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
   const bool fit = canny_components_fit(rows, cols);
   if (config.hysteresis == CannyConfig::Hysteresis::components && fit) {
     launch_canny_components(stream, in, ld, out, rows, cols, low, high);
+    return;
+  }
+  if (config.hysteresis == CannyConfig::Hysteresis::bits) {
+    if (!launch_canny_bits(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, fit ? config.max_rounds : 0,
+                           config.walk_tiles, config.ring_union && canny_ring_nodes_fit(rows, cols)))
+      launch_canny_components(stream, in, ld, out, rows, cols, low, high);  // writes every pixel of out
     return;
   }
   if (!launch_canny_tile_rounds(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, config.fill,

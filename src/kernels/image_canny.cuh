@@ -384,6 +384,241 @@ canny_finish_kernel(std::uint8_t* map, Index n) {
   if (first < n % 4 && map[n_words * 4 + first] == kCannyWeak) map[n_words * 4 + first] = 0;
 }
 
+// ------------------------------------------------------------------ bit planes
+// The bit-plane design (CannyConfig::Hysteresis::bits): the suppression writes no byte map but
+// two bit planes, a 32-bit word per row of each 32 x 32 tile (tile t = tile_y * tiles_x + tile_x,
+// word t * 32 + r is its row r, bit j its column j): `edge` (class kCannyEdge, then raised) and
+// `weak` (class kCannyWeak, not raised). canny_nms_bits_kernel suppresses by a warp walking down
+// a column of tiles in registers (canny_nms_strip_kernel's walk, 32 output columns a warp: lanes
+// 0 and 31 also take the gradients of the columns just outside the tile), holds each tile as
+// masks (lane r row r, by ballots), fills it on its own (its edges raise its weak runs, as
+// canny_hysteresis_bits_kernel's fill without a halo) and marks it for the first round when weak
+// pixels remain on its outer ring (only those can be raised from outside). The rounds
+// (canny_bits_round_kernel) read 256 bytes a tile and its neighbours' border words instead of
+// 1088 bytes of map; canny_bits_expand_kernel writes 0 / 255 from the edge plane once, so the
+// byte map is written once and never read (and canny_finish_kernel is not needed).
+
+constexpr int kCannyNmsBitsWarps = 8;      // warps (tile columns) a block of canny_nms_bits_kernel
+constexpr int kCannyNmsBitsMinBlocks = 4;  // blocks an SM: 64 registers a thread (no spills with the row loop not unrolled)
+constexpr int kCannyExpandThreads = 256;   // canny_bits_expand_kernel: a row word of a tile a thread
+
+/// Four bits (n < 16) as four bytes, 0xff per set bit (bit b -> byte b). The shifts 0, 7, 14, 21
+/// put bit b of n at bit 8 b without overlapping, so the product has no carries.
+__device__ __forceinline__ unsigned canny_nibble_bytes(unsigned n) { return ((n * 0x00204081u) & 0x01010101u) * 0xffu; }
+
+/// Suppression into bit planes, a tile filled on its own. Warp w of block b takes tile column
+/// tile_x = g % tiles_x and tiles tile_y = (g / tiles_x) * kTiles + k (k < kTiles, those in
+/// the image; the walk re-reads 4 rows at its start), g = b * kCannyNmsBitsWarps + w. Lane l is column
+/// x0 + l. Per row the warp loads its 32 pixels and lanes 0 .. 3 the 4 halo columns x0 - 2,
+/// x0 - 1, x0 + 32, x0 + 33 (borders replicated); lane 0 keeps the gradient of column x0 - 1 and
+/// lane 31 that of column x0 + 32 beside their own (the magnitudes the tile's first and last
+/// columns compare with). Writes, for every tile it takes: edge and weak (32 words each; bits
+/// outside the image 0), dirty0[t] = 1 when a weak pixel is left on the tile's outer ring (else
+/// 0), dirty1[t] = 0.
+template <int kTiles>
+__global__ void __launch_bounds__(32 * kCannyNmsBitsWarps, kCannyNmsBitsMinBlocks)
+canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows, Index cols, int low, int high, Index tiles_x,
+                      Index tiles_y, unsigned* __restrict__ edge_bits, unsigned* __restrict__ weak_bits,
+                      std::uint8_t* __restrict__ dirty0, std::uint8_t* __restrict__ dirty1) {
+  constexpr unsigned kAll = 0xffffffffu;
+  constexpr int kShift = 15;
+  constexpr int kTg22 = 13573;  // as canny_tile_classes
+  const int lane = threadIdx.x & 31;
+  const Index g = static_cast<Index>(blockIdx.x) * kCannyNmsBitsWarps + threadIdx.x / 32;
+  const Index tile_x = g % tiles_x, seg = g / tiles_x;
+  const Index tile_y0 = seg * kTiles;
+  if (tile_y0 >= tiles_y) return;  // the whole warp
+  const Index x0 = tile_x * kCannyTile, x = x0 + lane;
+  // Lanes 0 .. 3 load the halo columns x0 - 2, x0 - 1, x0 + 32, x0 + 33; the others repeat them.
+  const Index xe = x0 + ((lane & 3) < 2 ? (lane & 3) - 2 : kCannyTile + (lane & 3) - 2);
+  const std::uint8_t* const col = in + canny_clamp(x, cols);
+  const std::uint8_t* const col_e = in + canny_clamp(xe, cols);
+  const bool x_in = x < cols;
+  // The halo column this lane keeps (lane 0: x0 - 1, lane 31: x0 + 32; others unused).
+  const bool h_in = lane == 0 ? x0 > 0 : x0 + kCannyTile < cols;
+  const Index y0 = tile_y0 * kCannyTile;
+  const Index y_walk = y0 + static_cast<Index>(kTiles) * kCannyTile;
+  const Index y_end = y_walk < rows ? y_walk : rows;  // rows output
+  // Rows of horizontal sums and differences ([0] two rows up, [1] one up), own and halo column.
+  int hs0 = 0, hs1 = 0, hd0 = 0, hd1 = 0, hs0h = 0, hs1h = 0, hd0h = 0, hd1h = 0;
+  // Magnitudes (left, centre, right) of the row above (u) and at (c) the row to suppress, and
+  // the gradient at c.
+  int ul = 0, uc = 0, ur = 0, cl = 0, cc = 0, cr = 0, gx = 0, gy = 0;
+  int p_next = col[canny_clamp(y0 - 2, rows) * ld], e_next = col_e[canny_clamp(y0 - 2, rows) * ld];
+  // One row: loads pixel row yl (a row ahead), takes the gradient of row yl - 1 (when yl >= y0)
+  // and, when yl >= y0 + 2, suppresses row yl - 2: returns its masks (bit l: column x0 + l).
+  const auto step = [&](Index yl, unsigned& w_mask, unsigned& e_mask) {
+    const int p = p_next, e = e_next;
+    p_next = col[canny_clamp(yl + 1, rows) * ld];  // row rows (clamped) past the end: harmless
+    e_next = col_e[canny_clamp(yl + 1, rows) * ld];
+    const int eb = __shfl_sync(kAll, e, lane == 0 ? 1 : 2);  // lane 0: x0 - 1; else x0 + 32
+    const int ea = __shfl_sync(kAll, e, lane == 0 ? 0 : 3);  // lane 0: x0 - 2; else x0 + 33
+    int pl = __shfl_up_sync(kAll, p, 1), pr = __shfl_down_sync(kAll, p, 1);
+    if (lane == 0) pl = eb;
+    if (lane == 31) pr = eb;
+    const int hs = pl + 2 * p + pr, hd = pr - pl;
+    // The halo column: lane 0 (x0 - 2, x0 - 1, x0) = (ea, eb, p); lane 31 (x0 + 31, .., + 33) = (p, eb, ea).
+    const int hsh = ea + 2 * eb + p, hdh = lane == 0 ? p - ea : ea - p;
+    w_mask = e_mask = 0;
+    if (yl >= y0) {
+      const Index ym = yl - 1;
+      const bool y_in = ym >= 0 && ym < rows;
+      const int dx = hd0 + 2 * hd1 + hd, dy = hs - hs0;
+      const int dxh = hd0h + 2 * hd1h + hdh, dyh = hsh - hs0h;
+      const int m = x_in && y_in ? ::abs(dx) + ::abs(dy) : 0;
+      const int mh = h_in && y_in ? ::abs(dxh) + ::abs(dyh) : 0;
+      int ml = __shfl_up_sync(kAll, m, 1), mr = __shfl_down_sync(kAll, m, 1);
+      if (lane == 0) ml = mh;
+      if (lane == 31) mr = mh;
+      if (yl >= y0 + 2) {  // suppress row yo = yl - 2: u (yo - 1), c (yo), d = (ml, m, mr) (yo + 1)
+        bool peak = false;
+        if (x_in && yl - 2 < rows && cc > low) {
+          const int ax = ::abs(gx), ay = ::abs(gy) << kShift;
+          const int tg22x = ax * kTg22, tg67x = tg22x + (ax << (kShift + 1));
+          const bool diag = ay >= tg22x && ay <= tg67x;
+          int a, b;  // the two neighbours across the gradient
+          if (ay < tg22x) a = cl, b = cr;
+          else if (ay > tg67x) a = uc, b = m;
+          else if ((gx ^ gy) < 0) a = ur, b = ml;
+          else a = ul, b = mr;
+          peak = cc > a && (diag ? cc > b : cc >= b);
+        }
+        w_mask = __ballot_sync(kAll, peak && cc <= high);
+        e_mask = __ballot_sync(kAll, peak && cc > high);
+      }
+      ul = cl, uc = cc, ur = cr;
+      cl = ml, cc = m, cr = mr;
+      gx = dx, gy = dy;
+    }
+    hs0 = hs1, hs1 = hs, hd0 = hd1, hd1 = hd;
+    hs0h = hs1h, hs1h = hsh, hd0h = hd1h, hd1h = hdh;
+  };
+  unsigned w_mask, e_mask;
+  for (Index yl = y0 - 2; yl < y0 + 2; ++yl) step(yl, w_mask, e_mask);  // the first gradients
+  for (Index tile_y = tile_y0, ys = y0; ys < y_end; ++tile_y, ys += kCannyTile) {
+    unsigned weak = 0, edge = 0;  // lane r: row r of the tile
+#pragma unroll 1
+    for (int r = 0; r < kCannyTile; ++r) {
+      step(ys + r + 2, w_mask, e_mask);  // suppresses row ys + r
+      if (lane == r) weak = w_mask, edge = e_mask;
+    }
+    // The tile's own fill (no halo): edges raise the weak runs they touch, 8-connected.
+    const unsigned cand = weak | edge;
+    for (;;) {
+      unsigned up = __shfl_up_sync(kAll, edge, 1), down = __shfl_down_sync(kAll, edge, 1);
+      if (lane == 0) up = 0;
+      if (lane == 31) down = 0;
+      const unsigned near = up | down | edge;
+      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1)), cand);
+      const bool grew = next != edge;
+      edge = next;
+      if (!__any_sync(kAll, grew)) break;
+    }
+    weak = cand & ~edge;
+    const Index t = tile_y * tiles_x + tile_x;
+    edge_bits[t * kCannyTile + lane] = edge;
+    weak_bits[t * kCannyTile + lane] = weak;
+    const bool ring = __any_sync(kAll, (weak & 0x80000001u) != 0 || ((lane == 0 || lane == 31) && weak != 0));
+    if (lane == 0) {
+      dirty0[t] = ring ? 1 : 0;
+      dirty1[t] = 0;
+    }
+  }
+}
+
+/// One round of hysteresis on the bit planes, as canny_hysteresis_bits_kernel's (same marks and
+/// contract: a warp a marked tile, its fill with the neighbours' edges as a halo, a raise on the
+/// outer ring marks the 8 neighbours in dirty_out and sets *changed). The tile's halo comes from
+/// the neighbours' words: row 31 of the tile above, row 0 of the one below, bit 31 / bit 0 of the
+/// left / right tiles' rows. A neighbour's word may be rewritten meanwhile (only by ORing raised
+/// bits): either value is a valid halo, and a neighbour that raises its ring marks this tile.
+__global__ void __launch_bounds__(32 * kCannyBitWarps)
+canny_bits_round_kernel(unsigned* edge_bits, const unsigned* __restrict__ weak_bits, Index tiles_x, Index tiles_y,
+                        int* changed, std::uint8_t* __restrict__ dirty_in, std::uint8_t* __restrict__ dirty_out) {
+  const int lane = threadIdx.x & 31;
+  const Index n_tiles = tiles_x * tiles_y;
+  const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
+  for (Index tile = static_cast<Index>(blockIdx.x) * kCannyBitWarps + threadIdx.x / 32; tile < n_tiles; tile += warps) {
+    int mark = 0;
+    if (lane == 0) {
+      mark = dirty_in[tile];
+      if (mark) dirty_in[tile] = 0;
+    }
+    if (!__shfl_sync(kCannyFullMask, mark, 0)) continue;
+    const Index tile_y = tile / tiles_x, tile_x = tile - tile_y * tiles_x;
+    // The word of row r of tile (ty, tx), 0 outside the image (read through L2: neighbours'
+    // raises of this round, when already there, speed the fill up).
+    const auto word = [&](Index ty, Index tx, int r) -> unsigned {
+      return ty >= 0 && ty < tiles_y && tx >= 0 && tx < tiles_x ? __ldcg(edge_bits + (ty * tiles_x + tx) * kCannyTile + r) : 0u;
+    };
+    unsigned edge = __ldcg(edge_bits + tile * kCannyTile + lane);
+    const unsigned cand = weak_bits[tile * kCannyTile + lane] | edge, edge0 = edge;
+    const unsigned above = word(tile_y - 1, tile_x, kCannyTile - 1), below = word(tile_y + 1, tile_x, 0);
+    const unsigned left = word(tile_y, tile_x - 1, lane) >> 31, right = word(tile_y, tile_x + 1, lane) & 1u;
+    unsigned left_up = __shfl_up_sync(kCannyFullMask, left, 1), right_up = __shfl_up_sync(kCannyFullMask, right, 1);
+    unsigned left_down = __shfl_down_sync(kCannyFullMask, left, 1), right_down = __shfl_down_sync(kCannyFullMask, right, 1);
+    if (lane == 0) {
+      left_up = word(tile_y - 1, tile_x - 1, kCannyTile - 1) >> 31;
+      right_up = word(tile_y - 1, tile_x + 1, kCannyTile - 1) & 1u;
+    }
+    if (lane == 31) {
+      left_down = word(tile_y + 1, tile_x - 1, 0) >> 31;
+      right_down = word(tile_y + 1, tile_x + 1, 0) & 1u;
+    }
+    const unsigned side = ((left | left_up | left_down) ? 1u : 0u) | ((right | right_up | right_down) ? 0x80000000u : 0u);
+    for (;;) {
+      unsigned up = __shfl_up_sync(kCannyFullMask, edge, 1), down = __shfl_down_sync(kCannyFullMask, edge, 1);
+      if (lane == 0) up = above;
+      if (lane == 31) down = below;
+      const unsigned near = up | down | edge;
+      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1) | side), cand);
+      const bool grew = next != edge;
+      edge = next;
+      if (!__any_sync(kCannyFullMask, grew)) break;
+    }
+    const unsigned raised = edge & ~edge0;
+    if (!__any_sync(kCannyFullMask, raised != 0)) continue;
+    if (raised) edge_bits[tile * kCannyTile + lane] = edge;
+    const bool ring = __any_sync(kCannyFullMask, (raised & 0x80000001u) != 0 || ((lane == 0 || lane == 31) && raised != 0));
+    if (ring && lane == 0) atomicExch(changed, 1);
+    if (ring && lane < 9 && lane != 4) {  // the 8 neighbours
+      const Index ny = tile_y + lane / 3 - 1, nx = tile_x + lane % 3 - 1;
+      if (ny >= 0 && ny < tiles_y && nx >= 0 && nx < tiles_x) dirty_out[ny * tiles_x + nx] = 1;
+    }
+  }
+}
+
+/// The edges from the edge plane: out(y, x) = 255 where the bit is set, else 0 (out dense, rows x
+/// cols). Item e is word e of the plane (row r = e % 32 of tile t = e / 32; rows past the image
+/// skipped): its up to 32 bytes, as 16-byte stores when `vec` (the launcher's promise: cols a
+/// multiple of 16 and out 16-byte aligned, so every row segment of a tile is too; the last tile
+/// of a row may hold 16 columns), else byte by byte up to cols. A lane a row: its bytes are whole
+/// 32-byte sectors, and the plane is read in order.
+__global__ void __launch_bounds__(kCannyExpandThreads)
+canny_bits_expand_kernel(const unsigned* __restrict__ edge_bits, std::uint8_t* __restrict__ out, Index rows, Index cols,
+                         Index tiles_x, Index n_words, bool vec) {
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n_words; e += stride) {
+    const Index t = e / kCannyTile, tile_y = t / tiles_x, tx = t - tile_y * tiles_x;
+    const Index y = tile_y * kCannyTile + e % kCannyTile;
+    if (y >= rows) continue;
+    const unsigned w = edge_bits[e];
+    const Index left = cols - tx * kCannyTile;  // columns of the row from the tile's first
+    const int n_x = left < kCannyTile ? static_cast<int>(left) : kCannyTile;
+    std::uint8_t* const dst = out + y * cols + tx * kCannyTile;
+    if (vec) {
+      uint4* const d = reinterpret_cast<uint4*>(dst);
+      d[0] = make_uint4(canny_nibble_bytes(w & 15u), canny_nibble_bytes((w >> 4) & 15u), canny_nibble_bytes((w >> 8) & 15u),
+                        canny_nibble_bytes((w >> 12) & 15u));
+      if (n_x > 16)
+        d[1] = make_uint4(canny_nibble_bytes((w >> 16) & 15u), canny_nibble_bytes((w >> 20) & 15u),
+                          canny_nibble_bytes((w >> 24) & 15u), canny_nibble_bytes(w >> 28));
+    } else {
+      for (int j = 0; j < n_x; ++j) dst[j] = (w >> j) & 1u ? kCannyEdge : std::uint8_t(0);
+    }
+  }
+}
+
 // ------------------------------------------------------------------ connected components
 
 /// The root of i in a forest whose parents only decrease (parent[x] <= x, roots parent[x] == x).
@@ -583,6 +818,170 @@ canny_edges_kernel(std::uint8_t* map, const unsigned* __restrict__ lab, Index n)
     } else {
       for (Index p = e; p < n; ++p) map[p] = map[p] ? static_cast<std::uint8_t>(edge(p)) : std::uint8_t(0);
     }
+  }
+}
+
+// ------------------------------------------------------------------ bit planes: union-find
+// A bound on the rounds' cost (a weak chain through every tile takes a round a tile it crosses):
+// components of the tiles' ring pieces. Only a piece (8-connected candidates of a tile) that
+// touches the tile's outer ring can join pixels of other tiles; the others were settled by
+// canny_nms_bits_kernel's own fill. Each ring pixel is a node, tile * 128 + its slot (row 0:
+// slot = column; row 31: 32 + column; column 0, rows 1 .. 30: 64 + row; column 31, rows 1 ..
+// 30: 96 + row; slots 64, 95, 96, 127 unused). canny_ring_pieces_kernel points every ring node
+// at its piece's smallest node and flags the nodes of pieces holding an edge;
+// canny_ring_merge_kernel joins ring nodes 8-adjacent across tile borders (canny_unite, parents
+// only decrease); canny_ring_strong_kernel marks the root of every flagged node;
+// canny_ring_apply_kernel raises, tile by tile, the pieces whose root is marked. Four kernels
+// whatever the chains' lengths.
+constexpr int kCannyRingSlots = 128;
+
+/// The ring slot of pixel (r, c) of a tile (on its outer ring).
+__device__ __forceinline__ unsigned canny_ring_slot(int r, int c) {
+  return r == 0 ? c : r == kCannyTile - 1 ? 32 + c : c == 0 ? 64 + r : 96 + r;
+}
+
+/// The candidates (weak or edge) of `tile`, lane r row r.
+__device__ __forceinline__ unsigned canny_cand_row(const unsigned* edge_bits, const unsigned* weak_bits, Index tile, int lane) {
+  return edge_bits[tile * kCannyTile + lane] | weak_bits[tile * kCannyTile + lane];
+}
+
+/// The pieces of candidates of a tile grown from `seed` inside `cand` (lane r row r, no halo).
+__device__ __forceinline__ unsigned canny_tile_fill(unsigned seed, unsigned cand) {
+  const int lane = threadIdx.x & 31;
+  unsigned got = seed;
+  for (;;) {
+    unsigned up = __shfl_up_sync(kCannyFullMask, got, 1), down = __shfl_down_sync(kCannyFullMask, got, 1);
+    if (lane == 0) up = 0;
+    if (lane == 31) down = 0;
+    const unsigned near = up | down | got;
+    const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1)), cand);
+    const bool grew = next != got;
+    got = next;
+    if (!__any_sync(kCannyFullMask, grew)) break;
+  }
+  return got;
+}
+
+/// A warp a tile: every ring node gets parent = its piece's smallest node (itself when not a
+/// candidate) and strong = whether its piece holds an edge pixel (written for every node).
+__global__ void __launch_bounds__(32 * kCannyBitWarps)
+canny_ring_pieces_kernel(const unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, Index n_tiles,
+                         unsigned* __restrict__ parent, std::uint8_t* __restrict__ strong) {
+  const int lane = threadIdx.x & 31;
+  const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
+  constexpr unsigned kInner = 0x7ffffffeu;  // rows 1 .. 30
+  for (Index tile = static_cast<Index>(blockIdx.x) * kCannyBitWarps + threadIdx.x / 32; tile < n_tiles; tile += warps) {
+    const unsigned edge = edge_bits[tile * kCannyTile + lane];
+    const unsigned cand = edge | weak_bits[tile * kCannyTile + lane];
+    const unsigned base = static_cast<unsigned>(tile) * kCannyRingSlots;
+    // Lane l's slots: l (row 0), 32 + l (row 31), 64 + l (column 0), 96 + l (column 31).
+    unsigned rep[4] = {base + lane, base + 32 + lane, base + 64 + lane, base + 96 + lane};
+    bool strong_slot[4] = {false, false, false, false};
+    // The ring candidates not yet in a piece (lane r: row r's ring bits).
+    unsigned ring = cand & ((lane == 0 || lane == 31) ? 0xffffffffu : 0x80000001u);
+    while (__any_sync(kCannyFullMask, ring != 0)) {
+      const int first = __ffs(__ballot_sync(kCannyFullMask, ring != 0)) - 1;
+      const unsigned seed_row = __shfl_sync(kCannyFullMask, ring, first);
+      const unsigned seed = lane == first ? seed_row & (0u - seed_row) : 0u;  // its lowest bit
+      const unsigned piece = canny_tile_fill(seed, cand);
+      ring &= ~piece;
+      const unsigned top = __shfl_sync(kCannyFullMask, piece, 0), bottom = __shfl_sync(kCannyFullMask, piece, 31);
+      const unsigned left = __ballot_sync(kCannyFullMask, piece & 1u) & kInner;
+      const unsigned right = __ballot_sync(kCannyFullMask, (piece >> 31) & 1u) & kInner;
+      const unsigned low = top ? __ffs(top) - 1
+                           : bottom ? 32 + __ffs(bottom) - 1
+                           : left   ? 64 + __ffs(left) - 1
+                                    : 96 + __ffs(right) - 1;  // the piece's smallest slot
+      const bool is_strong = __any_sync(kCannyFullMask, (piece & edge) != 0);
+      const bool in[4] = {((top >> lane) & 1u) != 0, ((bottom >> lane) & 1u) != 0, ((left >> lane) & 1u) != 0,
+                          ((right >> lane) & 1u) != 0};
+#pragma unroll
+      for (int k = 0; k < 4; ++k)
+        if (in[k]) rep[k] = base + low, strong_slot[k] = is_strong;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      parent[base + 32 * k + lane] = rep[k];
+      strong[base + 32 * k + lane] = strong_slot[k] ? 1 : 0;
+    }
+  }
+}
+
+/// Joins the ring nodes 8-adjacent across tile borders, canny_merge_kernel's items: a pixel p on a
+/// tile's first column (x = 32 k, k >= 1; the first (tiles_x - 1) * rows items) with its candidate
+/// neighbours in the column before, or on a tile's first row (y = 32 k, k >= 1) with those in the
+/// row above.
+__global__ void __launch_bounds__(kCannyStreamThreads)
+canny_ring_merge_kernel(const unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, unsigned* parent,
+                        Index rows, Index cols, Index tiles_x, Index tiles_y) {
+  const Index n_down = (tiles_x - 1) * rows;
+  const Index n = n_down + (tiles_y - 1) * cols;
+  const auto find = [parent](unsigned i) { return canny_find(parent, i); };
+  const auto node = [&](Index y, Index x, bool& is_cand) -> unsigned {  // (y, x) on a tile's ring
+    const Index ty = y / kCannyTile, tx = x / kCannyTile, t = ty * tiles_x + tx;
+    const int r = static_cast<int>(y - ty * kCannyTile), c = static_cast<int>(x - tx * kCannyTile);
+    is_cand = (((edge_bits[t * kCannyTile + r] | weak_bits[t * kCannyTile + r]) >> c) & 1u) != 0;
+    return static_cast<unsigned>(t) * kCannyRingSlots + canny_ring_slot(r, c);
+  };
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const bool down = e < n_down;
+    const Index f = down ? e : e - n_down;
+    const Index y = down ? f % rows : (f / cols + 1) * kCannyTile;
+    const Index x = down ? (f / rows + 1) * kCannyTile : f % cols;
+    bool p_cand;
+    const unsigned p = node(y, x, p_cand);
+    if (!p_cand) continue;
+#pragma unroll
+    for (int k = -1; k <= 1; ++k) {
+      const Index qy = down ? y + k : y - 1, qx = down ? x - 1 : x + k;
+      if (qy < 0 || qy >= rows || qx < 0 || qx >= cols) continue;
+      bool q_cand;
+      const unsigned q = node(qy, qx, q_cand);
+      if (q_cand) canny_unite(parent, p, q, find);
+    }
+  }
+}
+
+/// Marks the root of every node flagged strong (strong[root] = 2: a value apart from the pieces'
+/// flags, which other threads read meanwhile), compressing its path. n = n_tiles * 128.
+__global__ void __launch_bounds__(kCannyStreamThreads)
+canny_ring_strong_kernel(unsigned* parent, std::uint8_t* strong, Index n) {
+  const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
+    const unsigned root = canny_find(parent, static_cast<unsigned>(e));
+    if (strong[e] == 1) strong[root] = 2;
+  }
+}
+
+/// A warp a tile: its ring pixels whose root is marked (2) seed a fill of the tile's candidates;
+/// the edge plane gets the filled pieces (with its own edges).
+__global__ void __launch_bounds__(32 * kCannyBitWarps)
+canny_ring_apply_kernel(unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, Index n_tiles,
+                        const unsigned* __restrict__ parent, const std::uint8_t* __restrict__ strong) {
+  const int lane = threadIdx.x & 31;
+  const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
+  const auto marked = [&](unsigned s) {
+    unsigned root = s;
+    for (unsigned p; (p = parent[root]) != root;) root = p;
+    return strong[root] == 2;
+  };
+  for (Index tile = static_cast<Index>(blockIdx.x) * kCannyBitWarps + threadIdx.x / 32; tile < n_tiles; tile += warps) {
+    const unsigned edge = edge_bits[tile * kCannyTile + lane];
+    const unsigned weak = weak_bits[tile * kCannyTile + lane];
+    const unsigned cand = edge | weak;
+    const unsigned base = static_cast<unsigned>(tile) * kCannyRingSlots;
+    // Lane l tests its slots: (0, l), (31, l), (l, 0), (l, 31); seeds by ballots, lane r row r.
+    const unsigned row0 = __shfl_sync(kCannyFullMask, weak, 0), row31 = __shfl_sync(kCannyFullMask, weak, 31);
+    const bool t0 = ((row0 >> lane) & 1u) && marked(base + lane);
+    const bool t31 = ((row31 >> lane) & 1u) && marked(base + 32 + lane);
+    const bool c0 = lane > 0 && lane < 31 && (weak & 1u) && marked(base + 64 + lane);
+    const bool c31 = lane > 0 && lane < 31 && (weak >> 31) && marked(base + 96 + lane);
+    const unsigned b0 = __ballot_sync(kCannyFullMask, t0), b31 = __ballot_sync(kCannyFullMask, t31);
+    const unsigned seed = (lane == 0 ? b0 : 0u) | (lane == 31 ? b31 : 0u) | (c0 ? 1u : 0u) | (c31 ? 0x80000000u : 0u);
+    if (!__any_sync(kCannyFullMask, seed != 0)) continue;
+    const unsigned filled = canny_tile_fill(seed | edge, cand);
+    if (filled != edge) edge_bits[tile * kCannyTile + lane] = filled;
   }
 }
 

@@ -5,8 +5,8 @@
 // across many tiles, serpentines and spirals of weak edges with one strong end (the worst case
 // for tile-local fills), odd shapes, regions of interest, thresholds 0, equal and fractional;
 // both hysteresis designs (tile rounds, canny's, with either tile fill; connected components,
-// forced); the tile rounds after the strip suppression (canny_nms_strip_kernel); errors before
-// launch.
+// forced); the tile rounds after the strip suppression (canny_nms_strip_kernel); the rounds on
+// bit planes (each suppression walk) and their ring pieces' components; errors before launch.
 #include "support/canny_ref.hpp"
 #include "support/image_canny.hpp"
 #include "support/opencv.hpp"
@@ -87,6 +87,21 @@ void check_canny(const H8& h, double low, double high) {
   Index bad_strip = 0;
   for (Index e = 0; e < strip.size(); ++e) bad_strip += strip.data()[e] != want.data()[e];
   CHECK(bad_strip == 0);
+  // The rounds on bit planes (bench_image_small's "ours-planes*"), each walk of the suppression.
+  for (int walk : {1, 2, 4}) {
+    CAPTURE(walk);
+    poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+    const H8 planes = to_eigen(canny_forced_planes(img, low, high, 4, 0, walk));
+    Index bad_planes = 0;
+    for (Index e = 0; e < planes.size(); ++e) bad_planes += planes.data()[e] != want.data()[e];
+    CHECK(bad_planes == 0);
+  }
+  // The bit planes giving up after one round for the ring pieces' components.
+  poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+  const H8 rings = to_eigen(canny_forced_planes(img, low, high, 1, 1, 2, true));
+  Index bad_rings = 0;
+  for (Index e = 0; e < rings.size(); ++e) bad_rings += rings.data()[e] != want.data()[e];
+  CHECK(bad_rings == 0);
   CHECK(to_eigen(img) == h);
 }
 
@@ -132,6 +147,10 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
       CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds)) == want);
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
       CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds, true)) == want);  // strip suppression
+      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+      CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds)) == want);  // bit planes
+      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+      CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds, 2, true)) == want);  // then ring pieces
     }
     if (rounds)
       for (bool bit_fill : {true, false})
@@ -140,6 +159,12 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
           poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
           CHECK(to_eigen(canny_forced(img, low, high, false, per_check, bit_fill)) == want);
         }
+    if (rounds)
+      for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
+        CAPTURE(per_check);
+        poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+        CHECK(to_eigen(canny_forced_planes(img, low, high, per_check, 0, per_check == 1 ? 1 : 4)) == want);
+      }
     CHECK(to_eigen(img) == h);
   };
   // Under compute-sanitizer the tile rounds (hundreds of launches on a serpentine) only on the

@@ -15,4 +15,12 @@ namespace devmat::test {
 DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& img, double low, double high, bool components,
                                         int rounds_per_check = 4, bool bit_fill = true, int max_rounds = 0,
                                         bool strip_nms = false);
+/// canny(img, low, high) by the tile rounds on bit planes (CannyConfig::Hysteresis::bits):
+/// canny_nms_bits_kernel's warps walking down walk_tiles (1, 2 or 4) tiles, `rounds_per_check`
+/// rounds between two reads of the flag, to the end (max_rounds 0) or giving up for the
+/// components after max_rounds rounds (ring_union: the ring pieces' components on the planes
+/// instead of the pixel components). img not empty.
+DeviceMatrix<std::uint8_t> canny_forced_planes(const MatrixView<const std::uint8_t>& img, double low, double high,
+                                               int rounds_per_check = 4, int max_rounds = 0, int walk_tiles = 2,
+                                               bool ring_union = false);
 }  // namespace devmat::test
