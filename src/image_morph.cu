@@ -41,7 +41,7 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
-  if (morph_small(ksize_rows, ksize_cols)) {
+  if (std::is_same_v<T, float> ? morph_small_f32(ksize_rows, ksize_cols) : morph_small(ksize_rows, ksize_cols)) {
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);

@@ -26,8 +26,10 @@ constexpr int kCannyWalkTiles = 2;
 /// 64 rounds); true, the rounds on bit planes (Hysteresis::bits) finishing past
 /// kCannyPlanesMaxRounds by the ring pieces' components (ring_union): bench_image_small's
 /// "ours-planes-ring-m8" rows. Flip it once the H200 shows those rows above "ours".
-constexpr bool kCannyPlanes = false;
-constexpr int kCannyPlanesMaxRounds = 8;  // the default's max_rounds under kCannyPlanes ("-ring-m<N>")
+// Run U2a (H200, 4096^2, of NPP): canny_5_15 1.39 (byte map 0.81), the snake 0.85 with 4 rounds
+// before the ring components (8: 0.76, 16: 0.62; the byte map 0.12).
+constexpr bool kCannyPlanes = true;
+constexpr int kCannyPlanesMaxRounds = 4;  // the default's max_rounds under kCannyPlanes ("-ring-m<N>")
 
 /// How canny's hysteresis runs: by connected components (a fixed number of kernels, no wait), or
 /// in tile rounds, `rounds_per_check` queued between two reads of the flag (each read waits for

@@ -42,7 +42,7 @@ void launch_geom_map(cudaStream_t s, T* out, Index rows, Index cols, const F& f)
 /// Whether resize's INTER_AREA shrink at a non-half factor takes resize_area_tab_kernel (the
 /// footprints once a block, in shared memory) rather than geom_map_kernel over ResizeArea (two
 /// footprints a pixel). Identical results; bench_image_ops times both ("ours-tab").
-inline constexpr bool kResizeAreaTable = false;
+inline constexpr bool kResizeAreaTable = true;  // run U2a: 4096 -> 1365 1.13 of NPP (per-pixel footprints 0.82)
 
 /// out (rows x cols, dense) = the INTER_AREA shrink `f`, on `s`: resize_area_tab_kernel with
 /// `table`, else geom_map_kernel (the same grid).
@@ -57,7 +57,7 @@ void launch_resize_area(cudaStream_t s, T* out, Index rows, Index cols, const Re
 
 /// Whether resize to exactly half size reads its f32 source cache-streaming (resize_half_kernel's
 /// kStreamLoads: a 4096^2 f32 source is larger than L2). bench_image_ops times both ("ours-cs").
-inline constexpr bool kResizeHalfStreamF32 = false;
+inline constexpr bool kResizeHalfStreamF32 = true;  // run U2a: f32 4096 -> 2048 1.11 of NPP (cached loads 1.06)
 
 /// out (rows x cols, dense) = the 2x2 means of src (2 rows x 2 cols, row stride ld)
 /// (resize_half_kernel: area or linear resize to exactly half size), on `s`; stream_loads: the

@@ -106,8 +106,10 @@ inline bool morph_stream_fits(int kr, int kc) { return kr >= 1 && kc >= 1 && kr 
 /// Whether erode/dilate take morph_stream_kernel for a T image and a kr x kc element (after the
 /// fused 3/5 kernels and the 1 x 1 copy, before the one-kernel tile). THE SWITCH: false keeps
 /// the tile, the measured default until the stream kernel's rows ("ours-stream*" in
-/// bench_image_neigh) beat it on the device; flip kMorphStreamF32 / kMorphStreamU8 then.
-inline constexpr bool kMorphStreamF32 = false;
+/// bench_image_neigh) beat it on the device. Run U2a (H200, 4096^2, Mpix/s): float 15x15 1.86e5
+/// against the tile's 1.22e5, 31x31 1.43e5 against 0.83e5 (7x7 1.68e5 against 1.24e5, but the
+/// fused kernel's 1.97e5 takes 7x7 and 9x9); u8 2.0-2.1e5 against the tile's 3.5-4.0e5: off.
+inline constexpr bool kMorphStreamF32 = true;
 inline constexpr bool kMorphStreamU8 = false;
 /// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
 /// else the best "ours-stream-s<rows>" row of bench_image_neigh.
@@ -165,9 +167,9 @@ inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 
 
 /// Whether launch_morph_small has a kernel for a float kr x kc element: morph_small's, and the
 /// squares 7 x 7 and 9 x 9 (morph_f32_small_kernel loads 4 pixels either side of its 4: sides up
-/// to 9). Not erode/dilate's choice for 7 and 9 yet: bench_image_neigh times them as
-/// "ours-small-r<R>" beside the tile (morph_tile_kernel ran f32 7x7 at a third of the fused 3x3's
-/// rate in run T3, its serial runtime-k block minima keeping few warps busy).
+/// to 9). erode/dilate's choice for float 7 x 7 and 9 x 9: run U1 (H200) timed 7x7 at 1.97e5
+/// Mpix/s with 8 rows a thread ("ours-r8"), against 1.24e5 for morph_tile_kernel and (run U2a)
+/// 1.68e5 for morph_stream_kernel.
 inline bool morph_small_f32(int kr, int kc) { return morph_small(kr, kc) || (kr == kc && (kr == 7 || kr == 9)); }
 
 /// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3

@@ -60,14 +60,15 @@ struct BoxU8Config {
 /// Output rows a thread of box_u8_vec16_kernel as the default for sides 3 and 5 (4, 8 or 16),
 /// 0: the defaults below; kBoxU8Vec16MinBlocks its kMinBlocks (1 or 6). bench_image_small times
 /// them as "ours-vec16-r4/r8/r16" (1) and "ours-vec16m6-r8/r16" (6).
-inline constexpr int kBoxU8Vec16Rows = 0;
+inline constexpr int kBoxU8Vec16Rows = 4;  // run U2a: 3x3 1.11, 5x5 1.39 of NPP (the sliding kernel 0.72, 0.90)
 inline constexpr int kBoxU8Vec16MinBlocks = 1;
 
 /// Whether launch_box_u8_small has a kernel for a normalised kr x kc box.
 inline bool box_u8_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
 
-/// The default: H200, 4096^2 (run S3, NPP = 1): 3 rows the 4-pixel kernel with 8 rows a thread
-/// (0.724; the sliding kernel 0.705), 5 rows the sliding kernel with 8 (0.935, against 0.781).
+/// The default: box_u8_vec16_kernel where kBoxU8Vec16Rows is set; else (run S3, H200, 4096^2, NPP
+/// = 1) 3 rows the 4-pixel kernel with 8 rows a thread (0.724; the sliding kernel 0.705), 5 rows
+/// the sliding kernel with 8 (0.935, against 0.781).
 inline BoxU8Config box_u8_default(int kr) {
   if (kBoxU8Vec16Rows != 0) return BoxU8Config{false, kBoxU8Vec16Rows, false, 1, true, kBoxU8Vec16MinBlocks};
   return kr == 3 ? BoxU8Config{false, 8} : BoxU8Config{false, 8, true};

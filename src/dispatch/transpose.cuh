@@ -273,11 +273,19 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // the 16382x16379 window; 0.34 against 0.44 on 1000003x67, whose 67 columns are one tile).
   using ShiftWide = ShiftTile<8, 16>;
   static constexpr Index kShiftWideMinSide = 1024;
-  // transpose_vec_kernel on Vec where Mid's words do not fit, before the shift tile (one aligned
-  // 16-byte access a thread both ways, misalignment handled in shared memory; "ours-vec-*" in
-  // bench_transpose). THE SWITCH: true once measured above the shift tile (branch transpose6).
-  static constexpr bool kVecPastMid = false;
+  // transpose_vec_kernel where Mid's words do not fit, before the shift tile (one aligned 16-byte
+  // access a thread both ways, misalignment handled in shared memory; "ours-vec-*" in
+  // bench_transpose). Run U2a (H200), of a copy: Vec (n8c128) 0.82 against the shift tile's 0.60
+  // on 16385x16383 and 16383x16385, 0.82 against 0.59 on 10007x30011, 0.69-0.70 against
+  // 0.57-0.61 on 4097x65537, 65537x4097, 4100x262144, 0.82 against 0.59 on the 16382x16379
+  // window; VecNarrow (n16c80, a tile holds rows of up to 80 bytes whole) 0.89 against 0.44 on
+  // 1000003x67. Both sides from kVecMinSide (a side of 17-127 elements was not measured on Vec;
+  // f32 33x2000003 lost there), narrow: up to kVecNarrowCols columns and kVecMinSide rows.
+  static constexpr bool kVecPastMid = true;
   using Vec = VecTile<std::uint8_t, 8, 128>;  // 128 input rows x 128 columns, 128-byte output runs
+  using VecNarrow = VecTile<std::uint8_t, 16, 80>;
+  static constexpr Index kVecMinSide = 128;
+  static constexpr Index kVecNarrowCols = 80;
   // transpose_vec_kernel instead of launch_transpose_few on few rows (2 .. kTransposeFewMax) /
   // few columns ("ours-vec-n1c256-all", "ours-vec-n16c16-all"). THE SWITCHES: true once measured.
   static constexpr bool kVecFewRows = false;
@@ -305,10 +313,17 @@ template <class T> struct DefaultTranspose {
   using Shift = ShiftTile<sizeof(T) == 4 ? 2 : 1, 8>;  // 8-byte words
   using ShiftWide = Shift;
   static constexpr Index kShiftWideMinSide = 0;
-  // transpose_vec_kernel on Vec where Mid's words do not fit (every side, 4- and 8-byte
-  // elements), as for bytes. THE SWITCH: true once measured above the shift / one-element tiles.
-  static constexpr bool kVecPastMid = false;
-  using Vec = VecTile<T, sizeof(T) == 4 ? 8 : 16, 256>;  // f32 32 x 64, f64 32 x 32 elements
+  // transpose_vec_kernel where Mid's words do not fit, as for bytes. Run U2a (H200), f32 of a
+  // copy: Vec (n16c256, 64 x 64 elements) 0.86-0.88 against 0.73-0.75 for the shift tile on
+  // 16383x16385, 16385x16383, 10007x30011 (i32 0.867 against 0.745), 0.85 against 0.86 on the
+  // 16382x16379 window; VecNarrow (n16c144: rows of up to 36 elements whole) 0.886 against 0.742
+  // on 2000003x33; 33x2000003 lost on every Vec (0.58 at best against 0.76), hence kVecMinSide.
+  // 8-byte elements: n32c256 0.890 against the one-element tile's 0.890: off.
+  static constexpr bool kVecPastMid = sizeof(T) == 4;
+  using Vec = VecTile<T, 16, 256>;
+  using VecNarrow = VecTile<T, 16, 144>;
+  static constexpr Index kVecMinSide = 128;
+  static constexpr Index kVecNarrowCols = 36;
   // Few rows / few columns, as for bytes ("ours-vec-n4c256-all", "ours-vec-n16c64-all" for 4 bytes).
   static constexpr bool kVecFewRows = false;
   using VecFewRows = VecTile<T, 4, 256>;
@@ -363,9 +378,9 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   }
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   if constexpr (D::kVecPastMid) {
-    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) {
-      launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
-      return;
+    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols) && rows >= D::kVecMinSide) {
+      if (cols <= D::kVecNarrowCols) return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
+      if (cols >= D::kVecMinSide) return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }
   }
   if constexpr (D::kShiftPastMid) {
