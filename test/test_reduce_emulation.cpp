@@ -11,8 +11,6 @@
 // a warp, rows closed by a segmented scan over the lanes) the same way: every start offset within
 // 16 bytes, rows of E .. a few E elements (E = K V, the fewest it takes), segments of 1 row to
 // all rows, more segments than warps, against exact sums, poisoned output guards.
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -24,6 +22,7 @@
 
 #include "emu_cuda.hpp"
 #include "emu_image.hpp"
+#include "emu_guarded.hpp"
 
 #include "kernels/reduce.cuh"
 #include "kernels/reduce_narrow.cuh"
@@ -32,27 +31,7 @@ using devmat::Index;
 namespace d = devmat::detail;
 
 namespace {
-/// `bytes` bytes that end on the last byte before an inaccessible page (unmapped on destruction).
-class GuardedBytes {
- public:
-  explicit GuardedBytes(std::size_t bytes) {
-    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    pages_ = (bytes + page_ - 1) / page_ + 1;
-    map_ = static_cast<unsigned char*>(mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    REQUIRE(map_ != MAP_FAILED);
-    REQUIRE(mprotect(map_ + (pages_ - 1) * page_, page_, PROT_NONE) == 0);
-    data_ = map_ + (pages_ - 1) * page_ - bytes;
-  }
-  ~GuardedBytes() { munmap(map_, pages_ * page_); }
-  GuardedBytes(const GuardedBytes&) = delete;
-  GuardedBytes& operator=(const GuardedBytes&) = delete;
-  unsigned char* data() const { return data_; }
-
- private:
-  std::size_t page_ = 0, pages_ = 0;
-  unsigned char* map_ = nullptr;
-  unsigned char* data_ = nullptr;
-};
+using emu::GuardedBytes;
 
 /// Column sums of the rows x cols window at column c0 of a parent of ld >= c0 + cols elements a
 /// row, by col_sums_funnel_kernel<T, Threads, U> with row chunks of chunk_rows rows (the partials

@@ -5,8 +5,6 @@
 // at every offset into a word with odd strides, each matrix ending on the last byte before an
 // inaccessible page (a read past it faults), outputs at every offset into a word inside a
 // poisoned buffer whose guards must stay poisoned. Misaligned word loads abort (emu_cuda.hpp).
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -18,6 +16,7 @@
 
 #include "emu_cuda.hpp"
 #include "emu_image.hpp"
+#include "emu_guarded.hpp"
 
 // Intrinsics the transpose kernels use past those of emu_cuda.hpp.
 inline unsigned __funnelshift_l(unsigned lo, unsigned hi, unsigned shift) {
@@ -31,27 +30,7 @@ using devmat::Index;
 namespace d = devmat::detail;
 
 namespace {
-/// `bytes` bytes that end on the last byte before an inaccessible page (unmapped on destruction).
-class GuardedBytes {
- public:
-  explicit GuardedBytes(std::size_t bytes) {
-    page_ = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-    pages_ = (bytes + page_ - 1) / page_ + 1;
-    map_ = static_cast<unsigned char*>(mmap(nullptr, pages_ * page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-    REQUIRE(map_ != MAP_FAILED);
-    REQUIRE(mprotect(map_ + (pages_ - 1) * page_, page_, PROT_NONE) == 0);
-    data_ = map_ + (pages_ - 1) * page_ - bytes;
-  }
-  ~GuardedBytes() { munmap(map_, pages_ * page_); }
-  GuardedBytes(const GuardedBytes&) = delete;
-  GuardedBytes& operator=(const GuardedBytes&) = delete;
-  unsigned char* data() const { return data_; }
-
- private:
-  std::size_t page_ = 0, pages_ = 0;
-  unsigned char* map_ = nullptr;
-  unsigned char* data_ = nullptr;
-};
+using emu::GuardedBytes;
 
 /// The rows x cols window at column `c0` of a matrix of ld >= c0 + cols elements whose last
 /// element (that of the window's last row) is the last byte before an inaccessible page, its
