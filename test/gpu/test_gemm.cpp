@@ -150,6 +150,13 @@ Index awkward_dim() {
   return uniform(501, 1500);
 }
 
+/// The index of the configuration called `name` among `configs`, or -1.
+int config_index(const std::vector<detail::GemmConfigInfo>& configs, const std::string& name) {
+  for (int i = 0; i < static_cast<int>(configs.size()); ++i)
+    if (configs[static_cast<std::size_t>(i)].name == name) return i;
+  return -1;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------- the known failure modes
@@ -354,11 +361,7 @@ TEST_CASE("vector-fragment DMMA tiles give their base tile's results bit for bit
   // (shapes ragged in m, n and k, split-K slices, all four layouts: A^T and B^T take the base's
   // path for that operand, next to the other one's interleaved path).
   const auto configs = detail::gemm_configs<double>();
-  auto index_of = [&](const std::string& name) {
-    for (int i = 0; i < static_cast<int>(configs.size()); ++i)
-      if (configs[i].name == name) return i;
-    return -1;
-  };
+  const auto index_of = [&](const std::string& name) { return config_index(configs, name); };
   int tested = 0;
   for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
     const std::string& name = configs[cfg].name;
@@ -405,11 +408,7 @@ TEST_CASE("k-cluster DMMA tiles give their base tile's split-K results bit for b
   // a 1000^3 product as issue 13 runs it; all four layouts; and, with workspace slices on top
   // (S times their count in CTAs), against Eigen.
   const auto configs = detail::gemm_configs<double>();
-  auto index_of = [&](const std::string& name) {
-    for (int i = 0; i < static_cast<int>(configs.size()); ++i)
-      if (configs[i].name == name) return i;
-    return -1;
-  };
+  const auto index_of = [&](const std::string& name) { return config_index(configs, name); };
   int tested = 0;
   for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
     const detail::GemmConfigInfo& c = configs[cfg];
