@@ -43,6 +43,32 @@ const char* name(Morph m) {
   }
 }
 
+/// Pixels of `got` outside its rows x cols block at (r0, c0) that are no longer the poison value
+/// (compared by bits: NaN != NaN): the kernels under test wrote that block into a poisoned parent.
+template <class T>
+Index poison_changed_outside(const H<T>& got, Index r0, Index c0, Index rows, Index cols) {
+  const T want = poison_value<T>();
+  Index changed = 0;
+  for (Index y = 0; y < got.rows(); ++y)
+    for (Index x = 0; x < got.cols(); ++x) {
+      const bool inside = y >= r0 && y < r0 + rows && x >= c0 && x < c0 + cols;
+      changed += !inside && std::memcmp(&got(y, x), &want, sizeof(T)) != 0;
+    }
+  return changed;
+}
+
+/// Elements (kh, kw) with a side of every length k in 1 .. max and the other side k, 1 or
+/// max + 1 - k, both ways round.
+std::set<std::pair<int, int>> element_sides(int max) {
+  std::set<std::pair<int, int>> elements;
+  for (int k = 1; k <= max; ++k)
+    for (int other : {k, 1, max + 1 - k}) {
+      elements.insert({k, other});
+      elements.insert({other, k});
+    }
+  return elements;
+}
+
 // ------------------------------------------------------------------ reference
 /// out(y, x) = min (erode) or max over img(y - kh/2 .. y - kh/2 + kh - 1, x - kw/2 .. + kw - 1)
 /// restricted to the image, computed directly over the window (no separability, no blocks).
@@ -158,12 +184,7 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
   const MatrixView<const T> roi = parent.block(3, 5, r, c);
   const H<T> roi_h = parent_h.block(3, 5, r, c);
   const cudaStream_t s = dense.stream().native();
-  std::set<std::pair<int, int>> elements;
-  for (int k = 1; k <= 31; ++k)
-    for (int other : {k, 1, 32 - k}) {
-      elements.insert({k, other});
-      elements.insert({other, k});
-    }
+  const std::set<std::pair<int, int>> elements = element_sides(31);
   const int tiles = under_sanitizer() ? 1 : 3;  // tile shapes
   for (auto [kh, kw] : elements)
     for (bool erode_ : {true, false}) {
@@ -191,14 +212,7 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
                         out_parent.cols(), r, c, kh, kw, tile, batch);
       const H<T> got = to_eigen(out_parent);
       CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
-      Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
-      for (Index y = 0; y < got.rows(); ++y)
-        for (Index x = 0; x < got.cols(); ++x) {
-          const bool inside = y >= 2 && y < 2 + r && x >= 3 && x < 3 + c;
-          const T want = poison_value<T>();
-          outside += !inside && std::memcmp(&got(y, x), &want, sizeof(T)) != 0;
-        }
-      CHECK(outside == 0);
+      CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
     }
   CHECK(to_eigen(dense) == dense_h);
   CHECK(to_eigen(parent) == parent_h);
@@ -227,12 +241,7 @@ TEMPLATE_TEST_CASE("the streaming kernel (morph_stream_kernel), every side up to
   const MatrixView<const T> roi = parent.block(3, 5, r, c);
   const H<T> roi_h = parent_h.block(3, 5, r, c);
   const cudaStream_t s = dense.stream().native();
-  std::set<std::pair<int, int>> elements;
-  for (int k = 1; k <= 32; ++k)
-    for (int other : {k, 1, 33 - k}) {
-      elements.insert({k, other});
-      elements.insert({other, k});
-    }
+  std::set<std::pair<int, int>> elements = element_sides(32);
   for (std::pair<int, int> wide : {std::pair<int, int>{1, 129}, {32, 129}, {3, 128}, {7, 64}, {31, 100}, {2, 127}})
     elements.insert(wide);
   const std::vector<int> segs = {0, 1, 7, 32, 256};
@@ -254,14 +263,7 @@ TEMPLATE_TEST_CASE("the streaming kernel (morph_stream_kernel), every side up to
                           out_parent.cols(), r, c, kh, kw, seg2);
       const H<T> got = to_eigen(out_parent);
       CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
-      Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
-      for (Index y = 0; y < got.rows(); ++y)
-        for (Index x = 0; x < got.cols(); ++x) {
-          const bool inside = y >= 2 && y < 2 + r && x >= 3 && x < 3 + c;
-          const T want = poison_value<T>();
-          outside += !inside && std::memcmp(&got(y, x), &want, sizeof(T)) != 0;
-        }
-      CHECK(outside == 0);
+      CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
     }
   CHECK(to_eigen(dense) == dense_h);
   CHECK(to_eigen(parent) == parent_h);
@@ -335,14 +337,7 @@ TEST_CASE("the fused float kernel (morph_f32_small_kernel) at 7x7 and 9x9 is exa
                    out_parent.cols(), r, c, k, k, 8);
       const H<float> got = to_eigen(out_parent);
       CHECK(H<float>(got.block(2, 3, r, c)) == morph_ref(roi_h, k, k, erode_));
-      Index outside = 0;  // poison left where nothing may be written (NaN != NaN: compare bits)
-      for (Index y = 0; y < got.rows(); ++y)
-        for (Index x = 0; x < got.cols(); ++x) {
-          const bool inside = y >= 2 && y < 2 + r && x >= 3 && x < 3 + c;
-          const float want = poison_value<float>();
-          outside += !inside && std::memcmp(&got(y, x), &want, sizeof(float)) != 0;
-        }
-      CHECK(outside == 0);
+      CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
     }
   CHECK(to_eigen(parent) == parent_h);
   // No kernel for other sides: a logic_error before anything runs.
