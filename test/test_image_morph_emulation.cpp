@@ -35,48 +35,14 @@ namespace d = devmat::detail;
 
 namespace {
 
-/// An r x c image at (row 1, column 3) of an (r + 3) x (c + 7) buffer, or dense (`offset`
-/// false: the buffer's start, 16-byte aligned by the vector's allocator for these sizes).
+/// An image of values that are never a poison (u8 1..254; float -100..100).
 template <class T>
-struct Image {
-  Index rows, cols, ld, first;
-  std::vector<T> buf;
+struct Image : emu::Image<T> {
   Image(Index r, Index c, bool offset)
-      : rows(r), cols(c), ld(offset ? c + 7 : c), first(offset ? ld + 3 : 0),
-        buf(static_cast<std::size_t>(offset ? (r + 3) * (c + 7) : r * c)) {
-    if constexpr (std::is_same_v<T, float>) {
-      std::uniform_real_distribution<float> dist(-100.f, 100.f);
-      for (T& v : buf) v = dist(emu::rng());
-    } else {
-      std::uniform_int_distribution<int> dist(1, 254);  // 0 and 255: the poisons, never an answer
-      for (T& v : buf) v = static_cast<T>(dist(emu::rng()));
-    }
-  }
-  const T* data() const { return buf.data() + first; }
-  T at(Index y, Index x) const { return data()[y * ld + x]; }
+      : emu::Image<T>(r, c, offset, std::is_same_v<T, float> ? -100.0 : 1.0, std::is_same_v<T, float> ? 100.0 : 254.0) {}
 };
 
-/// An r x c output at (row 1, column 2) of an (r + 2) x (c + 5) buffer of `poison`, or dense.
-template <class T>
-struct Output {
-  Index rows, cols, ld, y0, x0;
-  T poison;
-  std::vector<T> buf;
-  Output(Index r, Index c, T p, bool padded)
-      : rows(r), cols(c), ld(padded ? c + 5 : c), y0(padded), x0(padded ? 2 : 0), poison(p),
-        buf(static_cast<std::size_t>(padded ? (r + 2) * (c + 5) : r * c), p) {}
-  T* data() { return buf.data() + y0 * ld + x0; }
-  T at(Index y, Index x) const { return buf[(y + y0) * ld + x + x0]; }
-  Index margin_changed() const {
-    Index n = 0;
-    for (Index y = 0; y < rows + 2 * y0; ++y)
-      for (Index x = 0; x < ld; ++x) {
-        const bool inside = y >= y0 && y < rows + y0 && x >= x0 && x < cols + x0;
-        if (!inside) n += std::memcmp(&buf[y * ld + x], &poison, sizeof(T)) != 0;
-      }
-    return n;
-  }
-};
+using emu::Output;
 
 /// morph_tile_kernel<T, kErode, tile `Shape`> on img into out, grid.y cut to 1.
 template <class T, bool kErode, int Shape, int kBatch>
@@ -208,16 +174,7 @@ Index small_f32_mismatches(const Image<float>& img, Output<float>& out) {
   emu::launch(grid, dim3(d::kNbrThreadsX, d::kNbrThreadsY), [&] {
     d::morph_f32_small_kernel<K, K, kErode, R>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, tiles_y);
   });
-  Index bad = 0;
-  for (Index y = 0; y < img.rows; ++y)
-    for (Index x = 0; x < img.cols; ++x) {
-      float v = img.at(std::max<Index>(0, y - K / 2), std::max<Index>(0, x - K / 2));
-      for (Index i = std::max<Index>(0, y - K / 2); i < std::min<Index>(img.rows, y - K / 2 + K); ++i)
-        for (Index j = std::max<Index>(0, x - K / 2); j < std::min<Index>(img.cols, x - K / 2 + K); ++j)
-          v = kErode ? std::min(v, img.at(i, j)) : std::max(v, img.at(i, j));
-      bad += !(out.at(y, x) == v);
-    }
-  return bad;
+  return window_mismatches(kErode, img, out, K, K);
 }
 
 TEST_CASE("emulated fused float erode and dilate (morph_f32_small_kernel) at 7x7 and 9x9 equal the clipped window's",

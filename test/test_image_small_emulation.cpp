@@ -39,51 +39,14 @@ namespace d = devmat::detail;
 namespace {
 using U8 = std::uint8_t;
 
-/// An r x c image stored at an odd offset (row 1, column 3) of an (r + 3) x (c + 7) buffer, or
-/// dense (`offset` false: the vector's start, 16-byte aligned; rows aligned where c allows).
+/// An image of any u8 value, or floats in [-1, 1].
 template <class T>
-struct Image {
-  Index rows, cols, ld, first;
-  std::vector<T> buf;
+struct Image : emu::Image<T> {
   Image(Index r, Index c, bool offset = true)
-      : rows(r), cols(c), ld(offset ? c + 7 : c), first(offset ? ld + 3 : 0),
-        buf(static_cast<std::size_t>(offset ? (r + 3) * (c + 7) : r * c)) {
-    if constexpr (std::is_same_v<T, float>) {
-      std::uniform_real_distribution<float> dist(-1.f, 1.f);
-      for (T& v : buf) v = dist(emu::rng());
-    } else {
-      std::uniform_int_distribution<int> dist(0, 255);
-      for (T& v : buf) v = static_cast<T>(dist(emu::rng()));
-    }
-  }
-  const T* data() const { return buf.data() + first; }
-  T at(Index y, Index x) const { return data()[y * ld + x]; }
+      : emu::Image<T>(r, c, offset, std::is_same_v<T, float> ? -1.0 : 0.0, std::is_same_v<T, float> ? 1.0 : 255.0) {}
 };
 
-/// An r x c output at (row 1, column 2) of an (r + 2) x (c + 5) buffer filled with `poison`,
-/// or dense (`padded` false).
-template <class T>
-struct Output {
-  Index rows, cols, ld, y0, x0;
-  T poison;
-  std::vector<T> buf;
-  Output(Index r, Index c, T p, bool padded = true)
-      : rows(r), cols(c), ld(padded ? c + 5 : c), y0(padded), x0(padded ? 2 : 0), poison(p),
-        buf(static_cast<std::size_t>(padded ? (r + 2) * (c + 5) : r * c), p) {}
-  T* data() { return buf.data() + y0 * ld + x0; }
-  T at(Index y, Index x) const { return buf[(y + y0) * ld + x + x0]; }
-  /// Elements of the margin that are no longer the poison.
-  Index margin_changed() const {
-    Index n = 0;
-    for (Index y = 0; y < rows + 2 * y0; ++y)
-      for (Index x = 0; x < ld; ++x) {
-        const bool inside = y >= y0 && y < rows + y0 && x >= x0 && x < cols + x0;
-        const T v = buf[y * ld + x];
-        if (!inside) n += !(v == poison || (std::isnan(double(v)) && std::isnan(double(poison))));
-      }
-    return n;
-  }
-};
+using emu::Output;
 
 Index reflect(Index i, Index n) { return d::reflect101(i, n); }
 
