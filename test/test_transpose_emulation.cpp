@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -160,8 +161,8 @@ TEST_CASE("emulated transpose_sector_kernel at every output offset into a sector
 // every output offset (at), odd strides.
 namespace {
 template <class T, int kNV, int kColBytes>
-void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
-  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at);
+void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, Index band = 0) {
+  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, band);
   using Tile = d::VecTile<T, kNV, kColBytes, 256>;
   const Index elems = (rows - 1) * ld + c0 + cols;
   GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
@@ -180,8 +181,9 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
   const Index tiles_r = d::transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
                                                  static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
   const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
+  const Index b = band > 0 ? band : tiles_r;
   emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(Tile::kThreads),
-              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r); });
+              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, b); });
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
@@ -235,4 +237,37 @@ TEST_CASE("emulated transpose_vec_kernel at every output offset into a vector", 
     check_vec<std::uint8_t, 4, 128>(131, 19, 131, 0, at);
   }
   for (Index at = 0; at < 4; ++at) check_vec<float, 8, 128>(67, 33, 67 + at, at % 3, at);
+}
+
+TEST_CASE("transpose_vec_tile walks every tile once in bands", "[transpose][emulation]") {
+  // Every block index below tiles_r tiles_c is one tile inside the grid and no two blocks share
+  // one, for bands of 1 .. tiles_r + 1 (tiles_r and more: down the whole grid); within a band,
+  // consecutive blocks go down one tile column.
+  for (Index tiles_r : {1, 2, 3, 5, 8, 33})
+    for (Index tiles_c : {1, 2, 7, 16})
+      for (Index band = 1; band <= tiles_r + 1; ++band) {
+        CAPTURE(tiles_r, tiles_c, band);
+        std::vector<int> seen(static_cast<std::size_t>(tiles_r * tiles_c), 0);
+        Index outside = 0;
+        for (unsigned b = 0; b < static_cast<unsigned>(tiles_r * tiles_c); ++b) {
+          Index tr = -1, tc = -1;
+          d::transpose_vec_tile(b, tiles_r, tiles_c, band, tr, tc);
+          if (tr < 0 || tr >= tiles_r || tc < 0 || tc >= tiles_c) ++outside;
+          else ++seen[static_cast<std::size_t>(tr * tiles_c + tc)];
+          if (band >= tiles_r) CHECK((tr == static_cast<Index>(b) % tiles_r && tc == static_cast<Index>(b) / tiles_r));
+        }
+        CHECK(outside == 0);
+        CHECK(std::count(seen.begin(), seen.end(), 1) == tiles_r * tiles_c);
+      }
+}
+
+TEST_CASE("emulated transpose_vec_kernel walked in bands equals the transpose", "[transpose][emulation]") {
+  // Several tile rows (VecTile<u8, 8, 128>: 128 rows a tile, 600 rows: 5 tile rows, the last
+  // partial; f32 <16, 256>: 64 rows, 200: 4) and tile columns, bands of 1 (along input rows), 2,
+  // 3 (a last band of fewer rows), 4, and the whole grid; dense and a window off its vector.
+  for (Index band : {1, 2, 3, 4, 16}) {
+    check_vec<std::uint8_t, 8, 128>(600, 300, 300, 0, 0, band);
+    check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5, band);
+    check_vec<float, 16, 256>(200, 131, 133, 1, 1, band);
+  }
 }

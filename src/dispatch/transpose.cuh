@@ -105,9 +105,12 @@ void launch_transpose_sector(const T* in, Index ld, T* out, Index rows, Index co
 }
 
 /// transpose_vec_kernel on Tile (a VecTile: any shape, stride and alignment of T; one aligned
-/// 16-byte access a thread on both sides, tiles owning whole vectors of every output row).
+/// 16-byte access a thread on both sides, tiles owning whole vectors of every output row), its
+/// tiles walked down the whole grid, or in bands of `band` tile rows where band > 0
+/// (transpose_vec_tile).
 template <class T, class Tile>
-void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                          Index band = 0) {
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
@@ -118,7 +121,7 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
                                               static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
   const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
   launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out,
-         rows, cols, tiles_r);
+         rows, cols, tiles_r, band > 0 && band < tiles_r ? band : tiles_r);
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
@@ -286,6 +289,16 @@ template <> struct DefaultTranspose<std::uint8_t> {
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
+  // Vec (and VecNarrow) also where Mid's 4-byte words fit but Tile's 8-byte words do not, same
+  // sides (run U2a: "ours-vec-n8c128" 0.695 of a copy against Mid's 0.575 on 4100x262144, the
+  // only such shape measured). THE SWITCH (issue 13, branch transpose7): true once the
+  // next run confirms it there and on the view rows it would take.
+  static constexpr bool kVecPastTile = false;
+  // Vec's tiles walked in bands of kVecBand tile rows (transpose_vec_tile; 0: down the whole
+  // grid, as measured in U2a). Trials "ours-vec-n8c128-band<kVecBand>" (1, 4, 16): for the
+  // one-side-long shapes 4097x65537, 65537x4097, 4100x262144 (0.69-0.70 against 0.82 on
+  // 16385x16383 walked down). THE SWITCH: the band that wins on every Vec shape, else 0.
+  static constexpr Index kVecBand = 0;
   // transpose_vec_kernel instead of launch_transpose_few on few rows (2 .. kTransposeFewMax) /
   // few columns ("ours-vec-n1c256-all", "ours-vec-n16c16-all"). THE SWITCHES: true once measured.
   static constexpr bool kVecFewRows = false;
@@ -324,6 +337,8 @@ template <class T> struct DefaultTranspose {
   using VecNarrow = VecTile<T, 16, 144>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 36;
+  static constexpr bool kVecPastTile = false;  // Mid is Tile: nothing between them
+  static constexpr Index kVecBand = 0;         // not measured in bands
   // Few rows / few columns, as for bytes ("ours-vec-n4c256-all", "ours-vec-n16c64-all" for 4 bytes).
   static constexpr bool kVecFewRows = false;
   using VecFewRows = VecTile<T, 4, 256>;
@@ -378,9 +393,13 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   }
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   if constexpr (D::kVecPastMid) {
-    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols) && rows >= D::kVecMinSide) {
-      if (cols <= D::kVecNarrowCols) return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
-      if (cols >= D::kVecMinSide) return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
+    const bool vec = D::kVecPastTile ? !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols)
+                                     : !transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols);
+    if (vec && rows >= D::kVecMinSide) {
+      if (cols <= D::kVecNarrowCols)
+        return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream, D::kVecBand);
+      if (cols >= D::kVecMinSide)
+        return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream, D::kVecBand);
     }
   }
   if constexpr (D::kShiftPastMid) {
@@ -455,16 +474,17 @@ constexpr TransposeTrial<T> sector_trial(const char* name) {
 
 /// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes> on every shape past
 /// the few-rows / few-columns ones (kFew = false: on every shape).
-template <class T, int kNV, int kColBytes, bool kFew = true>
+template <class T, int kNV, int kColBytes, bool kFew = true, int kBand = 0>
 void launch_transpose_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (kFew && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream);
+  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream, kBand);
 }
 
-template <class T, int kNV, int kColBytes, bool kFew = true>
+/// kBand > 0: the tiles walked in bands of kBand tile rows (launch_transpose_vec).
+template <class T, int kNV, int kColBytes, bool kFew = true, int kBand = 0>
 constexpr TransposeTrial<T> vec_trial(const char* name) {
-  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kFew>};
+  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kFew, kBand>};
 }
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
@@ -514,7 +534,8 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
 /// run S3 (0.20-0.30 and 0.27-0.47 of a copy, below the defaults on every shape).
 /// transpose_vec_kernel: "ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes> past
 /// the few-rows / few-columns shapes; "-all" on every shape, few rows or columns included (the
-/// bench runs those on both kinds of shape).
+/// bench runs those on both kinds of shape); "-band<B>" its tiles walked in bands of B tile rows
+/// (band 1: along input rows).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -522,7 +543,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 23;
+  static constexpr int kCount = 26;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), shift_trial<T, 4, 8>("ours-shift-w4b8"),
       shift_trial<T, 4, 16>("ours-shift-w4b16"), shift_trial<T, 4, 8, TileOrder::kAcross>("ours-shift-w4b8-across"),
@@ -535,7 +556,9 @@ struct TransposeTrials<T, 1> {
       vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 128>("ours-vec-n16c128"), vec_trial<T, 8, 80>("ours-vec-n8c80"),
       vec_trial<T, 16, 80>("ours-vec-n16c80"),
-      vec_trial<T, 1, 256, false>("ours-vec-n1c256-all"), vec_trial<T, 16, 16, false>("ours-vec-n16c16-all")};
+      vec_trial<T, 1, 256, false>("ours-vec-n1c256-all"), vec_trial<T, 16, 16, false>("ours-vec-n16c16-all"),
+      vec_trial<T, 8, 128, true, 1>("ours-vec-n8c128-band1"), vec_trial<T, 8, 128, true, 4>("ours-vec-n8c128-band4"),
+      vec_trial<T, 8, 128, true, 16>("ours-vec-n8c128-band16")};
 };
 template <class T>
 struct TransposeTrials<T, 4> {

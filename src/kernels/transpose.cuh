@@ -879,6 +879,25 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
   return (row_bytes + n_max + 16 * nv - 1) / (16 * nv);
 }
 
+/// Tile (tile_r, tile_c) of block b of transpose_vec_kernel on a tiles_r x tiles_c grid walked in
+/// bands of `band` tile rows (band >= tiles_r: down the whole grid, tile (b % tiles_r, b /
+/// tiles_r)): band i holds tile rows [i band, i band + h), h = min(band, tiles_r - i band), and
+/// its h tiles_c blocks go down each of its columns in turn. Every block index below tiles_r
+/// tiles_c is one tile and every tile one index (the host emulation test checks the bijection).
+/// 32-bit: a grid has fewer than 2^31 blocks.
+__host__ __device__ __forceinline__ void transpose_vec_tile(unsigned b, Index tiles_r, Index tiles_c, Index band,
+                                                            Index& tile_r, Index& tile_c) {
+  const unsigned t_r = static_cast<unsigned>(tiles_r);
+  if (band >= tiles_r) {
+    tile_r = b % t_r, tile_c = b / t_r;
+    return;
+  }
+  const unsigned bd = static_cast<unsigned>(band), band_blocks = bd * static_cast<unsigned>(tiles_c);
+  const unsigned i = b / band_blocks, rem = b - i * band_blocks;
+  const unsigned first = i * bd, h = t_r - first < bd ? t_r - first : bd;
+  tile_r = first + rem % h, tile_c = rem / h;
+}
+
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
 /// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
 /// a thread on both sides and every misalignment handled in shared memory:
@@ -898,10 +917,14 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
 /// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
 /// that hold its elements, never past its last byte (load_vec_before). Block b is tile
 /// (b % tiles_r, b / tiles_r): neighbouring blocks write neighbouring runs of the same output
-/// rows and share their halo rows in L2.
+/// rows and share their halo rows in L2. With `band` < tiles_r the tile rows are walked in bands
+/// of `band` (transpose_vec_tile): down a band's columns, the band's tile columns one after
+/// another, then the next band (band 1: along input rows), so the blocks resident at once cover
+/// whole input rows and whole output rows of a band rather than one strip of tile columns.
 template <class T, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
-transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r) {
+transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                     Index band) {
   constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kLV = Tile::kLV, kP = Tile::kPitch;
   constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
   using Word = typename RawWord<kSize>::type;
@@ -909,7 +932,8 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
   int* row_at = reinterpret_cast<int*>(smem_b + Tile::kTableOff);   // (2 kH)
 
-  const Index tile_r = blockIdx.x % tiles_r, tile_c = blockIdx.x / tiles_r;
+  Index tile_r, tile_c;
+  transpose_vec_tile(blockIdx.x, tiles_r, (cols + Tile::kCols - 1) / Tile::kCols, band, tile_r, tile_c);
   const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
   const Index c0 = tile_c * Tile::kCols;
   const int tid = static_cast<int>(threadIdx.x);
