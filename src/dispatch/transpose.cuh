@@ -210,6 +210,30 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
   return false;
 }
 
+/// transpose_few_cols_span_kernel<ld> where a few columns of bytes lie kL = ld (2 .. 16) bytes
+/// apart (cols <= ld: a window of a narrow matrix, or dense with in off its vector; every row
+/// count). Returns whether it launched.
+template <int kL = 2>
+bool launch_transpose_few_cols_span(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                                    cudaStream_t stream) {
+  if constexpr (kL <= kTransposeFewMax) {
+    if (ld == kL && cols <= kL) {
+      launch(&transpose_few_cols_span_kernel<kL>, static_cast<unsigned>(ceil_div(rows, Index(512) * kFewBytesWarps)),
+             dim3(32 * kFewBytesWarps), 0, stream, in, out, rows, static_cast<int>(cols));
+      return true;
+    }
+    return launch_transpose_few_cols_span<kL + 1>(in, ld, out, rows, cols, stream);
+  }
+  return false;
+}
+
+/// Few columns of bytes (more than kTransposeFewMax rows) through a stride of at most
+/// kTransposeFewMax bytes that the register and byte vector kernels do not take (a window, or
+/// dense with in off its vector) go to transpose_few_cols_span_kernel instead of the 32 KiB
+/// chunks ("ours-span16"; run U2a: the chunks 0.26 of a copy on the u8 window 16777216x5 of a
+/// matrix 7 wide). THE SWITCH (issue 13, branch transpose7): true once measured faster.
+inline constexpr bool kTransposeFewColsSpan = false;
+
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, run A of
 /// issue 13), by element size. Ratios to a copy of the same bytes, before -> after:
 /// - 1 byte: up to 16 rows the byte vector kernels (launch_transpose_few_bytes; run C of issue
@@ -240,6 +264,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     // Few dense columns the register kernels do not fit (with few rows the call above already
     // tried these arguments).
     if (rows > kTransposeFewMax && bytes()) return true;
+    if (kTransposeFewColsSpan && rows > kTransposeFewMax &&
+        launch_transpose_few_cols_span(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                       reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+      return true;
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else if constexpr (sizeof(T) == 4) {
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
@@ -522,12 +550,26 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
+/// Every shape with transpose_few_cols_span_kernel where a few columns of bytes lie at most 16
+/// bytes apart (the rest as launch_transpose).
+template <class T>
+void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  static_assert(sizeof(T) == 1, "launch_transpose_few_cols_span_in: bytes");
+  if (rows == 0 || cols == 0) return;
+  if (rows > 1 && launch_transpose_few_cols_span(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                                 reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+    return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
 /// The kernels under trial for T (by element size): transpose_any_kernel ("ours-any-r<rows>-
 /// t<threads>", on every shape past the few-rows / few-columns ones), for 1- and 4-byte elements
 /// transpose_shift_kernel ("ours-shift-w<W>b<BY>": ShiftTile<W, BY>, likewise; "-across" walks
 /// the tiles along input rows), then the few-rows / few-columns kernels one at a time so one run
 /// can check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>"; "-span":
-/// few strided byte columns read as spans, gaps included; "ours-regs16": the register kernels for
+/// few strided byte columns read as spans, gaps included; "ours-span16": few byte columns at
+/// most 16 bytes apart de-interleaved as one span of 16-byte vectors at any alignment of in
+/// (transpose_few_cols_span_kernel); "ours-regs16": the register kernels for
 /// 1- and 4-byte elements where their vectors line up; "ours-bytes16": bytes of few rows / dense
 /// few columns as 16-byte vectors at any alignment). transpose_runs_kernel (the word tile with
 /// byte-exact run ends) and the any kernel's 512-thread and "-across" forms were dropped after
@@ -543,7 +585,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 26;
+  static constexpr int kCount = 27;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), shift_trial<T, 4, 8>("ours-shift-w4b8"),
       shift_trial<T, 4, 16>("ours-shift-w4b16"), shift_trial<T, 4, 8, TileOrder::kAcross>("ours-shift-w4b8-across"),
@@ -553,6 +595,7 @@ struct TransposeTrials<T, 1> {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS, chunk_trial<T, 32768, 256, true>("ours-chunk32k-t256-span"),
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},
+      TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 128>("ours-vec-n16c128"), vec_trial<T, 8, 80>("ours-vec-n8c80"),
       vec_trial<T, 16, 80>("ours-vec-n16c80"),

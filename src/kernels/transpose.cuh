@@ -1419,4 +1419,68 @@ transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned c
   }
 }
 
+/// The transpose of few columns of bytes through a stride of kL bytes: out (cols x rows, dense,
+/// any alignment of its rows) holds out[i rows + r] = in[r kL + i], cols <= kL, at any alignment
+/// of in (a window of a matrix kL bytes wide, or a dense matrix, kL == cols, off its vector).
+/// The rows are de-interleaved as one span, the gaps between them included (they lie between
+/// the matrix's first and last elements): warp q takes rows [512 q, 512 q + 512), whose 512 kL
+/// bytes start m = in mod 16 bytes into a vector (the same for every warp: 512 kL is a multiple
+/// of 16), read as the 32 kL + 1 aligned vectors that cover them into shared memory (bytes past
+/// the matrix's last element not read: load_vec_before); lane L takes rows 512 q + 16 L ... + 15,
+/// its kL + 1 vectors shifted by m (bytes_from) into their 16 kL bytes, de-interleaved into one
+/// vector of each of the kL columns, of which it stores the first cols as
+/// transpose_few_cols_bytes_kernel does (aligned vectors of out, whole inside a run, byte-exact
+/// at its two ends).
+template <int kL>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+transpose_few_cols_span_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows,
+                               int cols) {
+  static_assert(kL >= 2 && kL <= 16, "transpose_few_cols_span_kernel: strides of 2 to 16 bytes");
+  constexpr int kVecs = 32 * kL + 1;  // vectors of a warp's span
+  __shared__ uint4 stage_smem[kFewBytesWarps][kVecs + kVecs / 8 + 1];  // a warp's span, padded (stage_slot)
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 512;
+  if (r0 >= rows) return;  // the whole warp
+  const unsigned char* in_end = in + (rows - 1) * kL + cols;  // past the last element
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in) & 15u);
+  const unsigned char* span = in + r0 * kL - m;  // on a vector
+
+  uint4 v[kL + 1];  // vectors lane + 32 s of the span (s = kL: lane 0 alone)
+#pragma unroll
+  for (int s = 0; s <= kL; ++s) {
+    const int idx = lane + 32 * s;
+    const unsigned char* p = span + 16 * idx;
+    v[s] = idx < kVecs && p < in_end ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4* stage = stage_smem[warp];
+#pragma unroll
+  for (int s = 0; s <= kL; ++s)
+    if (lane + 32 * s < kVecs) stage[stage_slot(lane + 32 * s)] = v[s];
+  __syncwarp();
+#pragma unroll
+  for (int s = 0; s <= kL; ++s) v[s] = stage[stage_slot(lane * kL + s)];  // lane kL + kL <= 32 kL
+  uint4 x[kL], y[kL];
+#pragma unroll
+  for (int s = 0; s < kL; ++s) x[s] = bytes_from(v[s], v[s + 1], m);  // m == 0: v[s]
+  deinterleave_cols<kL>(x, y);
+
+  const int valid = static_cast<int>(rows - r0 < 512 ? rows - r0 : 512);  // bytes of each output run
+  const int s_lane = 16 * lane;
+#pragma unroll
+  for (int i = 0; i < kL; ++i) {
+    if (i >= cols) break;                      // the same for the whole warp
+    const uint4 prev = shfl_up_vec(y[i], 32);  // lane 0 gets its own: not stored
+    unsigned char* run = out + i * rows + r0;
+    const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
+    unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
+    if (mo == 0) {
+      store_vec_bytes(base + s_lane, y[i], 0, valid - s_lane);
+    } else {
+      const int s = s_lane - mo;
+      store_vec_bytes(base + s_lane, bytes_from(prev, y[i], 16 - mo), -s, valid - s);
+      if (lane == 31 && valid > 512 - mo) store_vec_bytes(base + 512, bytes_from(y[i], y[i], 16 - mo), 0, valid - (512 - mo));
+    }
+  }
+}
+
 }  // namespace devmat::detail
