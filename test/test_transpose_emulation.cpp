@@ -272,73 +272,86 @@ TEST_CASE("emulated transpose_vec_kernel walked in bands equals the transpose", 
   }
 }
 
-// transpose_few_cols_span_kernel (few byte columns at most 16 bytes apart, de-interleaved as one
+// transpose_few_cols_span_kernel (few columns at most 16 elements apart, de-interleaved as one
 // span of aligned 16-byte vectors at any alignment of in): windows of cols <= ld columns at
-// column c0 of a matrix ld bytes wide whose window's last byte is the last before an
-// inaccessible page (a read past it faults), its first byte at every offset into a vector
-// (`pre` bytes of the buffer before the matrix), rows around a warp's 512 and a block's 2048,
-// outputs at every offset into a vector inside a poisoned buffer whose guards must stay poisoned.
+// column c0 of a matrix ld elements wide whose window's last byte is the last before an
+// inaccessible page (a read past it faults), its first element at every offset into a vector
+// (`pre` elements of the buffer before the matrix), rows around a warp's 512 bytes and a
+// block's 4 warps, outputs at every offset into a vector inside a poisoned buffer whose guards
+// must stay poisoned. Bytes, floats and doubles.
 namespace {
-template <int kL = 2>
-void launch_span_emu(const unsigned char* in, Index ld, unsigned char* out, Index rows, Index cols) {
+template <class T, int kL = 2>
+void launch_span_emu(const T* in, Index ld, T* out, Index rows, Index cols) {
   if constexpr (kL <= 16) {
-    if (ld != kL) return launch_span_emu<kL + 1>(in, ld, out, rows, cols);
-    const Index per_block = 512 * d::kFewBytesWarps;
+    if (ld != kL) return launch_span_emu<T, kL + 1>(in, ld, out, rows, cols);
+    const Index per_block = 512 / static_cast<Index>(sizeof(T)) * d::kFewBytesWarps;
     emu::launch(dim3(static_cast<unsigned>((rows + per_block - 1) / per_block)), dim3(32 * d::kFewBytesWarps),
-                [&] { d::transpose_few_cols_span_kernel<kL>(in, out, rows, static_cast<int>(cols)); });
+                [&] { d::transpose_few_cols_span_kernel<T, kL>(in, out, rows, static_cast<int>(cols)); });
   } else {
     FAIL("launch_span_emu: ld past 16");
   }
 }
 
+template <class T>
 void check_span(Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
-  CAPTURE(rows, cols, ld, c0, pre, at);
-  const Index elems = (rows - 1) * ld + c0 + cols;  // from the matrix's start to the window's last byte
-  GuardedBytes buf(static_cast<std::size_t>(pre + elems));
-  unsigned char* base = buf.data() + pre;
+  CAPTURE(sizeof(T), rows, cols, ld, c0, pre, at);
+  const Index elems = (rows - 1) * ld + c0 + cols;  // from the matrix's start to the window's last element
+  GuardedBytes buf(static_cast<std::size_t>(pre + elems) * sizeof(T));
+  T* base = reinterpret_cast<T*>(buf.data()) + pre;
   std::uniform_int_distribution<int> dist(0, 250);
-  for (Index e = 0; e < elems; ++e) base[e] = static_cast<unsigned char>(dist(emu::rng()));
-  const unsigned char* in = base + c0;
+  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
+  const T* in = base + c0;
 
   constexpr Index kGuard = 40;
-  constexpr unsigned char kPoison = 253;
-  std::vector<unsigned char> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16), kPoison);
-  unsigned char* aligned =
-      reinterpret_cast<unsigned char*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
+  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 253 : -7);
+  std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16), poison);
+  T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
   const Index lead_out = aligned - out_buf.data();
-  launch_span_emu(in, ld, aligned + at, rows, cols);
+  launch_span_emu<T>(in, ld, aligned + at, rows, cols);
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
     const Index o = e - lead_out - at;
-    const unsigned char got = out_buf[static_cast<std::size_t>(e)];
-    if (o < 0 || o >= rows * cols) guards += got != kPoison;
+    const T got = out_buf[static_cast<std::size_t>(e)];
+    if (o < 0 || o >= rows * cols) guards += std::memcmp(&got, &poison, sizeof(T)) != 0;
     else bad += got != in[(o % rows) * ld + o / rows];
   }
   CHECK(bad == 0);
   CHECK(guards == 0);
 }
-}  // namespace
 
-TEST_CASE("emulated transpose_few_cols_span_kernel equals the transpose", "[transpose][emulation]") {
+template <class T>
+void check_span_shapes(const std::vector<Index>& row_sides) {
+  constexpr Index kV = 16 / sizeof(T);
   int n = 0;
   for (Index ld : {2, 3, 5, 7, 8, 13, 16})
     for (Index cols : {Index(1), ld / 2 + 1, ld - 1, ld}) {
       if (cols < 1 || (cols == ld - 1 && ld / 2 + 1 == ld - 1)) continue;
-      for (Index rows : {1, 2, 15, 16, 17, 511, 512, 513, 2047, 2048, 2049, 4100}) {
-        check_span(rows, cols, ld, ld - cols, n % 16, (n * 7) % 16);  // the window's right edge
-        check_span(rows, cols, ld, 0, (n + 5) % 16, (n + 3) % 16);    // its left edge
+      for (Index rows : row_sides) {
+        check_span<T>(rows, cols, ld, ld - cols, n % kV, (n * 7) % kV);  // the window's right edge
+        check_span<T>(rows, cols, ld, 0, (n + 5) % kV, (n + 3) % kV);    // its left edge
         ++n;
       }
     }
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_few_cols_span_kernel equals the transpose", "[transpose][emulation]") {
+  // Warps of 512 / 128 / 64 rows, blocks of 4 warps.
+  check_span_shapes<std::uint8_t>({1, 2, 15, 16, 17, 511, 512, 513, 2047, 2048, 2049, 4100});
+  check_span_shapes<float>({1, 3, 4, 5, 127, 128, 129, 511, 512, 513, 1030});
+  check_span_shapes<double>({1, 2, 3, 63, 64, 65, 255, 256, 257, 515});
 }
 
 TEST_CASE("emulated transpose_few_cols_span_kernel at every input and output offset into a vector",
           "[transpose][emulation]") {
   for (Index pre = 0; pre < 16; ++pre)
     for (Index at : {Index(0), Index(1), Index(15), pre}) {
-      check_span(1030, 5, 7, 1, pre, at);
-      check_span(2051, 16, 16, 0, pre, at);  // dense, 16 columns
-      check_span(600, 3, 3, 0, pre, at);     // dense, 3 columns
+      check_span<std::uint8_t>(1030, 5, 7, 1, pre, at);
+      check_span<std::uint8_t>(2051, 16, 16, 0, pre, at);  // dense, 16 columns
+      check_span<std::uint8_t>(600, 3, 3, 0, pre, at);     // dense, 3 columns
+      check_span<float>(517, 3, 5, 1, pre % 4, at % 4);
+      check_span<float>(300, 16, 16, 0, pre % 4, at % 4);
+      check_span<double>(259, 7, 7, 0, pre % 2, at % 2);
     }
 }

@@ -210,28 +210,33 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
   return false;
 }
 
-/// transpose_few_cols_span_kernel<ld> where a few columns of bytes lie kL = ld (2 .. 16) bytes
-/// apart (cols <= ld: a window of a narrow matrix, or dense with in off its vector; every row
+/// transpose_few_cols_span_kernel<T, ld> where a few columns lie kL = ld (2 .. 16) elements
+/// apart (cols <= ld: a window of a narrow matrix, or dense, at any alignment of in; every row
 /// count). Returns whether it launched.
-template <int kL = 2>
-bool launch_transpose_few_cols_span(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
-                                    cudaStream_t stream) {
+template <class T, int kL = 2>
+bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if constexpr (kL <= kTransposeFewMax) {
     if (ld == kL && cols <= kL) {
-      launch(&transpose_few_cols_span_kernel<kL>, static_cast<unsigned>(ceil_div(rows, Index(512) * kFewBytesWarps)),
+      const Index per_block = 512 / static_cast<Index>(sizeof(T)) * kFewBytesWarps;
+      launch(&transpose_few_cols_span_kernel<T, kL>, static_cast<unsigned>(ceil_div(rows, per_block)),
              dim3(32 * kFewBytesWarps), 0, stream, in, out, rows, static_cast<int>(cols));
       return true;
     }
-    return launch_transpose_few_cols_span<kL + 1>(in, ld, out, rows, cols, stream);
+    return launch_transpose_few_cols_span<T, kL + 1>(in, ld, out, rows, cols, stream);
   }
   return false;
 }
 
-/// Few columns of bytes (more than kTransposeFewMax rows) through a stride of at most
-/// kTransposeFewMax bytes that the register and byte vector kernels do not take (a window, or
-/// dense with in off its vector) go to transpose_few_cols_span_kernel instead of the 32 KiB
-/// chunks ("ours-span16"; run U2a: the chunks 0.26 of a copy on the u8 window 16777216x5 of a
-/// matrix 7 wide). THE SWITCH (issue 13, branch transpose7): true once measured faster.
+/// Few columns (more than kTransposeFewMax rows) through a stride of at most kTransposeFewMax
+/// elements that the register (and, for bytes, byte vector) kernels do not take (a window of a
+/// narrow matrix, dense rows from an input off its vector, dense rows the register kernels do
+/// not fit) go to transpose_few_cols_span_kernel instead of the chunks, by element size
+/// ("ours-span16"; run U2a, the default there of a copy: u8 window 16777216x5 of a matrix 7
+/// wide 0.26 (ceiling ~0.83), f32 window 16777216x3 of 5 wide 0.68 (ceiling ~0.75), f32 dense
+/// 9999991x7 0.74, 4194304x16 0.67). THE SWITCHES (issue 13, branch transpose7): a
+/// specialization `template <> inline constexpr bool kTransposeFewColsSpan<1> = true;` once
+/// measured faster for that size.
+template <std::size_t kBytes>
 inline constexpr bool kTransposeFewColsSpan = false;
 
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, run A of
@@ -264,17 +269,22 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     // Few dense columns the register kernels do not fit (with few rows the call above already
     // tried these arguments).
     if (rows > kTransposeFewMax && bytes()) return true;
-    if (kTransposeFewColsSpan && rows > kTransposeFewMax &&
-        launch_transpose_few_cols_span(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                       reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
-      return true;
+    if constexpr (kTransposeFewColsSpan<1>) {
+      if (rows > kTransposeFewMax && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return true;
+    }
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else if constexpr (sizeof(T) == 4) {
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
+    if constexpr (kTransposeFewColsSpan<4>) {
+      if (rows > kTransposeFewMax && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return true;
+    }
     if (rows <= 8 || cols <= 8) return launch_transpose_chunk<T, Small>(in, ld, out, rows, cols, stream);
     if (rows <= kTransposeFewMax) return launch_transpose_chunk<T, Wide>(in, ld, out, rows, cols, stream);
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else {
+    if constexpr (kTransposeFewColsSpan<8>) {
+      if (rows > kTransposeFewMax && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return true;
+    }
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   }
 }
@@ -550,15 +560,12 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
-/// Every shape with transpose_few_cols_span_kernel where a few columns of bytes lie at most 16
-/// bytes apart (the rest as launch_transpose).
+/// Every shape with transpose_few_cols_span_kernel where a few columns lie at most 16 elements
+/// apart (the rest as launch_transpose).
 template <class T>
 void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
-  static_assert(sizeof(T) == 1, "launch_transpose_few_cols_span_in: bytes");
   if (rows == 0 || cols == 0) return;
-  if (rows > 1 && launch_transpose_few_cols_span(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                                 reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
-    return;
+  if (rows > 1 && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
@@ -567,8 +574,8 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
 /// transpose_shift_kernel ("ours-shift-w<W>b<BY>": ShiftTile<W, BY>, likewise; "-across" walks
 /// the tiles along input rows), then the few-rows / few-columns kernels one at a time so one run
 /// can check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>"; "-span":
-/// few strided byte columns read as spans, gaps included; "ours-span16": few byte columns at
-/// most 16 bytes apart de-interleaved as one span of 16-byte vectors at any alignment of in
+/// few strided byte columns read as spans, gaps included; "ours-span16": few columns at most 16
+/// elements apart de-interleaved as one span of 16-byte vectors at any alignment of in
 /// (transpose_few_cols_span_kernel); "ours-regs16": the register kernels for
 /// 1- and 4-byte elements where their vectors line up; "ours-bytes16": bytes of few rows / dense
 /// few columns as 16-byte vectors at any alignment). transpose_runs_kernel (the word tile with
@@ -605,7 +612,7 @@ struct TransposeTrials<T, 1> {
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 17;
+  static constexpr int kCount = 18;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
       shift_trial<T, 2, 8>("ours-shift-w2b8"), shift_trial<T, 2, 16>("ours-shift-w2b16"),
@@ -614,15 +621,17 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 16, 144>("ours-vec-n16c144"),
       vec_trial<T, 4, 256, false>("ours-vec-n4c256-all"), vec_trial<T, 8, 64, false>("ours-vec-n8c64-all"),
-      vec_trial<T, 16, 64, false>("ours-vec-n16c64-all")};
+      vec_trial<T, 16, 64, false>("ours-vec-n16c64-all"),
+      TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 8> {
-  static constexpr int kCount = 8;
+  static constexpr int kCount = 9;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 32, 256>("ours-any-r32-t256"),   any_trial<T, 16, 128>("ours-any-r16-t128"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,                vec_trial<T, 8, 128>("ours-vec-n8c128"),
-      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 32, 256>("ours-vec-n32c256")};
+      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 32, 256>("ours-vec-n32c256"),
+      TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>}};
 };
 
 #undef DEVMAT_TRANSPOSE_CHUNK_TRIALS

@@ -1419,31 +1419,56 @@ transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned c
   }
 }
 
-/// The transpose of few columns of bytes through a stride of kL bytes: out (cols x rows, dense,
-/// any alignment of its rows) holds out[i rows + r] = in[r kL + i], cols <= kL, at any alignment
-/// of in (a window of a matrix kL bytes wide, or a dense matrix, kL == cols, off its vector).
-/// The rows are de-interleaved as one span, the gaps between them included (they lie between
-/// the matrix's first and last elements): warp q takes rows [512 q, 512 q + 512), whose 512 kL
-/// bytes start m = in mod 16 bytes into a vector (the same for every warp: 512 kL is a multiple
-/// of 16), read as the 32 kL + 1 aligned vectors that cover them into shared memory (bytes past
-/// the matrix's last element not read: load_vec_before); lane L takes rows 512 q + 16 L ... + 15,
-/// its kL + 1 vectors shifted by m (bytes_from) into their 16 kL bytes, de-interleaved into one
-/// vector of each of the kL columns, of which it stores the first cols as
-/// transpose_few_cols_bytes_kernel does (aligned vectors of out, whole inside a run, byte-exact
-/// at its two ends).
-template <int kL>
+/// The kL element columns of 16 kL bytes of rows (16 / sizeof(T) rows of kL elements) as one
+/// vector each: y[i] holds element i of each row. Bytes: deinterleave_cols.
+template <class T, int kL>
+__device__ __forceinline__ void deinterleave_elems(const uint4 (&x)[kL], uint4 (&y)[kL]) {
+  if constexpr (sizeof(T) == 1) {
+    deinterleave_cols<kL>(x, y);
+  } else if constexpr (sizeof(T) == 4) {
+    unsigned xw[4 * kL];
+#pragma unroll
+    for (int s = 0; s < kL; ++s) xw[4 * s] = x[s].x, xw[4 * s + 1] = x[s].y, xw[4 * s + 2] = x[s].z, xw[4 * s + 3] = x[s].w;
+#pragma unroll
+    for (int i = 0; i < kL; ++i) y[i] = make_uint4(xw[i], xw[kL + i], xw[2 * kL + i], xw[3 * kL + i]);
+  } else {
+    static_assert(sizeof(T) == 8, "deinterleave_elems: 1-, 4- or 8-byte elements");
+    unsigned xw[4 * kL];  // element e: words 2e, 2e + 1
+#pragma unroll
+    for (int s = 0; s < kL; ++s) xw[4 * s] = x[s].x, xw[4 * s + 1] = x[s].y, xw[4 * s + 2] = x[s].z, xw[4 * s + 3] = x[s].w;
+#pragma unroll
+    for (int i = 0; i < kL; ++i) y[i] = make_uint4(xw[2 * i], xw[2 * i + 1], xw[2 * (kL + i)], xw[2 * (kL + i) + 1]);
+  }
+}
+
+/// The transpose of few columns through a stride of kL elements: out (cols x rows, dense, any
+/// alignment of its rows, of T) holds out[i rows + r] = in[r kL + i], cols <= kL, at any
+/// alignment of in (a window of a matrix kL elements wide, or a dense matrix, kL == cols, off
+/// its vector). The rows are de-interleaved as one span, the gaps between them included (they
+/// lie between the matrix's first and last elements): warp q takes rows [kWarpRows q, kWarpRows
+/// (q + 1)) (kWarpRows = 512 / sizeof(T): 512 bytes of each output row), whose 512 kL bytes
+/// start m = in mod 16 bytes into a vector (the same for every warp), read as the 32 kL + 1
+/// aligned vectors that cover them into shared memory (bytes past the matrix's last element not
+/// read: load_vec_before); lane L takes the 16 / sizeof(T) rows from kWarpRows q + 16 L /
+/// sizeof(T): its kL + 1 vectors shifted by m (bytes_from) into their 16 kL bytes,
+/// de-interleaved into one vector of each of the kL columns (deinterleave_elems), of which it
+/// stores the first cols as transpose_few_cols_bytes_kernel does (aligned vectors of out, whole
+/// inside a run, byte-exact at its two ends).
+template <class T, int kL>
 __global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
-transpose_few_cols_span_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows,
-                               int cols) {
-  static_assert(kL >= 2 && kL <= 16, "transpose_few_cols_span_kernel: strides of 2 to 16 bytes");
+transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t, Index rows, int cols) {
+  static_assert(kL >= 2 && kL <= 16, "transpose_few_cols_span_kernel: strides of 2 to 16 elements");
+  constexpr Index kSize = sizeof(T), kWarpRows = 512 / kSize;
   constexpr int kVecs = 32 * kL + 1;  // vectors of a warp's span
   __shared__ uint4 stage_smem[kFewBytesWarps][kVecs + kVecs / 8 + 1];  // a warp's span, padded (stage_slot)
+  const auto* in = reinterpret_cast<const unsigned char*>(in_t);
+  auto* out = reinterpret_cast<unsigned char*>(out_t);
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
-  const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 512;
+  const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * kWarpRows;
   if (r0 >= rows) return;  // the whole warp
-  const unsigned char* in_end = in + (rows - 1) * kL + cols;  // past the last element
+  const unsigned char* in_end = in + ((rows - 1) * kL + cols) * kSize;  // past the last element
   const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in) & 15u);
-  const unsigned char* span = in + r0 * kL - m;  // on a vector
+  const unsigned char* span = in + r0 * kL * kSize - m;  // on a vector
 
   uint4 v[kL + 1];  // vectors lane + 32 s of the span (s = kL: lane 0 alone)
 #pragma unroll
@@ -1462,15 +1487,15 @@ transpose_few_cols_span_kernel(const unsigned char* __restrict__ in, unsigned ch
   uint4 x[kL], y[kL];
 #pragma unroll
   for (int s = 0; s < kL; ++s) x[s] = bytes_from(v[s], v[s + 1], m);  // m == 0: v[s]
-  deinterleave_cols<kL>(x, y);
+  deinterleave_elems<T, kL>(x, y);
 
-  const int valid = static_cast<int>(rows - r0 < 512 ? rows - r0 : 512);  // bytes of each output run
+  const int valid = static_cast<int>((rows - r0 < kWarpRows ? rows - r0 : kWarpRows) * kSize);  // bytes of each run
   const int s_lane = 16 * lane;
 #pragma unroll
   for (int i = 0; i < kL; ++i) {
     if (i >= cols) break;                      // the same for the whole warp
     const uint4 prev = shfl_up_vec(y[i], 32);  // lane 0 gets its own: not stored
-    unsigned char* run = out + i * rows + r0;
+    unsigned char* run = out + (i * rows + r0) * kSize;
     const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
     unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
     if (mo == 0) {
@@ -1482,5 +1507,4 @@ transpose_few_cols_span_kernel(const unsigned char* __restrict__ in, unsigned ch
     }
   }
 }
-
 }  // namespace devmat::detail
