@@ -4,7 +4,8 @@
 // few-rows / few-columns shapes instead of the few kernels ("ours-tile"), windows of a larger
 // matrix ("transpose-view": ours on the window, read in place, beside a copy of the window's
 // bytes), and the kernels under trial (TransposeTrials: "ours-any-r<rows>-t<threads>", the
-// vector tile of any alignment, and the few-rows / few-columns kernels one by one). GB/s count
+// vector tile of any alignment, its tiles walked in bands ("-band<B>"), and the few-rows /
+// few-columns kernels one by one, "ours-span16" among them). GB/s count
 // bytes read plus bytes written. "ours-shift-w<W>b<BY>" is transpose_shift_kernel (the default
 // for u8 shapes whose rows are not whole 4-byte words; a trial for f32): the word tile at any
 // alignment, each row's run read as aligned words and shifted into place, "-across" its blocks
@@ -132,7 +133,8 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
   for (const d::TransposeTrial<T>& trial : d::TransposeTrials<T>::kAll) {
     const std::string name = trial.name;
     const bool few_trial =
-        name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0;
+        name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0 ||
+        name.rfind("ours-span", 0) == 0;
     const bool anywhere = name.size() > 4 && name.compare(name.size() - 4, 4, "-all") == 0;  // "ours-vec-...-all"
     if (few != few_trial && !anywhere) continue;
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
@@ -261,6 +263,10 @@ int main(int argc, char** argv) {
   // window's bytes reads less than any strided read can (ratio at most about 0.83 and 0.75).
   register_view<std::uint8_t>(Index(1) << 24, 7, 0, 1, Index(1) << 24, 5);
   register_view<float>(Index(1) << 24, 5, 0, 1, Index(1) << 24, 3);
+  // Few byte columns off their vectors that "ours-span16" takes and the chunks do by default: 12
+  // of 16 (ratio at most about 0.86), and dense rows of 5 from an input off its vector (row 1).
+  register_view<std::uint8_t>(Index(1) << 24, 16, 0, 2, Index(1) << 24, 12);
+  register_view<std::uint8_t>(Index(1) << 24, 5, 1, 0, (Index(1) << 24) - 1, 5);
 
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -6,6 +6,7 @@
 // inaccessible page (a read past it faults), outputs at every offset into a word inside a
 // poisoned buffer whose guards must stay poisoned. Misaligned word loads abort (emu_cuda.hpp).
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -139,8 +140,8 @@ TEST_CASE("emulated transpose_sector_kernel at every output offset into a sector
 // every output offset (at), odd strides.
 namespace {
 template <class T, int kNV, int kColBytes>
-void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
-  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at);
+void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, Index band = 0) {
+  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, band);
   using Tile = d::VecTile<T, kNV, kColBytes, 256>;
   const Index elems = (rows - 1) * ld + c0 + cols;
   GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
@@ -159,8 +160,9 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
   const Index tiles_r = d::transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
                                                  static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
   const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
+  const Index b = band > 0 ? band : tiles_r;
   emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(Tile::kThreads),
-              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r); });
+              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, b); });
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
@@ -214,4 +216,121 @@ TEST_CASE("emulated transpose_vec_kernel at every output offset into a vector", 
     check_vec<std::uint8_t, 4, 128>(131, 19, 131, 0, at);
   }
   for (Index at = 0; at < 4; ++at) check_vec<float, 8, 128>(67, 33, 67 + at, at % 3, at);
+}
+
+TEST_CASE("transpose_vec_tile walks every tile once in bands", "[transpose][emulation]") {
+  // Every block index below tiles_r tiles_c is one tile inside the grid and no two blocks share
+  // one, for bands of 1 .. tiles_r + 1 (tiles_r and more: down the whole grid); within a band,
+  // consecutive blocks go down one tile column.
+  for (Index tiles_r : {1, 2, 3, 5, 8, 33})
+    for (Index tiles_c : {1, 2, 7, 16})
+      for (Index band = 1; band <= tiles_r + 1; ++band) {
+        CAPTURE(tiles_r, tiles_c, band);
+        std::vector<int> seen(static_cast<std::size_t>(tiles_r * tiles_c), 0);
+        Index outside = 0;
+        for (unsigned b = 0; b < static_cast<unsigned>(tiles_r * tiles_c); ++b) {
+          Index tr = -1, tc = -1;
+          d::transpose_vec_tile(b, tiles_r, tiles_c, band, tr, tc);
+          if (tr < 0 || tr >= tiles_r || tc < 0 || tc >= tiles_c) ++outside;
+          else ++seen[static_cast<std::size_t>(tr * tiles_c + tc)];
+          if (band >= tiles_r) CHECK((tr == static_cast<Index>(b) % tiles_r && tc == static_cast<Index>(b) / tiles_r));
+        }
+        CHECK(outside == 0);
+        CHECK(std::count(seen.begin(), seen.end(), 1) == tiles_r * tiles_c);
+      }
+}
+
+TEST_CASE("emulated transpose_vec_kernel walked in bands equals the transpose", "[transpose][emulation]") {
+  // Several tile rows (VecTile<u8, 8, 128>: 128 rows a tile, 600 rows: 5 tile rows, the last
+  // partial; f32 <16, 256>: 64 rows, 200: 4) and tile columns, bands of 1 (along input rows), 2,
+  // 3 (a last band of fewer rows), 4, and the whole grid; dense and a window off its vector.
+  for (Index band : {1, 2, 3, 4, 16}) {
+    check_vec<std::uint8_t, 8, 128>(600, 300, 300, 0, 0, band);
+    check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5, band);
+    check_vec<float, 16, 256>(200, 131, 133, 1, 1, band);
+  }
+}
+
+// transpose_few_cols_span_kernel (few columns at most 16 elements apart, de-interleaved as one
+// span of aligned 16-byte vectors at any alignment of in): windows of cols <= ld columns at
+// column c0 of a matrix ld elements wide whose window's last byte is the last before an
+// inaccessible page (a read past it faults), its first element at every offset into a vector
+// (`pre` elements of the buffer before the matrix), rows around a warp's 512 bytes and a
+// block's 4 warps, outputs at every offset into a vector inside a poisoned buffer whose guards
+// must stay poisoned. Bytes, floats and doubles.
+namespace {
+template <class T, int kL = 2>
+void launch_span_emu(const T* in, Index ld, T* out, Index rows, Index cols) {
+  if constexpr (kL <= 16) {
+    if (ld != kL) return launch_span_emu<T, kL + 1>(in, ld, out, rows, cols);
+    const Index per_block = 512 / static_cast<Index>(sizeof(T)) * d::kFewBytesWarps;
+    emu::launch(dim3(static_cast<unsigned>((rows + per_block - 1) / per_block)), dim3(32 * d::kFewBytesWarps),
+                [&] { d::transpose_few_cols_span_kernel<T, kL>(in, out, rows, static_cast<int>(cols)); });
+  } else {
+    FAIL("launch_span_emu: ld past 16");
+  }
+}
+
+template <class T>
+void check_span(Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
+  CAPTURE(sizeof(T), rows, cols, ld, c0, pre, at);
+  const Index elems = (rows - 1) * ld + c0 + cols;  // from the matrix's start to the window's last element
+  GuardedBytes buf(static_cast<std::size_t>(pre + elems) * sizeof(T));
+  T* base = reinterpret_cast<T*>(buf.data()) + pre;
+  std::uniform_int_distribution<int> dist(0, 250);
+  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
+  const T* in = base + c0;
+
+  constexpr Index kGuard = 40;
+  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 253 : -7);
+  std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16), poison);
+  T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
+  const Index lead_out = aligned - out_buf.data();
+  launch_span_emu<T>(in, ld, aligned + at, rows, cols);
+
+  Index bad = 0, guards = 0;
+  for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
+    const Index o = e - lead_out - at;
+    const T got = out_buf[static_cast<std::size_t>(e)];
+    if (o < 0 || o >= rows * cols) guards += std::memcmp(&got, &poison, sizeof(T)) != 0;
+    else bad += got != in[(o % rows) * ld + o / rows];
+  }
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+template <class T>
+void check_span_shapes(const std::vector<Index>& row_sides) {
+  constexpr Index kV = 16 / sizeof(T);
+  int n = 0;
+  for (Index ld : {2, 3, 5, 7, 8, 13, 16})
+    for (Index cols : {Index(1), ld / 2 + 1, ld - 1, ld}) {
+      if (cols < 1 || (cols == ld - 1 && ld / 2 + 1 == ld - 1)) continue;
+      for (Index rows : row_sides) {
+        check_span<T>(rows, cols, ld, ld - cols, n % kV, (n * 7) % kV);  // the window's right edge
+        check_span<T>(rows, cols, ld, 0, (n + 5) % kV, (n + 3) % kV);    // its left edge
+        ++n;
+      }
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_few_cols_span_kernel equals the transpose", "[transpose][emulation]") {
+  // Warps of 512 / 128 / 64 rows, blocks of 4 warps.
+  check_span_shapes<std::uint8_t>({1, 2, 15, 16, 17, 511, 512, 513, 2047, 2048, 2049, 4100});
+  check_span_shapes<float>({1, 3, 4, 5, 127, 128, 129, 511, 512, 513, 1030});
+  check_span_shapes<double>({1, 2, 3, 63, 64, 65, 255, 256, 257, 515});
+}
+
+TEST_CASE("emulated transpose_few_cols_span_kernel at every input and output offset into a vector",
+          "[transpose][emulation]") {
+  for (Index pre = 0; pre < 16; ++pre)
+    for (Index at : {Index(0), Index(1), Index(15), pre}) {
+      check_span<std::uint8_t>(1030, 5, 7, 1, pre, at);
+      check_span<std::uint8_t>(2051, 16, 16, 0, pre, at);  // dense, 16 columns
+      check_span<std::uint8_t>(600, 3, 3, 0, pre, at);     // dense, 3 columns
+      check_span<float>(517, 3, 5, 1, pre % 4, at % 4);
+      check_span<float>(300, 16, 16, 0, pre % 4, at % 4);
+      check_span<double>(259, 7, 7, 0, pre % 2, at % 2);
+    }
 }

@@ -105,9 +105,12 @@ void launch_transpose_sector(const T* in, Index ld, T* out, Index rows, Index co
 }
 
 /// transpose_vec_kernel on Tile (a VecTile: any shape, stride and alignment of T; one aligned
-/// 16-byte access a thread on both sides, tiles owning whole vectors of every output row).
+/// 16-byte access a thread on both sides, tiles owning whole vectors of every output row), its
+/// tiles walked down the whole grid, or in bands of `band` tile rows where band > 0
+/// (transpose_vec_tile).
 template <class T, class Tile>
-void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                          Index band = 0) {
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
@@ -118,7 +121,7 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
                                               static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
   const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
   launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out,
-         rows, cols, tiles_r);
+         rows, cols, tiles_r, band > 0 && band < tiles_r ? band : tiles_r);
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
@@ -207,6 +210,35 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
   return false;
 }
 
+/// transpose_few_cols_span_kernel<T, ld> where a few columns lie kL = ld (2 .. 16) elements
+/// apart (cols <= ld: a window of a narrow matrix, or dense, at any alignment of in; every row
+/// count). Returns whether it launched.
+template <class T, int kL = 2>
+bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if constexpr (kL <= kTransposeFewMax) {
+    if (ld == kL && cols <= kL) {
+      const Index per_block = 512 / static_cast<Index>(sizeof(T)) * kFewBytesWarps;
+      launch(&transpose_few_cols_span_kernel<T, kL>, static_cast<unsigned>(ceil_div(rows, per_block)),
+             dim3(32 * kFewBytesWarps), 0, stream, in, out, rows, static_cast<int>(cols));
+      return true;
+    }
+    return launch_transpose_few_cols_span<T, kL + 1>(in, ld, out, rows, cols, stream);
+  }
+  return false;
+}
+
+/// Few columns (more than kTransposeFewMax rows) through a stride of at most kTransposeFewMax
+/// elements that the register (and, for bytes, byte vector) kernels do not take (a window of a
+/// narrow matrix, dense rows from an input off its vector, dense rows the register kernels do
+/// not fit) go to transpose_few_cols_span_kernel instead of the chunks, by element size
+/// ("ours-span16"; run U2a, the default there of a copy: u8 window 16777216x5 of a matrix 7
+/// wide 0.26 (ceiling ~0.83), f32 window 16777216x3 of 5 wide 0.68 (ceiling ~0.75), f32 dense
+/// 9999991x7 0.74, 4194304x16 0.67). THE SWITCHES (issue 13, branch transpose7): a
+/// specialization `template <> inline constexpr bool kTransposeFewColsSpan<1> = true;` once
+/// measured faster for that size.
+template <std::size_t kBytes>
+inline constexpr bool kTransposeFewColsSpan = false;
+
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, run A of
 /// issue 13), by element size. Ratios to a copy of the same bytes, before -> after:
 /// - 1 byte: up to 16 rows the byte vector kernels (launch_transpose_few_bytes; run C of issue
@@ -237,13 +269,22 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     // Few dense columns the register kernels do not fit (with few rows the call above already
     // tried these arguments).
     if (rows > kTransposeFewMax && bytes()) return true;
+    if constexpr (kTransposeFewColsSpan<1>) {
+      if (rows > kTransposeFewMax && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return true;
+    }
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else if constexpr (sizeof(T) == 4) {
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
+    if constexpr (kTransposeFewColsSpan<4>) {
+      if (rows > kTransposeFewMax && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return true;
+    }
     if (rows <= 8 || cols <= 8) return launch_transpose_chunk<T, Small>(in, ld, out, rows, cols, stream);
     if (rows <= kTransposeFewMax) return launch_transpose_chunk<T, Wide>(in, ld, out, rows, cols, stream);
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else {
+    if constexpr (kTransposeFewColsSpan<8>) {
+      if (rows > kTransposeFewMax && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return true;
+    }
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   }
 }
@@ -286,6 +327,16 @@ template <> struct DefaultTranspose<std::uint8_t> {
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
+  // Vec (and VecNarrow) also where Mid's 4-byte words fit but Tile's 8-byte words do not, same
+  // sides (run U2a: "ours-vec-n8c128" 0.695 of a copy against Mid's 0.575 on 4100x262144, the
+  // only such shape measured). THE SWITCH (issue 13, branch transpose7): true once the
+  // next run confirms it there and on the view rows it would take.
+  static constexpr bool kVecPastTile = false;
+  // Vec's tiles walked in bands of kVecBand tile rows (transpose_vec_tile; 0: down the whole
+  // grid, as measured in U2a). Trials "ours-vec-n8c128-band<kVecBand>" (1, 4, 16): for the
+  // one-side-long shapes 4097x65537, 65537x4097, 4100x262144 (0.69-0.70 against 0.82 on
+  // 16385x16383 walked down). THE SWITCH: the band that wins on every Vec shape, else 0.
+  static constexpr Index kVecBand = 0;
   // transpose_vec_kernel instead of launch_transpose_few on few rows (2 .. kTransposeFewMax) /
   // few columns ("ours-vec-n1c256-all", "ours-vec-n16c16-all"). THE SWITCHES: true once measured.
   static constexpr bool kVecFewRows = false;
@@ -324,6 +375,8 @@ template <class T> struct DefaultTranspose {
   using VecNarrow = VecTile<T, 16, 144>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 36;
+  static constexpr bool kVecPastTile = false;  // Mid is Tile: nothing between them
+  static constexpr Index kVecBand = 0;         // not measured in bands
   // Few rows / few columns, as for bytes ("ours-vec-n4c256-all", "ours-vec-n16c64-all" for 4 bytes).
   static constexpr bool kVecFewRows = false;
   using VecFewRows = VecTile<T, 4, 256>;
@@ -378,9 +431,13 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   }
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   if constexpr (D::kVecPastMid) {
-    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols) && rows >= D::kVecMinSide) {
-      if (cols <= D::kVecNarrowCols) return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
-      if (cols >= D::kVecMinSide) return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
+    const bool vec = D::kVecPastTile ? !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols)
+                                     : !transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols);
+    if (vec && rows >= D::kVecMinSide) {
+      if (cols <= D::kVecNarrowCols)
+        return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream, D::kVecBand);
+      if (cols >= D::kVecMinSide)
+        return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream, D::kVecBand);
     }
   }
   if constexpr (D::kShiftPastMid) {
@@ -455,16 +512,17 @@ constexpr TransposeTrial<T> sector_trial(const char* name) {
 
 /// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes> on every shape past
 /// the few-rows / few-columns ones (kFew = false: on every shape).
-template <class T, int kNV, int kColBytes, bool kFew = true>
+template <class T, int kNV, int kColBytes, bool kFew = true, int kBand = 0>
 void launch_transpose_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (kFew && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream);
+  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream, kBand);
 }
 
-template <class T, int kNV, int kColBytes, bool kFew = true>
+/// kBand > 0: the tiles walked in bands of kBand tile rows (launch_transpose_vec).
+template <class T, int kNV, int kColBytes, bool kFew = true, int kBand = 0>
 constexpr TransposeTrial<T> vec_trial(const char* name) {
-  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kFew>};
+  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kFew, kBand>};
 }
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
@@ -502,19 +560,31 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
+/// Every shape with transpose_few_cols_span_kernel where a few columns lie at most 16 elements
+/// apart (the rest as launch_transpose).
+template <class T>
+void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (rows > 1 && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
 /// The kernels under trial for T (by element size): transpose_any_kernel ("ours-any-r<rows>-
 /// t<threads>", on every shape past the few-rows / few-columns ones), for 1- and 4-byte elements
 /// transpose_shift_kernel ("ours-shift-w<W>b<BY>": ShiftTile<W, BY>, likewise; "-across" walks
 /// the tiles along input rows), then the few-rows / few-columns kernels one at a time so one run
 /// can check that launch_transpose_few picks the best ("ours-chunk<KiB>k-t<threads>"; "-span":
-/// few strided byte columns read as spans, gaps included; "ours-regs16": the register kernels for
+/// few strided byte columns read as spans, gaps included; "ours-span16": few columns at most 16
+/// elements apart de-interleaved as one span of 16-byte vectors at any alignment of in
+/// (transpose_few_cols_span_kernel); "ours-regs16": the register kernels for
 /// 1- and 4-byte elements where their vectors line up; "ours-bytes16": bytes of few rows / dense
 /// few columns as 16-byte vectors at any alignment). transpose_runs_kernel (the word tile with
 /// byte-exact run ends) and the any kernel's 512-thread and "-across" forms were dropped after
 /// run S3 (0.20-0.30 and 0.27-0.47 of a copy, below the defaults on every shape).
 /// transpose_vec_kernel: "ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes> past
 /// the few-rows / few-columns shapes; "-all" on every shape, few rows or columns included (the
-/// bench runs those on both kinds of shape).
+/// bench runs those on both kinds of shape); "-band<B>" its tiles walked in bands of B tile rows
+/// (band 1: along input rows).
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -522,7 +592,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 23;
+  static constexpr int kCount = 27;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 128, 256>("ours-any-r128-t256"), shift_trial<T, 4, 8>("ours-shift-w4b8"),
       shift_trial<T, 4, 16>("ours-shift-w4b16"), shift_trial<T, 4, 8, TileOrder::kAcross>("ours-shift-w4b8-across"),
@@ -532,14 +602,17 @@ struct TransposeTrials<T, 1> {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS, chunk_trial<T, 32768, 256, true>("ours-chunk32k-t256-span"),
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},
+      TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 128>("ours-vec-n16c128"), vec_trial<T, 8, 80>("ours-vec-n8c80"),
       vec_trial<T, 16, 80>("ours-vec-n16c80"),
-      vec_trial<T, 1, 256, false>("ours-vec-n1c256-all"), vec_trial<T, 16, 16, false>("ours-vec-n16c16-all")};
+      vec_trial<T, 1, 256, false>("ours-vec-n1c256-all"), vec_trial<T, 16, 16, false>("ours-vec-n16c16-all"),
+      vec_trial<T, 8, 128, true, 1>("ours-vec-n8c128-band1"), vec_trial<T, 8, 128, true, 4>("ours-vec-n8c128-band4"),
+      vec_trial<T, 8, 128, true, 16>("ours-vec-n8c128-band16")};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 17;
+  static constexpr int kCount = 18;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 64, 256>("ours-any-r64-t256"), any_trial<T, 32, 256>("ours-any-r32-t256"),
       shift_trial<T, 2, 8>("ours-shift-w2b8"), shift_trial<T, 2, 16>("ours-shift-w2b16"),
@@ -548,15 +621,17 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 8, 128>("ours-vec-n8c128"), vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 16, 144>("ours-vec-n16c144"),
       vec_trial<T, 4, 256, false>("ours-vec-n4c256-all"), vec_trial<T, 8, 64, false>("ours-vec-n8c64-all"),
-      vec_trial<T, 16, 64, false>("ours-vec-n16c64-all")};
+      vec_trial<T, 16, 64, false>("ours-vec-n16c64-all"),
+      TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>}};
 };
 template <class T>
 struct TransposeTrials<T, 8> {
-  static constexpr int kCount = 8;
+  static constexpr int kCount = 9;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       any_trial<T, 32, 256>("ours-any-r32-t256"),   any_trial<T, 16, 128>("ours-any-r16-t128"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,                vec_trial<T, 8, 128>("ours-vec-n8c128"),
-      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 32, 256>("ours-vec-n32c256")};
+      vec_trial<T, 16, 256>("ours-vec-n16c256"), vec_trial<T, 32, 256>("ours-vec-n32c256"),
+      TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>}};
 };
 
 #undef DEVMAT_TRANSPOSE_CHUNK_TRIALS

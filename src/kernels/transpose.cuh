@@ -879,6 +879,25 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
   return (row_bytes + n_max + 16 * nv - 1) / (16 * nv);
 }
 
+/// Tile (tile_r, tile_c) of block b of transpose_vec_kernel on a tiles_r x tiles_c grid walked in
+/// bands of `band` tile rows (band >= tiles_r: down the whole grid, tile (b % tiles_r, b /
+/// tiles_r)): band i holds tile rows [i band, i band + h), h = min(band, tiles_r - i band), and
+/// its h tiles_c blocks go down each of its columns in turn. Every block index below tiles_r
+/// tiles_c is one tile and every tile one index (the host emulation test checks the bijection).
+/// 32-bit: a grid has fewer than 2^31 blocks.
+__host__ __device__ __forceinline__ void transpose_vec_tile(unsigned b, Index tiles_r, Index tiles_c, Index band,
+                                                            Index& tile_r, Index& tile_c) {
+  const unsigned t_r = static_cast<unsigned>(tiles_r);
+  if (band >= tiles_r) {
+    tile_r = b % t_r, tile_c = b / t_r;
+    return;
+  }
+  const unsigned bd = static_cast<unsigned>(band), band_blocks = bd * static_cast<unsigned>(tiles_c);
+  const unsigned i = b / band_blocks, rem = b - i * band_blocks;
+  const unsigned first = i * bd, h = t_r - first < bd ? t_r - first : bd;
+  tile_r = first + rem % h, tile_c = rem / h;
+}
+
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
 /// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
 /// a thread on both sides and every misalignment handled in shared memory:
@@ -898,10 +917,14 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
 /// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
 /// that hold its elements, never past its last byte (load_vec_before). Block b is tile
 /// (b % tiles_r, b / tiles_r): neighbouring blocks write neighbouring runs of the same output
-/// rows and share their halo rows in L2.
+/// rows and share their halo rows in L2. With `band` < tiles_r the tile rows are walked in bands
+/// of `band` (transpose_vec_tile): down a band's columns, the band's tile columns one after
+/// another, then the next band (band 1: along input rows), so the blocks resident at once cover
+/// whole input rows and whole output rows of a band rather than one strip of tile columns.
 template <class T, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
-transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r) {
+transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
+                     Index band) {
   constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kLV = Tile::kLV, kP = Tile::kPitch;
   constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
   using Word = typename RawWord<kSize>::type;
@@ -909,7 +932,8 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
   int* row_at = reinterpret_cast<int*>(smem_b + Tile::kTableOff);   // (2 kH)
 
-  const Index tile_r = blockIdx.x % tiles_r, tile_c = blockIdx.x / tiles_r;
+  Index tile_r, tile_c;
+  transpose_vec_tile(blockIdx.x, tiles_r, (cols + Tile::kCols - 1) / Tile::kCols, band, tile_r, tile_c);
   const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
   const Index c0 = tile_c * Tile::kCols;
   const int tid = static_cast<int>(threadIdx.x);
@@ -1395,4 +1419,92 @@ transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned c
   }
 }
 
+/// The kL element columns of 16 kL bytes of rows (16 / sizeof(T) rows of kL elements) as one
+/// vector each: y[i] holds element i of each row. Bytes: deinterleave_cols.
+template <class T, int kL>
+__device__ __forceinline__ void deinterleave_elems(const uint4 (&x)[kL], uint4 (&y)[kL]) {
+  if constexpr (sizeof(T) == 1) {
+    deinterleave_cols<kL>(x, y);
+  } else if constexpr (sizeof(T) == 4) {
+    unsigned xw[4 * kL];
+#pragma unroll
+    for (int s = 0; s < kL; ++s) xw[4 * s] = x[s].x, xw[4 * s + 1] = x[s].y, xw[4 * s + 2] = x[s].z, xw[4 * s + 3] = x[s].w;
+#pragma unroll
+    for (int i = 0; i < kL; ++i) y[i] = make_uint4(xw[i], xw[kL + i], xw[2 * kL + i], xw[3 * kL + i]);
+  } else {
+    static_assert(sizeof(T) == 8, "deinterleave_elems: 1-, 4- or 8-byte elements");
+    unsigned xw[4 * kL];  // element e: words 2e, 2e + 1
+#pragma unroll
+    for (int s = 0; s < kL; ++s) xw[4 * s] = x[s].x, xw[4 * s + 1] = x[s].y, xw[4 * s + 2] = x[s].z, xw[4 * s + 3] = x[s].w;
+#pragma unroll
+    for (int i = 0; i < kL; ++i) y[i] = make_uint4(xw[2 * i], xw[2 * i + 1], xw[2 * (kL + i)], xw[2 * (kL + i) + 1]);
+  }
+}
+
+/// The transpose of few columns through a stride of kL elements: out (cols x rows, dense, any
+/// alignment of its rows, of T) holds out[i rows + r] = in[r kL + i], cols <= kL, at any
+/// alignment of in (a window of a matrix kL elements wide, or a dense matrix, kL == cols, off
+/// its vector). The rows are de-interleaved as one span, the gaps between them included (they
+/// lie between the matrix's first and last elements): warp q takes rows [kWarpRows q, kWarpRows
+/// (q + 1)) (kWarpRows = 512 / sizeof(T): 512 bytes of each output row), whose 512 kL bytes
+/// start m = in mod 16 bytes into a vector (the same for every warp), read as the 32 kL + 1
+/// aligned vectors that cover them into shared memory (bytes past the matrix's last element not
+/// read: load_vec_before); lane L takes the 16 / sizeof(T) rows from kWarpRows q + 16 L /
+/// sizeof(T): its kL + 1 vectors shifted by m (bytes_from) into their 16 kL bytes,
+/// de-interleaved into one vector of each of the kL columns (deinterleave_elems), of which it
+/// stores the first cols as transpose_few_cols_bytes_kernel does (aligned vectors of out, whole
+/// inside a run, byte-exact at its two ends).
+template <class T, int kL>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t, Index rows, int cols) {
+  static_assert(kL >= 2 && kL <= 16, "transpose_few_cols_span_kernel: strides of 2 to 16 elements");
+  constexpr Index kSize = sizeof(T), kWarpRows = 512 / kSize;
+  constexpr int kVecs = 32 * kL + 1;  // vectors of a warp's span
+  __shared__ uint4 stage_smem[kFewBytesWarps][kVecs + kVecs / 8 + 1];  // a warp's span, padded (stage_slot)
+  const auto* in = reinterpret_cast<const unsigned char*>(in_t);
+  auto* out = reinterpret_cast<unsigned char*>(out_t);
+  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
+  const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * kWarpRows;
+  if (r0 >= rows) return;  // the whole warp
+  const unsigned char* in_end = in + ((rows - 1) * kL + cols) * kSize;  // past the last element
+  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in) & 15u);
+  const unsigned char* span = in + r0 * kL * kSize - m;  // on a vector
+
+  uint4 v[kL + 1];  // vectors lane + 32 s of the span (s = kL: lane 0 alone)
+#pragma unroll
+  for (int s = 0; s <= kL; ++s) {
+    const int idx = lane + 32 * s;
+    const unsigned char* p = span + 16 * idx;
+    v[s] = idx < kVecs && p < in_end ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4* stage = stage_smem[warp];
+#pragma unroll
+  for (int s = 0; s <= kL; ++s)
+    if (lane + 32 * s < kVecs) stage[stage_slot(lane + 32 * s)] = v[s];
+  __syncwarp();
+#pragma unroll
+  for (int s = 0; s <= kL; ++s) v[s] = stage[stage_slot(lane * kL + s)];  // lane kL + kL <= 32 kL
+  uint4 x[kL], y[kL];
+#pragma unroll
+  for (int s = 0; s < kL; ++s) x[s] = bytes_from(v[s], v[s + 1], m);  // m == 0: v[s]
+  deinterleave_elems<T, kL>(x, y);
+
+  const int valid = static_cast<int>((rows - r0 < kWarpRows ? rows - r0 : kWarpRows) * kSize);  // bytes of each run
+  const int s_lane = 16 * lane;
+#pragma unroll
+  for (int i = 0; i < kL; ++i) {
+    if (i >= cols) break;                      // the same for the whole warp
+    const uint4 prev = shfl_up_vec(y[i], 32);  // lane 0 gets its own: not stored
+    unsigned char* run = out + (i * rows + r0) * kSize;
+    const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
+    unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
+    if (mo == 0) {
+      store_vec_bytes(base + s_lane, y[i], 0, valid - s_lane);
+    } else {
+      const int s = s_lane - mo;
+      store_vec_bytes(base + s_lane, bytes_from(prev, y[i], 16 - mo), -s, valid - s);
+      if (lane == 31 && valid > 512 - mo) store_vec_bytes(base + 512, bytes_from(y[i], y[i], 16 - mo), 0, valid - (512 - mo));
+    }
+  }
+}
 }  // namespace devmat::detail

@@ -101,6 +101,26 @@ TEMPLATE_TEST_CASE("transpose of views at odd offsets and strides equals Eigen's
   }
 }
 
+TEMPLATE_TEST_CASE("transpose of few columns of narrow matrices equals Eigen's", "[transpose]", std::uint8_t, float,
+                   double) {
+  // Few columns through a stride of 2 to 17 elements (transpose_few_cols_span_kernel where
+  // kTransposeFewColsSpan, else the register, byte or chunk kernels): the whole matrix, its rows
+  // from row 1 (input off its vector), windows at its right edge (ending at the allocation's end)
+  // and inside it; rows around the span kernel's warps (512 bytes of each output row) and blocks.
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  for (Index C : {2, 3, 5, 7, 16, 17})
+    for (Index R : {514, 2050, 4999}) {
+      const HostMatrix<T> h = random_matrix<T>(R, C, 0, std::is_same_v<T, std::uint8_t> ? 255 : 1000);
+      const auto a = to_device(h, s);
+      const Index narrow = C > 2 ? C - 2 : 1;
+      check_view_transpose<T>(h, a, 0, 0, R, C);
+      check_view_transpose<T>(h, a, 1, 0, R - 1, C);
+      check_view_transpose<T>(h, a, 0, C - narrow, R, narrow);
+      check_view_transpose<T>(h, a, 3, 1, R - 4, narrow);
+    }
+}
+
 TEST_CASE("transpose of bytes around the shift tile's edges equals Eigen's", "[transpose]") {
   // Bytes whose rows are not whole 4-byte words take transpose_shift_kernel (tiles of 128 rows x
   // 124 columns): sides around both, dense and as windows that start off a word and end at the

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstring>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -140,6 +141,35 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or
           check_trial<T>(i, hd, ad, 0, 0, r, c, 1);  // output rows off their vectors
         }
       }
+}
+
+TEMPLATE_TEST_CASE("transpose kernels under trial on few columns of narrow matrices", "[transpose][trial]",
+                   std::uint8_t, float, double) {
+  // Few columns through a stride of 2 to 17 elements (ours-span16 takes up to 16; the other few
+  // kernels as they apply): the dense matrix, its rows from row 1 (dense, input off its vector),
+  // windows ending at the allocation's end (right edge: the last byte read is the allocation's
+  // last) and inside it, rows around the span kernel's warps (512 bytes of each output row) and
+  // blocks of 4 warps, outputs on and off their vectors.
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  const std::vector<Index> rows_list = under_sanitizer() ? std::vector<Index>{2050} : std::vector<Index>{514, 2050, 5003};
+  for (Index C : {2, 3, 5, 7, 8, 13, 16, 17})
+    for (Index R : rows_list) {
+      const HostMatrix<T> h = random_values<T>(R, C);
+      const auto a = to_device(h, s);
+      const Index narrow = C > 2 ? C - 2 : 1;
+      const std::vector<std::array<Index, 4>> windows = {
+          {0, 0, R, C}, {1, 0, R - 1, C}, {0, C - narrow, R, narrow}, {3, 1, R - 4, narrow}, {1, C - 1, R - 1, 1}};
+      for (const auto& w : windows)
+        for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+          const std::string name = transpose_trial_name<T>(i);
+          if (name.rfind("ours-span", 0) != 0 && name.rfind("ours-bytes", 0) != 0 && name.rfind("ours-chunk", 0) != 0 &&
+              name.rfind("ours-regs", 0) != 0)
+            continue;
+          for (Index at : {Index(0), Index(1), Index(3)})
+            if (!under_sanitizer() || at == 1) check_trial<T>(i, h, a, w[0], w[1], w[2], w[3], at);
+        }
+    }
 }
 
 TEMPLATE_TEST_CASE("transpose kernels under trial on rows and columns that line up on 16 bytes", "[transpose][trial]",
