@@ -925,7 +925,10 @@ TEST_CASE("float: gemm picks the wgmma tile on sm_90 where the model says so, an
     Index m, n, k;
   };
   int wgmma_runs = 0, rot = 0;
-  for (const Dims d : {Dims{1000, 1000, 1000}, Dims{1025, 769, 515}, Dims{2048, 1536, 64}, Dims{256, 384, 20000}}) {
+  // (1000^3 and 777^3 take wgmma-128x128x32-cl s=2 on the H200, 65536x64x64 the mma.sync
+  // tf32x3r-128x64x32-2b: the cost model's picks since branch gemm7.)
+  for (const Dims d : {Dims{1000, 1000, 1000}, Dims{1025, 769, 515}, Dims{2048, 1536, 64}, Dims{256, 384, 20000},
+                       Dims{777, 777, 777}, Dims{65536, 64, 64}}) {
     if (quick && d.k > 1000) continue;
     const std::string plan = detail::gemm_plan<float>(d.m, d.n, d.k);
     std::printf("automatic %ldx%ldx%ld: %s\n", long(d.m), long(d.n), long(d.k), plan.c_str());
