@@ -70,6 +70,12 @@ using DmmaPipe128x128x32k4w16v = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shap
 using DmmaPipe128x128k4w16c2 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;
 using DmmaPipe128x128x32k4w16c2 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, false, 2>;
 using DmmaPipe128x128k4c2 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;  // 64x32
+// Issue 13 (gemm7), forced-only: pipe-64x64x32-k16's warp tile (32x32, m16n8k16) and k order in
+// 128x64 and 64x128 blocks of 8 warps, one CTA an SM with 4 stages: 1000^3-1024^3 make 128 such
+// tiles (one round on 132 SMs, no split), each k tile 5.3 multiply-adds a byte loaded (64x64:
+// 4). The same MMAs in the same k order as the 64x64 tile: its results bit for bit.
+using DmmaPipe128x64x32k16s4 = DmmaTile<Shape<128, 64, 32>, Warps<4, 2>, Shape<16, 8, 16>, 4, 1>;  // 216 KB
+using DmmaPipe64x128x32k16s4 = DmmaTile<Shape<64, 128, 32>, Warps<2, 4>, Shape<16, 8, 16>, 4, 1>;  // 216 KB
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
@@ -348,7 +354,9 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
       // lets the cost model pick them.
       dmma_kernel<DmmaPipe128x128k4w16c2>("pipe-128x128x16-k4-w16-c2", kDmmaClustersAutomatic),
       dmma_kernel<DmmaPipe128x128x32k4w16c2>("pipe-128x128x32-k4-w16-c2", kDmmaClustersAutomatic),
-      dmma_kernel<DmmaPipe128x128k4c2>("pipe-128x128x16-k4-c2", kDmmaClustersAutomatic)};
+      dmma_kernel<DmmaPipe128x128k4c2>("pipe-128x128x16-k4-c2", kDmmaClustersAutomatic),
+      dmma_kernel<DmmaPipe128x64x32k16s4>("pipe-128x64x32-k16-s4", false),
+      dmma_kernel<DmmaPipe64x128x32k16s4>("pipe-64x128x32-k16-s4", false)};
   return v;
 }
 
