@@ -283,8 +283,11 @@ TEST_CASE("gemm model: padded copies count against the configurations that need 
     CAPTURE(s);
     const GemmPlan aligned = plan_gemm({GemmElement::f32, s, s, s, true, false, true}, configs, occ, kH200);
     const GemmPlan odd = plan_gemm({GemmElement::f32, s, s, s, true, false, true, false, false}, configs, occ, kH200);
-    if (odd.config == wg) CHECK(aligned.config == wg);
-    if (aligned.config == wg && odd.config != wg) tipped = true;
+    // wgmma-128x128x32 and its cluster split-K form both need aligned rows.
+    const bool odd_wg = configs[static_cast<std::size_t>(odd.config)].aligned_rows;
+    const bool aligned_wg = configs[static_cast<std::size_t>(aligned.config)].aligned_rows;
+    if (odd_wg) CHECK(aligned_wg);
+    if (aligned_wg && !odd_wg) tipped = true;
   }
   CHECK(tipped);
 }
@@ -377,7 +380,8 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
     CAPTURE(c.name);
     cluster.push_back(i);
     CHECK(c.cluster_splits == 8);
-    CHECK(c.automatic == (c.math == GemmMath::simt ? kGemmClusterSplitKSimt : kGemmClusterSplitKWgmma));
+    CHECK(c.automatic == (c.math == GemmMath::simt ? kGemmClusterSplitKSimt
+                                                   : kGemmClusterSplitKWgmma && c.name == "wgmma-128x128x32-cl"));
     // Its base tile (the name without "-cl") exists, with the same shape and efficiency.
     const std::string base = c.name.substr(0, c.name.size() - 3);
     CHECK(c.name.substr(c.name.size() - 3) == "-cl");
@@ -388,14 +392,22 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
     CHECK((it->aligned_rows == c.aligned_rows && it->only_arch == c.only_arch));
     CHECK(gemm_efficiency(GemmElement::f32, c.name, 90) == gemm_efficiency(GemmElement::f32, base, 90));
     // Same slices: the cluster's sums cost neither a second launch nor the partial sums'
-    // traffic, so the model times them lower by at least a launch; one slice: equal.
+    // traffic, but their adding up in the cluster (cluster_sum_seconds a round) and, for
+    // clusters that do not fill a GPC's 16 SMs, the SMs left idle; one slice: equal.
     const GemmArchModel& model = gemm_arch_model(90);
     const double eff = gemm_efficiency(GemmElement::f32, c.name, 90);
-    for (int s : {2, 3, 8}) {
-      const double t_cl = gemm_model_seconds(model, GemmElement::f32, c, eff, 777, 777, 777, s, 132, 2);
-      const double t_ws = gemm_model_seconds(model, GemmElement::f32, *it, eff, 777, 777, 777, s, 132, 2);
-      CHECK(t_cl + model.launch_seconds <= t_ws);
+    for (int s : {2, 4}) {  // clusters that fill whole GPCs (128 of the 132 SMs); 49 k tiles allow both
+      CAPTURE(s);
+      const double t_cl = gemm_model_seconds(model, GemmElement::f32, c, eff, 777, 777, 777, s, 128, 2);
+      const double t_ws = gemm_model_seconds(model, GemmElement::f32, *it, eff, 777, 777, 777, s, 128, 2);
+      const long long ctas = static_cast<long long>((777 + c.bm - 1) / c.bm) * ((777 + c.bn - 1) / c.bn) * s;
+      const double rounds = static_cast<double>((ctas + 2 * 128 - 1) / (2 * 128));
+      CHECK(t_cl + model.launch_seconds <= t_ws + rounds * model.cluster_sum_seconds);
+      CHECK(t_cl > t_ws - model.launch_seconds - (s + 1) * 777.0 * 777 * 4 / model.bytes_per_second);
     }
+    // A cluster of 5 leaves a GPC's 16th SM idle: more rounds than the workspace split.
+    CHECK(gemm_model_seconds(model, GemmElement::f32, c, eff, 4096, 4096, 777, 5, 132, 1) >
+          gemm_model_seconds(model, GemmElement::f32, c, eff, 4096, 4096, 777, 4, 132, 1));
     CHECK(gemm_model_seconds(model, GemmElement::f32, c, eff, 777, 777, 777, 1, 132, 2) ==
           gemm_model_seconds(model, GemmElement::f32, *it, eff, 777, 777, 777, 1, 132, 2));
     // The model never asks a cluster for more slices than it holds, and a forced count is
@@ -414,14 +426,15 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
   REQUIRE(cluster.size() == 4);  // 64x64x16, 128x128x8, wgmma-128x128x32, wgmma-64x128x32
 
   // Made automatic (what the two switches set to true do): on sm_90 the latency-bound 47x53x804
-  // takes a cluster tile with several slices (no finalize), large products keep their tile,
-  // and before sm_90 no cluster tile is ever picked.
+  // keeps the plain 64x64x16 with its workspace slices (run U2a: 0.4026 TFLOP/s against
+  // 64x64x16-cl's 0.3885), large products keep their tile, and before sm_90 no cluster tile is
+  // ever picked.
   std::vector<GemmConfigInfo> with = configs;
   for (int i : cluster) with[static_cast<std::size_t>(i)].automatic = true;
   const auto occ = [&](int i) { return h200_occupancy(with, i); };
   const GemmPlan small = plan_gemm({GemmElement::f32, 47, 53, 804, true, false}, with, occ, kH200);
-  CHECK(with[static_cast<std::size_t>(small.config)].cluster_splits > 0);
-  CHECK((small.splits > 1 && small.splits <= 8));
+  CHECK(with[static_cast<std::size_t>(small.config)].name == "64x64x16");
+  CHECK(small.splits > 1);
   const GemmPlan big = plan_gemm({GemmElement::f32, 4096, 4096, 4096, true, false}, with, occ, kH200);
   CHECK(big.config == plan_f32(4096, 4096, 4096).config);
   for (int m : {47, 128, 777, 4096})
@@ -430,4 +443,79 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
       const GemmPlan p = plan_gemm({GemmElement::f32, m, 53, k, true, false}, with, occ, GemmDevice{108, 80});
       CHECK(with[static_cast<std::size_t>(p.config)].cluster_splits == 0);
     }
+}
+
+namespace {
+/// CTAs per SM of each configuration on the H200, as cudaOccupancyMaxActiveBlocksPerMultiprocessor
+/// gives them: registers (cuobjdump -res-usage of build/gpu's gemm.cu.o and gemm_wgmma.cu.o,
+/// tree 5bb0eda), threads and kSmemBytes (228 KB an SM, 1 KB reserved a block). With these the
+/// model reproduces every default that run U2a labelled (e.g. "64x64x16 s=11" at 47x53x804).
+int h200_blocks(GemmElement e, const std::string& name) {
+  struct Row { GemmElement e; const char* name; int blocks; };
+  static const Row rows[] = {
+      {GemmElement::f32, "128x128x8", 2}, {GemmElement::f32, "128x256x8", 1}, {GemmElement::f32, "64x64x16", 4},
+      {GemmElement::f32, "64x256x16", 1}, {GemmElement::f32, "tf32x3-128x128x32", 1},
+      {GemmElement::f32, "tf32x3-128x64x32", 1}, {GemmElement::f32, "tf32x3-64x128x32", 1},
+      {GemmElement::f32, "tf32x3-64x256x32", 1}, {GemmElement::f32, "tf32x3-64x64x32", 2},
+      {GemmElement::f32, "tf32x3r-128x128x32", 1}, {GemmElement::f32, "tf32x3r-128x128x32-2b", 2},
+      {GemmElement::f32, "tf32x3r-128x128x32-w16", 1}, {GemmElement::f32, "tf32x3r-128x64x32-2b", 2},
+      {GemmElement::f32, "tf32x3r-64x256x32", 1}, {GemmElement::f32, "tf32x3f-128x128x32", 1},
+      {GemmElement::f32, "tf32x3p-128x128x32-s4", 1}, {GemmElement::f32, "tf32x3p-128x128x32-w16-s4", 1},
+      {GemmElement::f32, "tf32x3p-128x128x16-2b", 2}, {GemmElement::f32, "tf32x3fp-128x128x32-s4", 1},
+      {GemmElement::f32, "wgmma-128x128x32", 1}, {GemmElement::f32, "wgmma-64x128x32", 1},
+      {GemmElement::f32, "64x64x16-cl", 4}, {GemmElement::f32, "128x128x8-cl", 2},
+      {GemmElement::f32, "wgmma-128x128x32-cl", 1}, {GemmElement::f32, "wgmma-64x128x32-cl", 1},
+      {GemmElement::f64, "128x128x16", 1}, {GemmElement::f64, "128x64x16", 2}, {GemmElement::f64, "64x64x16", 3},
+      {GemmElement::f64, "128x64x16-m8n8k4", 2}, {GemmElement::f64, "pipe-128x128x16-k4", 1},
+      {GemmElement::f64, "pipe-128x128x16-k4-w16", 1}, {GemmElement::f64, "pipe-128x128x32-k4", 1},
+      {GemmElement::f64, "pipe-128x128x32-k4-w16", 1}, {GemmElement::f64, "pipe-128x128x32-k8", 1},
+      {GemmElement::f64, "pipe-128x64x16-k4", 2}, {GemmElement::f64, "pipe-128x64x16-k4-w8", 2},
+      {GemmElement::f64, "pipe-64x64x16-k8", 2}, {GemmElement::f64, "pipe-64x64x32-k16", 2},
+  };
+  for (const Row& r : rows)
+    if (r.e == e && name == r.name) return r.blocks;
+  return 1;  // forced-only variants: never candidates
+}
+
+/// gemm's plan for the bench's operands (A m x k and B k x n, dense, op none) on the H200.
+std::string h200_plan(GemmElement e, int m, int n, int k) {
+  const std::vector<GemmConfigInfo> configs = e == GemmElement::f64 ? gemm_configs<double>() : gemm_configs<float>();
+  const int v = e == GemmElement::f64 ? 2 : 4;  // elements in 16 bytes
+  const GemmProblem p{e, m, n, k, true, false, true, k % v == 0, n % v == 0};
+  const GemmPlan plan = plan_gemm(p, configs, [&](int i) { return h200_blocks(e, configs[static_cast<std::size_t>(i)].name); }, kH200);
+  if (plan.kind != GemmPlanKind::tiled) return "not tiled";
+  return configs[static_cast<std::size_t>(plan.config)].name + " s=" + std::to_string(plan.splits);
+}
+}  // namespace
+
+TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1, U2a)") {
+  // Shapes with every configuration measured (bench_gemm's ours-<config> rows): the fastest.
+  // 128x128x4096 keeps tf32x3-64x64x32 (9.999 TFLOP/s; 64x64x16 10.04, inside the noise).
+  CHECK(h200_plan(GemmElement::f32, 47, 53, 804) == "64x64x16 s=11");
+  CHECK(h200_plan(GemmElement::f32, 128, 128, 4096) == "tf32x3-64x64x32 s=32");
+  CHECK(h200_plan(GemmElement::f32, 65536, 64, 64) == "tf32x3r-128x64x32-2b s=1");  // 23.62, was 64x64x16's 20.55
+  CHECK(h200_plan(GemmElement::f32, 1000, 1000, 1000) == "wgmma-128x128x32-cl s=2");  // 60.1, was 53.5
+  // 777^3: the cluster tile at 2 slices, as at 1000^3 (its one measured row there had 5:
+  // 5-CTA clusters, 18.95); the plain wgmma tile at 2 slices measured 21.83, 64x64x16 20.14.
+  CHECK(h200_plan(GemmElement::f32, 777, 777, 777) == "wgmma-128x128x32-cl s=2");
+  CHECK(h200_plan(GemmElement::f64, 1024, 1024, 1024) == "pipe-64x64x32-k16 s=1");
+  CHECK(h200_plan(GemmElement::f64, 2048, 2048, 2048) == "pipe-128x128x32-k4-w16 s=1");
+  CHECK(h200_plan(GemmElement::f64, 4096, 4096, 4096) == "pipe-128x128x32-k4-w16 s=1");
+  // 8192^3: pipe-128x128x32-k8 measured 50.48 against 49.11; the same tile and occupancy as
+  // k4-w16, which wins at 2048^3 and 4096^3, so the model (one rate a configuration) cannot
+  // tell them apart by size: it keeps k4-w16.
+  CHECK(h200_plan(GemmElement::f64, 8192, 8192, 8192) == "pipe-128x128x32-k4-w16 s=1");
+  // Shapes measured with the default only (bench/RESULTS.md): the picks they were measured with.
+  CHECK(h200_plan(GemmElement::f32, 512, 512, 512) == "tf32x3-64x64x32 s=4");
+  CHECK(h200_plan(GemmElement::f32, 2048, 2048, 2048) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 4096, 4096, 4096) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 8192, 8192, 8192) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 4097, 4097, 4097) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 47, 804, 53) == "64x64x16 s=1");
+  CHECK(h200_plan(GemmElement::f32, 8192, 8192, 64) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 64, 8192, 8192) == "tf32x3-64x256x32 s=4");
+  CHECK(h200_plan(GemmElement::f32, 5003, 3007, 4001) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f64, 1000, 1000, 1000) == "pipe-64x64x32-k16 s=1");
+  // 1024^3 float (measured 58.21 with wgmma s=2): the cluster tile, as at 1000^3 (same tiles).
+  CHECK(h200_plan(GemmElement::f32, 1024, 1024, 1024) == "wgmma-128x128x32-cl s=2");
 }

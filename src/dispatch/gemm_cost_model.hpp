@@ -68,6 +68,10 @@ struct GemmArchModel {
   double bytes_per_second;  // device memory, achieved
   double launch_seconds;    // one more kernel in the stream
   double wave_seconds;      // pipeline fill and epilogue of one round of CTAs
+  // Thread-block clusters are placed inside one GPC: a GPC of `sms_per_gpc` SMs holds whole
+  // clusters only, so clusters of 3, 5, 6 or 7 CTAs leave some of its SMs idle.
+  int sms_per_gpc;
+  double cluster_sum_seconds;  // adding a round's k slices up inside a cluster (DSMEM, barriers)
 };
 
 /// The model of `arch`: the calibrated architecture nearest below it (the lowest one for an
@@ -95,6 +99,10 @@ struct GemmSlices {
 };
 GemmSlices gemm_slices(long long k, int bk, int splits, int cluster_k);
 
+/// The SMs that clusters of `cluster` CTAs (`occ` of them resident per SM) can fill: each of the
+/// sms / sms_per_gpc GPCs holds whole clusters only (all `sms` for cluster <= 1).
+int gemm_cluster_sms(const GemmArchModel& model, int sms, int occ, int cluster);
+
 /// Modelled seconds of one configuration with `splits` k slices, `blocks_per_sm` of its CTAs
 /// resident per SM.
 double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
@@ -115,8 +123,11 @@ double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const 
 /// ("wgmma-128x128x32-cl", "wgmma-64x128x32-cl"); false: forced-only, measured by bench_gemm's
 /// ours-*-cl rows beside the default. The model then takes them wherever their slices without a
 /// finalize kernel are modelled faster (latency-bound and wave-quantised shapes).
+/// kGemmClusterSplitKWgmma makes "wgmma-128x128x32-cl" automatic (run U2a: s=2 at 1000^3, 60.1
+/// TFLOP/s against the plain tile's 53.6, cuBLAS 33.9); "wgmma-64x128x32-cl" and the SIMT ones
+/// stay forced-only, never the fastest where measured.
 inline constexpr bool kGemmClusterSplitKSimt = false;
-inline constexpr bool kGemmClusterSplitKWgmma = false;
+inline constexpr bool kGemmClusterSplitKWgmma = true;
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
 constexpr double kGemmTf32MinFma = 1 << 22;

@@ -70,6 +70,12 @@ using DmmaPipe128x128x32k4w16v = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shap
 using DmmaPipe128x128k4w16c2 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;
 using DmmaPipe128x128x32k4w16c2 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, false, 2>;
 using DmmaPipe128x128k4c2 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;  // 64x32
+// Issue 13 (gemm7), forced-only: pipe-64x64x32-k16's warp tile (32x32, m16n8k16) and k order in
+// 128x64 and 64x128 blocks of 8 warps, one CTA an SM with 4 stages: 1000^3-1024^3 make 128 such
+// tiles (one round on 132 SMs, no split), each k tile 5.3 multiply-adds a byte loaded (64x64:
+// 4). The same MMAs in the same k order as the 64x64 tile: its results bit for bit.
+using DmmaPipe128x64x32k16s4 = DmmaTile<Shape<128, 64, 32>, Warps<4, 2>, Shape<16, 8, 16>, 4, 1>;  // 216 KB
+using DmmaPipe64x128x32k16s4 = DmmaTile<Shape<64, 128, 32>, Warps<2, 4>, Shape<16, 8, 16>, 4, 1>;  // 216 KB
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
@@ -266,7 +272,9 @@ TiledKernel<float> wgmma_kernel(const char* name, bool automatic = true) {
 /// kGemmClusterSplitKWgmma (dispatch/gemm_cost_model.hpp).
 template <int kConsumers>
 TiledKernel<float> wgmma_cluster_kernel(const char* name) {
-  GemmConfigInfo info = gemm_info<WgmmaTileInfo<kConsumers>>(name, GemmMath::tf32x3, kGemmClusterSplitKWgmma, true, 90);
+  // The 64x128 one stays forced-only: measured at four shapes, never the fastest.
+  constexpr bool automatic = kGemmClusterSplitKWgmma && kConsumers == 2;
+  GemmConfigInfo info = gemm_info<WgmmaTileInfo<kConsumers>>(name, GemmMath::tf32x3, automatic, true, 90);
   info.cluster_splits = 8;
   return {info, &launch_gemm_wgmma<kConsumers, true>, &occupancy_gemm_wgmma<kConsumers, true>};
 }
@@ -295,7 +303,7 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       mma_kernel<Tf32r128x128>("tf32x3r-128x128x32", false),
       mma_kernel<Tf32r128x128b2>("tf32x3r-128x128x32-2b", false),
       mma_kernel<Tf32r128x128w16>("tf32x3r-128x128x32-w16", false),
-      mma_kernel<Tf32r128x64b2>("tf32x3r-128x64x32-2b", false),
+      mma_kernel<Tf32r128x64b2>("tf32x3r-128x64x32-2b"),  // automatic: 65536x64x64's fastest (run U2a)
       mma_kernel<Tf32r64x256>("tf32x3r-64x256x32", false),
       mma_kernel<Tf32f128x128>("tf32x3f-128x128x32"),
       mma_kernel<Tf32p128x128>("tf32x3p-128x128x32-s4", false),
@@ -346,7 +354,9 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
       // lets the cost model pick them.
       dmma_kernel<DmmaPipe128x128k4w16c2>("pipe-128x128x16-k4-w16-c2", kDmmaClustersAutomatic),
       dmma_kernel<DmmaPipe128x128x32k4w16c2>("pipe-128x128x32-k4-w16-c2", kDmmaClustersAutomatic),
-      dmma_kernel<DmmaPipe128x128k4c2>("pipe-128x128x16-k4-c2", kDmmaClustersAutomatic)};
+      dmma_kernel<DmmaPipe128x128k4c2>("pipe-128x128x16-k4-c2", kDmmaClustersAutomatic),
+      dmma_kernel<DmmaPipe128x64x32k16s4>("pipe-128x64x32-k16-s4", false),
+      dmma_kernel<DmmaPipe64x128x32k16s4>("pipe-64x128x32-k16-s4", false)};
   return v;
 }
 

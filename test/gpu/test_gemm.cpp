@@ -399,6 +399,57 @@ TEST_CASE("vector-fragment DMMA tiles give their base tile's results bit for bit
   CHECK(tested > 0);
 }
 
+TEST_CASE("128x64 and 64x128 k16 DMMA tiles give pipe-64x64x32-k16's results bit for bit", "[gemm][dmma16]") {
+  // pipe-128x64x32-k16-s4 and pipe-64x128x32-k16-s4 run pipe-64x64x32-k16's warp tile (32x32,
+  // m16n8k16, BK 32) in blocks of 8 warps with 4 stages: every output element gets the same MMAs
+  // in the same k order, so with the same slices the results are equal bit for bit, and any slip
+  // in the larger blocks' copies, zero fill, ring of 4 stages or epilogue shows as a difference.
+  // Shapes: ragged at both block sizes (64 and 128, +-1), primes, past the ring several times,
+  // tall and skinny, split-K slices that end mid-tile, unaligned rows (padded copies), 1x1x1.
+  const auto configs = detail::gemm_configs<double>();
+  const int base = config_index(configs, "pipe-64x64x32-k16");
+  REQUIRE(base >= 0);
+  struct Shape3 {
+    Index m, n, k;
+    int splits;
+  };
+  const Shape3 shapes[] = {{129, 127, 32 * 13 + 9, 1}, {127, 129, 31, 1},  {65, 63, 33, 1},     {63, 65, 64, 1},
+                           {131, 97, 803, 1},          {257, 191, 4 * 32 * 3 + 5, 1}, {1000, 40, 96, 1},
+                           {40, 1000, 96, 1},          {193, 67, 24 * 32 + 2, 3},  {67, 193, 17 * 32, 2}, {1, 1, 1, 1},
+                           {128, 64, 32, 1},           {64, 128, 1, 1}};
+  int tested = 0, rot = 0;
+  for (const char* name : {"pipe-128x64x32-k16-s4", "pipe-64x128x32-k16-s4"}) {
+    const int cfg = config_index(configs, name);
+    INFO("config " << name);
+    REQUIRE(cfg >= 0);
+    ++tested;
+    for (const Shape3& sh : shapes)
+      for (Op op_a : kOps)
+        for (Op op_b : kOps) {
+          const int r = rot++;
+          if (under_sanitizer() && r % 4 != 0) continue;
+          const auto [alpha, beta] = scalars<double>(r % 5);
+          INFO(sh.m << "x" << sh.n << "x" << sh.k << " op_a " << op_name(op_a) << " op_b " << op_name(op_b)
+                    << " splits " << sh.splits << " alpha " << alpha << " beta " << beta);
+          const HostMatrix<double> ha = stored<double>(sh.m, sh.k, op_a), hb = stored<double>(sh.k, sh.n, op_b);
+          const HostMatrix<double> hc = random_matrix<double>(sh.m, sh.n);
+          const auto A = to_device(ha);
+          const auto B = to_device(hb);
+          DeviceMatrix<double> got = to_device(hc), want = to_device(hc);
+          if (beta == 0.0) {
+            got = DeviceMatrix<double>::constant(sh.m, sh.n, poison_value<double>());
+            want = DeviceMatrix<double>::constant(sh.m, sh.n, poison_value<double>());
+          }
+          detail::gemm_forced(cfg, sh.splits, alpha, A, B, beta, got, op_a, op_b);
+          detail::gemm_forced(base, sh.splits, alpha, A, B, beta, want, op_a, op_b);
+          const HostMatrix<double> g = to_eigen(got), w = to_eigen(want);
+          check_product(g, op_of(ha, op_a), op_of(hb, op_b), alpha, beta, hc);
+          CHECK(g == w);
+        }
+  }
+  CHECK(tested == 2);
+}
+
 TEST_CASE("k-cluster DMMA tiles give their base tile's split-K results bit for bit", "[gemm]") {
   // A "-c<S>" tile (DmmaTile's CLUSTER_K) runs each output tile as a cluster of S CTAs, slice s
   // of k on rank s, and adds the slices through distributed shared memory in the order of the
@@ -925,7 +976,10 @@ TEST_CASE("float: gemm picks the wgmma tile on sm_90 where the model says so, an
     Index m, n, k;
   };
   int wgmma_runs = 0, rot = 0;
-  for (const Dims d : {Dims{1000, 1000, 1000}, Dims{1025, 769, 515}, Dims{2048, 1536, 64}, Dims{256, 384, 20000}}) {
+  // (1000^3 and 777^3 take wgmma-128x128x32-cl s=2 on the H200, 65536x64x64 the mma.sync
+  // tf32x3r-128x64x32-2b: the cost model's picks since branch gemm7.)
+  for (const Dims d : {Dims{1000, 1000, 1000}, Dims{1025, 769, 515}, Dims{2048, 1536, 64}, Dims{256, 384, 20000},
+                       Dims{777, 777, 777}, Dims{65536, 64, 64}}) {
     if (quick && d.k > 1000) continue;
     const std::string plan = detail::gemm_plan<float>(d.m, d.n, d.k);
     std::printf("automatic %ldx%ldx%ld: %s\n", long(d.m), long(d.n), long(d.k), plan.c_str());
