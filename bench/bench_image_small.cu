@@ -510,22 +510,28 @@ void register_canny() {
   // fill in one kernel, rounds on 32-bit row words, the bytes written once): "ours-planes" (warps
   // walking down 2 tiles, 4 rounds a wait, the components past 64 rounds), "-w1" / "-w4" (walks
   // of 1 / 4 tiles), "-c2" / "-c8" (rounds a wait), "-m8" (the components past 8 rounds),
-  // "-ring-m4/m8/m16" (past 4 / 8 / 16 rounds the ring pieces' components on the planes instead:
-  // CannyConfig::ring_union).
-  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m4", "-ring-m8", "-ring-m16"}) {
+  // "-ring-m1/m2/m4/m8/m16" (past 1 / 2 / 4 / 8 / 16 rounds, checked 1 / 2 / 4 at a time, the
+  // ring pieces' components on the planes instead: CannyConfig::ring_union), "-ring-u0/u1/u2/u4"
+  // (the ring pieces' components after exactly 0 / 1 / 2 / 4 rounds, the flag never read:
+  // CannyConfig::ring_unchecked, no host wait).
+  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m1", "-ring-m2", "-ring-m4", "-ring-m8",
+                             "-ring-m16", "-ring-u0", "-ring-u1", "-ring-u2", "-ring-u4"}) {
     d::CannyConfig config;
     config.hysteresis = d::CannyConfig::Hysteresis::bits;
     config.max_rounds = 64;  // whatever the default
     config.ring_union = false;
+    config.ring_unchecked = false;
     const std::string v = suffix;
     if (v == "-w1") config.walk_tiles = 1;
     if (v == "-w4") config.walk_tiles = 4;
     if (v == "-c2") config.rounds_per_check = 2;
     if (v == "-c8") config.rounds_per_check = 8;
     if (v == "-m8") config.max_rounds = 8;
-    if (v.rfind("-ring-m", 0) == 0) {
+    if (v.rfind("-ring-", 0) == 0) {
       config.ring_union = true;
       config.max_rounds = std::stoi(v.substr(7));
+      config.ring_unchecked = v[6] == 'u';
+      config.rounds_per_check = std::clamp(config.max_rounds, 1, 4);  // -m1, -m2: one check after them
     }
     const std::string impl = "ours-planes" + v;
     register_variant<U8>("canny_5_15", impl, ours, forced(config));
