@@ -19,9 +19,9 @@ namespace {
 std::size_t live(const PoolStats& s) { return s.used - s.cached; }
 
 /// Forces the pool cache's order for a scope (detail::force_cache_newest_first), then restores the default.
-struct force_cache_newest_first_scope {
-  explicit force_cache_newest_first_scope(int newest) { detail::force_cache_newest_first(newest); }
-  ~force_cache_newest_first_scope() { detail::force_cache_newest_first(-1); }
+struct ForcedCacheOrder {
+  explicit ForcedCacheOrder(int newest) { detail::force_cache_newest_first(newest); }
+  ~ForcedCacheOrder() { detail::force_cache_newest_first(-1); }
 };
 }  // namespace
 
@@ -218,7 +218,7 @@ TEST_CASE("with several blocks of one size cached, the cache's order decides whi
   const Index side = 1024;
   for (const int newest : {0, 1, -1}) {
     CAPTURE(newest);
-    force_cache_newest_first_scope forced(newest);
+    ForcedCacheOrder forced(newest);
     const bool want_newest = newest < 0 ? detail::kCacheNewestFirst : newest != 0;
     REQUIRE(detail::cache_newest_first() == want_newest);
     trim_pool(0);
