@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #if DEVMAT_BENCH_HAVE_NPP
@@ -161,31 +162,39 @@ void register_morph_tiles(bool erode, int k) {
 
 /// morph_stream_kernel (a block streams down a strip: the column pass in registers, the row pass
 /// in shared memory) forced beside "ours", as "ours-stream" (the launcher's rows a block) and
-/// "ours-stream-s<seg>" (seg output rows a block). Each is compared with erode/dilate once
-/// before timing (counter "differs", 0 expected; a difference skips the row with an error).
+/// "ours-stream-s<seg>" (seg output rows a block), with the byte-wise row pass; for u8 also
+/// "ours-stream-w" and "ours-stream-w-s<seg>", the word-wise row pass (four rows a word:
+/// kMorphStreamU8Words). Each is compared with erode/dilate once before timing (counter
+/// "differs", 0 expected; a difference skips the row with an error).
 template <class T>
 void register_morph_stream(bool erode, int k) {
   const std::string op = std::string(erode ? "erode_" : "dilate_") + std::to_string(k) + "x" + std::to_string(k);
   const std::vector<int> segs = k == 31 ? std::vector<int>{0, 32, 64, 128, 256} : std::vector<int>{0, 32, 128};
-  for (int seg : segs) {
-    const std::string impl = seg ? "ours-stream-s" + std::to_string(seg) : std::string("ours-stream");
-    benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
-      const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
-      DeviceMatrix<T> out(kSide, kSide, img.stream());
-      const cudaStream_t s = img.stream().native();
-      const auto run = [&] {
-        if (erode) devmat::detail::launch_morph_stream<true>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, seg);
-        else devmat::detail::launch_morph_stream<false>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, seg);
-      };
-      run();
-      const std::size_t differs = count_differences(out, morph(erode, img, k));
-      st.counters["differs"] = static_cast<double>(differs);
-      if (differs != 0) {
-        st.SkipWithError("stream kernel differs from erode/dilate");
-        return;
-      }
-      b::time_on_stream(st, s, kPixels, b::kMpixps, run);
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  for (bool words : {false, true}) {
+    if (words && !std::is_same_v<T, std::uint8_t>) continue;
+    for (int seg : segs) {
+      const std::string base = words ? "ours-stream-w" : "ours-stream";
+      const std::string impl = seg ? base + "-s" + std::to_string(seg) : base;
+      benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
+        const auto img = DeviceMatrix<T>::from_vector(image<T>(), kSide, kSide);
+        DeviceMatrix<T> out(kSide, kSide, img.stream());
+        const cudaStream_t s = img.stream().native();
+        const auto run = [&] {
+          if (erode)
+            devmat::detail::launch_morph_stream<true>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, seg, words);
+          else
+            devmat::detail::launch_morph_stream<false>(s, img.data(), kSide, out.data(), kSide, kSide, kSide, k, k, seg, words);
+        };
+        run();
+        const std::size_t differs = count_differences(out, morph(erode, img, k));
+        st.counters["differs"] = static_cast<double>(differs);
+        if (differs != 0) {
+          st.SkipWithError("stream kernel differs from erode/dilate");
+          return;
+        }
+        b::time_on_stream(st, s, kPixels, b::kMpixps, run);
+      })->UseManualTime()->Unit(benchmark::kMillisecond);
+    }
   }
 }
 

@@ -20,8 +20,11 @@
 // "ours-flat-u2/u4", threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy
 // of the image: the floor of a 1-read 1-write map).
 // Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
-// previous result before calling the function, so the pool hands the same block back (the
-// output stays in L2 between iterations as NPP's does); "ours-keep" (threshold) keeps the
+// previous result before calling the function, so the pool's cache hands a block of the same
+// size back: the same block (the output stays in L2 between iterations as NPP's does) only when
+// the cache takes the newest block first or holds one of that size (the counter "same_block"
+// says which); "ours-newest" (threshold u8 and f32, rgb_to_gray) forces the cache newest first
+// (detail::kCacheNewestFirst); "ours-keep" (threshold) keeps the
 // previous result alive while the next is made, so two outputs alternate (what a loop that
 // assigns `out = threshold(...)` does). Before timing, a variant's output is compared with the
 // public function's once: u8 must be identical (else the row is skipped with an error), filter2d
@@ -118,21 +121,34 @@ void register_variant(const std::string& op, const std::string& impl, std::funct
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-/// Row "ours": the public function, its previous result dropped first (the pool hands the same
-/// block back: one output buffer, as NPP's row).
+/// Row "ours": the public function, its previous result dropped first (one output buffer, as
+/// NPP's row, when the pool's cache hands the same block back). `newest` forces the cache's
+/// order for the row (detail::force_cache_newest_first: 1 newest first, the "ours-newest" rows;
+/// -1 the default).
 template <class T>
-void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours) {
-  benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, "ours").c_str(), [=](benchmark::State& st) {
+void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours, const std::string& impl = "ours",
+                   int newest = -1) {
+  benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<U8>().stream().native();
+    d::force_cache_newest_first(newest);
     DeviceMatrix<T> out;
     const std::size_t allocs = d::pool_allocations();
+    std::int64_t same = 0;
+    const void* last = nullptr;
     b::time_on_stream(st, s, kPixels, b::kMpixps, [&] {
       out = DeviceMatrix<T>();
       out = ours();
+      same += out.data() == last;
+      last = out.data();
     });
+    d::force_cache_newest_first(-1);
+    const auto iters = static_cast<double>(std::max<std::int64_t>(st.iterations(), 1));
     // Calls into the pool's allocator (the block cache missed), ~4 us of host time each: 0 expected.
-    st.counters["pool_allocs_per_iter"] =
-        static_cast<double>(d::pool_allocations() - allocs) / static_cast<double>(std::max<std::int64_t>(st.iterations(), 1));
+    st.counters["pool_allocs_per_iter"] = static_cast<double>(d::pool_allocations() - allocs) / iters;
+    // Calls whose output was the previous call's block (in L2 still, as NPP's one buffer): 1
+    // expected newest first; oldest first it is 0 whenever the cache holds several blocks of
+    // the output's size (the earlier rows' outputs).
+    st.counters["same_block"] = static_cast<double>(same) / iters;
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -297,6 +313,7 @@ void register_filter2d(int k) {
 void register_threshold() {
   const auto ours = [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); };
   register_ours<U8>("threshold_trunc", ours);
+  register_ours<U8>("threshold_trunc", ours, "ours-newest", 1);
   const d::ThresholdWord trunc{128, 255u * 0x01010101u, d::kThTrunc, nullptr, 0u};
   for (int c : {1, 2, 4})  // the row-by-row kernel (views take it), 16-byte chunks a thread
     register_variant<U8>("threshold_trunc", "ours-2d-c" + std::to_string(c), ours, [c, trunc](DeviceMatrix<U8>& out) {
@@ -337,6 +354,7 @@ void register_threshold() {
 void register_threshold_f32() {
   const auto ours = [] { return devmat::threshold(input<float>(), 0.5, 1.0, devmat::Threshold::trunc); };
   register_ours<float>("threshold_trunc", ours);
+  register_ours<float>("threshold_trunc", ours, "ours-newest", 1);
   register_variant<float>("threshold_trunc", "ours-geom", ours, [](DeviceMatrix<float>& out) {
     const auto& in = input<float>();
     d::launch_geom_map(stream_of(input<U8>()), out.data(), kSide, kSide,
@@ -367,6 +385,7 @@ void register_threshold_f32() {
 void register_gray() {
   const auto ours = [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); };
   register_ours<U8>("rgb_to_gray", ours);
+  register_ours<U8>("rgb_to_gray", ours, "ours-newest", 1);
   for (int c : {2, 4})
     register_variant<U8>("rgb_to_gray", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
       const auto& p = rgb_planes();
@@ -491,22 +510,28 @@ void register_canny() {
   // fill in one kernel, rounds on 32-bit row words, the bytes written once): "ours-planes" (warps
   // walking down 2 tiles, 4 rounds a wait, the components past 64 rounds), "-w1" / "-w4" (walks
   // of 1 / 4 tiles), "-c2" / "-c8" (rounds a wait), "-m8" (the components past 8 rounds),
-  // "-ring-m4/m8/m16" (past 4 / 8 / 16 rounds the ring pieces' components on the planes instead:
-  // CannyConfig::ring_union).
-  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m4", "-ring-m8", "-ring-m16"}) {
+  // "-ring-m1/m2/m4/m8/m16" (past 1 / 2 / 4 / 8 / 16 rounds, checked 1 / 2 / 4 at a time, the
+  // ring pieces' components on the planes instead: CannyConfig::ring_union), "-ring-u0/u1/u2/u4"
+  // (the ring pieces' components after exactly 0 / 1 / 2 / 4 rounds, the flag never read:
+  // CannyConfig::ring_unchecked, no host wait).
+  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m1", "-ring-m2", "-ring-m4", "-ring-m8",
+                             "-ring-m16", "-ring-u0", "-ring-u1", "-ring-u2", "-ring-u4"}) {
     d::CannyConfig config;
     config.hysteresis = d::CannyConfig::Hysteresis::bits;
     config.max_rounds = 64;  // whatever the default
     config.ring_union = false;
+    config.ring_unchecked = false;
     const std::string v = suffix;
     if (v == "-w1") config.walk_tiles = 1;
     if (v == "-w4") config.walk_tiles = 4;
     if (v == "-c2") config.rounds_per_check = 2;
     if (v == "-c8") config.rounds_per_check = 8;
     if (v == "-m8") config.max_rounds = 8;
-    if (v.rfind("-ring-m", 0) == 0) {
+    if (v.rfind("-ring-", 0) == 0) {
       config.ring_union = true;
       config.max_rounds = std::stoi(v.substr(7));
+      config.ring_unchecked = v[6] == 'u';
+      config.rounds_per_check = std::clamp(config.max_rounds, 1, 4);  // -m1, -m2: one check after them
     }
     const std::string impl = "ours-planes" + v;
     register_variant<U8>("canny_5_15", impl, ours, forced(config));

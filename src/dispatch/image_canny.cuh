@@ -30,6 +30,12 @@ constexpr int kCannyWalkTiles = 2;
 // before the ring components (8: 0.76, 16: 0.62; the byte map 0.12).
 constexpr bool kCannyPlanes = true;
 constexpr int kCannyPlanesMaxRounds = 4;  // the default's max_rounds under kCannyPlanes ("-ring-m<N>")
+/// Whether canny's default queues its kCannyPlanesMaxRounds rounds and then the ring pieces'
+/// components without reading the changed flag in between (CannyConfig::ring_unchecked):
+/// bench_image_small's "ours-planes-ring-u<N>" rows (N rounds, 0 .. 4). Off: the snake's 0.85 of
+/// NPP (run U2a) paid a host wait for the flag after its 4 rounds, and fewer rounds ran faster
+/// (m16 0.62, m8 0.76, m4 0.85); an image that converges within them pays the components then.
+constexpr bool kCannyRingUnchecked = false;
 
 /// How canny's hysteresis runs: by connected components (a fixed number of kernels, no wait), or
 /// in tile rounds, `rounds_per_check` queued between two reads of the flag (each read waits for
@@ -53,6 +59,9 @@ struct CannyConfig {
   /// ring pieces (canny_ring_*_kernel: four kernels, no wait) instead of the pixel components
   /// from the image again.
   bool ring_union = kCannyPlanes;
+  /// Hysteresis::bits with ring_union: queue max_rounds rounds (0: none) and then the ring
+  /// pieces' components, never reading the changed flag (no host wait at all).
+  bool ring_unchecked = kCannyRingUnchecked;
   /// How a tile round fills a tile: a warp on bit masks (canny_hysteresis_bits_kernel, a weak run
   /// in one step), or a block sweeping shared memory (canny_hysteresis_kernel, a pixel a sweep,
   /// the fill measured in the runs up to S3).
@@ -164,10 +173,11 @@ inline bool launch_canny_tile_rounds(const Stream& stream, const std::uint8_t* i
 /// down walk_tiles (1, 2 or 4) tiles; false, as launch_canny_tile_rounds, when max_rounds (0: no
 /// limit) rounds were queued and the last batch still marked tiles: out is then not written.
 /// With ring_union the ring pieces' components finish the hysteresis there instead (true; the
-/// caller makes sure tiles * 128 nodes fit 32-bit indices).
+/// caller makes sure tiles * 128 nodes fit 32-bit indices); with ring_unchecked too, after exactly
+/// max_rounds rounds (0: none), the flag never read.
 inline bool launch_canny_bits(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                               int low, int high, int rounds_per_check, int max_rounds, int walk_tiles = kCannyWalkTiles,
-                              bool ring_union = false) {
+                              bool ring_union = false, bool ring_unchecked = false) {
   const cudaStream_t s = stream.native();
   const Index tiles_x = ceil_div(cols, Index(kCannyTile)), tiles_y = ceil_div(rows, Index(kCannyTile));
   const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * static_cast<std::size_t>(tiles_y);
@@ -189,35 +199,48 @@ inline bool launch_canny_bits(const Stream& stream, const std::uint8_t* in, Inde
   else nms(&canny_nms_bits_kernel<2>, 2);
   const dim3 bits_grid(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_tiles, std::size_t(kCannyBitWarps)), 1u << 20)));
   int parity = 0, rounds_done = 0;
-  for (int h_changed = 1; h_changed;) {  // as launch_canny_tile_rounds
-    if (max_rounds > 0 && rounds_done >= max_rounds) {
-      if (!ring_union) return false;
-      // The ring pieces' components on the planes as they are (raised pixels are edges).
-      const std::size_t n_nodes = n_tiles * kCannyRingSlots;
-      const auto uf = Workspace::of<unsigned>(n_nodes + ceil_div(n_nodes, sizeof(unsigned)), stream);
-      unsigned* const parent = uf.as<unsigned>();
-      std::uint8_t* const strong = reinterpret_cast<std::uint8_t*>(parent + n_nodes);
-      launch(&canny_ring_pieces_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, static_cast<const unsigned*>(edge),
-             static_cast<const unsigned*>(weak), static_cast<Index>(n_tiles), parent, strong);
-      const unsigned long long border = static_cast<unsigned long long>(tiles_x - 1) * rows +
-                                        static_cast<unsigned long long>(tiles_y - 1) * cols;
-      if (border > 0)
-        launch(&canny_ring_merge_kernel, dim3(canny_stream_blocks(border, 1)), dim3(kCannyStreamThreads), 0, s,
-               static_cast<const unsigned*>(edge), static_cast<const unsigned*>(weak), parent, rows, cols, tiles_x, tiles_y);
-      launch(&canny_ring_strong_kernel, dim3(canny_stream_blocks(n_nodes, 1)), dim3(kCannyStreamThreads), 0, s, parent, strong,
-             static_cast<Index>(n_nodes));
-      launch(&canny_ring_apply_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
-             static_cast<Index>(n_tiles), static_cast<const unsigned*>(parent), static_cast<const std::uint8_t*>(strong));
-      break;
+  const auto round = [&] {
+    launch(&canny_bits_round_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
+           tiles_x, tiles_y, changed, dirty[parity], dirty[parity ^ 1]);
+    parity ^= 1;
+  };
+  // The ring pieces' components on the planes as they are (raised pixels are edges; each tile
+  // is filled on its own by the suppression and by every round, all the ring union needs).
+  const auto ring_components = [&] {
+    const std::size_t n_nodes = n_tiles * kCannyRingSlots;
+    const auto uf = Workspace::of<unsigned>(n_nodes + ceil_div(n_nodes, sizeof(unsigned)), stream);
+    unsigned* const parent = uf.as<unsigned>();
+    std::uint8_t* const strong = reinterpret_cast<std::uint8_t*>(parent + n_nodes);
+    launch(&canny_ring_pieces_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, static_cast<const unsigned*>(edge),
+           static_cast<const unsigned*>(weak), static_cast<Index>(n_tiles), parent, strong);
+    const unsigned long long border = static_cast<unsigned long long>(tiles_x - 1) * rows +
+                                      static_cast<unsigned long long>(tiles_y - 1) * cols;
+    if (border > 0)
+      launch(&canny_ring_merge_kernel, dim3(canny_stream_blocks(border, 1)), dim3(kCannyStreamThreads), 0, s,
+             static_cast<const unsigned*>(edge), static_cast<const unsigned*>(weak), parent, rows, cols, tiles_x, tiles_y);
+    launch(&canny_ring_strong_kernel, dim3(canny_stream_blocks(n_nodes, 1)), dim3(kCannyStreamThreads), 0, s, parent, strong,
+           static_cast<Index>(n_nodes));
+    launch(&canny_ring_apply_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
+           static_cast<Index>(n_tiles), static_cast<const unsigned*>(parent), static_cast<const std::uint8_t*>(strong));
+  };
+  if (ring_union && ring_unchecked) {
+    for (int r = 0; r < max_rounds; ++r) round();  // the flag is set, never read
+    ring_components();
+  } else {
+    for (int h_changed = 1; h_changed;) {  // as launch_canny_tile_rounds
+      if (max_rounds > 0 && rounds_done >= max_rounds) {
+        if (!ring_union) return false;
+        ring_components();
+        break;
+      }
+      rounds_done += rounds_per_check;
+      for (int r = 0; r < rounds_per_check; ++r) {
+        if (r == rounds_per_check - 1) DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
+        round();
+      }
+      DEVMAT_CUDA_TRY(cudaMemcpyAsync(&h_changed, changed, sizeof(int), cudaMemcpyDeviceToHost, s));
+      DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
     }
-    rounds_done += rounds_per_check;
-    for (int round = 0; round < rounds_per_check; ++round, parity ^= 1) {
-      if (round == rounds_per_check - 1) DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
-      launch(&canny_bits_round_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
-             tiles_x, tiles_y, changed, dirty[parity], dirty[parity ^ 1]);
-    }
-    DEVMAT_CUDA_TRY(cudaMemcpyAsync(&h_changed, changed, sizeof(int), cudaMemcpyDeviceToHost, s));
-    DEVMAT_CUDA_TRY(cudaStreamSynchronize(s));
   }
   const bool vec = cols % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
   launch(&canny_bits_expand_kernel, dim3(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_words, std::size_t(kCannyExpandThreads)), 1u << 20))),
@@ -241,7 +264,7 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
   }
   if (config.hysteresis == CannyConfig::Hysteresis::bits) {
     if (!launch_canny_bits(stream, in, ld, out, rows, cols, low, high, config.rounds_per_check, fit ? config.max_rounds : 0,
-                           config.walk_tiles, config.ring_union && canny_ring_nodes_fit(rows, cols)))
+                           config.walk_tiles, config.ring_union && canny_ring_nodes_fit(rows, cols), config.ring_unchecked))
       launch_canny_components(stream, in, ld, out, rows, cols, low, high);  // writes every pixel of out
     return;
   }

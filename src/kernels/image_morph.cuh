@@ -464,6 +464,16 @@ inline constexpr int kMorphStreamStrip = kMorphStreamThreads * kMorphPack4<T>;
 template <class T>
 inline constexpr int kMorphStreamPitch = kMorphStreamStrip<T> + kMorphPack4<T>;
 
+/// Words between two lines of morph_stream_kernel's word-wise row pass (kWords, u8: a word holds
+/// one pixel column of four rows): the strip's pixels and 4 more, a multiple of 4 words (the
+/// column pass stores uint4s) that is 4 mod 32 (a 31 x 31 element's tasks, 8 lines fastest
+/// then blocks of 31, fall in 32 distinct banks: 4 line - block mod 32).
+inline constexpr int kMorphStreamWordPitch = kMorphStreamStrip<std::uint8_t> + 4;
+
+/// Lines of morph_stream_kernel's row pass for kr rows: kr, or with the word-wise row pass
+/// (words) the groups of four rows.
+__host__ __device__ constexpr int morph_stream_lines(int kr, bool words) { return words ? (kr + 3) / 4 : kr; }
+
 /// Where a strip of morph_stream_kernel lies for a kr x kc element, p pixels a word: the strip
 /// starts `lead` pixels left of its first output (kc / 2 rounded up to whole words), the row
 /// pass's first window starts at strip pixel p0 = lead - kc / 2, and out_w (a multiple of p) of
@@ -511,25 +521,36 @@ __device__ __forceinline__ W morph_stream_load(const T* __restrict__ in, Index l
 }
 
 /// The kr x kc erosion (kErode) or dilation of `in` (u8 or float) into `out`, kr <= KMAX (the
-/// register arrays of the column pass), kc with MorphStreamStrip(kc).out_w > 0; anchor
-/// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
-/// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
-/// limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr kMorphStreamPitch<T>
-/// elements (the column results, then the row pass's suffix minima h; its prefix minima g).
-template <class T, bool kErode, int KMAX>
+/// register arrays of the column pass), kc with MorphStreamStrip(morph_stream_lines(kr, kWords),
+/// kc).out_w > 0; anchor (kr / 2, kc / 2), pixels outside the image ignored, as
+/// morph_pass_kernel. Block kMorphStreamThreads threads; grid (strips, segments of `seg` output
+/// rows up to the grid's limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr
+/// kMorphStreamPitch<T> elements (the column results, then the row pass's suffix minima h; its
+/// prefix minima g). kWords (u8, KMAX a multiple of 4): the row pass runs on words of four rows
+/// of one pixel column (the column results of four rows transposed by morph_transpose4, as
+/// morph_tile_kernel's), a quarter of the byte-wise pass's lines, and the outputs are transposed
+/// back into words of four pixels of a row; dynamic shared memory 2 morph_stream_lines(kr, true)
+/// kMorphStreamWordPitch words.
+template <class T, bool kErode, int KMAX, bool kWords = false>
 __global__ void __launch_bounds__(kMorphStreamThreads)
 morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
                     int kr, int kc, int seg, unsigned segs) {
   constexpr int P = kMorphPack4<T>;
   constexpr int kPitch = kMorphStreamPitch<T>;
+  constexpr int kWPitch = kMorphStreamWordPitch;
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_stream_kernel: u8 or float");
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
+  static_assert(!kWords || (std::is_same_v<T, std::uint8_t> && KMAX % 4 == 0),
+                "morph_stream_kernel: the word-wise row pass is u8's, KMAX a multiple of 4");
   using Op = MorphOp<T, kErode>;
   using W = MorphWord<T>;
   DEVMAT_DYNAMIC_SHARED(unsigned char, morph_stream_smem_raw);
   T* const v_smem = reinterpret_cast<T*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
   T* const g_smem = v_smem + kr * kPitch;                          // (kr, kPitch): the row pass's g
-  const MorphStreamStrip strip(kr, kc, P, kMorphStreamStrip<T>);
+  // kWords: (lines, kWPitch) words each, word (q, x) = pixel column x of rows 4q .. 4q + 3.
+  W* const vw_smem = reinterpret_cast<W*>(morph_stream_smem_raw);
+  W* const gw_smem = vw_smem + morph_stream_lines(kr, true) * kWPitch;
+  const MorphStreamStrip strip(morph_stream_lines(kr, kWords), kc, P, kMorphStreamStrip<T>);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
   const Index x0 = static_cast<Index>(blockIdx.x) * strip.out_w;  // first output pixel of the strip
@@ -561,12 +582,23 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
         // block from j + 1, prefix of this one to j); the window that is this whole block, the
         // prefix.
         W g = Op::identity();
+        [[maybe_unused]] W quad[4];  // kWords: rows 4q .. 4q + 3 of the column results
 #pragma unroll
         for (int j = 0; j < KMAX; ++j) {
           if (j < kr) {
             g = Op::apply(g, cur[j]);
             const W r = j < kr - 1 ? Op::apply(hs[j + 1 < KMAX ? j + 1 : j], g) : g;
-            *reinterpret_cast<W*>(v_smem + j * kPitch + tid * P) = r;
+            if constexpr (kWords) quad[j & 3] = r;
+            else *reinterpret_cast<W*>(v_smem + j * kPitch + tid * P) = r;
+          } else if constexpr (kWords) {
+            quad[j & 3] = Op::identity();  // rows past kr in the last group: never output
+          }
+          if constexpr (kWords) {
+            if ((j & 3) == 3 && j - 3 < kr) {
+              // Word c of the transpose: pixel column 4 tid + c of the strip, rows 4q .. 4q + 3.
+              morph_transpose4(quad);
+              *reinterpret_cast<uint4*>(vw_smem + (j / 4) * kWPitch + tid * 4) = make_uint4(quad[0], quad[1], quad[2], quad[3]);
+            }
           }
         }
       }
@@ -579,6 +611,40 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       // Row pass over the rows of this block's results that are outputs: segment rows first_i ..
       const int first_i = (b - 1) * kr;
       const int lines = n_out - first_i < kr ? n_out - first_i : kr;
+      if constexpr (kWords) {
+        const int word_lines = morph_stream_lines(lines, true);
+        W* const h_words = vw_smem + strip.p0;
+        W* const g_words = gw_smem + strip.p0;
+        morph_block_minima<Op, 4>(h_words, g_words, word_lines, strip.out_w + kc - 1, kc, kWPitch, 1);
+        __syncthreads();
+        // Outputs: pixel columns m .. m + 3 of word line q a thread, transposed back into four
+        // rows of four pixels, a line's words fastest across threads.
+        for (MorphTileWalk it(strip.out_w / 4); it.major < word_lines; it.next()) {
+          const int m = it.minor * 4;
+          const Index x = x0 + m;
+          if (x >= cols) continue;
+          const W* const h = h_words + it.major * kWPitch + m;
+          const W* const gk = g_words + it.major * kWPitch + m + kc - 1;
+          W v[4];
+#pragma unroll
+          for (int c = 0; c < 4; ++c) v[c] = Op::apply(h[c], gk[c]);
+          morph_transpose4(v);  // v[t]: row 4q + t, pixels x .. x + 3
+#pragma unroll
+          for (int t = 0; t < 4; ++t) {
+            const int i = it.major * 4 + t;
+            if (i >= lines) break;
+            T* const dst = out + (y0 + first_i + i) * ld_out + x;
+            if (x + 4 <= cols && (reinterpret_cast<std::uintptr_t>(dst) & 3) == 0) {
+              *reinterpret_cast<W*>(dst) = v[t];
+            } else {
+#pragma unroll
+              for (int c = 0; c < 4; ++c)
+                if (x + c < cols) dst[c] = static_cast<T>(v[t] >> (8 * c));
+            }
+          }
+        }
+        continue;
+      }
       T* const h_rows = v_smem + strip.p0;
       T* const g_rows = g_smem + strip.p0;
       morph_block_minima<Op, 4>(h_rows, g_rows, lines, strip.out_w + kc - 1, kc, kPitch, 1);

@@ -96,12 +96,21 @@ void check_canny(const H8& h, double low, double high) {
     for (Index e = 0; e < planes.size(); ++e) bad_planes += planes.data()[e] != want.data()[e];
     CHECK(bad_planes == 0);
   }
-  // The bit planes giving up after one round for the ring pieces' components.
+  // The bit planes giving up after one round for the ring pieces' components; and after 0 or 1
+  // rounds never checked (ring_unchecked).
   poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
   const H8 rings = to_eigen(canny_forced_planes(img, low, high, 1, 1, 2, true));
   Index bad_rings = 0;
   for (Index e = 0; e < rings.size(); ++e) bad_rings += rings.data()[e] != want.data()[e];
   CHECK(bad_rings == 0);
+  for (int rounds : {0, 1}) {
+    CAPTURE(rounds);
+    poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+    const H8 blind = to_eigen(canny_forced_planes(img, low, high, 4, rounds, 2, true, true));
+    Index bad_blind = 0;
+    for (Index e = 0; e < blind.size(); ++e) bad_blind += blind.data()[e] != want.data()[e];
+    CHECK(bad_blind == 0);
+  }
   CHECK(to_eigen(img) == h);
 }
 
@@ -151,7 +160,11 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
       CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds)) == want);  // bit planes
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
       CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds, 2, true)) == want);  // then ring pieces
+      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+      CHECK(to_eigen(canny_forced_planes(img, low, high, 4, max_rounds, 2, true, true)) == want);  // unchecked
     }
+    poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
+    CHECK(to_eigen(canny_forced_planes(img, low, high, 4, 0, 2, true, true)) == want);  // ring pieces at once
     if (rounds)
       for (bool bit_fill : {true, false})
         for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {

@@ -21,7 +21,8 @@ DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& im
   return out;
 }
 DeviceMatrix<std::uint8_t> canny_forced_planes(const MatrixView<const std::uint8_t>& img, double low, double high,
-                                               int rounds_per_check, int max_rounds, int walk_tiles, bool ring_union) {
+                                               int rounds_per_check, int max_rounds, int walk_tiles, bool ring_union,
+                                               bool ring_unchecked) {
   const Stream s = img.stream();
   DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
   detail::CannyConfig config;
@@ -30,6 +31,7 @@ DeviceMatrix<std::uint8_t> canny_forced_planes(const MatrixView<const std::uint8
   config.max_rounds = max_rounds;
   config.walk_tiles = walk_tiles;
   config.ring_union = ring_union;
+  config.ring_unchecked = ring_unchecked;
   detail::launch_canny(s, img.data(), img.stride(), out.data(), img.rows(), img.cols(), static_cast<int>(std::floor(low)),
                        static_cast<int>(std::floor(high)), config);
   return out;

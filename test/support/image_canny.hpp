@@ -19,8 +19,9 @@ DeviceMatrix<std::uint8_t> canny_forced(const MatrixView<const std::uint8_t>& im
 /// canny_nms_bits_kernel's warps walking down walk_tiles (1, 2 or 4) tiles, `rounds_per_check`
 /// rounds between two reads of the flag, to the end (max_rounds 0) or giving up for the
 /// components after max_rounds rounds (ring_union: the ring pieces' components on the planes
-/// instead of the pixel components). img not empty.
+/// instead of the pixel components; with ring_unchecked, after exactly max_rounds rounds, 0 for
+/// none, the flag never read). img not empty.
 DeviceMatrix<std::uint8_t> canny_forced_planes(const MatrixView<const std::uint8_t>& img, double low, double high,
                                                int rounds_per_check = 4, int max_rounds = 0, int walk_tiles = 2,
-                                               bool ring_union = false);
+                                               bool ring_union = false, bool ring_unchecked = false);
 }  // namespace devmat::test
