@@ -368,9 +368,14 @@ inline constexpr int kColWideRows = std::clamp(Bytes / (V * static_cast<int>(siz
 /// thread (kColWideRows) instead of kColWideUnroll rows whatever the vector: unaligned rows read
 /// single elements, so 4 rows are 16 bytes of f32 (67x1000003 at 0.75 of a CUB sum in run U2a; f64,
 /// 32 bytes, at 0.99) and 4 of u8 (0.54). Aligned 16-byte vectors keep 4 rows. Off until a device
-/// run measures it (bench rows ours-wide-b64 / -b128 against the default).
+/// run measures it (bench rows ours-wide-b64 / -b128 / -b64m4 against the default).
 constexpr bool kColWideScaled = false;
 constexpr int kColWideBytes = 64;
+/// With kColWideScaled, the vectors a thread of col_sums_wide_kernel takes where a vector is at
+/// most 4 bytes (single elements of unaligned rows): 4 is bench row ours-wide-b64m4 (kColWideBytes
+/// 64), for rows too few to fill the rows in flight (3x16777215); 1 is ours-wide-b64. Wider
+/// vectors keep 1 (their M U vectors would not fit the registers).
+constexpr int kColWideVectors = 1;
 
 /// Whether V-element vectors tile the rows x cols window at `in` (ld elements between row
 /// starts): V divides cols and ld (one row: any ld), and `in` is aligned to a vector.
@@ -394,11 +399,13 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
   const Index units = cols / V;
   // Short and wide: enough vectors of columns to give half the resident threads one each, so
   // a thread per vector sums its columns down every row; no partials, no second pass.
-  constexpr int kWideRows = kColWideScaled ? kColWideRows<T, V, kColWideBytes> : kColWideUnroll;
-  const auto wide = &col_sums_wide_kernel<T, V, kWideRows, Out>;
+  constexpr int kWideM = kColWideScaled && V * sizeof(T) <= 4 ? kColWideVectors : 1;
+  constexpr int kWideRows = kColWideScaled ? kColWideRows<T, V, kColWideBytes / kWideM> : kColWideUnroll;
+  const auto wide = &col_sums_wide_kernel<T, V, kWideRows, Out, kWideM>;
   if (rows <= kMaxColChunkRows &&
       units * 2 >= resident_blocks(reinterpret_cast<const void*>(wide), kTeamThreads) * kTeamThreads) {
-    launch(wide, static_cast<unsigned>(ceil_div(units, kTeamThreads)), kTeamThreads, 0, s, in, rows, cols, ld, out);
+    launch(wide, static_cast<unsigned>(ceil_div(units, Index(kTeamThreads) * kWideM)), kTeamThreads, 0, s, in, rows,
+           cols, ld, out);
     return;
   }
   const int W = static_cast<int>(std::min<Index>(units, TX));
@@ -427,16 +434,18 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
 }
 
 /// Column sums of a short-wide window (1 .. kMaxColChunkRows rows) by col_sums_wide_kernel alone
-/// (a thread per vector of columns down every row, kColWideRows<T, V, Bytes> rows in flight), V
-/// the widest vector that tiles the window (col_vec_fits): the short-wide branch of
-/// launch_col_sums_v with another number of rows in flight, for the bench and the tests.
-template <class T, int Bytes>
+/// (a thread per M vectors of columns down every row, Bytes in flight a thread:
+/// kColWideRows<T, V, Bytes / M> rows of each vector), V the widest vector that tiles the window
+/// (col_vec_fits): the short-wide branch of launch_col_sums_v with other loads in flight, for the
+/// bench and the tests.
+template <class T, int Bytes, int M = 1>
 void launch_col_sums_wide(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   const cudaStream_t s = stream.native();
   const auto go = [&](auto v_tag) {
     constexpr int V = decltype(v_tag)::value;
-    launch(&col_sums_wide_kernel<T, V, kColWideRows<T, V, Bytes>, sum_t<T>>,
-           static_cast<unsigned>(ceil_div(cols / V, kTeamThreads)), kTeamThreads, 0, s, in, rows, cols, ld, out);
+    launch(&col_sums_wide_kernel<T, V, kColWideRows<T, V, Bytes / M>, sum_t<T>, M>,
+           static_cast<unsigned>(ceil_div(cols / V, Index(kTeamThreads) * M)), kTeamThreads, 0, s, in, rows, cols, ld,
+           out);
   };
   constexpr int VMax = kVec16<T>;
   const auto fits = [&](int v) { return col_vec_fits(in, rows, cols, ld, v); };
@@ -722,13 +731,13 @@ struct RowFlatTrial {
 /// The most rows the short-wide column trials take (a thread walks every row of its columns).
 constexpr Index kColWideTrialMaxRows = 4096;
 
-template <class T, int Bytes>
+template <class T, int Bytes, int M = 1>
 struct ColWideTrial {
   static bool takes(const T*, Index rows, Index cols, Index) {
     return rows >= 1 && rows <= kColWideTrialMaxRows && cols >= 1;
   }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    launch_col_sums_wide<T, Bytes>(stream, in, rows, cols, ld, out);
+    launch_col_sums_wide<T, Bytes, M>(stream, in, rows, cols, ld, out);
   }
 };
 
@@ -739,7 +748,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 37;
+  static constexpr int kCount = 39;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -789,6 +798,10 @@ struct NarrowTrials {
       narrow_trial<ColWideTrial<T, 32>, T>("ours-wide-b32", NarrowKind::col_sums_any),
       narrow_trial<ColWideTrial<T, 64>, T>("ours-wide-b64", NarrowKind::col_sums_any),
       narrow_trial<ColWideTrial<T, 128>, T>("ours-wide-b128", NarrowKind::col_sums_any),
+      // ... and M vectors a thread, for the rows too few to fill the rows in flight (3x16777215:
+      // 3 loads of 4 bytes a thread by one vector, 0.47 of a CUB sum in run U2a).
+      narrow_trial<ColWideTrial<T, 64, 4>, T>("ours-wide-b64m4", NarrowKind::col_sums_any),
+      narrow_trial<ColWideTrial<T, 128, 8>, T>("ours-wide-b128m8", NarrowKind::col_sums_any),
       // Column sums of unaligned rows, a thread per 16 bytes of columns funnelling each row's two
       // aligned chunks (launch_col_sums_funnel: threads, rows in flight, blocks per resident
       // slot); t256u4x1 is DefaultColFunnelConfig, what kColFunnelDefault turns on.

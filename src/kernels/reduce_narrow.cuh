@@ -93,31 +93,41 @@ row_sums_flat_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out
   using Acc = typename R::Acc;
   constexpr int V = kVec16<T>;
   using P = Pack<T, V>;
-  const P* in_g = reinterpret_cast<const P*>(in);  // (rows * C) chunks
+  // Bytes stay four 32-bit words from load to __dp4a: held as a Pack of 16 bytes, every byte took
+  // a register (ptxas: 255 registers and spills at U = 16).
+  constexpr bool kBytes = std::is_same_v<T, std::uint8_t>;
+  using Raw = std::conditional_t<kBytes, uint4, P>;
+  const Raw* in_g = reinterpret_cast<const Raw*>(in);  // (rows * C) chunks
   const Index chunks = rows * C;
   const int lane = static_cast<int>(threadIdx.x % 32);
   const Index t = static_cast<Index>(blockIdx.x) * kThreads + threadIdx.x;
   const Index warp_t = t - lane;  // the warp's first thread: the loop bounds use it alone
   const Index step = static_cast<Index>(gridDim.x) * kThreads;
   for (Index c0 = 0; c0 + warp_t < chunks; c0 += Index(U) * step) {
-    P v[U];  // (U) this lane's chunks c0 + t + u * step
+    Raw v[U];  // (U) this lane's chunks c0 + t + u * step
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       const Index c = c0 + t + u * step;
+      v[u] = Raw{};
       if (c < chunks) {
-        v[u] = load_pack(in_g + c);
-      } else {
-#pragma unroll
-        for (int k = 0; k < V; ++k) v[u].v[k] = T(0);
+        if constexpr (kBytes) v[u] = __ldg(in_g + c);
+        else v[u] = load_pack(in_g + c);
       }
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (c0 + warp_t + u * step >= chunks) break;  // uniform over the warp
-      typename R::State s;
-      const P one[1] = {v[u]};
-      R::add_packs(s, one);
-      const Acc x = team_reduce<R, C>(R::finish(s));  // lane % C == 0 holds the row's sum
+      Acc x;
+      if constexpr (kBytes) {
+        constexpr unsigned kOnes = 0x01010101u;
+        x = static_cast<Acc>(__dp4a(v[u].w, kOnes, __dp4a(v[u].z, kOnes, __dp4a(v[u].y, kOnes, __dp4a(v[u].x, kOnes, 0u)))));
+      } else {
+        typename R::State s;
+        const P one[1] = {v[u]};
+        R::add_packs(s, one);
+        x = R::finish(s);
+      }
+      x = team_reduce<R, C>(x);  // lane % C == 0 holds the row's sum
       const Index c = c0 + t + u * step;
       if (lane % C == 0 && c < chunks) out[c / C] = static_cast<Out>(x);
     }
