@@ -18,7 +18,8 @@
 // The narrow kernels under trial (dispatch/reduce.cuh's NarrowTrials: row sums staged through
 // shared memory or by a warp per 32 rows with a butterfly, column sums of one flat stream, column
 // sums of unaligned rows realigned in the sums) run as "ours-<name>" on the narrow, short-wide
-// and odd rows; test_reduce_narrow checks each of them through the same launcher.
+// and odd rows, and on the issue's typed rows (u8, i32, f64) as <op>/<dtype>/<shape>/ours-<name>;
+// test_reduce_narrow checks each of them through the same launcher.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -380,24 +381,26 @@ void register_partial_typed(bool row, Index rows, Index cols) {
   }
 }
 
-/// Every narrow configuration under trial of `kind` that takes a dense rows x cols f32 matrix,
+/// Every narrow configuration under trial of `kind` that takes a dense rows x cols matrix of T,
 /// beside the library's row_sums() or col_sums() on the same input.
+template <class T = float>
 void register_narrow_trials(d::NarrowKind kind, Index rows, Index cols) {
-  using Trials = d::NarrowTrials<float>;
+  using Trials = d::NarrowTrials<T>;
+  using S = sum_t<T>;
   const bool row = kind == d::NarrowKind::row_sums;
-  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
+  const double bytes = static_cast<double>(rows) * cols * sizeof(T);
   for (int i = 0; i < Trials::kCount; ++i) {
-    const d::NarrowTrial<float> trial = Trials::kAll[i];
+    const d::NarrowTrial<T> trial = Trials::kAll[i];
     if (trial.kind != kind || !trial.takes(nullptr, rows, cols, cols)) continue;
     const std::string op = row ? "row_sums" : "col_sums";
-    benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), trial.name).c_str(), [=](benchmark::State& st) {
-      const auto A = random_matrix<float>(rows, cols);
+    benchmark::RegisterBenchmark(b::name(op, dtype<T>(), shape_of(rows, cols), trial.name).c_str(), [=](benchmark::State& st) {
+      const auto A = random_matrix<T>(rows, cols);
       const Stream stream = A.stream();
       if (!trial.takes(A.data(), rows, cols, cols)) return st.SkipWithError("the configuration does not take this matrix");
-      DeviceMatrix<float> out(row ? rows : cols, 1);
+      DeviceMatrix<S> out(row ? rows : cols, 1);
       auto op_run = [&] { trial.launch(stream, A.data(), rows, cols, cols, out.data()); };
       op_run();
-      const std::vector<float> want = row ? A.row_sums().to_vector() : A.col_sums().to_vector();
+      const std::vector<S> want = row ? A.row_sums().to_vector() : A.col_sums().to_vector();
       if (!agrees(out.to_vector(), want)) return st.SkipWithError("the configuration disagrees with the library");
       b::time_on_stream(st, stream.native(), bytes, b::kGBps, op_run);
     })->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -472,6 +475,15 @@ int main(int argc, char** argv) {
   register_partial_typed<double>(false, 67, 1000003);
   register_partial_typed<std::int32_t>(false, 67, 1000003);
   register_partial_typed<std::uint8_t>(false, 67, 1000003);
+  // Their trials (issue 13: u8 rows of 16 bytes at 0.23, f64 rows of 16 at 0.52, the unaligned
+  // short-wide column sums at 0.54-0.83): the flat row stream, the butterflies of 1 and 8 lanes,
+  // the short-wide column kernel with more bytes in flight, the element tiles' wider warps.
+  register_narrow_trials<double>(d::NarrowKind::row_sums, Index(1) << 23, 16);
+  register_narrow_trials<std::int32_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
+  register_narrow_trials<std::uint8_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
+  register_narrow_trials<double>(d::NarrowKind::col_sums_any, 67, 1000003);
+  register_narrow_trials<std::int32_t>(d::NarrowKind::col_sums_any, 67, 1000003);
+  register_narrow_trials<std::uint8_t>(d::NarrowKind::col_sums_any, 67, 1000003);
   register_col_wide_config<8>(16, Index(1) << 24);  // the default has 4 rows in flight
   register_col_wide_config<16>(16, Index(1) << 24);
   register_col_wide_config<16>(33, Index(1) << 20);

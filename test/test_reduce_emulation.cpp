@@ -11,6 +11,12 @@
 // a warp, rows closed by a segmented scan over the lanes) the same way: every start offset within
 // 16 bytes, rows of E .. a few E elements (E = K V, the fewest it takes), segments of 1 row to
 // all rows, more segments than warps, against exact sums, poisoned output guards.
+// row_sums_flat_kernel (kernels/reduce_narrow.cuh: dense rows of 1, 2, 4, 8 whole chunks as one
+// flat stream, a row's chunks in adjacent lanes) on matrices that end before an inaccessible
+// page: rows ending inside a warp, a round, after several rounds of the grid, exact sums.
+// col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors of columns down every row of
+// a short-wide window) the same way: rows around its U in flight, columns ending inside a
+// thread's M vectors and on block edges, dense and strided, the window's end before the page.
 
 #include <cstdint>
 #include <cstring>
@@ -157,6 +163,122 @@ void check_scan_shapes(const std::vector<Index>& rows_list) {
         }
 }
 }  // namespace
+
+namespace {
+/// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
+/// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U> on
+/// `blocks` blocks of 256 threads, against exact sums, the output inside poisoned guards.
+template <class T, int C, int U>
+void check_flat(Index rows, unsigned blocks) {
+  CAPTURE(sizeof(T), C, U, rows, blocks);
+  using Acc = d::sum_acc_t<T>;
+  using Out = Acc;
+  constexpr Index V = d::kVec16<T>;
+  const Index cols = Index(C) * V, n = rows * cols;
+  GuardedBytes buf(static_cast<std::size_t>(n) * sizeof(T));
+  T* in = reinterpret_cast<T*>(buf.data());
+  REQUIRE(reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
+  std::uniform_int_distribution<int> dist(0, std::is_same_v<T, std::uint8_t> ? 255 : 100);
+  std::vector<Acc> want(static_cast<std::size_t>(rows), Acc(0));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) {
+      const T v = static_cast<T>(dist(emu::rng()));
+      in[r * cols + c] = v;
+      want[static_cast<std::size_t>(r)] += static_cast<Acc>(v);
+    }
+  constexpr Index kGuard = 8;
+  const Out out_poison = static_cast<Out>(-12345);
+  std::vector<Out> out_buf(static_cast<std::size_t>(rows + 2 * kGuard), out_poison);
+  Out* out = out_buf.data() + kGuard;
+  emu::launch(dim3(blocks), dim3(256), [&] { d::row_sums_flat_kernel<T, Out, C, U>(in, rows, out); });
+  Index bad = 0, guards = 0;
+  for (Index r = 0; r < rows; ++r) bad += out[r] != static_cast<Out>(want[static_cast<std::size_t>(r)]);
+  for (Index e = 0; e < kGuard; ++e) guards += (out_buf[static_cast<std::size_t>(e)] != out_poison) +
+                                               (out_buf[static_cast<std::size_t>(kGuard + rows + e)] != out_poison);
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+/// Rows that end inside a warp, a block, a round of U chunks a thread, and after several rounds
+/// of the grid (1 block of 256 threads takes 256 U chunks a round), on 1 .. 3 blocks.
+template <class T, int C, int U>
+void check_flat_shapes() {
+  for (Index r : {Index(1), Index(2), Index(31), Index(33), Index(257), Index(256 * U / C + 1), Index(3 * 256 * U / C + 5)})
+    for (unsigned blocks : {1u, 2u, 3u}) check_flat<T, C, U>(r, blocks);
+}
+}  // namespace
+
+TEST_CASE("emulated row_sums_flat_kernel: rows of 1 .. 8 chunks, warp, round and grid tails",
+          "[reduce][emulation]") {
+  check_flat_shapes<std::uint8_t, 1, 4>();
+  check_flat_shapes<std::uint8_t, 2, 8>();
+  check_flat_shapes<float, 4, 4>();
+  check_flat_shapes<std::int32_t, 4, 2>();
+  check_flat_shapes<double, 8, 4>();
+  check_flat_shapes<double, 1, 16>();
+}
+
+namespace {
+/// Column sums of the rows x cols window at column c0 of a parent of ld elements a row (V divides
+/// c0 and ld unless rows == 1), the parent ending on the last element of the window's last row
+/// before an inaccessible page, every element outside the window poisoned, by
+/// col_sums_wide_kernel<T, V, U, Out, M>, against exact sums, the output inside poisoned guards.
+template <class T, int V, int U, int M>
+void check_wide(Index rows, Index cols, Index ld, Index c0) {
+  CAPTURE(sizeof(T), V, U, M, rows, cols, ld, c0);
+  using Acc = d::sum_acc_t<T>;
+  using Out = Acc;
+  const Index elems = (rows - 1) * ld + c0 + cols;
+  GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
+  T* parent = reinterpret_cast<T*>(buf.data());
+  REQUIRE(reinterpret_cast<std::uintptr_t>(parent + c0) % (V * sizeof(T)) == 0);
+  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 200 : 1 << 20);
+  for (Index e = 0; e < elems; ++e) parent[e] = poison;
+  std::uniform_int_distribution<int> dist(0, 100);
+  std::vector<Acc> want(static_cast<std::size_t>(cols), Acc(0));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) {
+      const T v = static_cast<T>(dist(emu::rng()));
+      parent[c0 + r * ld + c] = v;
+      want[static_cast<std::size_t>(c)] += static_cast<Acc>(v);
+    }
+  constexpr Index kGuard = 8;
+  const Out out_poison = static_cast<Out>(-12345);
+  std::vector<Out> out_buf(static_cast<std::size_t>(cols + 2 * kGuard), out_poison);
+  Out* out = out_buf.data() + kGuard;
+  const auto blocks = static_cast<unsigned>((cols / V + 256 * M - 1) / (256 * M));
+  const T* in = parent + c0;
+  emu::launch(dim3(blocks), dim3(256), [&] { d::col_sums_wide_kernel<T, V, U, Out, M>(in, rows, cols, ld, out); });
+  Index bad = 0, guards = 0;
+  for (Index c = 0; c < cols; ++c) bad += out[c] != static_cast<Out>(want[static_cast<std::size_t>(c)]);
+  for (Index e = 0; e < kGuard; ++e) guards += (out_buf[static_cast<std::size_t>(e)] != out_poison) +
+                                               (out_buf[static_cast<std::size_t>(kGuard + cols + e)] != out_poison);
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+/// Rows fewer than, equal to and past U; vectors of columns ending inside a thread's M, inside a
+/// block and on a block's edge; dense and strided.
+template <class T, int V, int U, int M>
+void check_wide_shapes() {
+  for (Index r : {Index(1), Index(3), Index(U), Index(U + 1), Index(2 * U + 3)})
+    for (Index units : {Index(1), Index(255), Index(256), Index(257), Index(256 * M - 1), Index(256 * M),
+                        Index(256 * M + 1), Index(2 * 256 * M + 300)}) {
+      const Index cols = units * V;
+      check_wide<T, V, U, M>(r, cols, cols, 0);
+      check_wide<T, V, U, M>(r, cols, cols + 3 * V, V);
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated col_sums_wide_kernel: M vectors a thread, rows around U, block edges", "[reduce][emulation]") {
+  check_wide_shapes<float, 1, 4, 1>();
+  check_wide_shapes<float, 1, 4, 4>();
+  check_wide_shapes<float, 4, 4, 2>();
+  check_wide_shapes<std::uint8_t, 1, 16, 8>();
+  check_wide_shapes<double, 1, 8, 4>();
+  check_wide_shapes<std::int32_t, 2, 4, 8>();
+}
 
 TEST_CASE("emulated row_sums_scan_kernel: rows of E .. 32 E elements at every offset, every segment",
           "[reduce][emulation]") {

@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
+#include <stdexcept>
+#include <type_traits>
 
 namespace devmat::detail {
 
@@ -212,6 +214,55 @@ void launch_row_sums_scan(cudaStream_t s, const T* in, Index rows, Index cols, s
   launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, seg_rows, out);
 }
 
+/// The most 16-byte chunks a row of row_sums_flat_kernel may have (its instantiations: 1, 2, 4, 8).
+constexpr Index kRowFlatMaxChunks = 8;
+
+/// The chunks a row of the rows x cols window at `in` (ld elements between row starts) is for
+/// row_sums_flat_kernel, or 0 when the kernel does not take it: a dense window (ld == cols, or one
+/// row) starting on a 16-byte boundary, whose rows are whole chunks, a power of two of them up to
+/// kRowFlatMaxChunks.
+template <class T>
+Index row_flat_chunks(const T* in, Index rows, Index cols, Index ld) {
+  const Index bytes = cols * static_cast<Index>(sizeof(T));
+  if (rows < 1 || cols < 1 || !(ld == cols || rows == 1) || reinterpret_cast<std::uintptr_t>(in) % 16 != 0 ||
+      bytes % 16 != 0)
+    return 0;
+  const Index c = bytes / 16;
+  return c <= kRowFlatMaxChunks && (c & (c - 1)) == 0 ? c : 0;
+}
+
+/// Row sums of a dense matrix of rows of C whole chunks (row_flat_chunks(...) == C) as one flat
+/// stream (row_sums_flat_kernel, U chunks in flight a thread) over at most the resident blocks.
+template <class T, int C, int U>
+void launch_row_sums_flat_c(cudaStream_t s, const T* in, Index rows, sum_t<T>* out) {
+  static_assert(kTeamThreads == 256, "row_sums_flat_kernel: blocks of 256 threads");
+  const auto kernel = &row_sums_flat_kernel<T, sum_t<T>, C, U>;
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads);
+  const Index blocks = std::min(ceil_div(rows * C, Index(kTeamThreads) * U), cap);
+  launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, out);
+}
+
+/// launch_row_sums_flat_c for the window's chunks a row (row_flat_chunks(in, rows, cols, ld) > 0).
+template <class T, int U>
+void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  switch (row_flat_chunks(in, rows, cols, ld)) {
+    case 1: return launch_row_sums_flat_c<T, 1, U>(s, in, rows, out);
+    case 2: return launch_row_sums_flat_c<T, 2, U>(s, in, rows, out);
+    case 4: return launch_row_sums_flat_c<T, 4, U>(s, in, rows, out);
+    case 8: return launch_row_sums_flat_c<T, 8, U>(s, in, rows, out);
+    default: throw std::logic_error("devmat: launch_row_sums_flat: the window is not rows of 1, 2, 4 or 8 whole chunks");
+  }
+}
+
+/// THE SWITCH (issue 13): whether launch_row_sums sends dense, 16-byte aligned matrices whose rows
+/// are 1, 2, 4 or 8 whole 16-byte chunks (u8 16 .. 128 columns, f32/i32 4 .. 32, f64 2 .. 16; rows
+/// u8 16777216x16, f64 8388608x16, i32 and f32 16777216x16) to row_sums_flat_kernel<kRowFlatU>
+/// (bench row ours-rowflat-u8) instead of the teams and the butterfly, which compute a row pointer
+/// and bounds per row (u8 rows of 16 bytes: 0.23 of a CUB sum in run U2a). Off until a device
+/// run measures it.
+constexpr bool kRowFlatDefault = false;
+constexpr int kRowFlatU = 8;
+
 /// THE SWITCH (issue 13): whether launch_row_sums sends dense matrices of kRowScanMinCols ..
 /// kRowScanMaxCols columns (f32: 8 .. 128; rows 16777216x16, 1000003x67, 1048576x33) to
 /// row_sums_scan_kernel<kRowScanK, kRowScanU> (bench row ours-scan-k2u2; kRowScanPersistent
@@ -239,6 +290,10 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(rows) * sizeof(Out), s));
     return;
   }
+  // Dense rows of 1, 2, 4 or 8 whole chunks (kRowFlatDefault): one flat stream, a row's chunks in
+  // adjacent lanes.
+  if (kRowFlatDefault && row_flat_chunks(in, rows, cols, ld) > 0)
+    return launch_row_sums_flat<T, kRowFlatU>(s, in, rows, cols, ld, out);
   // Dense rows of a few chunks (kRowScanDefault): one flat stream a warp, rows closed by a
   // segmented scan over the lanes.
   if (kRowScanDefault && (ld == cols || rows == 1) && cols >= kRowScanMinCols<T> && cols <= kRowScanMaxCols<T>)
@@ -304,6 +359,31 @@ using DefaultColSumsConfig = ColSumsConfig<1, 8, 4>;
 // sum of the same bytes on the H200, 8 at 0.88, 16 at 0.74 (bench_reduce's ours-wide-u*).
 constexpr int kColWideUnroll = 4;
 
+/// Rows in flight per thread of col_sums_wide_kernel for Bytes bytes in flight with vectors of V
+/// elements: 4 rows of 16-byte vectors as kColWideUnroll, but 16 rows of single f32 (columns
+/// that are not a whole vector), 32 of single bytes (at most 32, at least 4).
+template <class T, int V, int Bytes>
+inline constexpr int kColWideRows = std::clamp(Bytes / (V * static_cast<int>(sizeof(T))), 4, 32);
+/// THE SWITCH (issue 13): whether the short-wide column sums keep kColWideBytes in flight per
+/// thread (kColWideRows) instead of kColWideUnroll rows whatever the vector: unaligned rows read
+/// single elements, so 4 rows are 16 bytes of f32 (67x1000003 at 0.75 of a CUB sum in run U2a; f64,
+/// 32 bytes, at 0.99) and 4 of u8 (0.54). Aligned 16-byte vectors keep 4 rows. Off until a device
+/// run measures it (bench rows ours-wide-b64 / -b128 / -b64m4 against the default).
+constexpr bool kColWideScaled = false;
+constexpr int kColWideBytes = 64;
+/// With kColWideScaled, the vectors a thread of col_sums_wide_kernel takes where a vector is at
+/// most 4 bytes (single elements of unaligned rows): 4 is bench row ours-wide-b64m4 (kColWideBytes
+/// 64), for rows too few to fill the rows in flight (3x16777215); 1 is ours-wide-b64. Wider
+/// vectors keep 1 (their M U vectors would not fit the registers).
+constexpr int kColWideVectors = 1;
+
+/// Whether V-element vectors tile the rows x cols window at `in` (ld elements between row
+/// starts): V divides cols and ld (one row: any ld), and `in` is aligned to a vector.
+template <class T>
+bool col_vec_fits(const T* in, Index rows, Index cols, Index ld, int v) {
+  return cols % v == 0 && (rows == 1 || ld % v == 0) && reinterpret_cast<std::uintptr_t>(in) % (v * sizeof(T)) == 0;
+}
+
 template <class T, int V, class Cfg>
 void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Acc = sum_acc_t<T>;
@@ -319,10 +399,13 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
   const Index units = cols / V;
   // Short and wide: enough vectors of columns to give half the resident threads one each, so
   // a thread per vector sums its columns down every row; no partials, no second pass.
-  const auto wide = &col_sums_wide_kernel<T, V, kColWideUnroll, Out>;
+  constexpr int kWideM = kColWideScaled && V * sizeof(T) <= 4 ? kColWideVectors : 1;
+  constexpr int kWideRows = kColWideScaled ? kColWideRows<T, V, kColWideBytes / kWideM> : kColWideUnroll;
+  const auto wide = &col_sums_wide_kernel<T, V, kWideRows, Out, kWideM>;
   if (rows <= kMaxColChunkRows &&
       units * 2 >= resident_blocks(reinterpret_cast<const void*>(wide), kTeamThreads) * kTeamThreads) {
-    launch(wide, static_cast<unsigned>(ceil_div(units, kTeamThreads)), kTeamThreads, 0, s, in, rows, cols, ld, out);
+    launch(wide, static_cast<unsigned>(ceil_div(units, Index(kTeamThreads) * kWideM)), kTeamThreads, 0, s, in, rows,
+           cols, ld, out);
     return;
   }
   const int W = static_cast<int>(std::min<Index>(units, TX));
@@ -348,6 +431,29 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
          partials.template as<Acc>(), ToAcc{});
   launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
          partials.template as<const Acc>(), cols, chunks, out);
+}
+
+/// Column sums of a short-wide window (1 .. kMaxColChunkRows rows) by col_sums_wide_kernel alone
+/// (a thread per M vectors of columns down every row, Bytes in flight a thread:
+/// kColWideRows<T, V, Bytes / M> rows of each vector), V the widest vector that tiles the window
+/// (col_vec_fits): the short-wide branch of launch_col_sums_v with other loads in flight, for the
+/// bench and the tests.
+template <class T, int Bytes, int M = 1>
+void launch_col_sums_wide(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  const cudaStream_t s = stream.native();
+  const auto go = [&](auto v_tag) {
+    constexpr int V = decltype(v_tag)::value;
+    launch(&col_sums_wide_kernel<T, V, kColWideRows<T, V, Bytes / M>, sum_t<T>, M>,
+           static_cast<unsigned>(ceil_div(cols / V, Index(kTeamThreads) * M)), kTeamThreads, 0, s, in, rows, cols, ld,
+           out);
+  };
+  constexpr int VMax = kVec16<T>;
+  const auto fits = [&](int v) { return col_vec_fits(in, rows, cols, ld, v); };
+  if constexpr (VMax >= 16) if (fits(16)) return go(std::integral_constant<int, 16>{});
+  if constexpr (VMax >= 8) if (fits(8)) return go(std::integral_constant<int, 8>{});
+  if constexpr (VMax >= 4) if (fits(4)) return go(std::integral_constant<int, 4>{});
+  if constexpr (VMax >= 2) if (fits(2)) return go(std::integral_constant<int, 2>{});
+  go(std::integral_constant<int, 1>{});
 }
 
 /// Threads per block, rows in flight per thread and the least resident blocks per SM
@@ -500,9 +606,7 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(cols) * sizeof(Out), stream.native()));
     return;
   }
-  const auto fits = [&](int v) {
-    return cols % v == 0 && (rows == 1 || ld % v == 0) && reinterpret_cast<std::uintptr_t>(in) % (v * sizeof(T)) == 0;
-  };
+  const auto fits = [&](int v) { return col_vec_fits(in, rows, cols, ld, v); };
   constexpr int VMax = kVec16<T>;
   if (!fits(VMax)) {  // rows that do not all start on 16-byte boundaries
     // Narrow and dense: one flat stream of vectors.
@@ -608,11 +712,32 @@ struct FunnelTrial {
   }
 };
 
-template <class T>
+template <class T, class Cfg = DefaultColSumsConfig>
 struct ColElementTrial {
   static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    launch_col_sums_v<T, 1, DefaultColSumsConfig>(stream, in, rows, cols, ld, out);
+    launch_col_sums_v<T, 1, Cfg>(stream, in, rows, cols, ld, out);
+  }
+};
+
+template <class T, int U>
+struct RowFlatTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) { return row_flat_chunks(in, rows, cols, ld) > 0; }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_row_sums_flat<T, U>(stream.native(), in, rows, cols, ld, out);
+  }
+};
+
+/// The most rows the short-wide column trials take (a thread walks every row of its columns).
+constexpr Index kColWideTrialMaxRows = 4096;
+
+template <class T, int Bytes, int M = 1>
+struct ColWideTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) {
+    return rows >= 1 && rows <= kColWideTrialMaxRows && cols >= 1;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_col_sums_wide<T, Bytes, M>(stream, in, rows, cols, ld, out);
   }
 };
 
@@ -623,7 +748,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 26;
+  static constexpr int kCount = 39;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -638,6 +763,15 @@ struct NarrowTrials {
       narrow_trial<ButterflyTrial<T, 4, 1, 4>, T>("ours-bfly-l4k1g4", NarrowKind::row_sums),
       narrow_trial<ButterflyTrial<T, 2, 2, 2>, T>("ours-bfly-l2k2g2", NarrowKind::row_sums),
       narrow_trial<ButterflyTrial<T, 8, 1, 1>, T>("ours-bfly-l8k1g1", NarrowKind::row_sums),
+      // Rows of one chunk (u8 x16), and of 8 (f64 x16) two ways.
+      narrow_trial<ButterflyTrial<T, 1, 1, 8>, T>("ours-bfly-l1k1g8", NarrowKind::row_sums),
+      narrow_trial<ButterflyTrial<T, 4, 2, 2>, T>("ours-bfly-l4k2g2", NarrowKind::row_sums),
+      narrow_trial<ButterflyTrial<T, 8, 1, 2>, T>("ours-bfly-l8k1g2", NarrowKind::row_sums),
+      // Dense rows of 1, 2, 4 or 8 whole chunks as one flat stream (launch_row_sums_flat<U>: U
+      // chunks in flight a thread); u8 (kRowFlatU) is what kRowFlatDefault turns on.
+      narrow_trial<RowFlatTrial<T, 4>, T>("ours-rowflat-u4", NarrowKind::row_sums),
+      narrow_trial<RowFlatTrial<T, 8>, T>("ours-rowflat-u8", NarrowKind::row_sums),
+      narrow_trial<RowFlatTrial<T, 16>, T>("ours-rowflat-u16", NarrowKind::row_sums),
       // A warp per segment of whole rows read as one flat stream, rows closed by a segmented scan
       // over the lanes (launch_row_sums_scan<K, U>: K chunks a lane, U iterations in flight);
       // k2u2 is what kRowScanDefault turns on.
@@ -655,6 +789,19 @@ struct NarrowTrials {
       narrow_trial<ShiftTrial<T, 512, 4, 2>, T>("ours-shift-t512u4", NarrowKind::col_sums_any),
       // What unaligned rows took before: element loads (the tiles, or a thread per column).
       narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any),
+      // The same element-wise tiles with wider warps along a row (ColSumsConfig<WX, WY, U>).
+      narrow_trial<ColElementTrial<T, ColSumsConfig<4, 2, 4>>, T>("ours-v1-x4y2", NarrowKind::col_sums_any),
+      narrow_trial<ColElementTrial<T, ColSumsConfig<2, 4, 4>>, T>("ours-v1-x2y4", NarrowKind::col_sums_any),
+      // Short-wide column sums, a thread per vector down every row, with Bytes in flight a thread
+      // (launch_col_sums_wide; the default keeps 4 rows, 16 bytes of unaligned f32); b64 is what
+      // kColWideScaled turns on.
+      narrow_trial<ColWideTrial<T, 32>, T>("ours-wide-b32", NarrowKind::col_sums_any),
+      narrow_trial<ColWideTrial<T, 64>, T>("ours-wide-b64", NarrowKind::col_sums_any),
+      narrow_trial<ColWideTrial<T, 128>, T>("ours-wide-b128", NarrowKind::col_sums_any),
+      // ... and M vectors a thread, for the rows too few to fill the rows in flight (3x16777215:
+      // 3 loads of 4 bytes a thread by one vector, 0.47 of a CUB sum in run U2a).
+      narrow_trial<ColWideTrial<T, 64, 4>, T>("ours-wide-b64m4", NarrowKind::col_sums_any),
+      narrow_trial<ColWideTrial<T, 128, 8>, T>("ours-wide-b128m8", NarrowKind::col_sums_any),
       // Column sums of unaligned rows, a thread per 16 bytes of columns funnelling each row's two
       // aligned chunks (launch_col_sums_funnel: threads, rows in flight, blocks per resident
       // slot); t256u4x1 is DefaultColFunnelConfig, what kColFunnelDefault turns on.

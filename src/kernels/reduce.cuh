@@ -407,53 +407,71 @@ col_sums_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Inde
   }
 }
 
-/// Column sums of a short, wide matrix: thread u sums the V adjacent columns of vector u down
-/// every row, in row order, U rows in flight, and writes the V sums (as 16-byte stores where
-/// `out` is aligned to them). Rows are ld elements apart (V divides ld unless rows == 1; `in`
-/// aligned to a vector); at most kMaxColChunkRows rows (the 32-bit byte sums).
-template <class T, int V, int U, class Out>
+/// Column sums of a short, wide matrix: a thread sums the V adjacent columns of each of its M
+/// vectors (block b, thread i: vectors b M Threads + i + m Threads, m < M) down every row, in row
+/// order, U rows of each in flight, and writes the V sums (as 16-byte stores where `out` is
+/// aligned to them). Rows are ld elements apart (V divides ld unless rows == 1; `in` aligned to a
+/// vector); at most kMaxColChunkRows rows (the 32-bit byte sums). M > 1 keeps M U loads in flight
+/// where the rows are few (3 rows: 3 M); M = 1 is the library's form.
+template <class T, int V, int U, class Out, int M = 1>
 __global__ void __launch_bounds__(kTeamThreads)
 col_sums_wide_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
+  static_assert(M >= 1, "col_sums_wide_kernel: at least one vector a thread");
   using Acc = sum_acc_t<T>;
   using ColAcc = typename col_accumulator<T>::type;
   using P = Pack<T, V>;
-  const Index unit = static_cast<Index>(blockIdx.x) * kTeamThreads + threadIdx.x;
-  if (unit >= cols / V) return;
-  const P* col_g = reinterpret_cast<const P*>(in) + unit;  // row r's vector at col_g[r * ld_units]
+  const Index units = cols / V;
+  const Index unit0 = static_cast<Index>(blockIdx.x) * (Index(kTeamThreads) * M) + threadIdx.x;
+  if (unit0 >= units) return;
   const Index ld_units = ld / V;
-  ColAcc acc[V];
+  ColAcc acc[M][V];  // (M, V) the sums of this thread's columns
 #pragma unroll
-  for (int k = 0; k < V; ++k) acc[k] = ColAcc(0);
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[m][k] = ColAcc(0);
   for (Index r = 0; r < rows; r += U) {
-    P v[U];
+    P v[M][U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-      if (r + u < rows) {
-        v[u] = load_pack(col_g + (r + u) * ld_units);
-      } else {
+    for (int m = 0; m < M; ++m) {
+      const Index unit = unit0 + Index(m) * kTeamThreads;
+      const P* col_g = reinterpret_cast<const P*>(in) + unit;  // row r's vector at col_g[r * ld_units]
 #pragma unroll
-        for (int k = 0; k < V; ++k) v[u].v[k] = T(0);
+      for (int u = 0; u < U; ++u) {
+        if (unit < units && r + u < rows) {
+          v[m][u] = load_pack(col_g + (r + u) * ld_units);
+        } else {
+#pragma unroll
+          for (int k = 0; k < V; ++k) v[m][u].v[k] = T(0);
+        }
       }
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u)
+    for (int m = 0; m < M; ++m)
 #pragma unroll
-      for (int k = 0; k < V; ++k) acc[k] += static_cast<ColAcc>(v[u].v[k]);
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[m][k] += static_cast<ColAcc>(v[m][u].v[k]);
   }
   constexpr int kOutVec = V < kVec16<Out> ? V : kVec16<Out>;  // sums per store
   using OutPack = Pack<Out, kOutVec>;
-  Out* dst = out + unit * V;
-  if (reinterpret_cast<std::uintptr_t>(out) % sizeof(OutPack) == 0) {
+  const bool out_aligned = reinterpret_cast<std::uintptr_t>(out) % sizeof(OutPack) == 0;
 #pragma unroll
-    for (int k0 = 0; k0 < V; k0 += kOutVec) {
-      OutPack o;
+  for (int m = 0; m < M; ++m) {
+    const Index unit = unit0 + Index(m) * kTeamThreads;
+    if (unit >= units) break;
+    Out* dst = out + unit * V;
+    if (out_aligned) {
 #pragma unroll
-      for (int k = 0; k < kOutVec; ++k) o.v[k] = static_cast<Out>(static_cast<Acc>(acc[k0 + k]));
-      *reinterpret_cast<OutPack*>(dst + k0) = o;
+      for (int k0 = 0; k0 < V; k0 += kOutVec) {
+        OutPack o;
+#pragma unroll
+        for (int k = 0; k < kOutVec; ++k) o.v[k] = static_cast<Out>(static_cast<Acc>(acc[m][k0 + k]));
+        *reinterpret_cast<OutPack*>(dst + k0) = o;
+      }
+    } else {
+#pragma unroll
+      for (int k = 0; k < V; ++k) dst[k] = static_cast<Out>(static_cast<Acc>(acc[m][k]));
     }
-  } else {
-#pragma unroll
-    for (int k = 0; k < V; ++k) dst[k] = static_cast<Out>(static_cast<Acc>(acc[k]));
   }
 }
 

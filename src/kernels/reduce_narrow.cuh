@@ -74,6 +74,66 @@ row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index t
   }
 }
 
+/// Row sums of a dense matrix (rows follow each other with no gap) whose rows are C whole 16-byte
+/// chunks (C a power of two up to 32) from a 16-byte aligned start: the matrix is one flat stream
+/// of rows * C chunks, and chunk c belongs to row c / C. Thread t of the grid reads chunks t,
+/// t + S, t + 2 S, ... (S the grid's thread count, a multiple of 32), U of them in flight, so each
+/// load instruction of a warp reads 512 contiguous bytes and a row's C chunks lie in C adjacent
+/// lanes (lane % C = chunk % C). Per chunk: the sum of its elements (bytes: four __dp4a), then a
+/// shuffle tree over the C lanes (none for rows of one chunk), whose first lane stores the row's
+/// sum. No row index math beyond a shift, no per-row pointer, no partial chunks: the work a row
+/// costs is what its bytes cost. Each sum is formed in an order fixed by C alone; the loop bounds
+/// are uniform over a warp (lanes past the end add zeros), so all reach the shuffles together.
+template <class T, class Out, int C, int U>
+__global__ void __launch_bounds__(256)
+row_sums_flat_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out) {
+  static_assert(C >= 1 && C <= 32 && (C & (C - 1)) == 0, "row_sums_flat_kernel: rows of 1, 2, 4, .. 32 chunks");
+  constexpr int kThreads = 256;
+  using R = SumReducer<T>;
+  using Acc = typename R::Acc;
+  constexpr int V = kVec16<T>;
+  using P = Pack<T, V>;
+  // Bytes stay four 32-bit words from load to __dp4a: held as a Pack of 16 bytes, every byte took
+  // a register (ptxas: 255 registers and spills at U = 16).
+  constexpr bool kBytes = std::is_same_v<T, std::uint8_t>;
+  using Raw = std::conditional_t<kBytes, uint4, P>;
+  const Raw* in_g = reinterpret_cast<const Raw*>(in);  // (rows * C) chunks
+  const Index chunks = rows * C;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const Index t = static_cast<Index>(blockIdx.x) * kThreads + threadIdx.x;
+  const Index warp_t = t - lane;  // the warp's first thread: the loop bounds use it alone
+  const Index step = static_cast<Index>(gridDim.x) * kThreads;
+  for (Index c0 = 0; c0 + warp_t < chunks; c0 += Index(U) * step) {
+    Raw v[U];  // (U) this lane's chunks c0 + t + u * step
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      const Index c = c0 + t + u * step;
+      v[u] = Raw{};
+      if (c < chunks) {
+        if constexpr (kBytes) v[u] = __ldg(in_g + c);
+        else v[u] = load_pack(in_g + c);
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u) {
+      if (c0 + warp_t + u * step >= chunks) break;  // uniform over the warp
+      Acc x;
+      if constexpr (kBytes) {
+        constexpr unsigned kOnes = 0x01010101u;
+        x = static_cast<Acc>(__dp4a(v[u].w, kOnes, __dp4a(v[u].z, kOnes, __dp4a(v[u].y, kOnes, __dp4a(v[u].x, kOnes, 0u)))));
+      } else {
+        typename R::State s;
+        const P one[1] = {v[u]};
+        R::add_packs(s, one);
+        x = R::finish(s);
+      }
+      x = team_reduce<R, C>(x);  // lane % C == 0 holds the row's sum
+      const Index c = c0 + t + u * step;
+      if (lane % C == 0 && c < chunks) out[c / C] = static_cast<Out>(x);
+    }
+  }
+}
+
 /// Row sums of a dense matrix (rows follow each other with no gap) of rows of at least E = K V
 /// elements (V = kVec16<T>), by a warp per segment of seg_rows whole rows (segments warp, warp +
 /// warps, ...), with no shared memory: the warp reads the segment as one flat stream, lane l

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -281,11 +282,61 @@ TEMPLATE_TEST_CASE("row sums by a warp per 32 rows: every row offset, tile edges
             ++ran;
           }
           // A row at any offset touches at most ceil((V - 1 + c) / V) chunks: up to 4, every form
-          // takes it (l4k1g*, l2k2g2, l8k1g1).
-          if ((V - 1 + c + V - 1) / V <= 4) CHECK(ran == 5);
+          // of up to 4 or 8 chunks takes it (l4k1g*, l2k2g2, l8k1g*, l4k2g2), l1k1g8 only rows
+          // inside one chunk; up to 8, the forms of 8 (l8k1g*, l4k2g2).
+          const Index worst = (V - 1 + c + V - 1) / V;
+          if (worst <= 4) CHECK(ran >= 7);
+          else if (worst <= 8) CHECK(ran >= 3);
           check_public<T>(stream, v, hw, C + 1);
         }
       }
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("row sums of rows of whole chunks as one flat stream: grid rounds, warp and unroll tails",
+                   "[reduce][narrow][rowflat]", float, double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // row_sums_flat_kernel: rows of C = 1, 2, 4, 8 chunks of 16 bytes (16: refused), a row's chunks
+  // in C adjacent lanes; a grid of resident blocks of 256 threads, U = 4, 8, 16 chunks a thread per
+  // round: rows that end inside a warp, inside a round, and after several rounds.
+  constexpr Index V = 16 / static_cast<Index>(sizeof(T));
+  std::vector<Index> rows_list = {1, 2, 7, 31, 32, 33, 255, 257, 4099, 65537, 1000003};
+  if (under_sanitizer()) rows_list = {1, 33, 4099};
+  using S = sum_t<T>;
+  for (Index chunks : {Index(1), Index(2), Index(4), Index(8), Index(16)}) {
+    const Index c = chunks * V;
+    std::vector<Index> rs = rows_list;
+    if (!under_sanitizer() && chunks <= 2) rs.push_back(5000011);  // several grid rounds of every U
+    for (Index r : rs) {
+      CAPTURE(shape(r, c));
+      const HostMatrix<T> h = random_matrix<T>(r, c, lo<T>(), hi<T>());
+      const auto a = to_device(h, stream);
+      REQUIRE(reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0);
+      int ran = 0;
+      for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+        const std::string name = narrow_trial_name<T>(i);
+        if (name.find("rowflat") == std::string::npos) continue;
+        CAPTURE(name);
+        const bool takes = narrow_trial_takes<T>(i, a.data(), r, c, c);
+        CHECK(takes == (chunks <= 8));
+        // Refused: a start off 16 bytes, rows that are not whole chunks, a strided window.
+        if (r >= 2) CHECK_FALSE(narrow_trial_takes<T>(i, a.data() + 1, r - 1, c, c));
+        if (c >= 2) CHECK_FALSE(narrow_trial_takes<T>(i, a.data(), r, c - 1, c - 1));
+        if (r >= 2 && c >= 2) CHECK_FALSE(narrow_trial_takes<T>(i, a.data(), r, c / 2, c));
+        if (!takes) continue;
+        auto out = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+        auto again = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+        narrow_trial<T>(i, stream, a.data(), r, c, c, out.data());
+        narrow_trial<T>(i, stream, a.data(), r, c, c, again.data());
+        const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
+        CHECK(bad_sums(got, h.data(), r, c, c, 1) == 0);
+        CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
+        ++ran;
+      }
+      CHECK(ran == (chunks <= 8 ? 3 : 0));  // u4, u8, u16
+      check_public<T>(stream, a.view(), h.data(), c);
     }
   }
 }
