@@ -298,7 +298,6 @@ void register_shape(Index m, Index n, Index k, bool every_config, std::vector<in
     // Fixed k-slice counts, to calibrate the cost model's choice (float: the tensor-core
     // configurations, which the default mode picks from).
     if (std::is_same_v<T, float> && configs[i].math != devmat::detail::GemmMath::tf32x3) continue;
-    if (configs[i].cluster_k > 1) continue;  // k clusters: their slices are the configuration's
     for (int s : split_sweep)
       add("ours-" + configs[i].name + "-s" + std::to_string(s),
           [=](benchmark::State& st) { bench_ours<T>(st, m, n, k, i, s); });
@@ -347,15 +346,9 @@ int main(int argc, char** argv) {
   register_shape<float>(5003, 3007, 4001, true);
   register_shape<float>(256, 256, 256, false);
   register_shape<float>(256, 256, 131072, true);
-  // Issue 13, cluster split-K (the "-cl" SIMT tiles sum their k slices in the kernel): fixed
+  // Issue 13, cluster split-K (the "-cl" wgmma tiles sum their k slices in the kernel): fixed
   // slice counts beside their base tiles' workspace-and-finalize path, on the latency-bound and
   // the wave-quantised shapes (every configuration's model-chosen row is registered above).
-  for (const char* name : {"64x64x16", "64x64x16-cl"}) {
-    register_config<float>(47, 53, 804, name, {4, 6, 8});
-    register_config<float>(777, 777, 777, name, {2, 3, 4, 6, 8});
-    register_config<float>(128, 128, 4096, name, {8});
-  }
-  for (const char* name : {"128x128x8", "128x128x8-cl"}) register_config<float>(777, 777, 777, name, {2, 3, 4, 5, 6, 8});
   for (const char* name : {"wgmma-128x128x32", "wgmma-128x128x32-cl"}) {
     register_config<float>(777, 777, 777, name, {2, 3});
     register_config<float>(128, 128, 4096, name, {8});

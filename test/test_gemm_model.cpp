@@ -292,82 +292,22 @@ TEST_CASE("gemm model: padded copies count against the configurations that need 
   CHECK(tipped);
 }
 
-TEST_CASE("gemm model: k-cluster DMMA tiles count cluster_k CTAs a tile and take no workspace slices") {
-  // A "-c2" tile runs each output tile as a cluster of two CTAs, each half of k, added up in
-  // the kernel: the model counts both CTAs, no split-K traffic, and never stacks workspace
-  // slices on top.
-  const std::vector<GemmConfigInfo> configs = gemm_configs<double>();
-  const int c2 = config_index(configs, "pipe-128x128x32-k4-w16-c2");
-  const int base = config_index(configs, "pipe-128x128x32-k4-w16");
-  REQUIRE(c2 >= 0);
-  REQUIRE(base >= 0);
-  const GemmConfigInfo& c = configs[static_cast<std::size_t>(c2)];
-  CHECK(c.cluster_k == 2);
-  CHECK(configs[static_cast<std::size_t>(base)].cluster_k == 1);
-  CHECK(c.bm == 128);
-  CHECK(c.bk == 32);
-  const GemmArchModel& model = gemm_arch_model(90);
-  // 1024^3: 64 tiles, 128 CTAs of half the k each: one wave on 132 SMs, as the base tile with
-  // two workspace slices but without their traffic and second kernel.
-  const double t_cluster = gemm_model_seconds(model, GemmElement::f64, c, 1.0, 1024, 1024, 1024, 1, 132, 1);
-  GemmConfigInfo plain = c;
-  plain.cluster_k = 1;
-  const double t_split = gemm_model_seconds(model, GemmElement::f64, plain, 1.0, 1024, 1024, 1024, 2, 132, 1);
-  const double t_one = gemm_model_seconds(model, GemmElement::f64, plain, 1.0, 1024, 1024, 1024, 1, 132, 1);
-  CHECK(t_cluster < t_split);
-  CHECK(t_cluster < t_one);
-  // 8 tiles (256 x 512 x 1024) as 16 CTAs: the same waves as 8 CTAs, half the work each.
-  CHECK(gemm_model_seconds(model, GemmElement::f64, c, 1.0, 256, 512, 1024, 1, 132, 1) <
-        gemm_model_seconds(model, GemmElement::f64, plain, 1.0, 256, 512, 1024, 1, 132, 1));
-  for (int s : {1000, 1024, 4096}) {
-    CAPTURE(s);
-    const GemmProblem p{GemmElement::f64, s, s, s, true, false, false};
-    CHECK(gemm_best_splits(p, c, 1, kH200).first == 1);
-    // Forced: the plan keeps the configuration; run_tiled makes clusters of its slices.
-    const GemmPlan forced =
-        plan_gemm(p, configs, [&](int i) { return h200_occupancy(configs, i); }, kH200, c2);
-    CHECK(forced.config == c2);
-    CHECK(forced.splits == 1);
-  }
-}
-
-TEST_CASE("gemm model: with the k clusters automatic, 1000^3 and 1024^3 take them, 2048^3 and up do not") {
-  // What flipping kDmmaClustersAutomatic (dispatch/gemm_registry.cuh) does with the table's
-  // values: the cluster tiles where the 128x128 tiles alone leave half the SMs idle.
-  std::vector<GemmConfigInfo> configs = gemm_configs<double>();
-  for (GemmConfigInfo& c : configs)
-    if (c.cluster_k > 1) c.automatic = true;
-  const auto occ = [&](int i) { return h200_occupancy(configs, i); };
-  for (int s : {1000, 1024, 2048, 4096, 8192}) {
-    CAPTURE(s);
-    const GemmPlan plan = plan_gemm({GemmElement::f64, s, s, s, true, false, false}, configs, occ, kH200);
-    REQUIRE(plan.kind == GemmPlanKind::tiled);
-    const GemmConfigInfo& c = configs[static_cast<std::size_t>(plan.config)];
-    CAPTURE(c.name);
-    CHECK((c.cluster_k > 1) == (s <= 1024));
-    CHECK(plan.splits == 1);
-  }
-}
-
-TEST_CASE("gemm model: k slices in clusters cover k, leave no cluster empty, and match the plain split") {
-  for (int bk : {16, 32})
+TEST_CASE("gemm model: k slices cover k, leave no slice empty, and match the effective split") {
+  for (int bk : {8, 16, 32})
     for (long long k : {1LL, 7LL, 16LL, 17LL, 31LL, 32LL, 33LL, 100LL, 803LL, 1000LL, 1024LL, 4097LL, 8192LL})
-      for (int cluster_k : {1, 2, 4})
-        for (int splits = 0; splits <= 70; ++splits) {
-          CAPTURE(bk, k, cluster_k, splits);
-          const long long k_tiles = (k + bk - 1) / bk;
-          const GemmSlices s = gemm_slices(k, bk, splits, cluster_k);
-          REQUIRE(s.per_split >= 1);
-          REQUIRE(s.splits >= 1);
-          CHECK(s.splits <= std::max(1, splits));
-          // Every k tile is in a slice, and the last cluster holds at least one.
-          CHECK(static_cast<long long>(s.splits) * cluster_k * s.per_split >= k_tiles);
-          CHECK(static_cast<long long>(s.splits - 1) * cluster_k * s.per_split < k_tiles);
-          if (cluster_k == 1) {
-            CHECK(s.splits == gemm_effective_splits(static_cast<int>(k), bk, splits));
-            CHECK(s.per_split == (k_tiles + s.splits - 1) / s.splits);
-          }
-        }
+      for (int splits = 0; splits <= 70; ++splits) {
+        CAPTURE(bk, k, splits);
+        const long long k_tiles = (k + bk - 1) / bk;
+        const GemmSlices s = gemm_slices(k, bk, splits);
+        REQUIRE(s.per_split >= 1);
+        REQUIRE(s.splits >= 1);
+        CHECK(s.splits <= std::max(1, splits));
+        // Every k tile is in a slice, and the last slice holds at least one.
+        CHECK(static_cast<long long>(s.splits) * s.per_split >= k_tiles);
+        CHECK(static_cast<long long>(s.splits - 1) * s.per_split < k_tiles);
+        CHECK(s.splits == gemm_effective_splits(static_cast<int>(k), bk, splits));
+        CHECK(s.per_split == (k_tiles + s.splits - 1) / s.splits);
+      }
 }
 
 TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the finalize, automatic per the switch") {
@@ -380,8 +320,7 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
     CAPTURE(c.name);
     cluster.push_back(i);
     CHECK(c.cluster_splits == 8);
-    CHECK(c.automatic == (c.math == GemmMath::simt ? kGemmClusterSplitKSimt
-                                                   : kGemmClusterSplitKWgmma && c.name == "wgmma-128x128x32-cl"));
+    CHECK(c.automatic == (kGemmClusterSplitKWgmma && c.name == "wgmma-128x128x32-cl"));
     // Its base tile (the name without "-cl") exists, with the same shape and efficiency.
     const std::string base = c.name.substr(0, c.name.size() - 3);
     CHECK(c.name.substr(c.name.size() - 3) == "-cl");
@@ -423,12 +362,11 @@ TEST_CASE("gemm model: cluster split-K tiles sum up to 8 slices without the fina
       CHECK((forced.splits >= 1 && forced.splits <= 8));
     }
   }
-  REQUIRE(cluster.size() == 4);  // 64x64x16, 128x128x8, wgmma-128x128x32, wgmma-64x128x32
+  REQUIRE(cluster.size() == 2);  // wgmma-128x128x32, wgmma-64x128x32
 
-  // Made automatic (what the two switches set to true do): on sm_90 the latency-bound 47x53x804
-  // keeps the plain 64x64x16 with its workspace slices (run U2a: 0.4026 TFLOP/s against
-  // 64x64x16-cl's 0.3885), large products keep their tile, and before sm_90 no cluster tile is
-  // ever picked.
+  // Both made automatic: on sm_90 the latency-bound 47x53x804 keeps the plain 64x64x16 with its
+  // workspace slices (run U2a: 0.4026 TFLOP/s; the wgmma cluster tiles 0.2568 and 0.2967), large
+  // products keep their tile, and before sm_90 no cluster tile is ever picked.
   std::vector<GemmConfigInfo> with = configs;
   for (int i : cluster) with[static_cast<std::size_t>(i)].automatic = true;
   const auto occ = [&](int i) { return h200_occupancy(with, i); };
@@ -454,22 +392,16 @@ int h200_blocks(GemmElement e, const std::string& name) {
   struct Row { GemmElement e; const char* name; int blocks; };
   static const Row rows[] = {
       {GemmElement::f32, "128x128x8", 2}, {GemmElement::f32, "128x256x8", 1}, {GemmElement::f32, "64x64x16", 4},
-      {GemmElement::f32, "64x256x16", 1}, {GemmElement::f32, "tf32x3-128x128x32", 1},
-      {GemmElement::f32, "tf32x3-128x64x32", 1}, {GemmElement::f32, "tf32x3-64x128x32", 1},
-      {GemmElement::f32, "tf32x3-64x256x32", 1}, {GemmElement::f32, "tf32x3-64x64x32", 2},
-      {GemmElement::f32, "tf32x3r-128x128x32", 1}, {GemmElement::f32, "tf32x3r-128x128x32-2b", 2},
-      {GemmElement::f32, "tf32x3r-128x128x32-w16", 1}, {GemmElement::f32, "tf32x3r-128x64x32-2b", 2},
-      {GemmElement::f32, "tf32x3r-64x256x32", 1}, {GemmElement::f32, "tf32x3f-128x128x32", 1},
-      {GemmElement::f32, "tf32x3p-128x128x32-s4", 1}, {GemmElement::f32, "tf32x3p-128x128x32-w16-s4", 1},
-      {GemmElement::f32, "tf32x3p-128x128x16-2b", 2}, {GemmElement::f32, "tf32x3fp-128x128x32-s4", 1},
-      {GemmElement::f32, "wgmma-128x128x32", 1}, {GemmElement::f32, "wgmma-64x128x32", 1},
-      {GemmElement::f32, "64x64x16-cl", 4}, {GemmElement::f32, "128x128x8-cl", 2},
-      {GemmElement::f32, "wgmma-128x128x32-cl", 1}, {GemmElement::f32, "wgmma-64x128x32-cl", 1},
+      {GemmElement::f32, "64x256x16", 1}, {GemmElement::f32, "tf32x3-128x64x32", 1},
+      {GemmElement::f32, "tf32x3-64x128x32", 1}, {GemmElement::f32, "tf32x3-64x256x32", 1},
+      {GemmElement::f32, "tf32x3-64x64x32", 2}, {GemmElement::f32, "tf32x3r-128x64x32-2b", 2},
+      {GemmElement::f32, "tf32x3f-128x128x32", 1}, {GemmElement::f32, "wgmma-128x128x32", 1},
+      {GemmElement::f32, "wgmma-64x128x32", 1}, {GemmElement::f32, "wgmma-128x128x32-cl", 1},
+      {GemmElement::f32, "wgmma-64x128x32-cl", 1},
       {GemmElement::f64, "128x128x16", 1}, {GemmElement::f64, "128x64x16", 2}, {GemmElement::f64, "64x64x16", 3},
-      {GemmElement::f64, "128x64x16-m8n8k4", 2}, {GemmElement::f64, "pipe-128x128x16-k4", 1},
-      {GemmElement::f64, "pipe-128x128x16-k4-w16", 1}, {GemmElement::f64, "pipe-128x128x32-k4", 1},
+      {GemmElement::f64, "pipe-128x128x16-k4", 1}, {GemmElement::f64, "pipe-128x128x16-k4-w16", 1},
       {GemmElement::f64, "pipe-128x128x32-k4-w16", 1}, {GemmElement::f64, "pipe-128x128x32-k8", 1},
-      {GemmElement::f64, "pipe-128x64x16-k4", 2}, {GemmElement::f64, "pipe-128x64x16-k4-w8", 2},
+      {GemmElement::f64, "pipe-128x64x16-k4-w8", 2},
       {GemmElement::f64, "pipe-64x64x16-k8", 2}, {GemmElement::f64, "pipe-64x64x32-k16", 2},
   };
   for (const Row& r : rows)

@@ -111,14 +111,12 @@ void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m
                const GemmOperand<T>& a, const GemmOperand<T>& b, T alpha, T beta, T* c, long long ldc) {
   constexpr int V = 16 / static_cast<int>(sizeof(T));  // the epilogue's store width
   const GemmConfigInfo& cfg = kc.info;
-  // k slices: `splits` partial sums, each from a cluster of cluster_k CTAs (one without
-  // clusters); every slice has per_split k tiles, trailing slices of a cluster may be empty.
-  const long long ck = cfg.cluster_k;
-  const GemmSlices slices = gemm_slices(k, cfg.bk, splits, cfg.cluster_k);
+  // k slices: every one has per_split k tiles (the last one fewer, none empty).
+  const GemmSlices slices = gemm_slices(k, cfg.bk, splits);
   const long long per_split = slices.per_split;
   splits = slices.splits;
   const long long tiles_m = ceil_div(static_cast<long long>(m), cfg.bm), tiles_n = ceil_div(static_cast<long long>(n), cfg.bn);
-  if (tiles_m * tiles_n > INT_MAX || splits * ck > 65535) throw shape_error("devmat: gemm: product past the grid limit");
+  if (tiles_m * tiles_n > INT_MAX || splits > 65535) throw shape_error("devmat: gemm: product past the grid limit");
 
   // One slice, or slices that a cluster adds up: the kernel writes C; else partial sums.
   const bool in_kernel_sum = splits == 1 || cfg.cluster_splits >= splits;
@@ -140,7 +138,7 @@ void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m
     p.alpha = T(1), p.beta = T(0), p.read_c = false;
     p.split_stride = static_cast<long long>(m) * n;
   }
-  const dim3 grid(static_cast<unsigned>(tiles_m * tiles_n), 1, static_cast<unsigned>(splits * ck));
+  const dim3 grid(static_cast<unsigned>(tiles_m * tiles_n), 1, static_cast<unsigned>(splits));
   kc.launch(p, grid, stream.native());
   if (!in_kernel_sum)
     launch_finalize(stream.native(), static_cast<long long>(m) * n, splits, ws.as<const T>(), c, alpha, beta);

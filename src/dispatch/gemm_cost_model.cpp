@@ -40,39 +40,26 @@ const EfficiencyRow kEfficiency[] = {
     // tf32x3r-128x64x32-2b. 0.55 still keeps it at 47x53x804, its best measured shape.
     {90, GemmElement::f32, "64x64x16", 0.55},
     {90, GemmElement::f32, "64x256x16", 0.70},
-    {90, GemmElement::f32, "tf32x3-128x128x32", 0.90},
     {90, GemmElement::f32, "tf32x3-128x64x32", 0.755},
     {90, GemmElement::f32, "tf32x3-64x128x32", 0.76},
     {90, GemmElement::f32, "tf32x3-64x256x32", 0.88},
     {90, GemmElement::f32, "tf32x3-64x64x32", 0.74},
-    // Main-loop variants (gemm_registry.cuh), not automatic but tf32x3f: their base tile's
-    // value, so that a forced run picks the base's split count and tf32x3f, automatic in the
-    // exact split's place, gets exactly its choices. At 4096^3 on the H200 (21:35 run, TFLOP/s):
-    // f 53.8, r 50.7, r-2b 49.5, default 48.6, fp-s4 47.4, p-s4 47.2, r-64x256 46.9, r-w16 46.7.
-    {90, GemmElement::f32, "tf32x3r-128x128x32", 0.90},
-    {90, GemmElement::f32, "tf32x3r-128x128x32-2b", 0.90},
-    {90, GemmElement::f32, "tf32x3r-128x128x32-w16", 0.90},
-    // Automatic since run U2a (23.62 TFLOP/s at 65536x64x64, the fastest there; two CTAs an SM).
+    // The main-loop variants (gemm_registry.cuh): the row loop at two CTAs an SM (run U2a:
+    // 23.62 TFLOP/s at 65536x64x64, the fastest there) and the fast split in the 128x128 tile
+    // (53.8 TFLOP/s at 4096^3, the whole-tile exact split 48.6 at 0.90: the 21:35 run).
     {90, GemmElement::f32, "tf32x3r-128x64x32-2b", 0.755},
-    {90, GemmElement::f32, "tf32x3r-64x256x32", 0.88},
     {90, GemmElement::f32, "tf32x3f-128x128x32", 0.90},
-    {90, GemmElement::f32, "tf32x3p-128x128x32-s4", 0.90},
-    {90, GemmElement::f32, "tf32x3p-128x128x32-w16-s4", 0.90},
-    {90, GemmElement::f32, "tf32x3p-128x128x16-2b", 0.90},
-    {90, GemmElement::f32, "tf32x3fp-128x128x32-s4", 0.90},
     // The wgmma tile (sm_90a): 85.1 TFLOP/s at 4096^3 on the H200 (run S3, 00:33) against
     // tf32x3f's 53.8 at 0.90 (the same 128x128 tile, so the same waves): 0.90 * 85.1 / 53.8.
     // Above 1: the unit is the FFMA peak, which the tensor cores pass.
     {90, GemmElement::f32, "wgmma-128x128x32", 1.42},
-    // The 64x128 wgmma tile (one consumer warpgroup, forced-only, not yet measured): a guess
-    // that sets its split counts in a forced run, below the 128x128 one (half the MMAs per
-    // CTA beside the same producer, and B split for 64 rows instead of 128).
+    // The 64x128 wgmma tile (one consumer warpgroup, forced-only: never the fastest in run
+    // U2a): a guess that sets its split counts in a forced run, below the 128x128 one (half the
+    // MMAs per CTA beside the same producer, and B split for 64 rows instead of 128).
     {90, GemmElement::f32, "wgmma-64x128x32", 1.0},
-    // The SIMT tiles whose k slices add up in a cluster (issue 13, not yet measured): their base
-    // tile's rate (the same main loop); what they save, the finalize kernel and the partial
-    // sums' traffic, is in gemm_model_seconds.
-    {90, GemmElement::f32, "64x64x16-cl", 0.55},
-    {90, GemmElement::f32, "128x128x8-cl", 0.74},
+    // The wgmma tiles whose k slices add up in a cluster: their base tile's rate (the same main
+    // loop); what they save, the finalize kernel and the partial sums' traffic, is in
+    // gemm_model_seconds.
     {90, GemmElement::f32, "wgmma-128x128x32-cl", 1.42},
     {90, GemmElement::f32, "wgmma-64x128x32-cl", 1.0},
     {90, GemmElement::i32, "128x128x8", 0.78},
@@ -80,35 +67,15 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f64, "128x128x16", 0.72},
     {90, GemmElement::f64, "128x64x16", 0.70},
     {90, GemmElement::f64, "64x64x16", 0.52},
-    {90, GemmElement::f64, "128x64x16-m8n8k4", 0.40},
     // The pipelined DMMA tiles (gemm_dmma.cuh): TFLOP/s at 4096^3 / 53.5, as the rows above, from
     // bench_gemm's ours-pipe-* rows in run C of issue 13 (cuBLAS DGEMM 55.5 there).
     {90, GemmElement::f64, "pipe-128x128x16-k4", 0.958},
     {90, GemmElement::f64, "pipe-128x128x16-k4-w16", 0.966},
-    {90, GemmElement::f64, "pipe-128x128x32-k4", 0.911},
     {90, GemmElement::f64, "pipe-128x128x32-k4-w16", 0.995},
     {90, GemmElement::f64, "pipe-128x128x32-k8", 0.973},
-    {90, GemmElement::f64, "pipe-128x64x16-k4", 0.874},
     {90, GemmElement::f64, "pipe-128x64x16-k4-w8", 0.900},
     {90, GemmElement::f64, "pipe-64x64x16-k8", 0.845},
     {90, GemmElement::f64, "pipe-64x64x32-k16", 0.888},
-    // Issue 13's forced-only variants (not yet measured): their base tile's value, so that a
-    // forced run takes the base's split counts.
-    {90, GemmElement::f64, "pipe-64x64x32-k8-w8", 0.888},
-    {90, GemmElement::f64, "pipe-64x64x32-k8-w8-v", 0.888},
-    {90, GemmElement::f64, "pipe-64x64x32-k16-v", 0.888},
-    {90, GemmElement::f64, "pipe-64x64x16-k8-v", 0.845},
-    {90, GemmElement::f64, "pipe-128x128x32-k4-w16-v", 0.995},
-    // k clusters (forced-only, not yet measured): their base tile's value less a guess of 3% for
-    // the cluster's reduction and its scheduling, so that with kDmmaClustersAutomatic the model
-    // takes them where the base tile leaves SMs idle (1000^3, 1024^3) and not at 2048^3 and up.
-    {90, GemmElement::f64, "pipe-128x128x16-k4-w16-c2", 0.937},
-    {90, GemmElement::f64, "pipe-128x128x32-k4-w16-c2", 0.965},
-    {90, GemmElement::f64, "pipe-128x128x16-k4-c2", 0.929},
-    // pipe-64x64x32-k16's warp tile in 128x64 and 64x128 blocks, 4 stages (forced-only, not yet
-    // measured): its value, so that a forced run takes its split counts.
-    {90, GemmElement::f64, "pipe-128x64x32-k16-s4", 0.888},
-    {90, GemmElement::f64, "pipe-64x128x32-k16-s4", 0.888},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.
@@ -142,11 +109,10 @@ int gemm_effective_splits(int k, int bk, int splits) {
   return static_cast<int>(ceil_div(k_tiles, per));
 }
 
-GemmSlices gemm_slices(long long k, int bk, int splits, int cluster_k) {
-  const long long ck = std::max(1, cluster_k);
+GemmSlices gemm_slices(long long k, int bk, int splits) {
   const long long k_tiles = std::max<long long>(1, ceil_div(k, static_cast<long long>(bk)));
-  const long long per = ceil_div(k_tiles, std::max(1, splits) * ck);
-  return {per, static_cast<int>(ceil_div(ceil_div(k_tiles, per), ck))};
+  const long long per = ceil_div(k_tiles, static_cast<long long>(std::max(1, splits)));
+  return {per, static_cast<int>(ceil_div(k_tiles, per))};
 }
 
 int gemm_cluster_sms(const GemmArchModel& model, int sms, int occ, int cluster) {
@@ -161,13 +127,13 @@ double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const
                           long long m, long long n, long long k, int splits, int sms, int occ) {
   const std::size_t elem_bytes = element == GemmElement::f64 ? 8 : 4;
   const long long tiles = ceil_div(m, c.bm) * ceil_div(n, c.bn);
-  const GemmSlices slices = gemm_slices(k, c.bk, splits, c.cluster_k);
+  const GemmSlices slices = gemm_slices(k, c.bk, splits);
   const long long per_split = slices.per_split;
-  const long long ctas = tiles * slices.splits * c.cluster_k;
+  const long long ctas = tiles * slices.splits;
   const double work = static_cast<double>(c.bm) * c.bn * static_cast<double>(per_split * c.bk);
   const double rate = model.fma_per_sm[static_cast<int>(element)] * eff;
-  // CTAs per cluster: the k slices of a cluster-summed tile, or the k-cluster tile's cluster_k.
-  const long long cluster = c.cluster_splits > 0 ? slices.splits : c.cluster_k;
+  // CTAs per cluster: the k slices of a cluster-summed tile.
+  const long long cluster = c.cluster_splits > 0 ? slices.splits : 1;
   const long long usable = cluster > 1 ? gemm_cluster_sms(model, sms, occ, static_cast<int>(cluster)) : sms;
   const long long per_sm = ceil_div(ctas, usable);  // CTAs the busiest SM runs
   const long long full = per_sm / occ, rem = per_sm % occ;
@@ -205,8 +171,7 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   const GemmArchModel& model = gemm_arch_model(dev.arch);
   const double eff = gemm_efficiency(p.element, c.name, dev.arch);
   const long long elem_bytes = p.element == GemmElement::f64 ? 8 : 4;
-  // A k-cluster tile (cluster_k > 1) has its slices already; no workspace on top of them.
-  const int max_by_k = c.cluster_k > 1 ? 1 : std::max(1, p.k / gemm_min_split_k(c.bk));
+  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
   const int max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : kGemmMaxSplits;
@@ -260,7 +225,7 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
     const GemmConfigInfo& c = configs[i];
     if (!c.automatic || (c.math == GemmMath::tf32x3 && (!tf32 || tiny))) continue;
     if (c.only_arch != 0 && c.only_arch != dev.arch) continue;  // no code for this device
-    if ((c.cluster_splits > 0 || c.cluster_k > 1) && dev.arch < 90) continue;  // thread-block clusters: sm_90 on
+    if (c.cluster_splits > 0 && dev.arch < 90) continue;  // thread-block clusters: sm_90 on
     const int occ = blocks_per_sm(i);
     if (occ <= 0) continue;  // does not fit this device
     auto [s, t] = gemm_best_splits(p, c, occ, dev);

@@ -26,9 +26,6 @@ struct GemmConfigInfo {
   bool automatic = true;  // gemm may pick it; false: a variant only gemm_forced runs (to be measured)
   bool aligned_rows = false;  // reads operands in 16-byte chunks only: gemm pads rows that break them
   int only_arch = 0;          // nonzero: runs on that compute capability alone (sm_90a code: 90)
-  // CTAs per output tile that split k among themselves in one thread-block cluster and add up
-  // in the kernel (no workspace): `splits` k slices become splits * cluster_k CTAs per tile.
-  int cluster_k = 1;
   // Nonzero: up to this many k slices add up inside the kernel, across a thread-block cluster
   // (sm_90 on), in slice order: no partial-sum workspace and no finalize kernel. The model
   // caps its split counts there, and a forced count is clamped to it.
@@ -89,15 +86,14 @@ int gemm_min_split_k(int bk);
 /// `splits` rounded to what the k tiles allow: every slice has ceil(k_tiles / splits) tiles.
 int gemm_effective_splits(int k, int bk, int splits);
 
-/// How run_tiled cuts k for a configuration of BK `bk` whose output tiles run as clusters of
-/// `cluster_k` CTAs along k, with `splits` partial sums asked for: splits * cluster_k slices of
-/// `per_split` k tiles each (the last ones shorter, or empty within the last cluster), and
-/// `splits` rounded so that no cluster is empty (with cluster_k 1: gemm_effective_splits).
+/// How run_tiled cuts k for a configuration of BK `bk` with `splits` slices asked for: slices
+/// of `per_split` k tiles each (the last one shorter, none empty), `splits` rounded as
+/// gemm_effective_splits rounds it.
 struct GemmSlices {
   long long per_split;  // k tiles of one CTA's slice
-  int splits;           // partial sums: clusters along k (one: no workspace)
+  int splits;           // k slices (one: no workspace)
 };
-GemmSlices gemm_slices(long long k, int bk, int splits, int cluster_k);
+GemmSlices gemm_slices(long long k, int bk, int splits);
 
 /// The SMs that clusters of `cluster` CTAs (`occ` of them resident per SM) can fill: each of the
 /// sms / sms_per_gpc GPCs holds whole clusters only (all `sms` for cluster <= 1).
@@ -118,15 +114,11 @@ constexpr double kPadMinFma = 1 << 30;
 /// product is below kPadMinFma): per copy one more kernel and its bytes read and written.
 double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const GemmConfigInfo& c);
 
-/// Whether gemm may pick the float tiles that sum their k slices in a thread-block cluster
-/// (issue 13) on its own: the SIMT ones ("64x64x16-cl", "128x128x8-cl") and the wgmma ones
-/// ("wgmma-128x128x32-cl", "wgmma-64x128x32-cl"); false: forced-only, measured by bench_gemm's
-/// ours-*-cl rows beside the default. The model then takes them wherever their slices without a
-/// finalize kernel are modelled faster (latency-bound and wave-quantised shapes).
-/// kGemmClusterSplitKWgmma makes "wgmma-128x128x32-cl" automatic (run U2a: s=2 at 1000^3, 60.1
-/// TFLOP/s against the plain tile's 53.6, cuBLAS 33.9); "wgmma-64x128x32-cl" and the SIMT ones
-/// stay forced-only, never the fastest where measured.
-inline constexpr bool kGemmClusterSplitKSimt = false;
+/// Whether gemm may pick the wgmma tile that sums its k slices in a thread-block cluster
+/// ("wgmma-128x128x32-cl") on its own: the model then takes it wherever its slices without a
+/// finalize kernel are modelled faster (latency-bound and wave-quantised shapes). Run U2a: s=2
+/// at 1000^3, 60.1 TFLOP/s against the plain tile's 53.6, cuBLAS 33.9. "wgmma-64x128x32-cl"
+/// stays forced-only, never the fastest where measured.
 inline constexpr bool kGemmClusterSplitKWgmma = true;
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.

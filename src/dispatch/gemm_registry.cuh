@@ -24,86 +24,37 @@ using SimtMid = SimtTile<Shape<128, 128, 8>, Warps<4, 2>, 4, 2>;   // 256 thread
 using SimtBig = SimtTile<Shape<128, 256, 8>, Warps<2, 4>, 4, 1>;   // 256 threads, 16x8 per thread
 using SimtSmall = SimtTile<Shape<64, 64, 16>, Warps<2, 2>, 3, 4>;  // 128 threads, 8x4 per thread
 using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 threads, 8x8 per thread (m ~ 64)
-// The same tiles with split-K summed inside the kernel, across a cluster of the slices (sm_90):
-// no workspace and no finalize kernel, for latency-bound and wave-quantised products (issue 13:
-// 47x53x804 ran 11 slices plus the finalize; 777^3 3 slices of 64x64 plus the finalize).
-using SimtSmallCluster = SimtClusterTile<SimtSmall>;  // 64x64x16, 26 KB (the sums fit the stages)
-using SimtMidCluster = SimtClusterTile<SimtMid>;      // 128x128x8, 66 KB for the sums
 
 // Tensor cores: MmaTile<T, block tile, warps, instruction, stages, min blocks per SM>.
 // double (DMMA):
 using Dmma128x128 = MmaTile<double, Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // warp tile 64x32
 using Dmma128x64 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;    // warp tile 32x32
 using Dmma64x64 = MmaTile<double, Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 3>;      // warp tile 32x32
-using Dmma128x64m8 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<8, 8, 4>, 3, 2>;   // sm_80's m8n8k4
 // double, software-pipelined (kernels/gemm_dmma.cuh): DmmaTile<block tile, warps, instruction,
 // stages, min blocks per SM>, commented with the warp tile. Both fragment buffers and the sums
 // stay in registers: with a 64x32 warp tile that leaves room for m16n8k4 fragments (m16n8k8
 // spills a few registers there).
 using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
 using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
-using DmmaPipe128x128x32k4 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 4>, 3, 1>;  // 64x32, 221 KB
 using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
 using DmmaPipe128x128x32k8 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // 64x32, spills ~12 B
-using DmmaPipe128x64k4 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 2>;       // 64x32, 2 CTAs/SM
 using DmmaPipe128x64k4w8 = DmmaTile<Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;     // 32x32, 2 CTAs x 8
 using DmmaPipe64x64k8 = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2>;         // 32x32, 2 CTAs/SM
 using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2>;    // 32x32, sm_90's k16
-// Forced-only variants for issue 13, to be measured beside the above. 1000^3 ran at 0.87 of
-// cuBLAS on 64x64x32-k16 (ncu: 8 warps per SM, 255 registers, issue/latency bound with the
-// fixed-latency wait the largest stall), so: "-w8" 8 warps of 32x16, k8 to stay within 128
-// registers, for 16 warps per SM at 2 CTAs; "-v" vector fragments (DmmaTile's VEC: a row-major
-// A and, with k8/k16, a non-transposed B interleaved in shared memory, one LDS.128 per fragment
-// register pair: half the fragment loads for A * B). SASS, sm_90, A * B, per k tile and warp:
-// 64x64x32-k16 64 LDS.64 -> 32 LDS.128 (spills 48 bytes against 32); 64x64x16-k8 32 LDS.64 ->
-// 16 LDS.128 (no spills); -w8-v and -w16-v spill 32 and 40 bytes at their 128-register cap.
-using DmmaPipe64x64x32k8w8 = DmmaTile<Shape<64, 64, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 2>;           // 32x16
-using DmmaPipe64x64x32k8w8v = DmmaTile<Shape<64, 64, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 2, true>;    // 32x16
-using DmmaPipe64x64x32k16v = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2, true>;    // 32x32
-using DmmaPipe64x64k8v = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2, true>;         // 32x32
-using DmmaPipe128x128x32k4w16v = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;  // 32x32
-// k clusters ("-c<CTAs>", DmmaTile's CLUSTER_K): issue 13's small cubes run the 128x128 tiles
-// on too few CTAs (1024^3: 64 tiles for 132 SMs; split-K's workspace and second kernel cost
-// ~20% there, so the model takes 64x64 tiles at 0.87 of cuBLAS instead). A cluster of two CTAs
-// per tile, each half of k, fills 128 SMs in one wave and adds the halves through distributed
-// shared memory (1000^3 and 1024^3: 64 tiles x 2; 2048^3: 256 x 2 = 3.9 waves, for comparison).
-using DmmaPipe128x128k4w16c2 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;
-using DmmaPipe128x128x32k4w16c2 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, false, 2>;
-using DmmaPipe128x128k4c2 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1, false, 2>;  // 64x32
-// Issue 13 (gemm7), forced-only: pipe-64x64x32-k16's warp tile (32x32, m16n8k16) and k order in
-// 128x64 and 64x128 blocks of 8 warps, one CTA an SM with 4 stages: 1000^3-1024^3 make 128 such
-// tiles (one round on 132 SMs, no split), each k tile 5.3 multiply-adds a byte loaded (64x64:
-// 4). The same MMAs in the same k order as the 64x64 tile: its results bit for bit.
-using DmmaPipe128x64x32k16s4 = DmmaTile<Shape<128, 64, 32>, Warps<4, 2>, Shape<16, 8, 16>, 4, 1>;  // 216 KB
-using DmmaPipe64x128x32k16s4 = DmmaTile<Shape<64, 128, 32>, Warps<2, 4>, Shape<16, 8, 16>, 4, 1>;  // 216 KB
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
-using Tf32x128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1>;  // warp tile 64x32
 using Tf32x128x64 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 1>;    // warp tile 32x32
 using Tf32x64x128 = MmaTile<float, Shape<64, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1>;    // warp tile 32x32 (m ~ 64)
 using Tf32x64x256 = MmaTile<float, Shape<64, 256, 32>, Warps<2, 4>, Tf32Instr, 3, 1>;    // warp tile 32x64 (m ~ 64)
 using Tf32x64x64 = MmaTile<float, Shape<64, 64, 32>, Warps<2, 2>, Tf32Instr, 3, 2>;      // warp tile 32x32
-// Main-loop variants (Tf32Loop), measured beside the above by bench_gemm (ours-<name>), not
-// picked by gemm yet: "r" the row loop with ldmatrix (the whole-tile 128x128 tile needs 255
-// registers and spills, and spills 828 bytes when held to 128 for two blocks per SM; the row
-// loop spills 84), "p" that with each stage split once per CTA (4 stages: one tile in flight
-// while the next is split), "f" the fast split; -2b two blocks per SM (128 registers, 16
-// warps), -w16 16 warps of 32x32. All but "f" give the whole-tile loop's results bit for bit.
+// Main-loop variants (Tf32Loop): "r" the row loop with ldmatrix, here for two blocks per SM
+// (128 registers, 16 warps; its results are the whole-tile loop's bit for bit); "f" that loop
+// with the fast split (the whole-tile loop's 128x128 tile needs 255 registers and spills).
 using Tf32RowLoop = Tf32Loop<false, true, true>;
 using Tf32FastLoop = Tf32Loop<true, true, true>;
-using Tf32SplitLoop = Tf32Loop<false, true, true, true>;
-using Tf32FastSplitLoop = Tf32Loop<true, true, true, true>;
-using Tf32r128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32RowLoop>;
-using Tf32r128x128b2 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 2, Tf32RowLoop>;
-using Tf32r128x128w16 = MmaTile<float, Shape<128, 128, 32>, Warps<4, 4>, Tf32Instr, 3, 1, Tf32RowLoop>;
 using Tf32r128x64b2 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 2, Tf32RowLoop>;
-using Tf32r64x256 = MmaTile<float, Shape<64, 256, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32RowLoop>;
 using Tf32f128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32FastLoop>;
-using Tf32p128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1, Tf32SplitLoop>;
-using Tf32p128x128w16 = MmaTile<float, Shape<128, 128, 32>, Warps<4, 4>, Tf32Instr, 4, 1, Tf32SplitLoop>;
-using Tf32p128x128x16b2 = MmaTile<float, Shape<128, 128, 16>, Warps<2, 4>, Tf32Instr, 3, 2, Tf32SplitLoop>;
-using Tf32fp128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1, Tf32FastSplitLoop>;
 
 template <class T>
 constexpr GemmElement gemm_element() {
@@ -148,24 +99,6 @@ int occupancy_simt() {
   return gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
 }
 
-/// A SimtClusterTile: the grid's z slices (at most Cfg::kMaxClusterSlices; run_tiled passes
-/// the real C, not a workspace) are one cluster.
-template <class T, class Cfg>
-void launch_simt_cluster(const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
-  if (grid.z < 1 || grid.z > static_cast<unsigned>(Cfg::kMaxClusterSlices))
-    throw std::logic_error("devmat: gemm: a cluster split-K tile got more k slices than a cluster holds");
-  gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
-  launch_clusters(&gemm_simt_kernel<T, Cfg>, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, grid.z), p);
-}
-
-/// 0 before sm_90 (no thread-block clusters), which keeps the tile out of gemm's choice there
-/// and makes gemm_forced throw.
-template <class T, class Cfg>
-int occupancy_simt_cluster() {
-  if (current_device_props().arch() < 90) return 0;
-  return gemm_kernel_occupancy<Cfg>(&gemm_simt_kernel<T, Cfg>);
-}
-
 /// The four layouts of A and B (k-contiguous or not) are four instantiations.
 template <class Cfg>
 void launch_mma(const GemmArgs<typename Cfg::Element>& p, dim3 grid, cudaStream_t s) {
@@ -185,42 +118,25 @@ int occupancy_mma() {  // the four layouts share tile sizes; the A row-major one
 
 /// The pipelined DMMA tiles: four layouts as launch_mma. Operand rows must allow 16-byte
 /// copies (GemmConfigInfo::aligned_rows: run_gemm pads the operands whose rows do not).
-/// A k-cluster tile (DmmaTile's CLUSTER_K) runs in clusters of kClusterK CTAs along z, the
-/// grid's z (run_tiled: slices) a multiple of it.
-template <class Cfg, bool kAK, bool kBK>
-void launch_dmma_layout(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
-  constexpr auto kernel = &gemm_dmma_kernel<Cfg, kAK, kBK>;
-  if constexpr (Cfg::kClusterK == 1) {
-    launch_gemm<Cfg>(kernel, p, grid, s);
-  } else {
-    if (grid.z % Cfg::kClusterK != 0)
-      throw std::logic_error("devmat: gemm: a k-cluster DMMA tile got slices that are not whole clusters");
-    gemm_kernel_occupancy<Cfg>(kernel);
-    launch_clusters(kernel, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, Cfg::kClusterK), p);
-  }
-}
-
 template <class Cfg>
 void launch_dmma(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
   if (!p.a.vec || !p.b.vec)
     throw std::logic_error("devmat: gemm: a pipelined DMMA tile got operand rows without 16-byte copies");
   if (p.a.kcontig) {
-    if (p.b.kcontig) launch_dmma_layout<Cfg, true, true>(p, grid, s);
-    else launch_dmma_layout<Cfg, true, false>(p, grid, s);
+    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, true>, p, grid, s);
+    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, false>, p, grid, s);
   } else {
-    if (p.b.kcontig) launch_dmma_layout<Cfg, false, true>(p, grid, s);
-    else launch_dmma_layout<Cfg, false, false>(p, grid, s);
+    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, true>, p, grid, s);
+    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, false>, p, grid, s);
   }
 }
 
 /// 0 where the tile's shared memory does not fit a block of the current device (the BK 32 tiles
-/// need sm_90's 227 KB), or where it needs clusters (k-cluster tiles: sm_90 on), which keeps it
-/// out of gemm's choice there.
+/// need sm_90's 227 KB), which keeps it out of gemm's choice there.
 template <class Cfg>
 int occupancy_dmma() {
   const DeviceProps& props = current_device_props();
   if (Cfg::kSmemBytes > props.smem_per_block_optin) return 0;
-  if (Cfg::kClusterK > 1 && props.arch() < 90) return 0;
   return gemm_kernel_occupancy<Cfg>(&gemm_dmma_kernel<Cfg, true, false>);
 }
 
@@ -235,28 +151,15 @@ TiledKernel<T> simt_kernel(const char* name) {
   return {gemm_info<Cfg>(name, GemmMath::simt), &launch_simt<T, Cfg>, &occupancy_simt<T, Cfg>};
 }
 
-/// A SIMT tile whose k slices add up in a cluster (SimtClusterTile): automatic per
-/// kGemmClusterSplitKSimt (dispatch/gemm_cost_model.hpp).
-template <class T, class Cfg>
-TiledKernel<T> simt_cluster_kernel(const char* name) {
-  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::simt, kGemmClusterSplitKSimt);
-  info.cluster_splits = Cfg::kMaxClusterSlices;
-  return {info, &launch_simt_cluster<T, Cfg>, &occupancy_simt_cluster<T, Cfg>};
-}
-
-/// `automatic` false: only gemm_forced runs it (a variant to be measured; see GemmConfigInfo).
 template <class Cfg>
-TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic = true) {
+TiledKernel<typename Cfg::Element> mma_kernel(const char* name) {
   constexpr GemmMath math = std::is_same_v<typename Cfg::Element, float> ? GemmMath::tf32x3 : GemmMath::dmma;
-  return {gemm_info<Cfg>(name, math, automatic), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
+  return {gemm_info<Cfg>(name, math), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
 }
 
-/// `automatic` false: only gemm_forced runs it (a variant to be measured).
 template <class Cfg>
-TiledKernel<double> dmma_kernel(const char* name, bool automatic = true) {
-  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::dmma, automatic, true);
-  info.cluster_k = Cfg::kClusterK;
-  return {info, &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
+TiledKernel<double> dmma_kernel(const char* name) {
+  return {gemm_info<Cfg>(name, GemmMath::dmma, true, true), &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
 }
 
 /// A wgmma tile (src/gemm_wgmma.cu; kConsumers warpgroups of 64 rows): sm_90a code, so compute capability 9.0 only (its
@@ -280,10 +183,6 @@ TiledKernel<float> wgmma_cluster_kernel(const char* name) {
 }
 
 // ------------------------------------------------------------------ the registry
-/// Whether gemm may pick the k-cluster DMMA tiles ("pipe-*-c2"); false until bench_gemm's
-/// ours-pipe-*-c2 rows have been measured on the H200 (issue 13).
-inline constexpr bool kDmmaClustersAutomatic = false;
-
 /// The tiled configurations of T, in a fixed order (gemm_forced indexes them); the cost model's
 /// efficiency table (dispatch/gemm_cost_model.cpp) knows them by name.
 template <class T> const std::vector<TiledKernel<T>>& tiled_kernels();
@@ -293,31 +192,19 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
   static const std::vector<TiledKernel<float>> v = {
       simt_kernel<float, SimtMid>("128x128x8"),       simt_kernel<float, SimtBig>("128x256x8"),
       simt_kernel<float, SimtSmall>("64x64x16"),      simt_kernel<float, SimtWide>("64x256x16"),
-      // 128x128x32 runs as tf32x3f below (the 21:35 H200 run: 53.8 against 48.6 TFLOP/s at
-      // 4096^3, error 3.19e-7 against 3.16e-7, cuBLAS 1.15e-6): the exact split stays forced-only.
-      mma_kernel<Tf32x128x128>("tf32x3-128x128x32", false), mma_kernel<Tf32x128x64>("tf32x3-128x64x32"),
-      mma_kernel<Tf32x64x128>("tf32x3-64x128x32"),   mma_kernel<Tf32x64x256>("tf32x3-64x256x32"),
-      mma_kernel<Tf32x64x64>("tf32x3-64x64x32"),
-      // Variants measured beside the default (bench_gemm's ours-<name> rows), not picked by gemm
-      // but tf32x3f (appended, so the indices above stay).
-      mma_kernel<Tf32r128x128>("tf32x3r-128x128x32", false),
-      mma_kernel<Tf32r128x128b2>("tf32x3r-128x128x32-2b", false),
-      mma_kernel<Tf32r128x128w16>("tf32x3r-128x128x32-w16", false),
-      mma_kernel<Tf32r128x64b2>("tf32x3r-128x64x32-2b"),  // automatic: 65536x64x64's fastest (run U2a)
-      mma_kernel<Tf32r64x256>("tf32x3r-64x256x32", false),
+      mma_kernel<Tf32x128x64>("tf32x3-128x64x32"),    mma_kernel<Tf32x64x128>("tf32x3-64x128x32"),
+      mma_kernel<Tf32x64x256>("tf32x3-64x256x32"),    mma_kernel<Tf32x64x64>("tf32x3-64x64x32"),
+      // 65536x64x64's fastest (run U2a: 23.62 TFLOP/s, two CTAs an SM).
+      mma_kernel<Tf32r128x64b2>("tf32x3r-128x64x32-2b"),
+      // The 128x128 mma.sync tile with the fast split (the 21:35 H200 run: 53.8 TFLOP/s at
+      // 4096^3 against the exact split's 48.6, error 3.19e-7 against 3.16e-7, cuBLAS 1.15e-6).
       mma_kernel<Tf32f128x128>("tf32x3f-128x128x32"),
-      mma_kernel<Tf32p128x128>("tf32x3p-128x128x32-s4", false),
-      mma_kernel<Tf32p128x128w16>("tf32x3p-128x128x32-w16-s4", false),
-      mma_kernel<Tf32p128x128x16b2>("tf32x3p-128x128x16-2b", false),
-      mma_kernel<Tf32fp128x128>("tf32x3fp-128x128x32-s4", false),
       // Hopper's warpgroup MMA (kernels/gemm_wgmma.cuh, sm_90a only: occupancy 0 elsewhere),
       // automatic on an sm_90 device: 1.58 times tf32x3f at 4096^3 on the H200 (run S3). The
       // 64x128 tile (one consumer warpgroup) is a variant for small and m ~ 64 products,
-      // measured beside it (bench_gemm), not picked yet.
+      // measured beside it (bench_gemm), not picked.
       wgmma_kernel<2>("wgmma-128x128x32"), wgmma_kernel<1>("wgmma-64x128x32", false),
-      // Split-K summed in a cluster (sm_90), automatic per kGemmClusterSplitKSimt / -Wgmma (appended).
-      simt_cluster_kernel<float, SimtSmallCluster>("64x64x16-cl"),
-      simt_cluster_kernel<float, SimtMidCluster>("128x128x8-cl"),
+      // Split-K summed in a cluster (sm_90): the 128x128 one automatic per kGemmClusterSplitKWgmma.
       wgmma_cluster_kernel<2>("wgmma-128x128x32-cl"), wgmma_cluster_kernel<1>("wgmma-64x128x32-cl")};
   return v;
 }
@@ -332,31 +219,15 @@ inline const std::vector<TiledKernel<std::int32_t>>& tiled_kernels<std::int32_t>
 template <>
 inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
   static const std::vector<TiledKernel<double>> v = {
-      mma_kernel<Dmma128x128>("128x128x16"), mma_kernel<Dmma128x64>("128x64x16"),
-      mma_kernel<Dmma64x64>("64x64x16"), mma_kernel<Dmma128x64m8>("128x64x16-m8n8k4"),
+      mma_kernel<Dmma128x128>("128x128x16"), mma_kernel<Dmma128x64>("128x64x16"), mma_kernel<Dmma64x64>("64x64x16"),
       // pipelined (gemm_dmma_kernel): "pipe-" BMxBNxBK, the MMA's k, "w<count>" for other warp counts
       dmma_kernel<DmmaPipe128x128k4>("pipe-128x128x16-k4"),
       dmma_kernel<DmmaPipe128x128k4w16>("pipe-128x128x16-k4-w16"),
-      dmma_kernel<DmmaPipe128x128x32k4>("pipe-128x128x32-k4"),
       dmma_kernel<DmmaPipe128x128x32k4w16>("pipe-128x128x32-k4-w16"),
       dmma_kernel<DmmaPipe128x128x32k8>("pipe-128x128x32-k8"),
-      dmma_kernel<DmmaPipe128x64k4>("pipe-128x64x16-k4"),
       dmma_kernel<DmmaPipe128x64k4w8>("pipe-128x64x16-k4-w8"),
       dmma_kernel<DmmaPipe64x64k8>("pipe-64x64x16-k8"),
-      dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16"),
-      // issue 13's variants, forced-only until measured (appended: the indices above stay)
-      dmma_kernel<DmmaPipe64x64x32k8w8>("pipe-64x64x32-k8-w8", false),
-      dmma_kernel<DmmaPipe64x64x32k8w8v>("pipe-64x64x32-k8-w8-v", false),
-      dmma_kernel<DmmaPipe64x64x32k16v>("pipe-64x64x32-k16-v", false),
-      dmma_kernel<DmmaPipe64x64k8v>("pipe-64x64x16-k8-v", false),
-      dmma_kernel<DmmaPipe128x128x32k4w16v>("pipe-128x128x32-k4-w16-v", false),
-      // k clusters of two CTAs (appended): forced-only until measured; kDmmaClustersAutomatic
-      // lets the cost model pick them.
-      dmma_kernel<DmmaPipe128x128k4w16c2>("pipe-128x128x16-k4-w16-c2", kDmmaClustersAutomatic),
-      dmma_kernel<DmmaPipe128x128x32k4w16c2>("pipe-128x128x32-k4-w16-c2", kDmmaClustersAutomatic),
-      dmma_kernel<DmmaPipe128x128k4c2>("pipe-128x128x16-k4-c2", kDmmaClustersAutomatic),
-      dmma_kernel<DmmaPipe128x64x32k16s4>("pipe-128x64x32-k16-s4", false),
-      dmma_kernel<DmmaPipe64x128x32k16s4>("pipe-64x128x32-k16-s4", false)};
+      dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16")};
   return v;
 }
 

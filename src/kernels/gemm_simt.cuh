@@ -28,24 +28,8 @@ struct SimtTile {
   static constexpr int kStrideA = kBM + 4, kStrideB = kBN + 4;
   static constexpr int kStageA = kBK * kStrideA, kStageB = kBK * kStrideB;  // elements
   static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * 4;
-  static constexpr bool kClusterSum = false;  // split-K through a workspace (SimtClusterTile: a cluster)
   static_assert(kBM % (kWarpsM * 16) == 0 && kBN % (kWarpsN * 32) == 0,
                 "SimtTile: a warp tile is a whole number of 16 x 32 sub-tile grids");
-};
-
-/// A SimtTile whose k slices add up inside the kernel: the grid's z slices of one output tile
-/// form a thread-block cluster (1, 1, slices), sm_90 on, of at most kMaxClusterSlices CTAs.
-/// Each CTA stages its partial tile in its shared memory (kSumStride row stride), and CTA z of
-/// the cluster sums its share of the tile over the slices in slice order 0, 1, ... through
-/// distributed shared memory and writes C: the workspace path's sums (gemm_finalize_kernel adds
-/// the same partials in the same order), without the workspace and the second kernel.
-template <class Base>
-struct SimtClusterTile : Base {
-  static constexpr bool kClusterSum = true;
-  static constexpr int kMaxClusterSlices = 8;  // the portable cluster size
-  static constexpr int kSumStride = Base::kBN + 4;
-  static constexpr int kSumBytes = Base::kBM * kSumStride * 4;
-  static constexpr int kSmemBytes = Base::kSmemBytes > kSumBytes ? Base::kSmemBytes : kSumBytes;
 };
 
 /// Copies the (BX, BK) tile of one operand starting at (x0, k0) into the k-major shared tile
@@ -75,29 +59,6 @@ template <class T>
 __device__ __forceinline__ T gemm_madd(T a, T b, T c) {
   if constexpr (std::is_same_v<T, float>) return fmaf(a, b, c);
   else return a * b + c;
-}
-
-/// The cluster epilogue of SimtClusterTile: this CTA's partial tile `acc` (thread layout as the
-/// kernel's) goes to shared memory, over the pipeline's stages, and gemm_cluster_sum adds the
-/// slices' tiles and writes C.
-template <class T, class Cfg, int TM, int TN>
-__device__ __forceinline__ void simt_cluster_sum(const GemmArgs<T>& p, T* sum_smem, const T (&acc)[TM][TN], int m0,
-                                                 int n0, int a_col, int b_col, int tid) {
-  using Vec4 = Pack<T, 4>;
-  constexpr int kStride = Cfg::kSumStride;
-  __syncthreads();  // every warp is done with the pipeline's stages, which the sums overwrite
-#pragma unroll
-  for (int i = 0; i < Cfg::kSubM; ++i)
-#pragma unroll
-    for (int e = 0; e < 4; ++e)
-#pragma unroll
-      for (int j = 0; j < Cfg::kSubN; ++j) {
-        Vec4 v;
-#pragma unroll
-        for (int q = 0; q < 4; ++q) v.v[q] = acc[i * 4 + e][j * 4 + q];
-        *reinterpret_cast<Vec4*>(sum_smem + (a_col + i * 16 + e) * kStride + b_col + j * 32) = v;  // (BM, BN+4)
-      }
-  gemm_cluster_sum<T, Cfg::kBM, Cfg::kBN, Cfg::kThreads, kStride>(p, sum_smem, m0, n0, tid);
 }
 
 template <class T, class Cfg>
@@ -160,10 +121,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
   };
   gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage);
 
-  if constexpr (Cfg::kClusterSum) {
-    simt_cluster_sum<T, Cfg>(p, a_smem, acc, m0, n0, a_col, b_col, tid);
-    return;
-  }
   // Epilogue: each 4-wide row piece is 16 contiguous bytes; a warp stores 4 rows x 128 bytes.
   T* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
 #pragma unroll
