@@ -127,44 +127,6 @@ __device__ __forceinline__ void gemm_mainloop(int k_tiles, LoadStage&& load_stag
   gemm_cp_async_wait<0>();
 }
 
-/// gemm_mainloop with a conversion step: `convert_stage(stage, k_tile)` rewrites a landed stage
-/// once for every warp (the 3xTF32 pre-split), one tile ahead of `compute_stage(stage, k_tile)`,
-/// so that both run between the same two barriers: in iteration k tile k+1 is converted while
-/// tile k is computed, and tile k+STAGES-1 is loaded into the stage of tile k-1. Tile k+1 must
-/// have landed at the top of iteration k, so STAGES - 3 tiles are in flight there (STAGES >= 4
-/// keeps at least one). A convert_stage touching data that other warps copied or read is safe:
-/// the barrier at the top of each iteration orders it after the copies of the tile it
-/// converts and after every warp's compute of the tile before (see the kernel for its buffers).
-template <int kStages, class LoadStage, class ConvertStage, class ComputeStage>
-__device__ __forceinline__ void gemm_mainloop_convert(int k_tiles, LoadStage&& load_stage, ConvertStage&& convert_stage,
-                                                      ComputeStage&& compute_stage) {
-  static_assert(kStages >= 3, "a converting pipeline has at least three stages");
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < k_tiles) load_stage(s, s);
-    gemm_cp_async_commit();
-  }
-  gemm_cp_async_wait<kStages - 2>();  // tile 0 has landed for this thread
-  __syncthreads();                    // ... and for every thread
-  if (k_tiles > 0) convert_stage(0, 0);
-  int read_stage = 0, write_stage = kStages - 1;
-  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
-    // Committed groups: (STAGES-1) + k_tile; STAGES-3 in flight means tiles 0..k_tile+1 have
-    // landed for this thread. The barrier publishes them, the conversion of tile k_tile, and
-    // that every warp is done with tile k_tile-1, whose stage the load below overwrites.
-    gemm_cp_async_wait<kStages - 3>();
-    __syncthreads();
-    if (k_tile + kStages - 1 < k_tiles) load_stage(write_stage, k_tile + kStages - 1);
-    gemm_cp_async_commit();
-    const int next_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
-    if (k_tile + 1 < k_tiles) convert_stage(next_stage, k_tile + 1);
-    compute_stage(read_stage, k_tile);
-    read_stage = next_stage;
-    write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
-  }
-  gemm_cp_async_wait<0>();
-}
-
 /// The part of the product one CTA computes: its output tile's origin and its k slice.
 struct GemmTileRange {
   int m0, n0;          // first row and column of the output tile

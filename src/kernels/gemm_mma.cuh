@@ -223,16 +223,11 @@ __device__ __forceinline__ void gemm_ldmatrix_x4(std::uint32_t (&r)[4], const vo
 ///    whole-tile loop holds a second set of sums and every A fragment. Same MMAs, same order
 ///    per output element, so the same results as the whole-tile loop;
 ///  - LDSM: (with ROWS) fragments of k-contiguous shared tiles read with ldmatrix, one
-///    instruction for an A fragment or for two B fragments, instead of four 4-byte reads each;
-///  - PRESPLIT: (with ROWS) each landed stage is split once for the whole CTA, big in place and
-///    small into one of two extra buffers laid out as a stage, one tile ahead of the MMAs
-///    (gemm_mainloop_convert); the MMA loop then only reads fragments. A 128x128 tile's
-///    elements are each read by 2 or 4 warps, so this is 2 to 4 times fewer split instructions.
-template <bool FAST_SPLIT = false, bool ROWS = false, bool LDSM = false, bool PRESPLIT = false>
+///    instruction for an A fragment or for two B fragments, instead of four 4-byte reads each.
+template <bool FAST_SPLIT = false, bool ROWS = false, bool LDSM = false>
 struct Tf32Loop {
-  static constexpr bool kFastSplit = FAST_SPLIT, kRows = ROWS, kLdsm = LDSM, kPresplit = PRESPLIT;
+  static constexpr bool kFastSplit = FAST_SPLIT, kRows = ROWS, kLdsm = LDSM;
   static_assert(!LDSM || ROWS, "ldmatrix fragments come with the row loop");
-  static_assert(!PRESPLIT || ROWS, "the pre-split comes with the row loop");
 };
 
 /// A tensor-core tile configuration for element type T (double or float): block tile
@@ -248,7 +243,7 @@ struct MmaTile {
   static_assert(std::is_same_v<T, double> || (std::is_same_v<T, float> && Instr::kM == 16 && Instr::kK == 8),
                 "tensor-core tiles: double (DMMA) or float (3xTF32, m16n8k8)");
   static_assert(std::is_same_v<T, float> || std::is_same_v<Loop, Tf32Loop<>>, "loop variants are float's");
-  static constexpr bool kRows = Loop::kRows, kLdsm = Loop::kLdsm, kPresplit = Loop::kPresplit;
+  static constexpr bool kRows = Loop::kRows, kLdsm = Loop::kLdsm;
   static constexpr int kBM = BlockShape::kM, kBN = BlockShape::kN, kBK = BlockShape::kK;
   static constexpr int kWarpsM = WarpLayout::kM, kWarpsN = WarpLayout::kN, kThreads = WarpLayout::kCount * 32;
   static constexpr int kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN;
@@ -264,8 +259,7 @@ struct MmaTile {
   static constexpr int kStrideXK = kBK + kPadXK, kStrideAK = kBM + kPadKX, kStrideBK = kBN + kPadKX;
   static constexpr int kStageA = (kBM * kStrideXK > kBK * kStrideAK) ? kBM * kStrideXK : kBK * kStrideAK;
   static constexpr int kStageB = (kBN * kStrideXK > kBK * kStrideBK) ? kBN * kStrideXK : kBK * kStrideBK;
-  // The pre-split's two small buffers follow the stages.
-  static constexpr int kSmemBytes = (kStages + (kPresplit ? 2 : 0)) * (kStageA + kStageB) * static_cast<int>(sizeof(T));
+  static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * static_cast<int>(sizeof(T));
   static_assert(kBM % kWarpsM == 0 && kBN % kWarpsN == 0, "bad warp layout");
   static_assert(kWarpTileM % kMmaM == 0 && kWarpTileN % 8 == 0 && kBK % kMmaK == 0, "bad mma tiling");
   static_assert(sizeof(T) == 8 ? (kStrideXK % 16 == 4 && kStrideAK % 16 == 4 && kStrideBK % 16 == 4)
@@ -389,40 +383,26 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     // The row loop (Cfg::kRows, float): see Tf32Loop. Fragment (g, t) reads, or ldmatrix where
     // the shared tile is k-contiguous and Cfg::kLdsm: lane l addresses row l % 8 of matrix
     // q = l / 8. A: matrices (rows +0, k +0), (+8, +0), (+0, +4), (+8, +4) are a[0..3]; B: (n
-    // block j, k +0), (j, +4), (j+1, +0), (j+1, +4) are b[0..1] of blocks j and j+1.
-    // With Cfg::kPresplit a stage holds big and small_smem[k_tile % 2] small, at the same
-    // offsets; the fragments are read as they are. Else the fragments are split here.
-    T* small_smem = b_smem + kStages * Cfg::kStageB;  // (2, stage): A then B, as a stage
+    // block j, k +0), (j, +4), (j+1, +0), (j+1, +4) are b[0..1] of blocks j and j+1. The
+    // fragments are split here.
     const int q = lane / 8, r = lane % 8;
     // Reads the N values of a fragment: through ldmatrix at shared offset `row` (kLdsmRead,
-    // N == 4), else one element at each shared offset off[v]; then splits them, or (kPresplit)
-    // reads small at the same offsets.
-    auto fetch = [&](auto ldsm_read, auto& frag, const T* big_tile, const T* small_tile, const int* off, int row) {
+    // N == 4), else one element at each shared offset off[v]; then splits them.
+    auto fetch = [&](auto ldsm_read, auto& frag, const T* tile, const int* off, int row) {
       constexpr int N = static_cast<int>(sizeof(frag.big) / sizeof(frag.big[0]));
       std::uint32_t raw[N];
       if constexpr (decltype(ldsm_read)::value) {
         static_assert(N == 4, "ldmatrix .x4 reads four values a lane");
-        gemm_ldmatrix_x4(raw, big_tile + row);
-        if constexpr (Cfg::kPresplit) gemm_ldmatrix_x4(frag.small, small_tile + row);
+        gemm_ldmatrix_x4(raw, tile + row);
       } else {
 #pragma unroll
-        for (int v = 0; v < N; ++v) {
-          raw[v] = __float_as_uint(big_tile[off[v]]);
-          if constexpr (Cfg::kPresplit) frag.small[v] = __float_as_uint(small_tile[off[v]]);
-        }
+        for (int v = 0; v < N; ++v) raw[v] = __float_as_uint(tile[off[v]]);
       }
-      if constexpr (Cfg::kPresplit) {
-#pragma unroll
-        for (int v = 0; v < N; ++v) frag.big[v] = raw[v];
-      } else {
-        Mma::split(frag.big, frag.small, raw);
-      }
+      Mma::split(frag.big, frag.small, raw);
     };
-    auto compute_stage_rows = [&](int stage, int k_tile) {
+    auto compute_stage_rows = [&](int stage) {
       const T* a_tile = a_smem + stage * Cfg::kStageA;
       const T* b_tile = b_smem + stage * Cfg::kStageB;
-      const T* a_small = small_smem + (k_tile & 1) * (Cfg::kStageA + Cfg::kStageB);
-      const T* b_small = a_small + Cfg::kStageA;
       constexpr int kSteps = Mma::kStepsPerSum;
       static_assert(kSteps > 0 && (BK / 8) % kSteps == 0, "the row loop sums whole groups of k-steps");
 #pragma unroll
@@ -438,7 +418,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
               // One ldmatrix: b[0..1] of block j in words 0..1, of block j+1 in words 2..3.
               typename Mma::FragA pair;
               const int row = b_at(k0 + 4 * (q & 1), wn0 + (j + (q >> 1)) * 8 + r);
-              fetch(std::true_type{}, pair, b_tile, b_small, nullptr, row);
+              fetch(std::true_type{}, pair, b_tile, nullptr, row);
 #pragma unroll
               for (int v = 0; v < 2; ++v) {
                 b_frag[ks][j].big[v] = pair.big[v], b_frag[ks][j].small[v] = pair.small[v];
@@ -449,7 +429,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
 #pragma unroll
             for (int j = 0; j < NI; ++j) {
               const int off[2] = {b_at(k0 + t, wn0 + j * 8 + g), b_at(k0 + 4 + t, wn0 + j * 8 + g)};
-              fetch(std::false_type{}, b_frag[ks][j], b_tile, b_small, off, 0);
+              fetch(std::false_type{}, b_frag[ks][j], b_tile, off, 0);
             }
           }
         }
@@ -462,11 +442,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
             const int k0 = (kg * kSteps + ks) * 8;
             if constexpr (Cfg::kLdsm && kAK) {
               const int row = a_at(mi0 + r + 8 * (q & 1), k0 + 4 * (q >> 1));
-              fetch(std::true_type{}, a_frag[ks], a_tile, a_small, nullptr, row);
+              fetch(std::true_type{}, a_frag[ks], a_tile, nullptr, row);
             } else {
               const int off[4] = {a_at(mi0 + g, k0 + t), a_at(mi0 + g + 8, k0 + t), a_at(mi0 + g, k0 + 4 + t),
                                   a_at(mi0 + g + 8, k0 + 4 + t)};
-              fetch(std::false_type{}, a_frag[ks], a_tile, a_small, off, 0);
+              fetch(std::false_type{}, a_frag[ks], a_tile, off, 0);
             }
           }
           T sum[NI][Mma::kC];  // this row's step sums
@@ -483,49 +463,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
         }
       }
     };
-    if constexpr (Cfg::kPresplit) {
-      // Splits a landed (OUTER, INNER) tile of row stride kStride: big in place, small to the
-      // same offset in `small`, 16 bytes a thread at a time (a quarter warp reads and writes
-      // 128 consecutive bytes: no bank conflicts).
-      auto convert_tile = [&](auto outer, auto inner, auto stride, T* tile, T* small) {
-        constexpr int OUTER = decltype(outer)::value, INNER = decltype(inner)::value;
-        constexpr int kStride = decltype(stride)::value, kChunksPerRow = INNER / 4;
-        static_assert(INNER % 4 == 0 && (OUTER * kChunksPerRow) % kThreads == 0, "tile does not split into chunks");
-#pragma unroll
-        for (int it = 0; it < OUTER * kChunksPerRow / kThreads; ++it) {
-          const int c = tid + it * kThreads;
-          const int at = (c / kChunksPerRow) * kStride + (c % kChunksPerRow) * 4;
-          const float4 v = *reinterpret_cast<const float4*>(tile + at);
-          const float raw[4] = {v.x, v.y, v.z, v.w};
-          std::uint32_t big[4], rest[4];
-          Mma::split(big, rest, raw);
-          *reinterpret_cast<uint4*>(tile + at) = make_uint4(big[0], big[1], big[2], big[3]);
-          *reinterpret_cast<uint4*>(small + at) = make_uint4(rest[0], rest[1], rest[2], rest[3]);
-        }
-      };
-      auto convert_stage = [&](int stage, int k_tile) {
-        T* a_tile = a_smem + stage * Cfg::kStageA;
-        T* b_tile = b_smem + stage * Cfg::kStageB;
-        T* a_small = small_smem + (k_tile & 1) * (Cfg::kStageA + Cfg::kStageB);
-        T* b_small = a_small + Cfg::kStageA;
-        using std::integral_constant;
-        if constexpr (kAK)
-          convert_tile(integral_constant<int, BM>(), integral_constant<int, BK>(),
-                       integral_constant<int, Cfg::kStrideXK>(), a_tile, a_small);
-        else
-          convert_tile(integral_constant<int, BK>(), integral_constant<int, BM>(),
-                       integral_constant<int, Cfg::kStrideAK>(), a_tile, a_small);
-        if constexpr (kBK)
-          convert_tile(integral_constant<int, BN>(), integral_constant<int, BK>(),
-                       integral_constant<int, Cfg::kStrideXK>(), b_tile, b_small);
-        else
-          convert_tile(integral_constant<int, BK>(), integral_constant<int, BN>(),
-                       integral_constant<int, Cfg::kStrideBK>(), b_tile, b_small);
-      };
-      gemm_mainloop_convert<kStages>(tr.k_tiles, load_stage, convert_stage, compute_stage_rows);
-    } else {
-      gemm_mainloop<kStages>(tr.k_tiles, load_stage, [&](int stage) { compute_stage_rows(stage, 0); });
-    }
+    gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage_rows);
   } else {
     gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage);
   }
