@@ -207,6 +207,9 @@ TEMPLATE_TEST_CASE("regression 3: every dimension at tile-1, tile, tile+1 for ev
         run_case<T>({1, c.bn + 1, 2 * c.bk + 3, op_a, op_b, 2}, cfg, 1);
         run_case<T>({c.bm + 1, 1, 2 * c.bk + 3, op_a, op_b, 3}, cfg, 1);
       }
+    // k == 1 (one k tile, nearly all zero fill), and primes that cut every tile dimension.
+    run_case<T>({c.bm + 1, c.bn - 1, 1, Op::none, Op::transpose, 1}, cfg, 1);
+    run_case<T>({131, 97, 263, Op::transpose, Op::none, 4}, cfg, 1);
   }
 }
 
