@@ -1,5 +1,6 @@
 // Tensor-core tiled GEMM through mma.sync, for two element types:
-//  - double on the FP64 tensor cores (DMMA; the m16n8k* shapes are sm_90's, m8n8k4 sm_80's);
+//  - double on the FP64 tensor cores (DMMA; the m16n8k* shapes are sm_90's, run as pairs of
+//    sm_80's m8n8k4 before it);
 //  - float as 3xTF32: each operand element x is split into a TF32 part big = tf32(x) and a TF32
 //    remainder small = tf32(x - big), and a*b is accumulated in FP32 as
 //    a_small*b_big + a_big*b_small + a_big*b_big (the a_small*b_small term, below 2^-22 |ab|, is
@@ -12,8 +13,7 @@
 //    IEEE exactly as on the CUDA cores.
 //    A float tile's main loop has variants (Tf32Loop): the warp tile walked one MMA row at a
 //    time with the step sums flushed per row (fewer live registers), ldmatrix for k-contiguous
-//    tiles, each stage split once per CTA in shared memory, and a fast split (small handed to
-//    the MMA unrounded).
+//    tiles, and a fast split (small handed to the MMA unrounded).
 // Each operand keeps its global layout in shared memory (16-byte cp.async along the contiguous
 // direction), padded so that fragment reads hit distinct banks in either layout. Device code only.
 #pragma once
@@ -25,11 +25,12 @@
 
 namespace devmat::detail {
 
-/// One MMA_M x 8 x MMA_K DMMA: c += a b, fragments as the PTX ISA lays them out, with
+/// One 16 x 8 x MMA_K DMMA: c += a b, fragments as the PTX ISA lays them out, with
 /// g = lane/4 and t = lane%4: a[v0 + (MMA_M/8)*v1] = A(g + 8 v0, t + 4 v1),
 /// b[v1] = B(t + 4 v1, g), c[2h + j] = C(g + 8h, 2t + j).
 template <int MMA_M, int MMA_K>
 struct Dmma {
+  static_assert(MMA_M == 16, "DMMA tiles: the m16n8k* shapes");
   static constexpr int kA = (MMA_M / 8) * (MMA_K / 4), kB = MMA_K / 4, kC = (MMA_M / 8) * 2;
   static constexpr int kPasses = 1;            // mma instructions per fragment pair
   static constexpr bool kCheckFinite = false;  // FP64 arithmetic: IEEE as it stands
@@ -70,38 +71,33 @@ struct Dmma {
                                              bool /*fresh*/) {
     const double(&a)[kA] = fa.v;
     const double(&b)[kB] = fb.v;
-    if constexpr (MMA_M == 8) {
-      static_assert(MMA_K == 4, "m8n8 exists as m8n8k4 only");
-      m8n8k4(c[0], c[1], a[0], b[0]);
-    } else {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      if constexpr (MMA_K == 4) {
-        asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
-                     "{%0,%1,%2,%3};\n"
-                     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-                     : "d"(a[0]), "d"(a[1]), "d"(b[0]));
-      } else if constexpr (MMA_K == 8) {
-        asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-                     "{%8,%9}, {%0,%1,%2,%3};\n"
-                     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
-      } else {
-        static_assert(MMA_K == 16, "m16n8 exists with k = 4, 8, 16");
-        asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
-                     "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-                     : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
-                       "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
-      }
-#else
-      // Before sm_90: two m8n8k4 per k-step of 4 (rows g and g+8).
-#pragma unroll
-      for (int v1 = 0; v1 < MMA_K / 4; ++v1) {
-        m8n8k4(c[0], c[1], a[2 * v1], b[v1]);
-        m8n8k4(c[2], c[3], a[2 * v1 + 1], b[v1]);
-      }
-#endif
+    if constexpr (MMA_K == 4) {
+      asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+                   "{%0,%1,%2,%3};\n"
+                   : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                   : "d"(a[0]), "d"(a[1]), "d"(b[0]));
+    } else if constexpr (MMA_K == 8) {
+      asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+                   "{%8,%9}, {%0,%1,%2,%3};\n"
+                   : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                   : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+    } else {
+      static_assert(MMA_K == 16, "m16n8 exists with k = 4, 8, 16");
+      asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                   "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+                   : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                   : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+                     "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
     }
+#else
+    // Before sm_90: two m8n8k4 per k-step of 4 (rows g and g+8).
+#pragma unroll
+    for (int v1 = 0; v1 < MMA_K / 4; ++v1) {
+      m8n8k4(c[0], c[1], a[2 * v1], b[v1]);
+      m8n8k4(c[2], c[3], a[2 * v1 + 1], b[v1]);
+    }
+#endif
   }
 };
 
@@ -232,7 +228,7 @@ struct Tf32Loop {
 
 /// A tensor-core tile configuration for element type T (double or float): block tile
 /// BlockShape (BM, BN, BK), WarpLayout warps, each warp a (BM/warps.M, BN/warps.N) tile of
-/// Instr-shaped MMA instructions (M x 8 x K: double M 8 or 16, K 4, 8 or 16; float 16 x 8 x 8),
+/// Instr-shaped MMA instructions (M x 8 x K: double 16 x 8 x 4, 8 or 16; float 16 x 8 x 8),
 /// a STAGES-deep cp.async pipeline, at least MIN_BLOCKS blocks per SM, main loop Loop.
 template <class T, class BlockShape, class WarpLayout, class Instr, int STAGES_, int MIN_BLOCKS_,
           class Loop = Tf32Loop<>>
