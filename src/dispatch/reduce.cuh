@@ -353,6 +353,12 @@ template <class T, int V>
 inline constexpr int kColWideM = V * sizeof(T) <= 4 ? kColWideVectors : 1;
 template <class T, int V>
 inline constexpr int kColWideU = kColWideRows<T, V, kColWideBytes / kColWideM<T, V>>;
+static_assert(kColWideM<float, 4> == 1 && kColWideU<float, 4> == 4 && kColWideU<std::uint8_t, 16> == 4 &&
+                  kColWideU<double, 2> == 4,
+              "16-byte vectors: one a thread, 4 rows in flight (the kernel before the switch)");
+static_assert(kColWideM<float, 1> == 4 && kColWideU<float, 1> == 4 && kColWideM<std::uint8_t, 1> == 4 &&
+                  kColWideU<std::uint8_t, 1> == 16 && kColWideM<double, 1> == 1 && kColWideU<double, 1> == 8,
+              "test_reduce_emulation checks these configurations");
 
 /// Column sums of a short-wide window (1 .. kMaxColChunkRows rows, col_vec_fits(in, rows, cols,
 /// ld, V)) by col_sums_wide_kernel in the library's configuration: a thread per kColWideM<T, V>
