@@ -8,7 +8,6 @@
 // and on block edges, dense and strided.
 
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <type_traits>
 #include <vector>
