@@ -16,10 +16,11 @@
 // bytes ours reads, so ours/cub-reduce-moved = CUB's time for our moved bytes / our time.
 //
 // The narrow kernels under trial (dispatch/reduce.cuh's NarrowTrials: row sums staged through
-// shared memory or by a warp per 32 rows with a butterfly, column sums of one flat stream, column
-// sums of unaligned rows realigned in the sums) run as "ours-<name>" on the narrow, short-wide
-// and odd rows, and on the issue's typed rows (u8, i32, f64) as <op>/<dtype>/<shape>/ours-<name>;
-// test_reduce_narrow checks each of them through the same launcher.
+// shared memory or as one flat stream, column sums of one flat stream, column sums of unaligned
+// rows realigned in the sums, by element tiles or by the short-wide kernel) run as "ours-<name>"
+// on the narrow, short-wide and odd rows, and on the issue's typed rows (u8, i32, f64, registered
+// first) as <op>/<dtype>/<shape>/ours-<name>; test_reduce_narrow checks each of them through the
+// same launcher.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -135,60 +136,42 @@ void register_sum_config(Index n) {
 }
 
 // ------------------------------------------------------------------ row and column sums
-/// cub::DeviceReduce::Sum over the rows x cols f32 matrix's bytes, as <op>/f32/<shape>/cub-reduce-bound:
-/// the memory-speed bound a row or column sum of that shape is measured against.
-void register_reduce_bound(const std::string& op, Index rows, Index cols) {
-  const Index n = rows * cols;
-  const double bytes = static_cast<double>(n) * sizeof(float);
-  benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), "cub-reduce-bound").c_str(), [=](benchmark::State& st) {
-    const auto A = random_matrix<float>(rows, cols);
-    const cudaStream_t s = A.stream().native();
-    DeviceMatrix<float> out(1, 1);
-    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), out.data(), n, s); };
-    auto tmp = cub_temp(call);
-    std::size_t tb = static_cast<std::size_t>(tmp.size());
-    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-}
-
-/// The same CUB sum followed by a write of the `out_elems` f32 results a row or column sum writes
-/// (cudaMemsetAsync), as <op>/f32/<shape>/cub-reduce-write-bound: the bytes the partial reduction
-/// moves, read and written, where the output caps the first bound's ratio (row sums of R x C at
-/// most C / (C + 1) of it, column sums R / (R + 1): 0.75 for 3 rows, 0.94 for 16 columns).
-void register_reduce_write_bound(const std::string& op, Index rows, Index cols, Index out_elems) {
-  const Index n = rows * cols;
-  const double bytes = static_cast<double>(n) * sizeof(float);
-  benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), "cub-reduce-write-bound").c_str(), [=](benchmark::State& st) {
-    const auto A = random_matrix<float>(rows, cols);
-    const cudaStream_t s = A.stream().native();
-    DeviceMatrix<float> sum(1, 1), out(out_elems, 1);
-    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), sum.data(), n, s); };
-    auto tmp = cub_temp(call);
-    std::size_t tb = static_cast<std::size_t>(tmp.size());
-    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
-      DEVMAT_BENCH_CUDA(call(tmp.data(), tb));
-      DEVMAT_BENCH_CUDA(cudaMemsetAsync(out.data(), 0, static_cast<std::size_t>(out_elems) * sizeof(float), s));
-    });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
-}
-
-/// A CUB sum over as many f32 elements as a row or column sum of rows x cols moves, read and
-/// written (rows * cols + out_elems, one pass), as <op>/f32/<shape>/cub-reduce-moved: the bound
-/// that counts the output's bytes too (a device cannot move rows * cols + out_elems elements
-/// faster than it sums them). Its GB/s counts the bytes "ours" reads (rows * cols * 4), so the
-/// ratio ours / cub-reduce-moved is the time CUB takes to move our bytes over our time.
-void register_reduce_moved(const std::string& op, Index rows, Index cols, Index out_elems) {
-  const Index n = rows * cols + out_elems;
-  const double bytes = static_cast<double>(rows) * cols * sizeof(float);
-  benchmark::RegisterBenchmark(b::name(op, "f32", shape_of(rows, cols), "cub-reduce-moved").c_str(), [=](benchmark::State& st) {
-    const auto A = random_matrix<float>(1, n);
-    const cudaStream_t s = A.stream().native();
-    DeviceMatrix<float> out(1, 1);
-    auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, A.data(), out.data(), n, s); };
-    auto tmp = cub_temp(call);
-    std::size_t tb = static_cast<std::size_t>(tmp.size());
-    b::time_on_stream(st, s, bytes, b::kGBps, [&] { DEVMAT_BENCH_CUDA(call(tmp.data(), tb)); });
-  })->UseManualTime()->Unit(benchmark::kMillisecond);
+/// The bounds a row or column sum of a rows x cols matrix of T (out_elems results of S) is
+/// measured against, each a cub::DeviceReduce::Sum, as <op>/<dtype>/<shape>/<impl>, GB/s counting
+/// the bytes the partial reduction reads: "cub-reduce-bound", a sum over those bytes (f32 as f32,
+/// other types as 32-bit words: the memory-speed bound, a partial reduction reads what a full one
+/// reads and writes little more); "cub-reduce-write-bound", that sum followed by a write of the
+/// output's bytes (cudaMemsetAsync: the bytes the partial reduction moves, where the output caps
+/// the first bound's ratio: row sums of R x C at most C / (C + 1) of it, column sums R / (R + 1),
+/// 0.75 for 3 rows, 0.94 for 16 columns); "cub-reduce-moved", one sum over as many elements as the
+/// bytes read and written together (one pass: a device cannot move them faster than it sums them),
+/// so ours / cub-reduce-moved is the time CUB takes to move our bytes over our time.
+template <class T, class S = sum_t<T>>
+void register_reduce_bounds(const std::string& op, Index rows, Index cols, Index out_elems) {
+  // f32 sums f32 elements, other types their bytes as 32-bit words.
+  using W = std::conditional_t<std::is_same_v<T, float>, float, std::int32_t>;
+  using Sum = std::conditional_t<std::is_same_v<T, float>, float, std::int64_t>;
+  const double bytes = static_cast<double>(rows) * cols * sizeof(T);
+  const double out_bytes = static_cast<double>(out_elems) * sizeof(S);
+  for (const char* impl : {"cub-reduce-bound", "cub-reduce-write-bound", "cub-reduce-moved"}) {
+    const bool write = std::string(impl) == "cub-reduce-write-bound", moved = std::string(impl) == "cub-reduce-moved";
+    benchmark::RegisterBenchmark(b::name(op, dtype<T>(), shape_of(rows, cols), impl).c_str(), [=](benchmark::State& st) {
+      const auto A = random_matrix<T>(moved ? 1 : rows, moved ? 1 : cols);  // moved: sums M alone
+      const auto M = random_matrix<W>(1, moved ? static_cast<Index>((bytes + out_bytes) / sizeof(W)) : 1);
+      const cudaStream_t s = A.stream().native();
+      const Index words = moved ? M.size() : static_cast<Index>(bytes / sizeof(W));
+      const W* w = moved ? M.data() : reinterpret_cast<const W*>(A.data());
+      DeviceMatrix<Sum> sum(1, 1);
+      DeviceMatrix<S> out(write ? out_elems : 1, 1);
+      auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, w, sum.data(), words, s); };
+      auto tmp = cub_temp(call);
+      std::size_t tb = static_cast<std::size_t>(tmp.size());
+      b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+        DEVMAT_BENCH_CUDA(call(tmp.data(), tb));
+        if (write) DEVMAT_BENCH_CUDA(cudaMemsetAsync(out.data(), 0, static_cast<std::size_t>(out_elems) * sizeof(S), s));
+      });
+    })->UseManualTime()->Unit(benchmark::kMillisecond);
+  }
 }
 
 void register_row_sums(Index rows, Index cols) {
@@ -212,9 +195,7 @@ void register_row_sums(Index rows, Index cols) {
     b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.row_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   // The bound first: the table pairs "ours" with the first reference it meets.
-  register_reduce_bound("row_sums", rows, cols);
-  register_reduce_write_bound("row_sums", rows, cols, rows);
-  register_reduce_moved("row_sums", rows, cols, rows);
+  register_reduce_bounds<float>("row_sums", rows, cols, rows);
   benchmark::RegisterBenchmark(b::name("row_sums", "f32", sh, "cub-segmented").c_str(), [=](benchmark::State& st) {
     const auto A = random_matrix<float>(rows, cols);
     std::vector<std::int64_t> h_off(static_cast<std::size_t>(rows + 1));
@@ -281,9 +262,7 @@ void register_col_sums(Index rows, Index cols) {
     if (!agrees(A.col_sums().to_vector(), ref.to_vector())) return st.SkipWithError("col_sums disagrees with the naive reference");
     b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  register_reduce_bound("col_sums", rows, cols);
-  register_reduce_write_bound("col_sums", rows, cols, cols);
-  register_reduce_moved("col_sums", rows, cols, cols);
+  register_reduce_bounds<float>("col_sums", rows, cols, cols);
 }
 
 /// One configuration of launch_col_sums.
@@ -333,8 +312,7 @@ __global__ void naive_row_sums_kernel(const T* in, Index rows, Index cols, doubl
 }
 
 /// row_sums or col_sums of a rows x cols matrix of T as <op>/<dtype>/<shape>/ours, beside the
-/// bounds of the f32 rows for the same bytes: a CUB sum of them as 32-bit integers
-/// (cub-reduce-bound), and that sum plus a write of the output's bytes (cub-reduce-write-bound).
+/// bounds of the f32 rows for the same bytes (register_reduce_bounds).
 template <class T>
 void register_partial_typed(bool row, Index rows, Index cols) {
   using S = sum_t<T>;
@@ -356,29 +334,7 @@ void register_partial_typed(bool row, Index rows, Index cols) {
     if (!agrees(got, ref.to_vector())) return st.SkipWithError("disagrees with the naive reference");
     b::time_on_stream(st, s, bytes, b::kGBps, [&] { auto r = row ? A.row_sums() : A.col_sums(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
-  // The third, cub-reduce-moved: one CUB sum over the words of the bytes read and written together
-  // (GB/s counting the bytes ours reads, as register_reduce_moved).
-  const double out_bytes = static_cast<double>(out_elems) * sizeof(S);
-  for (const int bound : {0, 1, 2}) {
-    const bool write = bound == 1;
-    const std::string impl = bound == 0 ? "cub-reduce-bound" : (write ? "cub-reduce-write-bound" : "cub-reduce-moved");
-    benchmark::RegisterBenchmark(b::name(op, dtype<T>(), sh, impl).c_str(), [=](benchmark::State& st) {
-      const auto A = random_matrix<T>(rows, cols);
-      const auto M = random_matrix<std::int32_t>(1, bound == 2 ? static_cast<Index>((bytes + out_bytes) / 4) : 1);
-      const cudaStream_t s = A.stream().native();
-      const Index words = bound == 2 ? M.size() : static_cast<Index>(bytes) / 4;
-      const auto* w = bound == 2 ? M.data() : reinterpret_cast<const std::int32_t*>(A.data());
-      DeviceMatrix<std::int64_t> sum(1, 1);
-      DeviceMatrix<S> out(out_elems, 1);
-      auto call = [&](void* tmp, std::size_t& tb) { return cub::DeviceReduce::Sum(tmp, tb, w, sum.data(), words, s); };
-      auto tmp = cub_temp(call);
-      std::size_t tb = static_cast<std::size_t>(tmp.size());
-      b::time_on_stream(st, s, bytes, b::kGBps, [&] {
-        DEVMAT_BENCH_CUDA(call(tmp.data(), tb));
-        if (write) DEVMAT_BENCH_CUDA(cudaMemsetAsync(out.data(), 0, static_cast<std::size_t>(out_elems) * sizeof(S), s));
-      });
-    })->UseManualTime()->Unit(benchmark::kMillisecond);
-  }
+  register_reduce_bounds<T>(op, rows, cols, out_elems);
 }
 
 /// Every narrow configuration under trial of `kind` that takes a dense rows x cols matrix of T,
@@ -421,6 +377,25 @@ int main(int argc, char** argv) {
   register_sum<std::int32_t>(n28);
   register_sum<std::uint8_t>(Index(1) << 30);
 
+  // The issue's narrow and wide shapes in the other element types, first (so a run cut by its time
+  // limit reaches them; --benchmark_filter='^(row_sums|col_sums)/(u8|i32|f64)/' runs them alone).
+  // Rows of 16 doubles are 8 chunks (the shared-memory tiles), of 16 i32 4 (the butterfly), of 16
+  // bytes 1 (one lane a row); the short-wide column sums of odd width read single elements.
+  register_partial_typed<double>(true, Index(1) << 23, 16);
+  register_partial_typed<std::int32_t>(true, Index(1) << 24, 16);
+  register_partial_typed<std::uint8_t>(true, Index(1) << 24, 16);
+  register_partial_typed<double>(false, 67, 1000003);
+  register_partial_typed<std::int32_t>(false, 67, 1000003);
+  register_partial_typed<std::uint8_t>(false, 67, 1000003);
+  // Their trials: the shared-memory tiles and the flat row stream (kRowFlatDefault), the shift
+  // and element-tile column kernels and the short-wide kernel forced.
+  register_narrow_trials<double>(d::NarrowKind::row_sums, Index(1) << 23, 16);
+  register_narrow_trials<std::int32_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
+  register_narrow_trials<std::uint8_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
+  register_narrow_trials<double>(d::NarrowKind::col_sums_any, 67, 1000003);
+  register_narrow_trials<std::int32_t>(d::NarrowKind::col_sums_any, 67, 1000003);
+  register_narrow_trials<std::uint8_t>(d::NarrowKind::col_sums_any, 67, 1000003);
+
   const Index sq = 16384;
   register_row_sums(sq, sq);
   register_row_sums_config<256, 4>(sq, sq, Index(1) << 40, "ours-warp");
@@ -429,7 +404,7 @@ int main(int argc, char** argv) {
   // Every aspect, each against the CUB full sum of the same bytes.
   const std::vector<std::pair<Index, Index>> aspects = {
       {16, Index(1) << 24},          // wide: rows split into chunks (row sums), a thread per vector (column sums)
-      {Index(1) << 24, 16},          // tall and narrow: teams of 2 lanes, four rows each at a time
+      {Index(1) << 24, 16},          // tall and narrow: a warp per 32 rows, 4 lanes a row (f32)
       {Index(1) << 20, 256},         // a warp per row, four rows at a time
       {Index(1) << 22, 3},           // three columns: rows 12 bytes apart, unaligned
       {Index(1) << 24, 3},
@@ -441,7 +416,8 @@ int main(int argc, char** argv) {
       {3, (Index(1) << 24) - 1},     // short-wide, odd: rows 3 elements off each other's alignment
       {16385, 16383}};               // odd square: every row at another offset
   for (auto [r, c] : aspects) register_row_sums(r, c);
-  // The row teams' neighbours: the default for 2^24x16 f32 is l2g4k2, for 2^20x256 l32g4k2.
+  // The row teams' neighbours: the default for 2^24x16 f32 is the butterfly (l2g4k2 before it), for
+  // 2^20x256 l32g4k2.
   register_row_team_config<2, 8, 2>(Index(1) << 24, 16);
   register_row_team_config<4, 4, 1>(Index(1) << 24, 16);
   register_row_team_config<1, 4, 4>(Index(1) << 24, 16);
@@ -463,27 +439,11 @@ int main(int argc, char** argv) {
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{
            {Index(1) << 22, 3}, {Index(1) << 24, 3}, {Index(1) << 20, 33}, {1000003, 67}, {Index(1) << 24, 16}})
     register_narrow_trials(d::NarrowKind::col_sums_tall, r, c);
-  // Column sums of unaligned rows, vectors realigned in the sums (launch_col_sums_shift).
+  // Column sums of unaligned rows: vectors realigned in the sums (launch_col_sums_shift), the
+  // element tiles, the short-wide kernel.
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{
            {67, 1000003}, {3, (Index(1) << 24) - 1}, {16385, 16383}, {1000003, 67}, {Index(1) << 20, 33}})
     register_narrow_trials(d::NarrowKind::col_sums_any, r, c);
-  // The issue's narrow and wide shapes in the other element types (rows of 16 doubles are 8
-  // chunks: the 4-lane teams; bytes: 1 chunk, one lane a row).
-  register_partial_typed<double>(true, Index(1) << 23, 16);
-  register_partial_typed<std::int32_t>(true, Index(1) << 24, 16);
-  register_partial_typed<std::uint8_t>(true, Index(1) << 24, 16);
-  register_partial_typed<double>(false, 67, 1000003);
-  register_partial_typed<std::int32_t>(false, 67, 1000003);
-  register_partial_typed<std::uint8_t>(false, 67, 1000003);
-  // Their trials (issue 13: u8 rows of 16 bytes at 0.23, f64 rows of 16 at 0.52, the unaligned
-  // short-wide column sums at 0.54-0.83): the flat row stream, the butterflies of 1 and 8 lanes,
-  // the short-wide column kernel with more bytes in flight, the element tiles' wider warps.
-  register_narrow_trials<double>(d::NarrowKind::row_sums, Index(1) << 23, 16);
-  register_narrow_trials<std::int32_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
-  register_narrow_trials<std::uint8_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
-  register_narrow_trials<double>(d::NarrowKind::col_sums_any, 67, 1000003);
-  register_narrow_trials<std::int32_t>(d::NarrowKind::col_sums_any, 67, 1000003);
-  register_narrow_trials<std::uint8_t>(d::NarrowKind::col_sums_any, 67, 1000003);
   register_col_wide_config<8>(16, Index(1) << 24);  // the default has 4 rows in flight
   register_col_wide_config<16>(16, Index(1) << 24);
   register_col_wide_config<16>(33, Index(1) << 20);

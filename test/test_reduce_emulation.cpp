@@ -1,25 +1,13 @@
-// col_sums_funnel_kernel (kernels/reduce.cuh: column sums of rows at any 16-byte offset, a
-// thread per 16 bytes of columns, each row's two aligned chunks funnelled into its columns) run
-// on the CPU through the CUDA emulation (expr_emu/), exact against plain column sums: integer
-// elements (exact sums), and floats of small integer values (exact in the double accumulator).
-// Windows of a parent at every column offset within 16 bytes, dense and with odd strides, each
-// ending on the last byte before an inaccessible page (a read past the window's last element
-// faults); every element outside the window poisoned with a huge value (a wrong lane picked up
-// shows in the sums); the output inside a poisoned buffer whose guards must stay poisoned; row
-// chunks (partials) of every length around the rows in flight, strips around a block.
-// row_sums_scan_kernel (kernels/reduce_narrow.cuh: row sums of a dense matrix as one flat stream
-// a warp, rows closed by a segmented scan over the lanes) the same way: every start offset within
-// 16 bytes, rows of E .. a few E elements (E = K V, the fewest it takes), segments of 1 row to
-// all rows, more segments than warps, against exact sums, poisoned output guards.
-// row_sums_flat_kernel (kernels/reduce_narrow.cuh: dense rows of 1, 2, 4, 8 whole chunks as one
-// flat stream, a row's chunks in adjacent lanes) on matrices that end before an inaccessible
-// page: rows ending inside a warp, a round, after several rounds of the grid, exact sums.
-// col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors of columns down every row of
-// a short-wide window) the same way: rows around its U in flight, columns ending inside a
-// thread's M vectors and on block edges, dense and strided, the window's end before the page.
+// Reduction kernels run on the CPU through the CUDA emulation (expr_emu/), against exact sums,
+// the output inside poisoned guards. row_sums_flat_kernel (kernels/reduce_narrow.cuh: dense rows
+// of 1, 2, 4, 8 whole chunks as one flat stream, a row's chunks in adjacent lanes) on matrices
+// that end before an inaccessible page: rows ending inside a warp, a round, after several rounds
+// of the grid. col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors of columns down
+// every row of a short-wide window) on windows ending before an inaccessible page, every element
+// outside them poisoned: rows around its U in flight, columns ending inside a thread's M vectors
+// and on block edges, dense and strided.
 
 #include <cstdint>
-#include <cstring>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -36,133 +24,7 @@
 using devmat::Index;
 namespace d = devmat::detail;
 
-namespace {
 using emu::GuardedBytes;
-
-/// Column sums of the rows x cols window at column c0 of a parent of ld >= c0 + cols elements a
-/// row, by col_sums_funnel_kernel<T, Threads, U> with row chunks of chunk_rows rows (the partials
-/// then summed here in chunk order, as col_chunks_kernel does), against exact sums.
-template <class T, int Threads, int U>
-void check_funnel(Index rows, Index cols, Index ld, Index c0, Index chunk_rows) {
-  CAPTURE(sizeof(T), Threads, U, rows, cols, ld, c0, chunk_rows);
-  using Acc = d::sum_acc_t<T>;
-  using Fin = d::CastTo<Acc, Acc>;
-  constexpr Index V = d::kVec16<T>;
-  // The buffer's end is the window's last element, so the parent starts wherever that puts it
-  // within 16 bytes (as a view into a larger allocation), c0 elements before the window's first
-  // row, V poisoned elements before it (the 16 bytes around a row's start that the GPU may read).
-  const Index elems = (rows - 1) * ld + c0 + cols;
-  const Index lead = V;
-  GuardedBytes buf(static_cast<std::size_t>(elems + lead) * sizeof(T));
-  T* parent = reinterpret_cast<T*>(buf.data()) + lead;
-  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 200 : 1 << 20);
-  for (Index e = -lead; e < elems; ++e) parent[e] = poison;
-  std::uniform_int_distribution<int> dist(0, 100);
-  std::vector<Acc> want(static_cast<std::size_t>(cols), Acc(0));
-  const T* in = parent + c0;
-  for (Index r = 0; r < rows; ++r)
-    for (Index c = 0; c < cols; ++c) {
-      const T v = static_cast<T>(dist(emu::rng()));
-      parent[c0 + r * ld + c] = v;
-      want[static_cast<std::size_t>(c)] += static_cast<Acc>(v);
-    }
-
-  const Index strips = (cols + V * Threads - 1) / (V * Threads);
-  const Index chunks = (rows + chunk_rows - 1) / chunk_rows;
-  constexpr Index kGuard = 8;
-  const Acc acc_poison = static_cast<Acc>(-12345);
-  // Partials at a 16-byte boundary plus `at` elements (0 or 1: aligned and unaligned stores).
-  for (Index at : {Index(0), Index(1)}) {
-    std::vector<Acc> out_buf(static_cast<std::size_t>(chunks * cols + at + 2 * kGuard + 2), acc_poison);
-    Acc* aligned = reinterpret_cast<Acc*>((reinterpret_cast<std::uintptr_t>(out_buf.data() + kGuard) + 15) & ~std::uintptr_t(15));
-    Acc* out = aligned + at;
-    emu::launch(dim3(static_cast<unsigned>(strips * chunks)), dim3(Threads), [&] {
-      d::col_sums_funnel_kernel<T, Threads, U, Fin>(in, rows, cols, ld, strips, chunk_rows, out, Fin{});
-    });
-    Index bad = 0, guards = 0;
-    for (Index c = 0; c < cols; ++c) {
-      Acc s = Acc(0);
-      for (Index k = 0; k < chunks; ++k) s += out[k * cols + c];
-      bad += s != want[static_cast<std::size_t>(c)];
-    }
-    for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
-      const Index o = (out_buf.data() + e) - out;
-      if (o < 0 || o >= chunks * cols) guards += out_buf[static_cast<std::size_t>(e)] != acc_poison;
-    }
-    CHECK(bad == 0);
-    CHECK(guards == 0);
-  }
-}
-
-/// Every column offset within 16 bytes, dense (ld == cols, then c0 = 0 and rows start at every
-/// offset in turn unless V divides cols) and strided (ld = cols + an odd gap).
-template <class T, int Threads, int U>
-void check_shapes(const std::vector<Index>& rows_list, const std::vector<Index>& cols_list) {
-  constexpr Index V = d::kVec16<T>;
-  for (Index r : rows_list)
-    for (Index c : cols_list) {
-      for (Index chunk_rows : {r, (r + 1) / 2, Index(U) + 1, Index(1)}) {
-        if (chunk_rows < 1) continue;
-        check_funnel<T, Threads, U>(r, c, c, 0, chunk_rows);
-        for (Index c0 = 0; c0 < V; ++c0) check_funnel<T, Threads, U>(r, c, c + c0 + 2 * (c % 3) + 1, c0, chunk_rows);
-      }
-    }
-}
-}  // namespace
-
-namespace {
-/// Row sums of a dense rows x cols matrix followed by `pad` poisoned elements and then an
-/// inaccessible page (pad 0 .. V - 1 puts the start at every offset within 16 bytes; pad 0 makes
-/// a read past the last element fault), V poisoned elements before it, by
-/// row_sums_scan_kernel<T, K, U> with segments of seg_rows rows on `blocks` blocks of 256
-/// threads, against exact sums.
-template <class T, int K, int U>
-void check_scan(Index rows, Index cols, Index pad, Index seg_rows, unsigned blocks) {
-  CAPTURE(sizeof(T), K, U, rows, cols, pad, seg_rows, blocks);
-  using Acc = d::sum_acc_t<T>;
-  using Out = Acc;  // the kernel stores any Out; the library passes sum_t<T>
-  constexpr Index V = d::kVec16<T>;
-  const Index n = rows * cols;
-  GuardedBytes buf(static_cast<std::size_t>(V + n + pad) * sizeof(T));
-  T* all = reinterpret_cast<T*>(buf.data());
-  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 200 : 1 << 20);
-  for (Index e = 0; e < V + n + pad; ++e) all[e] = poison;
-  T* in = all + V;
-  std::uniform_int_distribution<int> dist(0, 100);
-  std::vector<Acc> want(static_cast<std::size_t>(rows), Acc(0));
-  for (Index r = 0; r < rows; ++r)
-    for (Index c = 0; c < cols; ++c) {
-      const T v = static_cast<T>(dist(emu::rng()));
-      in[r * cols + c] = v;
-      want[static_cast<std::size_t>(r)] += static_cast<Acc>(v);
-    }
-  constexpr Index kGuard = 8;
-  const Out out_poison = static_cast<Out>(-12345);
-  std::vector<Out> out_buf(static_cast<std::size_t>(rows + 2 * kGuard), out_poison);
-  Out* out = out_buf.data() + kGuard;
-  emu::launch(dim3(blocks), dim3(256), [&] {
-    d::row_sums_scan_kernel<T, Out, K, U>(in, rows, cols, seg_rows, out);
-  });
-  Index bad = 0, guards = 0;
-  for (Index r = 0; r < rows; ++r) bad += out[r] != static_cast<Out>(want[static_cast<std::size_t>(r)]);
-  for (Index e = 0; e < kGuard; ++e) guards += (out_buf[static_cast<std::size_t>(e)] != out_poison) +
-                                               (out_buf[static_cast<std::size_t>(kGuard + rows + e)] != out_poison);
-  CHECK(bad == 0);
-  CHECK(guards == 0);
-}
-
-template <class T, int K, int U>
-void check_scan_shapes(const std::vector<Index>& rows_list) {
-  constexpr Index V = d::kVec16<T>, E = K * V;
-  for (Index r : rows_list)
-    for (Index c : {E, E + 1, 2 * E - 1, 2 * E, 2 * E + 1, 67 * (V / 4 + 1), 32 * E + 3})
-      for (Index pad = 0; pad < V; ++pad)
-        for (Index seg : {Index(1), Index(3), r}) {
-          if (pad == 0 || seg == r) check_scan<T, K, U>(r, c, pad, seg, 1);
-          if (pad == 0 && seg < r) check_scan<T, K, U>(r, c, pad, seg, 2);  // segments > warps per grid when seg is 1
-        }
-}
-}  // namespace
 
 namespace {
 /// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
@@ -272,32 +134,22 @@ void check_wide_shapes() {
 }  // namespace
 
 TEST_CASE("emulated col_sums_wide_kernel: M vectors a thread, rows around U, block edges", "[reduce][emulation]") {
-  check_wide_shapes<float, 1, 4, 1>();
+  // The library's configurations (dispatch/reduce.cuh's kColWideM, kColWideU: 64 bytes in flight
+  // a thread, 4 vectors of at most 4 bytes, else 1), every vector width of every element type.
   check_wide_shapes<float, 1, 4, 4>();
+  check_wide_shapes<float, 2, 8, 1>();
+  check_wide_shapes<float, 4, 4, 1>();
+  check_wide_shapes<std::int32_t, 1, 4, 4>();
+  check_wide_shapes<std::int32_t, 2, 8, 1>();
+  check_wide_shapes<double, 1, 8, 1>();
+  check_wide_shapes<double, 2, 4, 1>();
+  check_wide_shapes<std::uint8_t, 1, 16, 4>();
+  check_wide_shapes<std::uint8_t, 2, 8, 4>();
+  check_wide_shapes<std::uint8_t, 4, 4, 4>();
+  check_wide_shapes<std::uint8_t, 8, 8, 1>();
+  check_wide_shapes<std::uint8_t, 16, 4, 1>();
+  // Other M and U: rows and vectors in flight the kernel's loops do not assume.
+  check_wide_shapes<float, 1, 4, 1>();
   check_wide_shapes<float, 4, 4, 2>();
   check_wide_shapes<std::uint8_t, 1, 16, 8>();
-  check_wide_shapes<double, 1, 8, 4>();
-  check_wide_shapes<std::int32_t, 2, 4, 8>();
-}
-
-TEST_CASE("emulated row_sums_scan_kernel: rows of E .. 32 E elements at every offset, every segment",
-          "[reduce][emulation]") {
-  check_scan_shapes<float, 1, 4>({1, 2, 40});
-  check_scan_shapes<float, 2, 2>({3, 33});
-  check_scan_shapes<std::int32_t, 4, 2>({19});
-  check_scan_shapes<double, 2, 2>({1, 21});
-  check_scan_shapes<std::uint8_t, 1, 2>({18});
-}
-
-TEST_CASE("emulated col_sums_funnel_kernel: f32 and i32 at every offset, strips and row chunks",
-          "[reduce][emulation]") {
-  // Strips of 32 threads (4 columns each: 128 columns) keep the emulation quick; the kernel's
-  // index math does not depend on the block size.
-  check_shapes<float, 32, 4>({1, 3, 4, 5, 9}, {1, 2, 3, 4, 5, 127, 128, 129, 257});
-  check_shapes<std::int32_t, 64, 2>({1, 2, 7}, {3, 255, 256, 257});
-}
-
-TEST_CASE("emulated col_sums_funnel_kernel: f64 and bytes", "[reduce][emulation]") {
-  check_shapes<double, 32, 4>({1, 2, 5, 6}, {1, 2, 3, 63, 64, 65});
-  check_shapes<std::uint8_t, 32, 4>({1, 3, 5}, {1, 15, 16, 17, 511, 512, 513});
 }

@@ -18,6 +18,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 namespace devmat::detail {
 
@@ -153,7 +154,7 @@ void launch_row_team(cudaStream_t s, const T* in, Index rows, Index cols, Index 
 
 /// Row sums by a warp per 32 rows (row_sums_butterfly_kernel: L lanes a row, K chunks a lane,
 /// G tiles of 32 rows a warp at a time), over at most the resident blocks. Rows of at most
-/// L * K 16-byte chunks (row_chunks).
+/// L * K 16-byte chunks (row_chunks). launch_row_sums takes <4, 1, 2> for rows of 3 or 4 chunks.
 template <class T, int L, int K, int G>
 void launch_row_butterfly(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   const auto kernel = &row_sums_butterfly_kernel<T, sum_t<T>, L, K, G>;
@@ -191,27 +192,6 @@ void launch_row_sums_staged(cudaStream_t s, const T* in, Index rows, Index cols,
       std::min<Index>(ceil_div(rows, tile_rows), resident_blocks(reinterpret_cast<const void*>(kernel), Threads, smem));
   launch(kernel, static_cast<unsigned>(grid), Threads, static_cast<std::size_t>(smem), s, in, rows, cols, tile_rows,
          out);
-}
-
-/// Iterations (32 K 16-byte chunks each) in a segment of row_sums_scan_kernel, about: segments
-/// of whole rows, derived from cols alone so that a sum's order never depends on the device.
-constexpr Index kRowScanIters = 16;
-
-/// Row sums of a dense matrix (ld == cols, or one row) of rows of at least K * kVec16<T>
-/// elements by a warp per segment of whole rows (row_sums_scan_kernel: K chunks a lane per
-/// iteration, U iterations in flight), over at most the resident blocks (Persistent: warps
-/// loop over the segments) or a block per 8 segments (the hardware hands out the blocks as others
-/// finish, which balances the last wave; the grid-stride loop covers a grid past 2^31 - 1).
-template <class T, int K, int U, bool Persistent = true>
-void launch_row_sums_scan(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
-  const auto kernel = &row_sums_scan_kernel<T, sum_t<T>, K, U>;
-  constexpr Index kWarpElems = Index(32) * K * kVec16<T>;
-  const Index seg_rows = std::max<Index>(1, ceil_div(kRowScanIters * kWarpElems, cols));
-  const Index segments = ceil_div(rows, seg_rows);
-  const Index cap = Persistent ? resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads)
-                               : Index(0x7fffffff);
-  const Index blocks = std::min(ceil_div(segments, Index(kTeamThreads / 32)), cap);
-  launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, cols, seg_rows, out);
 }
 
 /// The most 16-byte chunks a row of row_sums_flat_kernel may have (its instantiations: 1, 2, 4, 8).
@@ -258,23 +238,11 @@ void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, I
 /// are 1, 2, 4 or 8 whole 16-byte chunks (u8 16 .. 128 columns, f32/i32 4 .. 32, f64 2 .. 16; rows
 /// u8 16777216x16, f64 8388608x16, i32 and f32 16777216x16) to row_sums_flat_kernel<kRowFlatU>
 /// (bench row ours-rowflat-u8) instead of the teams and the butterfly, which compute a row pointer
-/// and bounds per row (u8 rows of 16 bytes: 0.23 of a CUB sum in run U2a). Off until a device
-/// run measures it.
+/// and bounds per row (u8 rows of 16 bytes: 0.23 of a CUB sum in run U2a). Off: on f32
+/// 16777216x16 it tied with the butterfly (u4/u8/u16 0.888/0.890/0.885 of a CUB sum against 0.888,
+/// run V1); the typed rows' trials were not reached in that run.
 constexpr bool kRowFlatDefault = false;
 constexpr int kRowFlatU = 8;
-
-/// THE SWITCH (issue 13): whether launch_row_sums sends dense matrices of kRowScanMinCols ..
-/// kRowScanMaxCols columns (f32: 8 .. 128; rows 16777216x16, 1000003x67, 1048576x33) to
-/// row_sums_scan_kernel<kRowScanK, kRowScanU> (bench row ours-scan-k2u2; kRowScanPersistent
-/// false: ours-scan-k2u2-grid) instead of the butterfly, the teams or the shared-memory tiles.
-/// Off until a device run measures it.
-constexpr bool kRowScanDefault = false;
-constexpr int kRowScanK = 2, kRowScanU = 2;
-constexpr bool kRowScanPersistent = true;
-template <class T>
-inline constexpr Index kRowScanMinCols = Index(kRowScanK) * kVec16<T>;
-template <class T>
-inline constexpr Index kRowScanMaxCols = Index(512) / static_cast<Index>(sizeof(T));
 
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
@@ -294,23 +262,23 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // adjacent lanes.
   if (kRowFlatDefault && row_flat_chunks(in, rows, cols, ld) > 0)
     return launch_row_sums_flat<T, kRowFlatU>(s, in, rows, cols, ld, out);
-  // Dense rows of a few chunks (kRowScanDefault): one flat stream a warp, rows closed by a
-  // segmented scan over the lanes.
-  if (kRowScanDefault && (ld == cols || rows == 1) && cols >= kRowScanMinCols<T> && cols <= kRowScanMaxCols<T>)
-    return launch_row_sums_scan<T, kRowScanK, kRowScanU, kRowScanPersistent>(s, in, rows, cols, out);
-  // Dense rows that do not start on 16-byte boundaries (cols not a multiple of a vector):
-  // read flat through shared memory, when a tile of a row per thread fits it.
-  if ((ld == cols || rows == 1) && cols % kVec16<T> != 0) {
+  const Index row_chunk_count = row_chunks(in, rows, cols, ld);
+  // Dense rows read flat through shared memory, when a tile of a row per thread fits it: rows
+  // that do not start on 16-byte boundaries (cols not a multiple of a vector), and rows of 5 to 8
+  // chunks, which the 4-lane teams below read at 0.51 of a CUB sum of the same bytes (f64
+  // 8388608x16, run V1) against 0.85 staged (f32 rows of 3 or 4 chunks: the butterfly, 0.89,
+  // against 0.75 staged).
+  if ((ld == cols || rows == 1) && (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8))) {
     if (row_staged_fits<T, 256>(cols)) return launch_row_sums_staged<T, 256>(s, in, rows, cols, out);
     if (row_staged_fits<T, 128>(cols)) return launch_row_sums_staged<T, 128>(s, in, rows, cols, out);
   }
   // Rows of up to 32 chunks: a team of 1..16 lanes, two chunks a lane, four rows at a time;
   // longer rows a warp, up to block_min_cols.
-  const Index row_chunk_count = row_chunks(in, rows, cols, ld);
   if (row_chunk_count <= 2) return launch_row_team<T, 1, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
   // Up to 4 chunks: a warp per 32 rows, 4 lanes a row, two tiles at a time (8 chunks in flight a
   // lane, as the 2-lane teams it replaces, but every load instruction reads 512 contiguous bytes
-  // of a dense matrix, a store 128, and 3 shuffles serve 4 rows; the teams are bench rows).
+  // of a dense matrix, a store 128, and 3 shuffles serve 4 rows: f32 16777216x16 at 0.89 of a CUB
+  // sum, run V1; its other forms lost everywhere, runs U2a and V1, and were removed).
   if (row_chunk_count <= 4) return launch_row_butterfly<T, 4, 1, 2>(s, in, rows, cols, ld, out);
   if (row_chunk_count <= 8) return launch_row_team<T, 4, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
   if (row_chunk_count <= 16) return launch_row_team<T, 8, 4, 2>(s, in, rows, cols, ld, row_chunk_count, out);
@@ -355,33 +323,78 @@ struct ColSumsConfig {
 };
 using DefaultColSumsConfig = ColSumsConfig<1, 8, 4>;
 
-// Rows in flight per thread of col_sums_wide_kernel: 4 summed f32 16x2^24 at 0.91 of a CUB
-// sum of the same bytes on the H200, 8 at 0.88, 16 at 0.74 (bench_reduce's ours-wide-u*).
-constexpr int kColWideUnroll = 4;
-
 /// Rows in flight per thread of col_sums_wide_kernel for Bytes bytes in flight with vectors of V
-/// elements: 4 rows of 16-byte vectors as kColWideUnroll, but 16 rows of single f32 (columns
-/// that are not a whole vector), 32 of single bytes (at most 32, at least 4).
+/// elements (at least 4, at most 32): 4 rows of 16-byte vectors, 8 of 8-byte ones, 16 of single
+/// f32 (columns that are not a whole vector), 32 of single bytes.
 template <class T, int V, int Bytes>
 inline constexpr int kColWideRows = std::clamp(Bytes / (V * static_cast<int>(sizeof(T))), 4, 32);
-/// THE SWITCH (issue 13): whether the short-wide column sums keep kColWideBytes in flight per
-/// thread (kColWideRows) instead of kColWideUnroll rows whatever the vector: unaligned rows read
-/// single elements, so 4 rows are 16 bytes of f32 (67x1000003 at 0.75 of a CUB sum in run U2a; f64,
-/// 32 bytes, at 0.99) and 4 of u8 (0.54). Aligned 16-byte vectors keep 4 rows. Off until a device
-/// run measures it (bench rows ours-wide-b64 / -b128 / -b64m4 against the default).
-constexpr bool kColWideScaled = false;
+/// The bytes in flight per thread of the short-wide column sums (col_sums_wide_kernel), shared by
+/// its kColWideVectors vectors.
 constexpr int kColWideBytes = 64;
-/// With kColWideScaled, the vectors a thread of col_sums_wide_kernel takes where a vector is at
-/// most 4 bytes (single elements of unaligned rows): 4 is bench row ours-wide-b64m4 (kColWideBytes
-/// 64), for rows too few to fill the rows in flight (3x16777215); 1 is ours-wide-b64. Wider
-/// vectors keep 1 (their M U vectors would not fit the registers).
-constexpr int kColWideVectors = 1;
+/// The vectors a thread of col_sums_wide_kernel takes where a vector is at most 4 bytes (single
+/// elements of unaligned rows): 4, so each thread keeps kColWideBytes / 4 = 16 bytes of each in
+/// flight, 4 rows of f32, the total in flight over the window the same as one vector of 4 rows a
+/// thread but with 4 times fewer threads. Run V1 (ratio to a CUB sum of the same bytes): f32
+/// 67x1000003 0.974 against 0.759 with one vector of 4 rows (one vector of 16 rows: 0.924),
+/// 3x16777215 0.840 against 0.465 (0.304: 3 rows leave 16 in flight empty). Wider vectors keep 1:
+/// 16-byte vectors 4 rows (the kernel as before), 8-byte vectors 8 rows.
+constexpr int kColWideVectors = 4;
 
 /// Whether V-element vectors tile the rows x cols window at `in` (ld elements between row
 /// starts): V divides cols and ld (one row: any ld), and `in` is aligned to a vector.
 template <class T>
 bool col_vec_fits(const T* in, Index rows, Index cols, Index ld, int v) {
   return cols % v == 0 && (rows == 1 || ld % v == 0) && reinterpret_cast<std::uintptr_t>(in) % (v * sizeof(T)) == 0;
+}
+
+/// The short-wide column sums' vectors a thread (kColWideVectors where a V-element vector is at
+/// most 4 bytes, else 1) and rows in flight of each (kColWideBytes in flight a thread).
+template <class T, int V>
+inline constexpr int kColWideM = V * sizeof(T) <= 4 ? kColWideVectors : 1;
+template <class T, int V>
+inline constexpr int kColWideU = kColWideRows<T, V, kColWideBytes / kColWideM<T, V>>;
+static_assert(kColWideM<float, 4> == 1 && kColWideU<float, 4> == 4 && kColWideU<std::uint8_t, 16> == 4 &&
+                  kColWideU<double, 2> == 4,
+              "16-byte vectors: one a thread, 4 rows in flight (the kernel before the switch)");
+static_assert(kColWideM<float, 1> == 4 && kColWideU<float, 1> == 4 && kColWideM<std::uint8_t, 1> == 4 &&
+                  kColWideU<std::uint8_t, 1> == 16 && kColWideM<double, 1> == 1 && kColWideU<double, 1> == 8,
+              "test_reduce_emulation checks these configurations");
+
+/// Column sums of a short-wide window (1 .. kMaxColChunkRows rows, col_vec_fits(in, rows, cols,
+/// ld, V)) by col_sums_wide_kernel in the library's configuration: a thread per kColWideM<T, V>
+/// vectors of columns down every row, no partials.
+template <class T, int V>
+void launch_col_sums_wide(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  constexpr int M = kColWideM<T, V>;
+  launch(&col_sums_wide_kernel<T, V, kColWideU<T, V>, sum_t<T>, M>,
+         static_cast<unsigned>(ceil_div(cols / V, Index(kTeamThreads) * M)), kTeamThreads, 0, s, in, rows, cols, ld,
+         out);
+}
+
+/// f(std::integral_constant<int, V>{}) for the widest V (a power of two up to kVec16<T>) whose
+/// vectors tile the rows x cols window at `in` (col_vec_fits; V = 1 always does).
+template <class T, class F>
+decltype(auto) with_col_vec(const T* in, Index rows, Index cols, Index ld, F&& f) {
+  constexpr int VMax = kVec16<T>;
+  const auto fits = [&](int v) { return col_vec_fits(in, rows, cols, ld, v); };
+  if constexpr (VMax >= 16) if (fits(16)) return f(std::integral_constant<int, 16>{});
+  if constexpr (VMax >= 8) if (fits(8)) return f(std::integral_constant<int, 8>{});
+  if constexpr (VMax >= 4) if (fits(4)) return f(std::integral_constant<int, 4>{});
+  if constexpr (VMax >= 2) if (fits(2)) return f(std::integral_constant<int, 2>{});
+  return f(std::integral_constant<int, 1>{});
+}
+
+/// How launch_col_sums_v and launch_col_sums_shift split rows x (strips of columns): into as many
+/// row chunks as there are free resident slots per strip (`resident` blocks), each at least
+/// min_chunk_rows rows (one chunk where the rows are fewer) and at most kMaxColChunkRows (the
+/// 32-bit byte sums). Returns {chunks, chunk_rows}: chunks * chunk_rows >= rows, and the last
+/// chunk is not empty.
+inline std::pair<Index, Index> col_row_chunks(Index resident, Index strips, Index rows, Index min_chunk_rows) {
+  Index chunks = std::max<Index>(resident / strips, 1);
+  chunks = std::min(chunks, std::max<Index>(rows / min_chunk_rows, 1));
+  chunks = std::max(chunks, ceil_div(rows, kMaxColChunkRows));
+  const Index chunk_rows = ceil_div(rows, chunks);
+  return {ceil_div(rows, chunk_rows), chunk_rows};
 }
 
 template <class T, int V, class Cfg>
@@ -398,28 +411,18 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
 
   const Index units = cols / V;
   // Short and wide: enough vectors of columns to give half the resident threads one each, so
-  // a thread per vector sums its columns down every row; no partials, no second pass.
-  constexpr int kWideM = kColWideScaled && V * sizeof(T) <= 4 ? kColWideVectors : 1;
-  constexpr int kWideRows = kColWideScaled ? kColWideRows<T, V, kColWideBytes / kWideM> : kColWideUnroll;
-  const auto wide = &col_sums_wide_kernel<T, V, kWideRows, Out, kWideM>;
+  // a thread per kColWideM vectors sums their columns down every row; no partials, no second pass.
+  const auto wide = &col_sums_wide_kernel<T, V, kColWideU<T, V>, Out, kColWideM<T, V>>;
   if (rows <= kMaxColChunkRows &&
-      units * 2 >= resident_blocks(reinterpret_cast<const void*>(wide), kTeamThreads) * kTeamThreads) {
-    launch(wide, static_cast<unsigned>(ceil_div(units, Index(kTeamThreads) * kWideM)), kTeamThreads, 0, s, in, rows,
-           cols, ld, out);
-    return;
-  }
+      units * 2 >= resident_blocks(reinterpret_cast<const void*>(wide), kTeamThreads) * kTeamThreads)
+    return launch_col_sums_wide<T, V>(s, in, rows, cols, ld, out);
   const int W = static_cast<int>(std::min<Index>(units, TX));
   const int rows_side = TX / W;
   const Index strips = ceil_div(units, W);
   const Index resident =
       resident_blocks(reinterpret_cast<const void*>(&col_sums_kernel<T, V, WX, WY, U, ToAcc>), kThreads);
-  // One wave: as many row chunks as there are free resident slots per strip, each chunk at
-  // least 4 row steps of every warp, and short enough for 32-bit byte sums.
-  Index chunks = std::max<Index>(resident / strips, 1);
-  chunks = std::min(chunks, std::max<Index>(rows / (Index(4) * WY * rows_side), 1));
-  chunks = std::max(chunks, ceil_div(rows, kMaxColChunkRows));
-  const Index chunk_rows = ceil_div(rows, chunks);
-  chunks = ceil_div(rows, chunk_rows);
+  // One wave, each row chunk at least 4 row steps of every warp.
+  const auto [chunks, chunk_rows] = col_row_chunks(resident, strips, rows, Index(4) * WY * rows_side);
   const auto grid = static_cast<unsigned>(strips * chunks);
   if (chunks == 1) {
     launch(&col_sums_kernel<T, V, WX, WY, U, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips, chunk_rows, W,
@@ -431,29 +434,6 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
          partials.template as<Acc>(), ToAcc{});
   launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
          partials.template as<const Acc>(), cols, chunks, out);
-}
-
-/// Column sums of a short-wide window (1 .. kMaxColChunkRows rows) by col_sums_wide_kernel alone
-/// (a thread per M vectors of columns down every row, Bytes in flight a thread:
-/// kColWideRows<T, V, Bytes / M> rows of each vector), V the widest vector that tiles the window
-/// (col_vec_fits): the short-wide branch of launch_col_sums_v with other loads in flight, for the
-/// bench and the tests.
-template <class T, int Bytes, int M = 1>
-void launch_col_sums_wide(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  const cudaStream_t s = stream.native();
-  const auto go = [&](auto v_tag) {
-    constexpr int V = decltype(v_tag)::value;
-    launch(&col_sums_wide_kernel<T, V, kColWideRows<T, V, Bytes / M>, sum_t<T>, M>,
-           static_cast<unsigned>(ceil_div(cols / V, Index(kTeamThreads) * M)), kTeamThreads, 0, s, in, rows, cols, ld,
-           out);
-  };
-  constexpr int VMax = kVec16<T>;
-  const auto fits = [&](int v) { return col_vec_fits(in, rows, cols, ld, v); };
-  if constexpr (VMax >= 16) if (fits(16)) return go(std::integral_constant<int, 16>{});
-  if constexpr (VMax >= 8) if (fits(8)) return go(std::integral_constant<int, 8>{});
-  if constexpr (VMax >= 4) if (fits(4)) return go(std::integral_constant<int, 4>{});
-  if constexpr (VMax >= 2) if (fits(2)) return go(std::integral_constant<int, 2>{});
-  go(std::integral_constant<int, 1>{});
 }
 
 /// Threads per block, rows in flight per thread and the least resident blocks per SM
@@ -494,11 +474,7 @@ void launch_col_sums_shift(const Stream& stream, const T* in, Index rows, Index 
   const Index strips = ceil_div(ceil_div(cols, V), kThreads - 1);
   const Index resident = resident_blocks(
       reinterpret_cast<const void*>(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToAcc>), kThreads);
-  Index chunks = std::max<Index>(resident / strips, 1);
-  chunks = std::min(chunks, std::max<Index>(rows / kColShiftMinChunkRows, 1));
-  chunks = std::max(chunks, ceil_div(rows, kMaxColChunkRows));
-  const Index chunk_rows = ceil_div(rows, chunks);
-  chunks = ceil_div(rows, chunk_rows);
+  const auto [chunks, chunk_rows] = col_row_chunks(resident, strips, rows, kColShiftMinChunkRows);
   const auto grid = static_cast<unsigned>(strips * chunks);
   if (chunks == 1) {
     launch(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
@@ -507,66 +483,6 @@ void launch_col_sums_shift(const Stream& stream, const T* in, Index rows, Index 
   }
   const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
   launch(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToAcc>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
-         chunk_rows, partials.template as<Acc>(), ToAcc{});
-  launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
-         partials.template as<const Acc>(), cols, chunks, out);
-}
-
-/// Threads per block, rows in flight per thread and blocks per resident slot of
-/// col_sums_funnel_kernel.
-template <int Threads, int Unroll, int Oversub = 1>
-struct ColFunnelConfig {
-  static constexpr int kThreads = Threads;
-  static constexpr int kUnroll = Unroll;
-  static constexpr int kOversub = Oversub;
-};
-using DefaultColFunnelConfig = ColFunnelConfig<256, 4, 1>;
-/// THE SWITCH (issue 13): whether launch_col_sums sends rows that do not all start on 16-byte
-/// boundaries (2-, 4- and 8-byte elements, at least kColFunnelMinVectors vectors of columns) to
-/// col_sums_funnel_kernel instead of the element-wise tiles (launch_col_sums_v<T, 1>). Off until
-/// a device run measures it (bench_reduce's ours-funnel-* rows against ours-v1).
-constexpr bool kColFunnelDefault = false;
-/// The fewest vectors of columns for which launch_col_sums takes the funnel kernel: half a
-/// default block busy (fewer columns: the tiles read rows side by side, the funnel would not).
-constexpr Index kColFunnelMinVectors = DefaultColFunnelConfig::kThreads / 2;
-/// The fewest rows of a row chunk of col_sums_funnel_kernel: its partials (a column's sum
-/// written and read again) stay a small part of the bytes it reads.
-constexpr Index kColFunnelMinChunkRows = 16;
-
-/// Column sums of any window (col_sums_funnel_kernel): a thread per 16 bytes of columns, blocks
-/// of Cfg::kThreads of them (strips); rows split into chunks (then combined in a fixed order by
-/// col_chunks_kernel) only where the strips leave resident slots free (times Cfg::kOversub), each
-/// chunk at least kColFunnelMinChunkRows rows and short enough for 32-bit byte sums.
-template <class T, class Cfg = DefaultColFunnelConfig>
-void launch_col_sums_funnel(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  using Acc = sum_acc_t<T>;
-  using Out = sum_t<T>;
-  using ToAcc = CastTo<Acc, Acc>;
-  using ToOut = CastTo<Acc, Out>;
-  constexpr int kThreads = Cfg::kThreads, U = Cfg::kUnroll;
-  const cudaStream_t s = stream.native();
-  if (cols == 0) return;
-  if (rows == 0) {
-    DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(cols) * sizeof(Out), s));
-    return;
-  }
-  const Index strips = ceil_div(ceil_div(cols, Index(kVec16<T>)), Index(kThreads));
-  const Index resident =
-      resident_blocks(reinterpret_cast<const void*>(&col_sums_funnel_kernel<T, kThreads, U, ToAcc>), kThreads) *
-      Cfg::kOversub;
-  Index chunks = std::max<Index>(resident / strips, 1);
-  chunks = std::min(chunks, std::max<Index>(rows / kColFunnelMinChunkRows, 1));
-  chunks = std::max(chunks, ceil_div(rows, kMaxColChunkRows));
-  const Index chunk_rows = ceil_div(rows, chunks);
-  chunks = ceil_div(rows, chunk_rows);
-  const auto grid = static_cast<unsigned>(strips * chunks);
-  if (chunks == 1) {
-    launch(&col_sums_funnel_kernel<T, kThreads, U, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
-           chunk_rows, out, ToOut{});
-    return;
-  }
-  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
-  launch(&col_sums_funnel_kernel<T, kThreads, U, ToAcc>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
          chunk_rows, partials.template as<Acc>(), ToAcc{});
   launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
          partials.template as<const Acc>(), cols, chunks, out);
@@ -621,16 +537,10 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     constexpr int VS = kColShiftVec<T>;
     if (kColShiftDefault && !fits(VS) && ceil_div(cols, VS) >= kColShiftMinVectors)
       return launch_col_sums_shift<T, VS>(stream, in, rows, cols, ld, out);
-    // Or (kColFunnelDefault) a thread per 16 bytes of columns down the rows, each row's two
-    // aligned chunks funnelled into its columns (col_sums_funnel_kernel); not bytes (16 lanes).
-    if (kColFunnelDefault && sizeof(T) > 1 && ceil_div(cols, Index(kVec16<T>)) >= kColFunnelMinVectors)
-      return launch_col_sums_funnel<T>(stream, in, rows, cols, ld, out);
   }
-  if constexpr (VMax >= 16) if (fits(16)) return launch_col_sums_v<T, 16, Cfg>(stream, in, rows, cols, ld, out);
-  if constexpr (VMax >= 8) if (fits(8)) return launch_col_sums_v<T, 8, Cfg>(stream, in, rows, cols, ld, out);
-  if constexpr (VMax >= 4) if (fits(4)) return launch_col_sums_v<T, 4, Cfg>(stream, in, rows, cols, ld, out);
-  if constexpr (VMax >= 2) if (fits(2)) return launch_col_sums_v<T, 2, Cfg>(stream, in, rows, cols, ld, out);
-  launch_col_sums_v<T, 1, Cfg>(stream, in, rows, cols, ld, out);
+  with_col_vec(in, rows, cols, ld, [&](auto v) {
+    launch_col_sums_v<T, decltype(v)::value, Cfg>(stream, in, rows, cols, ld, out);
+  });
 }
 
 // ================================================================== configurations under trial
@@ -676,39 +586,11 @@ struct FlatTrial {
   }
 };
 
-template <class T, int L, int K, int G>
-struct ButterflyTrial {
-  static bool takes(const T* in, Index rows, Index cols, Index ld) {
-    return rows >= 1 && cols >= 1 && row_chunks(in, rows, cols, ld) <= Index(L) * K;
-  }
-  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    launch_row_butterfly<T, L, K, G>(stream.native(), in, rows, cols, ld, out);
-  }
-};
-
-template <class T, int K, int U, bool Persistent = true>
-struct ScanTrial {
-  static bool takes(const T* in, Index rows, Index cols, Index ld) {
-    return dense_window(in, rows, cols, ld) && cols >= Index(K) * kVec16<T>;
-  }
-  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
-    launch_row_sums_scan<T, K, U, Persistent>(stream.native(), in, rows, cols, out);
-  }
-};
-
 template <class T, int Threads, int U, int MinBlocks>
 struct ShiftTrial {
   static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
     launch_col_sums_shift<T, kColShiftVec<T>, ColShiftConfig<Threads, U, MinBlocks>>(stream, in, rows, cols, ld, out);
-  }
-};
-
-template <class T, int Threads, int U, int Oversub>
-struct FunnelTrial {
-  static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
-  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    launch_col_sums_funnel<T, ColFunnelConfig<Threads, U, Oversub>>(stream, in, rows, cols, ld, out);
   }
 };
 
@@ -728,16 +610,18 @@ struct RowFlatTrial {
   }
 };
 
-/// The most rows the short-wide column trials take (a thread walks every row of its columns).
+/// The most rows the short-wide column trial takes (a thread walks every row of its columns).
 constexpr Index kColWideTrialMaxRows = 4096;
 
-template <class T, int Bytes, int M = 1>
+template <class T>
 struct ColWideTrial {
   static bool takes(const T*, Index rows, Index cols, Index) {
     return rows >= 1 && rows <= kColWideTrialMaxRows && cols >= 1;
   }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    launch_col_sums_wide<T, Bytes, M>(stream, in, rows, cols, ld, out);
+    with_col_vec(in, rows, cols, ld, [&](auto v) {
+      launch_col_sums_wide<T, decltype(v)::value>(stream.native(), in, rows, cols, ld, out);
+    });
   }
 };
 
@@ -748,7 +632,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 39;
+  static constexpr int kCount = 15;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -756,59 +640,23 @@ struct NarrowTrials {
       narrow_trial<FlatTrial<T, 256, 4>, T>("ours-flat256u4", NarrowKind::col_sums_tall),
       narrow_trial<FlatTrial<T, 256, 8>, T>("ours-flat256u8", NarrowKind::col_sums_tall),
       narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall),
-      // A warp per 32 rows (launch_row_butterfly<L, K, G>); l4k1g2 is the default for rows of
-      // 3-4 chunks, where the 2-lane teams were.
-      narrow_trial<ButterflyTrial<T, 4, 1, 1>, T>("ours-bfly-l4k1g1", NarrowKind::row_sums),
-      narrow_trial<ButterflyTrial<T, 4, 1, 2>, T>("ours-bfly-l4k1g2", NarrowKind::row_sums),
-      narrow_trial<ButterflyTrial<T, 4, 1, 4>, T>("ours-bfly-l4k1g4", NarrowKind::row_sums),
-      narrow_trial<ButterflyTrial<T, 2, 2, 2>, T>("ours-bfly-l2k2g2", NarrowKind::row_sums),
-      narrow_trial<ButterflyTrial<T, 8, 1, 1>, T>("ours-bfly-l8k1g1", NarrowKind::row_sums),
-      // Rows of one chunk (u8 x16), and of 8 (f64 x16) two ways.
-      narrow_trial<ButterflyTrial<T, 1, 1, 8>, T>("ours-bfly-l1k1g8", NarrowKind::row_sums),
-      narrow_trial<ButterflyTrial<T, 4, 2, 2>, T>("ours-bfly-l4k2g2", NarrowKind::row_sums),
-      narrow_trial<ButterflyTrial<T, 8, 1, 2>, T>("ours-bfly-l8k1g2", NarrowKind::row_sums),
       // Dense rows of 1, 2, 4 or 8 whole chunks as one flat stream (launch_row_sums_flat<U>: U
       // chunks in flight a thread); u8 (kRowFlatU) is what kRowFlatDefault turns on.
       narrow_trial<RowFlatTrial<T, 4>, T>("ours-rowflat-u4", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 8>, T>("ours-rowflat-u8", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 16>, T>("ours-rowflat-u16", NarrowKind::row_sums),
-      // A warp per segment of whole rows read as one flat stream, rows closed by a segmented scan
-      // over the lanes (launch_row_sums_scan<K, U>: K chunks a lane, U iterations in flight);
-      // k2u2 is what kRowScanDefault turns on.
-      narrow_trial<ScanTrial<T, 1, 4>, T>("ours-scan-k1u4", NarrowKind::row_sums),
-      narrow_trial<ScanTrial<T, 2, 2>, T>("ours-scan-k2u2", NarrowKind::row_sums),
-      narrow_trial<ScanTrial<T, 2, 4>, T>("ours-scan-k2u4", NarrowKind::row_sums),
-      narrow_trial<ScanTrial<T, 4, 2>, T>("ours-scan-k4u2", NarrowKind::row_sums),
-      narrow_trial<ScanTrial<T, 2, 2, false>, T>("ours-scan-k2u2-grid", NarrowKind::row_sums),
-      narrow_trial<ScanTrial<T, 1, 4, false>, T>("ours-scan-k1u4-grid", NarrowKind::row_sums),
       // Column sums of unaligned rows (launch_col_sums_shift: threads, rows in flight, least
-      // blocks per SM); t256u4 is the default.
+      // blocks per SM); t256u4 is DefaultColShiftConfig, what kColShiftDefault turns on.
       narrow_trial<ShiftTrial<T, 256, 4, 4>, T>("ours-shift-t256u4", NarrowKind::col_sums_any),
       narrow_trial<ShiftTrial<T, 256, 8, 3>, T>("ours-shift-t256u8", NarrowKind::col_sums_any),
       narrow_trial<ShiftTrial<T, 128, 4, 8>, T>("ours-shift-t128u4", NarrowKind::col_sums_any),
       narrow_trial<ShiftTrial<T, 512, 4, 2>, T>("ours-shift-t512u4", NarrowKind::col_sums_any),
-      // What unaligned rows took before: element loads (the tiles, or a thread per column).
+      // What unaligned rows take by default where the window is not short-wide: the element-wise
+      // tiles (or a thread per vector of columns, the short-wide kernel), forced.
       narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any),
-      // The same element-wise tiles with wider warps along a row (ColSumsConfig<WX, WY, U>).
-      narrow_trial<ColElementTrial<T, ColSumsConfig<4, 2, 4>>, T>("ours-v1-x4y2", NarrowKind::col_sums_any),
-      narrow_trial<ColElementTrial<T, ColSumsConfig<2, 4, 4>>, T>("ours-v1-x2y4", NarrowKind::col_sums_any),
-      // Short-wide column sums, a thread per vector down every row, with Bytes in flight a thread
-      // (launch_col_sums_wide; the default keeps 4 rows, 16 bytes of unaligned f32); b64 is what
-      // kColWideScaled turns on.
-      narrow_trial<ColWideTrial<T, 32>, T>("ours-wide-b32", NarrowKind::col_sums_any),
-      narrow_trial<ColWideTrial<T, 64>, T>("ours-wide-b64", NarrowKind::col_sums_any),
-      narrow_trial<ColWideTrial<T, 128>, T>("ours-wide-b128", NarrowKind::col_sums_any),
-      // ... and M vectors a thread, for the rows too few to fill the rows in flight (3x16777215:
-      // 3 loads of 4 bytes a thread by one vector, 0.47 of a CUB sum in run U2a).
-      narrow_trial<ColWideTrial<T, 64, 4>, T>("ours-wide-b64m4", NarrowKind::col_sums_any),
-      narrow_trial<ColWideTrial<T, 128, 8>, T>("ours-wide-b128m8", NarrowKind::col_sums_any),
-      // Column sums of unaligned rows, a thread per 16 bytes of columns funnelling each row's two
-      // aligned chunks (launch_col_sums_funnel: threads, rows in flight, blocks per resident
-      // slot); t256u4x1 is DefaultColFunnelConfig, what kColFunnelDefault turns on.
-      narrow_trial<FunnelTrial<T, 256, 4, 1>, T>("ours-funnel-t256u4x1", NarrowKind::col_sums_any),
-      narrow_trial<FunnelTrial<T, 256, 8, 1>, T>("ours-funnel-t256u8x1", NarrowKind::col_sums_any),
-      narrow_trial<FunnelTrial<T, 128, 8, 1>, T>("ours-funnel-t128u8x1", NarrowKind::col_sums_any),
-      narrow_trial<FunnelTrial<T, 256, 4, 2>, T>("ours-funnel-t256u4x2", NarrowKind::col_sums_any)};
+      // The short-wide column kernel in the library's configuration (launch_col_sums_wide: 4
+      // vectors of at most 4 bytes a thread, 64 bytes in flight), forced where the rows are few.
+      narrow_trial<ColWideTrial<T>, T>("ours-wide-b64m4", NarrowKind::col_sums_any)};
 };
 
 }  // namespace devmat::detail

@@ -182,8 +182,7 @@ TEMPLATE_TEST_CASE("narrow trials: windows of a parent, dense at unaligned offse
       // A dense-only kernel must refuse a strided window.
       for (int i = 0; i < narrow_trial_count<T>(); ++i) {
         const std::string name = narrow_trial_name<T>(i);
-        if (!dense && (name.find("staged") != std::string::npos || name.find("flat") != std::string::npos ||
-                       name.find("scan") != std::string::npos))
+        if (!dense && (name.find("staged") != std::string::npos || name.find("flat") != std::string::npos))
           CHECK_FALSE(narrow_trial_takes<T>(i, v.data(), w[2], w[3], C));
       }
       check_trials<T>(stream, v.data(), hw, w[2], w[3], C, true, true);
@@ -198,11 +197,11 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
   using T = TestType;
   const Stream stream = Stream::per_thread();
   // col_sums_shift_kernel: blocks of 255 (or 127, 511) vectors of columns, the last thread a halo;
-  // rows split into chunks of at least 32 when the strips leave resident slots free.
-  // col_sums_funnel_kernel: blocks of 128 or 256 vectors of 16 bytes (W = 16 / sizeof(T)
-  // columns), rows in chunks of at least 16, the last rows of a chunk fewer than U (4, 8). Windows
-  // of an odd-width parent at every column offset within a vector, so each row starts at another
-  // offset.
+  // rows split into chunks of at least 32 when the strips leave resident slots free. The
+  // short-wide kernel (ours-wide-b64m4): blocks of 256 threads of 4 vectors of at most 4 bytes
+  // (1024 V columns a block), or one vector of 8 or 16 bytes; 4 to 16 rows in flight. The tiles
+  // (ours-v1). Windows of an odd-width parent at every column offset within a vector, so each
+  // row starts at another offset.
   constexpr Index V = sizeof(T) == 1 ? 4 : 16 / static_cast<Index>(sizeof(T));
   constexpr Index W = 16 / static_cast<Index>(sizeof(T));
   std::vector<Index> cols_list = {1, V - 1, V + 1, 127 * V - 1, 127 * V + 1, 255 * V - 1, 255 * V, 255 * V + 1,
@@ -222,23 +221,9 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
         CAPTURE(shape(r, c), C, off);
         const MatrixView<const T> v = a.block(1, off, r, c);
         const T* hw = h.data() + C + off;
-        int ran = 0;
-        for (int i = 0; i < narrow_trial_count<T>(); ++i) {
-          const std::string name = narrow_trial_name<T>(i);
-          if (name.find("shift") == std::string::npos && name.find("funnel") == std::string::npos) continue;
-          REQUIRE(narrow_trial_takes<T>(i, v.data(), r, c, C));
-          CAPTURE(narrow_trial_name<T>(i));
-          using S = sum_t<T>;
-          auto out = DeviceMatrix<S>::constant(c, 1, poison_value<S>(), stream);
-          auto again = DeviceMatrix<S>::constant(c, 1, poison_value<S>(), stream);
-          narrow_trial<T>(i, stream, v.data(), r, c, C, out.data());
-          narrow_trial<T>(i, stream, v.data(), r, c, C, again.data());
-          const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
-          CHECK(bad_sums(got, hw, c, 1, r, C) == 0);
-          CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
-          ++ran;
-        }
-        CHECK(ran == 8);  // 4 shift, 4 funnel configurations
+        // Every column trial that takes the window: the 4 shift configurations, the short-wide
+        // kernel and the tiles take any (one row: the flat kernels too).
+        CHECK(check_trials<T>(stream, v.data(), hw, r, c, C, false, true) >= 6);
         check_public<T>(stream, v, hw, C);
       }
       CHECK(to_eigen(a) == h);  // the parent is intact
@@ -246,15 +231,17 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
   }
 }
 
-TEMPLATE_TEST_CASE("row sums by a warp per 32 rows: every row offset, tile edges, strided rows",
+TEMPLATE_TEST_CASE("row sums of rows of a few chunks: every row offset, tile edges, strided rows",
                    "[reduce][narrow][views]", float, double, std::int32_t, std::uint8_t) {
   using T = TestType;
   const Stream stream = Stream::per_thread();
-  // row_sums_butterfly_kernel: tiles of 32 rows, G tiles a warp at a time, rows of up to L * K
-  // 16-byte chunks at any start offset and stride.
+  // The public row sums of rows of 1 to 9 16-byte chunks at any start offset and stride: rows of
+  // 3 or 4 chunks take row_sums_butterfly_kernel<4, 1, 2> (tiles of 32 rows, two a warp at a
+  // time), dense rows of 5 to 8 whole chunks (5 V, 8 V) and dense rows that are not whole chunks
+  // the shared-memory tiles (256 rows a tile and more), the rest the teams.
   constexpr Index V = 16 / static_cast<Index>(sizeof(T));
   std::vector<Index> rows_list = {1, 2, 31, 32, 33, 63, 65, 257, 4097, 100003};
-  std::vector<Index> cols_list = {1, V - 1, V, V + 1, 2 * V, 3 * V + 1, 4 * V, 8 * V - 1};
+  std::vector<Index> cols_list = {1, V - 1, V, V + 1, 2 * V, 3 * V + 1, 4 * V, 5 * V, 8 * V - 1, 8 * V};
   if (under_sanitizer()) rows_list = {1, 33, 4097};
   for (Index c : cols_list) {
     for (Index r : rows_list) {
@@ -265,31 +252,21 @@ TEMPLATE_TEST_CASE("row sums by a warp per 32 rows: every row offset, tile edges
           if (off + c > C + 1) continue;
           CAPTURE(shape(r, c), C + 1, off);
           const MatrixView<const T> v = a.block(0, off, r, c);
-          const T* hw = h.data() + off;
-          int ran = 0;
-          for (int i = 0; i < narrow_trial_count<T>(); ++i) {
-            if (std::string(narrow_trial_name<T>(i)).find("bfly") == std::string::npos) continue;
-            if (!narrow_trial_takes<T>(i, v.data(), r, c, C + 1)) continue;
-            CAPTURE(narrow_trial_name<T>(i));
-            using S = sum_t<T>;
-            auto out = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
-            auto again = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
-            narrow_trial<T>(i, stream, v.data(), r, c, C + 1, out.data());
-            narrow_trial<T>(i, stream, v.data(), r, c, C + 1, again.data());
-            const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
-            CHECK(bad_sums(got, hw, r, C + 1, c, 1) == 0);
-            CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
-            ++ran;
-          }
-          // A row at any offset touches at most ceil((V - 1 + c) / V) chunks: up to 4, every form
-          // of up to 4 or 8 chunks takes it (l4k1g*, l2k2g2, l8k1g*, l4k2g2), l1k1g8 only rows
-          // inside one chunk; up to 8, the forms of 8 (l8k1g*, l4k2g2).
-          const Index worst = (V - 1 + c + V - 1) / V;
-          if (worst <= 4) CHECK(ran >= 7);
-          else if (worst <= 8) CHECK(ran >= 3);
-          check_public<T>(stream, v, hw, C + 1);
+          check_public<T>(stream, v, h.data() + off, C + 1);
         }
       }
+    }
+  }
+  // Dense matrices of rows of 3 to 8 whole chunks, from the start of a parent and from row 1.
+  std::vector<Index> dense_rows = {1, 255, 257, 4099, 100003};
+  if (under_sanitizer()) dense_rows = {1, 257, 4099};
+  for (Index c : {3 * V, 4 * V, 5 * V, 6 * V, 7 * V, 8 * V}) {
+    for (Index r : dense_rows) {
+      CAPTURE(shape(r, c));
+      const HostMatrix<T> h = random_matrix<T>(r + 1, c, lo<T>(), hi<T>());
+      const auto a = to_device(h, stream);
+      check_public<T>(stream, a.view(), h.data(), c);
+      check_public<T>(stream, a.block(1, 0, r, c), h.data() + c, c);
     }
   }
 }
