@@ -22,9 +22,8 @@
 // Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
 // previous result before calling the function, so the pool's cache hands a block of the same
 // size back: the same block (the output stays in L2 between iterations as NPP's does) only when
-// the cache takes the newest block first or holds one of that size (the counter "same_block"
-// says which); "ours-newest" (threshold u8 and f32, rgb_to_gray) forces the cache newest first
-// (detail::kCacheNewestFirst); "ours-keep" (threshold) keeps the
+// the cache holds one of that size (it hands back the oldest; the counter "same_block" says
+// which); "ours-keep" (threshold) keeps the
 // previous result alive while the next is made, so two outputs alternate (what a loop that
 // assigns `out = threshold(...)` does). Before timing, a variant's output is compared with the
 // public function's once: u8 must be identical (else the row is skipped with an error), filter2d
@@ -122,15 +121,11 @@ void register_variant(const std::string& op, const std::string& impl, std::funct
 }
 
 /// Row "ours": the public function, its previous result dropped first (one output buffer, as
-/// NPP's row, when the pool's cache hands the same block back). `newest` forces the cache's
-/// order for the row (detail::force_cache_newest_first: 1 newest first, the "ours-newest" rows;
-/// -1 the default).
+/// NPP's row, when the pool's cache hands the same block back).
 template <class T>
-void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours, const std::string& impl = "ours",
-                   int newest = -1) {
+void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours, const std::string& impl = "ours") {
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<U8>().stream().native();
-    d::force_cache_newest_first(newest);
     DeviceMatrix<T> out;
     const std::size_t allocs = d::pool_allocations();
     std::int64_t same = 0;
@@ -141,13 +136,12 @@ void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours,
       same += out.data() == last;
       last = out.data();
     });
-    d::force_cache_newest_first(-1);
     const auto iters = static_cast<double>(std::max<std::int64_t>(st.iterations(), 1));
     // Calls into the pool's allocator (the block cache missed), ~4 us of host time each: 0 expected.
     st.counters["pool_allocs_per_iter"] = static_cast<double>(d::pool_allocations() - allocs) / iters;
     // Calls whose output was the previous call's block (in L2 still, as NPP's one buffer): 1
-    // expected newest first; oldest first it is 0 whenever the cache holds several blocks of
-    // the output's size (the earlier rows' outputs).
+    // whenever the cache holds a single block of the output's size; 0 when it holds several
+    // (the earlier rows' outputs: the cache hands back the oldest).
     st.counters["same_block"] = static_cast<double>(same) / iters;
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
@@ -313,7 +307,6 @@ void register_filter2d(int k) {
 void register_threshold() {
   const auto ours = [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); };
   register_ours<U8>("threshold_trunc", ours);
-  register_ours<U8>("threshold_trunc", ours, "ours-newest", 1);
   const d::ThresholdWord trunc{128, 255u * 0x01010101u, d::kThTrunc, nullptr, 0u};
   for (int c : {1, 2, 4})  // the row-by-row kernel (views take it), 16-byte chunks a thread
     register_variant<U8>("threshold_trunc", "ours-2d-c" + std::to_string(c), ours, [c, trunc](DeviceMatrix<U8>& out) {
@@ -354,7 +347,6 @@ void register_threshold() {
 void register_threshold_f32() {
   const auto ours = [] { return devmat::threshold(input<float>(), 0.5, 1.0, devmat::Threshold::trunc); };
   register_ours<float>("threshold_trunc", ours);
-  register_ours<float>("threshold_trunc", ours, "ours-newest", 1);
   register_variant<float>("threshold_trunc", "ours-geom", ours, [](DeviceMatrix<float>& out) {
     const auto& in = input<float>();
     d::launch_geom_map(stream_of(input<U8>()), out.data(), kSide, kSide,
@@ -385,7 +377,6 @@ void register_threshold_f32() {
 void register_gray() {
   const auto ours = [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); };
   register_ours<U8>("rgb_to_gray", ours);
-  register_ours<U8>("rgb_to_gray", ours, "ours-newest", 1);
   for (int c : {2, 4})
     register_variant<U8>("rgb_to_gray", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
       const auto& p = rgb_planes();
