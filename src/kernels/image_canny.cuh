@@ -302,6 +302,27 @@ __device__ __forceinline__ unsigned canny_fill_runs(unsigned seed, unsigned mask
   return up | down;
 }
 
+/// The candidates `cand` (lane r: row r of a tile, bit j column j) 8-connected to `seed` (within
+/// cand), filled until a step raises nothing, a warp a tile. The halo: `above` / `below`, the
+/// edges of the rows above and below the tile; `side`, bit 0 / bit 31 where an edge in the
+/// column left / right of the tile touches row `lane` (0 for none: the tile alone).
+__device__ __forceinline__ unsigned canny_tile_fill(unsigned seed, unsigned cand, unsigned above = 0, unsigned below = 0,
+                                                    unsigned side = 0) {
+  const int lane = threadIdx.x & 31;
+  unsigned got = seed;
+  for (;;) {
+    unsigned up = __shfl_up_sync(kCannyFullMask, got, 1), down = __shfl_down_sync(kCannyFullMask, got, 1);
+    if (lane == 0) up = above;
+    if (lane == 31) down = below;
+    const unsigned near = up | down | got;  // edges in rows lane - 1 .. lane + 1, by column
+    const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1) | side), cand);
+    const bool grew = next != got;
+    got = next;
+    if (!__any_sync(kCannyFullMask, grew)) break;
+  }
+  return got;
+}
+
 /// One round of hysteresis as canny_hysteresis_kernel's (same map, marks and contract), a warp a
 /// tile: tile t = tile_y * tiles_x + tile_x, read when dirty_in[t] is set. The warp loads the
 /// tile and its halo of 1 by rows (a row's 32 bytes, then ballots: lane r keeps row r), fills
@@ -346,16 +367,7 @@ canny_hysteresis_bits_kernel(std::uint8_t* map, Index rows, Index cols, Index ti
     if (lane == 31) left_down = edge_at(y0 + kCannyTile, x0 - 1), right_down = edge_at(y0 + kCannyTile, x0 + kCannyTile);
     const unsigned side = ((left || left_up || left_down) ? 1u : 0u) | ((right || right_up || right_down) ? 0x80000000u : 0u);
     const unsigned cand = weak | edge, edge0 = edge;
-    for (;;) {
-      unsigned up = __shfl_up_sync(kCannyFullMask, edge, 1), down = __shfl_down_sync(kCannyFullMask, edge, 1);
-      if (lane == 0) up = above;
-      if (lane == 31) down = below;
-      const unsigned near = up | down | edge;  // edges in rows lane - 1 .. lane + 1, by column
-      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1) | side), cand);
-      const bool grew = next != edge;
-      edge = next;
-      if (!__any_sync(kCannyFullMask, grew)) break;
-    }
+    edge = canny_tile_fill(edge, cand, above, below, side);
     const unsigned raised = edge & ~edge0;  // row `lane`
     if (!__any_sync(kCannyFullMask, raised != 0)) continue;
     for (int r = 0; r < kCannyTile; ++r) {
@@ -504,16 +516,7 @@ canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows,
     }
     // The tile's own fill (no halo): edges raise the weak runs they touch, 8-connected.
     const unsigned cand = weak | edge;
-    for (;;) {
-      unsigned up = __shfl_up_sync(kAll, edge, 1), down = __shfl_down_sync(kAll, edge, 1);
-      if (lane == 0) up = 0;
-      if (lane == 31) down = 0;
-      const unsigned near = up | down | edge;
-      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1)), cand);
-      const bool grew = next != edge;
-      edge = next;
-      if (!__any_sync(kAll, grew)) break;
-    }
+    edge = canny_tile_fill(edge, cand);
     weak = cand & ~edge;
     const Index t = tile_y * tiles_x + tile_x;
     edge_bits[t * kCannyTile + lane] = edge;
@@ -566,16 +569,7 @@ canny_bits_round_kernel(unsigned* edge_bits, const unsigned* __restrict__ weak_b
       right_down = word(tile_y + 1, tile_x + 1, 0) & 1u;
     }
     const unsigned side = ((left | left_up | left_down) ? 1u : 0u) | ((right | right_up | right_down) ? 0x80000000u : 0u);
-    for (;;) {
-      unsigned up = __shfl_up_sync(kCannyFullMask, edge, 1), down = __shfl_down_sync(kCannyFullMask, edge, 1);
-      if (lane == 0) up = above;
-      if (lane == 31) down = below;
-      const unsigned near = up | down | edge;
-      const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1) | side), cand);
-      const bool grew = next != edge;
-      edge = next;
-      if (!__any_sync(kCannyFullMask, grew)) break;
-    }
+    edge = canny_tile_fill(edge, cand, above, below, side);
     const unsigned raised = edge & ~edge0;
     if (!__any_sync(kCannyFullMask, raised != 0)) continue;
     if (raised) edge_bits[tile * kCannyTile + lane] = edge;
@@ -843,23 +837,6 @@ __device__ __forceinline__ unsigned canny_ring_slot(int r, int c) {
 /// The candidates (weak or edge) of `tile`, lane r row r.
 __device__ __forceinline__ unsigned canny_cand_row(const unsigned* edge_bits, const unsigned* weak_bits, Index tile, int lane) {
   return edge_bits[tile * kCannyTile + lane] | weak_bits[tile * kCannyTile + lane];
-}
-
-/// The pieces of candidates of a tile grown from `seed` inside `cand` (lane r row r, no halo).
-__device__ __forceinline__ unsigned canny_tile_fill(unsigned seed, unsigned cand) {
-  const int lane = threadIdx.x & 31;
-  unsigned got = seed;
-  for (;;) {
-    unsigned up = __shfl_up_sync(kCannyFullMask, got, 1), down = __shfl_down_sync(kCannyFullMask, got, 1);
-    if (lane == 0) up = 0;
-    if (lane == 31) down = 0;
-    const unsigned near = up | down | got;
-    const unsigned next = canny_fill_runs(cand & (near | (near << 1) | (near >> 1)), cand);
-    const bool grew = next != got;
-    got = next;
-    if (!__any_sync(kCannyFullMask, grew)) break;
-  }
-  return got;
 }
 
 /// A warp a tile: every ring node gets parent = its piece's smallest node (itself when not a
