@@ -153,7 +153,7 @@ void register_forced_morph(bool erode, int k, const std::string& impl, Launch la
 /// serial prefix/suffix chains' loads in flight) as "ours-tile<rows>x<cols>-b4".
 template <class T>
 void register_morph_tiles(bool erode, int k) {
-  for (int tile = 0; tile < devmat::detail::kMorphTileShapes; ++tile)
+  for (int tile = 0; tile < devmat::detail::kMorphTileShapes<T>; ++tile)
     for (int batch : {1, 4}) {
       const auto t = devmat::detail::morph_tile_shape<T>(tile);
       const std::string impl =

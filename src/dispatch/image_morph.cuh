@@ -77,7 +77,7 @@ template <bool kErode, class T>
 void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
                        int kc, int shape = 0, int batch = 1) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_tile: u8 or float");
-  if (shape < 0 || shape >= kMorphTileShapes)
+  if (shape < 0 || shape >= kMorphTileShapes<T>)
     throw std::invalid_argument("devmat: launch_morph_tile: no tile shape " + std::to_string(shape));
   if (batch != 1 && batch != 4)
     throw std::invalid_argument("devmat: launch_morph_tile: batch " + std::to_string(batch) + " (1 or 4)");
@@ -92,11 +92,10 @@ void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
     const dim3 grid = tile_grid(rows, cols, t.cols, t.rows, &tiles_y);
     launch(kernel, grid, dim3(kMorphTileThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, tiles_y);
   };
-  switch (shape) {
-    case 0: run(std::integral_constant<int, 0>{}); break;
-    case 1: run(std::integral_constant<int, 1>{}); break;
-    default: run(std::integral_constant<int, 2>{}); break;
-  }
+  static_assert(kMorphTileShapes<T> <= 3, "launch_morph_tile: a case a tile shape");
+  if (shape == 0) run(std::integral_constant<int, 0>{});
+  else if (shape == 1) run(std::integral_constant<int, 1>{});
+  else if constexpr (kMorphTileShapes<T> > 2) run(std::integral_constant<int, 2>{});
 }
 
 /// Whether launch_morph_stream takes a kr x kc element: at most 32 rows (its register arrays)

@@ -223,17 +223,20 @@ struct MorphTileShape {
   int rows, cols;
 };
 
-/// The tiles launch_morph_tile offers, by index (0: the default). u8: 64 x 128, 32 x 128,
-/// 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less halo (a 31 x 31
-/// element reads 30 rows and columns around each tile) but hold more shared memory, so fewer
-/// blocks fit an SM.
+/// The tiles launch_morph_tile offers, by index (0: the default), kMorphTileShapes<T> of them.
+/// u8: 64 x 128, 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less
+/// halo (a 31 x 31 element reads 30 rows and columns around each tile) but hold more shared
+/// memory, so fewer blocks fit an SM. (u8's 32 x 128 lost to 64 x 128 at every side: H200,
+/// 4096^2, 3x3 .. 31x31 3.65 / 3.71 / 3.78 / 3.44 / 2.77e5 Mpix/s against 3.97 / 4.00 / 4.15 /
+/// 4.13 / 3.59e5, run V1.)
 template <class T>
 constexpr MorphTileShape morph_tile_shape(int index) {
-  constexpr MorphTileShape u8[] = {{64, 128}, {32, 128}, {64, 256}};
+  constexpr MorphTileShape u8[] = {{64, 128}, {64, 256}};
   constexpr MorphTileShape f32[] = {{32, 64}, {64, 64}, {32, 128}};
   return std::is_same_v<T, std::uint8_t> ? u8[index] : f32[index];
 }
-inline constexpr int kMorphTileShapes = 3;
+template <class T>
+inline constexpr int kMorphTileShapes = std::is_same_v<T, std::uint8_t> ? 2 : 3;
 
 /// The (major, minor) items of a (n, minor_n) array a block's threads take in turn, minor
 /// fastest: thread t starts at item t and moves kMorphTileThreads items at a time, without a

@@ -40,7 +40,7 @@ void morph_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld
 void morph_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
                     Index cols, int kr, int kc);
 /// Both van Herk / Gil-Werman passes on a tile in shared memory (any kr, kc >= 1 whose tile fits
-/// the device), tile shape `shape` (0 .. 2: src/dispatch/image_morph.cuh's morph_tile_shape),
+/// the device), tile shape `shape` (u8 0 .. 1, float 0 .. 2: kernels/image_morph.cuh's morph_tile_shape),
 /// `batch` words loaded at a time by the block minima (1 or 4).
 void morph_tile(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
                 Index rows, Index cols, int kr, int kc, int shape, int batch = 1);
