@@ -11,9 +11,8 @@
 // neighbours by shuffles; m6: registers capped at 80), morphology
 // "ours-r4/r8/r16" (u8 and f32) and "ours-two-pass" (f32: the van Herk passes), filter2d
 // "ours-general" (the any-size kernel) and, 3x3 and 5x5, "ours-direct-r4/r8/r16" (no shared
-// memory, R output rows a thread), canny "ours-bits-c1/c2/c4/c8", "ours-sweeps-c2/c4" (the
-// tile-rounds hysteresis by its two tile fills, rounds between two reads of the flag) and
-// "ours-components", u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that
+// memory, R output rows a thread), canny "ours-walk2" and "ours-planes-ring-u<N>" (see
+// register_canny), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that
 // views take, 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a dense
 // image takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of
 // views) and "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
@@ -22,9 +21,8 @@
 // Timing: every row writes one output buffer over and over, as NPP's row does: "ours" drops its
 // previous result before calling the function, so the pool's cache hands a block of the same
 // size back: the same block (the output stays in L2 between iterations as NPP's does) only when
-// the cache takes the newest block first or holds one of that size (the counter "same_block"
-// says which); "ours-newest" (threshold u8 and f32, rgb_to_gray) forces the cache newest first
-// (detail::kCacheNewestFirst); "ours-keep" (threshold) keeps the
+// the cache holds one of that size (it hands back the oldest; the counter "same_block" says
+// which); "ours-keep" (threshold) keeps the
 // previous result alive while the next is made, so two outputs alternate (what a loop that
 // assigns `out = threshold(...)` does). Before timing, a variant's output is compared with the
 // public function's once: u8 must be identical (else the row is skipped with an error), filter2d
@@ -122,15 +120,11 @@ void register_variant(const std::string& op, const std::string& impl, std::funct
 }
 
 /// Row "ours": the public function, its previous result dropped first (one output buffer, as
-/// NPP's row, when the pool's cache hands the same block back). `newest` forces the cache's
-/// order for the row (detail::force_cache_newest_first: 1 newest first, the "ours-newest" rows;
-/// -1 the default).
+/// NPP's row, when the pool's cache hands the same block back).
 template <class T>
-void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours, const std::string& impl = "ours",
-                   int newest = -1) {
+void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours, const std::string& impl = "ours") {
   benchmark::RegisterBenchmark(b::name(op, b::dtype<T>(), kShape, impl).c_str(), [=](benchmark::State& st) {
     const cudaStream_t s = input<U8>().stream().native();
-    d::force_cache_newest_first(newest);
     DeviceMatrix<T> out;
     const std::size_t allocs = d::pool_allocations();
     std::int64_t same = 0;
@@ -141,13 +135,12 @@ void register_ours(const std::string& op, std::function<DeviceMatrix<T>()> ours,
       same += out.data() == last;
       last = out.data();
     });
-    d::force_cache_newest_first(-1);
     const auto iters = static_cast<double>(std::max<std::int64_t>(st.iterations(), 1));
     // Calls into the pool's allocator (the block cache missed), ~4 us of host time each: 0 expected.
     st.counters["pool_allocs_per_iter"] = static_cast<double>(d::pool_allocations() - allocs) / iters;
     // Calls whose output was the previous call's block (in L2 still, as NPP's one buffer): 1
-    // expected newest first; oldest first it is 0 whenever the cache holds several blocks of
-    // the output's size (the earlier rows' outputs).
+    // whenever the cache holds a single block of the output's size; 0 when it holds several
+    // (the earlier rows' outputs: the cache hands back the oldest).
     st.counters["same_block"] = static_cast<double>(same) / iters;
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
@@ -313,7 +306,6 @@ void register_filter2d(int k) {
 void register_threshold() {
   const auto ours = [] { return devmat::threshold(input<U8>(), 128, 255, devmat::Threshold::trunc); };
   register_ours<U8>("threshold_trunc", ours);
-  register_ours<U8>("threshold_trunc", ours, "ours-newest", 1);
   const d::ThresholdWord trunc{128, 255u * 0x01010101u, d::kThTrunc, nullptr, 0u};
   for (int c : {1, 2, 4})  // the row-by-row kernel (views take it), 16-byte chunks a thread
     register_variant<U8>("threshold_trunc", "ours-2d-c" + std::to_string(c), ours, [c, trunc](DeviceMatrix<U8>& out) {
@@ -354,7 +346,6 @@ void register_threshold() {
 void register_threshold_f32() {
   const auto ours = [] { return devmat::threshold(input<float>(), 0.5, 1.0, devmat::Threshold::trunc); };
   register_ours<float>("threshold_trunc", ours);
-  register_ours<float>("threshold_trunc", ours, "ours-newest", 1);
   register_variant<float>("threshold_trunc", "ours-geom", ours, [](DeviceMatrix<float>& out) {
     const auto& in = input<float>();
     d::launch_geom_map(stream_of(input<U8>()), out.data(), kSide, kSide,
@@ -385,7 +376,6 @@ void register_threshold_f32() {
 void register_gray() {
   const auto ours = [] { return devmat::rgb_to_gray(rgb_planes()[0], rgb_planes()[1], rgb_planes()[2]); };
   register_ours<U8>("rgb_to_gray", ours);
-  register_ours<U8>("rgb_to_gray", ours, "ours-newest", 1);
   for (int c : {2, 4})
     register_variant<U8>("rgb_to_gray", "ours-c" + std::to_string(c), ours, [c](DeviceMatrix<U8>& out) {
       const auto& p = rgb_planes();
@@ -419,45 +409,20 @@ void register_gray_flat() {
     });
 }
 
-/// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15): "ours" is the
-/// default (tile rounds, each tile filled on bit masks by a warp, 4 rounds between two waits for
-/// the flag; the rounds after the first work only on the tiles a change marked);
-/// "ours-bits-c1/c2/c4/c8" the same with 1 .. 8 rounds a wait, "ours-sweeps-c2/c4" the tile
-/// rounds with the shared-memory sweeps (the default up to run S3), "ours-components" the
-/// connected-components hysteresis (four kernels, no wait). "canny_snake_20_100": a serpentine of weak edges
-/// through every tile row with one strong end (test/support/canny_ref.hpp's snake_image: a
-/// path of 110 on 100, rows 5 apart), the worst case for tile-local fills: "ours" gives up the
-/// tile rounds after 64 (~10^5 to the end) for the components, "ours-components" alone;
-/// "ours-bits-c4-m8/m16/m32" give up after 8, 16, 32 rounds; "ours-strip" (and "-m16") suppress
-/// by canny_nms_strip_kernel; "ours-planes*" the bit-plane rounds (see below).
+/// Canny as bench_image_neigh times it (a 9x9 box of noise, thresholds 5 and 15), and
+/// "canny_snake_20_100": a serpentine of weak edges through every tile row with one strong end
+/// (test/support/canny_ref.hpp's snake_image: a path of 110 on 100, rows 5 apart), the worst case
+/// for tile-local fills. "ours" is the default (suppression into bit planes by warps walking down
+/// one tile, rounds on the planes 4 a wait, the ring pieces' components past 4 rounds); first
+/// ours and NPP's rows of both images, then the forced configurations: "ours-walk2" (warps
+/// walking down 2 tiles, the default up to run V1), "ours-planes-ring-u0/u1/u2/u4" (the ring
+/// pieces' components after exactly 0 / 1 / 2 / 4 rounds, the flag never read:
+/// CannyConfig::ring_unchecked, no host wait).
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
     return m;
   };
-  const auto ours = [smooth] { return devmat::canny(smooth(), 5, 15); };
-  register_ours<U8>("canny_5_15", ours);
-  const auto forced = [smooth](d::CannyConfig config) {
-    return [=](DeviceMatrix<U8>& out) {
-      const auto& img = smooth();
-      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, config);
-    };
-  };
-  for (const auto fill : {d::CannyConfig::TileFill::bits, d::CannyConfig::TileFill::sweeps})
-    for (int rounds : {1, 2, 4, 8}) {
-      const bool bits = fill == d::CannyConfig::TileFill::bits;
-      if (!bits && (rounds == 1 || rounds == 8)) continue;
-      d::CannyConfig config;
-      config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;
-      config.rounds_per_check = rounds;
-      config.fill = fill;
-      config.max_rounds = 0;  // the rounds alone, never the components
-      register_variant<U8>("canny_5_15", std::string(bits ? "ours-bits-c" : "ours-sweeps-c") + std::to_string(rounds), ours,
-                           forced(config));
-    }
-  d::CannyConfig components;
-  components.hysteresis = d::CannyConfig::Hysteresis::components;
-  register_variant<U8>("canny_5_15", "ours-components", ours, forced(components));
   const auto snake = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = [] {
       std::vector<U8> h(static_cast<std::size_t>(kSide * kSide), 100);
@@ -472,74 +437,10 @@ void register_canny() {
     }();
     return m;
   };
+  const auto ours = [smooth] { return devmat::canny(smooth(), 5, 15); };
   const auto ours_snake = [snake] { return devmat::canny(snake(), 20, 100); };
+  register_ours<U8>("canny_5_15", ours);
   register_ours<U8>("canny_snake_20_100", ours_snake);
-  register_variant<U8>("canny_snake_20_100", "ours-components", ours_snake, [=](DeviceMatrix<U8>& out) {
-    const auto& img = snake();
-    d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, components);
-  });
-  // The default with the suppression by warps down strips in registers (canny_nms_strip_kernel)
-  // instead of 32 x 32 tiles in shared memory: "ours-strip"; with a limit of 16 rounds too.
-  for (int max_rounds : {64, 16}) {
-    d::CannyConfig config;
-    config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;  // whatever the default
-    config.nms = d::CannyConfig::Nms::strip;
-    config.max_rounds = max_rounds;
-    const std::string impl = max_rounds == 64 ? "ours-strip" : "ours-strip-m16";
-    register_variant<U8>("canny_5_15", impl, ours, forced(config));
-    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
-      const auto& img = snake();
-      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
-    });
-  }
-  // The default (bits, 4 rounds a wait) giving up for the components after 8, 16 or 32 rounds
-  // instead of 64 ("ours"): on both images, since a limit low enough for the snake must not send
-  // canny_5_15 (the number of rounds a natural image needs) to the components.
-  for (int max_rounds : {8, 16, 32}) {
-    d::CannyConfig config;
-    config.hysteresis = d::CannyConfig::Hysteresis::tile_rounds;  // whatever the default
-    config.max_rounds = max_rounds;
-    const std::string impl = "ours-bits-c4-m" + std::to_string(max_rounds);
-    register_variant<U8>("canny_5_15", impl, ours, forced(config));
-    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
-      const auto& img = snake();
-      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
-    });
-  }
-  // The rounds on bit planes (CannyConfig::Hysteresis::bits: suppression and each tile's own
-  // fill in one kernel, rounds on 32-bit row words, the bytes written once): "ours-planes" (warps
-  // walking down 2 tiles, 4 rounds a wait, the components past 64 rounds), "-w1" / "-w4" (walks
-  // of 1 / 4 tiles), "-c2" / "-c8" (rounds a wait), "-m8" (the components past 8 rounds),
-  // "-ring-m1/m2/m4/m8/m16" (past 1 / 2 / 4 / 8 / 16 rounds, checked 1 / 2 / 4 at a time, the
-  // ring pieces' components on the planes instead: CannyConfig::ring_union), "-ring-u0/u1/u2/u4"
-  // (the ring pieces' components after exactly 0 / 1 / 2 / 4 rounds, the flag never read:
-  // CannyConfig::ring_unchecked, no host wait).
-  for (const char* suffix : {"", "-w1", "-w4", "-c2", "-c8", "-m8", "-ring-m1", "-ring-m2", "-ring-m4", "-ring-m8",
-                             "-ring-m16", "-ring-u0", "-ring-u1", "-ring-u2", "-ring-u4"}) {
-    d::CannyConfig config;
-    config.hysteresis = d::CannyConfig::Hysteresis::bits;
-    config.max_rounds = 64;  // whatever the default
-    config.ring_union = false;
-    config.ring_unchecked = false;
-    const std::string v = suffix;
-    if (v == "-w1") config.walk_tiles = 1;
-    if (v == "-w4") config.walk_tiles = 4;
-    if (v == "-c2") config.rounds_per_check = 2;
-    if (v == "-c8") config.rounds_per_check = 8;
-    if (v == "-m8") config.max_rounds = 8;
-    if (v.rfind("-ring-", 0) == 0) {
-      config.ring_union = true;
-      config.max_rounds = std::stoi(v.substr(7));
-      config.ring_unchecked = v[6] == 'u';
-      config.rounds_per_check = std::clamp(config.max_rounds, 1, 4);  // -m1, -m2: one check after them
-    }
-    const std::string impl = "ours-planes" + v;
-    register_variant<U8>("canny_5_15", impl, ours, forced(config));
-    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
-      const auto& img = snake();
-      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
-    });
-  }
 #if DEVMAT_BENCH_HAVE_NPP
   const auto npp_canny = [](const DeviceMatrix<U8>& img, DeviceMatrix<U8>& out, const NppStreamContext& ctx, Npp16s low,
                             Npp16s high) {
@@ -557,6 +458,25 @@ void register_canny() {
   register_npp<U8>("canny_snake_20_100",
                    [=](DeviceMatrix<U8>& out, const NppStreamContext& ctx) { npp_canny(snake(), out, ctx, 20, 100); });
 #endif
+  for (const char* suffix : {"-walk2", "-planes-ring-u0", "-planes-ring-u1", "-planes-ring-u2", "-planes-ring-u4"}) {
+    d::CannyConfig config;
+    const std::string v = suffix;
+    if (v == "-walk2") config.walk_tiles = 2;
+    if (v.rfind("-planes-ring-u", 0) == 0) {
+      config.max_rounds = std::stoi(v.substr(14));
+      config.ring_unchecked = true;
+      config.rounds_per_check = std::clamp(config.max_rounds, 1, 4);
+    }
+    const std::string impl = "ours" + v;
+    register_variant<U8>("canny_5_15", impl, ours, [=](DeviceMatrix<U8>& out) {
+      const auto& img = smooth();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 5, 15, config);
+    });
+    register_variant<U8>("canny_snake_20_100", impl, ours_snake, [=](DeviceMatrix<U8>& out) {
+      const auto& img = snake();
+      d::launch_canny(img.stream(), img.data(), kSide, out.data(), kSide, kSide, 20, 100, config);
+    });
+  }
 }
 
 }  // namespace

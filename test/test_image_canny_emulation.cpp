@@ -1,11 +1,11 @@
 // Canny's kernels (kernels/image_canny.cuh) run on the CPU through the CUDA emulation (expr_emu/:
-// a block's threads are host threads, so the shared-memory union-find's atomics and barriers
-// race as on the GPU; blocks run one after another) against canny_reference
-// (support/canny_ref.hpp): both hysteresis designs, the connected components' four kernels and
-// the tile rounds, exact. Small grids on purpose (grid.y 1 or 2, few blocks for the per-pixel
-// kernels) so the loops past the grid run too. Noise, smoothed noise, serpentines and spirals
-// of weak edges that cross many tiles, 1xN, Nx1, primes, tile-1/tile/tile+1, inputs at an odd
-// offset with an odd stride.
+// a block's threads are host threads, so the union-find's atomics race as on the GPU; blocks run
+// one after another) against canny_reference (support/canny_ref.hpp): the suppression into bit
+// planes (each walk), the rounds to the end, and the ring pieces' components after 0 or 1
+// rounds, exact. Small grids on purpose (few blocks for the per-tile and per-item kernels) so the
+// loops past the grid run too. Noise, smoothed noise, serpentines and spirals of weak edges that
+// cross many tiles, 1xN, Nx1, primes, tile-1/tile/tile+1, inputs at an odd offset with an odd
+// stride.
 #include <math.h>
 
 #include <algorithm>
@@ -22,7 +22,7 @@
 #include "emu_cuda.hpp"
 
 // What the kernels use beyond the emulation's intrinsics: real atomics (a block's threads are
-// real threads), an L2 load, a block-wide or.
+// real threads), an L2 load.
 template <class T>
 T atomicMin(T* p, T v) {
   T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
@@ -30,19 +30,8 @@ T atomicMin(T* p, T v) {
   }
   return old;
 }
-inline unsigned atomicOr(unsigned* p, unsigned v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }
 inline int atomicExch(int* p, int v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }
 inline unsigned __ldcg(const unsigned* p) { return __atomic_load_n(p, __ATOMIC_SEQ_CST); }
-inline int __syncthreads_or(int pred) {
-  static std::atomic<int> any{0};
-  __syncthreads();  // every thread past the previous call's reads
-  if (pred) any.store(1);
-  __syncthreads();
-  const int r = any.load();
-  __syncthreads();
-  if (emu::linear_thread() == 0) any.store(0);
-  return r;
-}
 
 // The bit fill's warp votes and bit reversal.
 inline unsigned __ballot_sync(unsigned /*mask*/, int pred) {
@@ -100,14 +89,13 @@ std::vector<U8> smooth(Index r, Index c, int blur) {
   return out;
 }
 
-enum class Design { components, sweeps, bits, planes, rings };
+/// planes: the rounds to the end; rings: the ring pieces' components after 0 or 1 rounds.
+enum class Design { planes, rings };
 
-/// Canny of the dense r x c image by the emulated kernels: components (grid.y of the label kernel
-/// cut to grid_y, `blocks` blocks for the per-pixel kernels and the bit fill's warps) or tile
-/// rounds, each tile filled by shared-memory sweeps or on bit masks.
+/// Canny of the dense r x c image by the emulated kernels as launch_canny runs them, `blocks`
+/// blocks for the per-tile and per-item kernels.
 std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, double low_t, double high_t, Design design,
-                               unsigned grid_y, unsigned blocks) {
-  const bool components = design == Design::components;
+                               unsigned blocks) {
   // The input at row 1, column 3 of an (r + 3) x (c + 7) buffer: an odd offset and stride.
   const Index ld = c + 7;
   std::vector<U8> buf(static_cast<std::size_t>((r + 3) * ld), 77);
@@ -119,11 +107,10 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
   std::vector<U8> out(static_cast<std::size_t>(n) + 3, 0xA5);  // 3 past the end: must stay
   const unsigned tiles_x = static_cast<unsigned>((c + d::kCannyTile - 1) / d::kCannyTile);
   const unsigned tiles_y = static_cast<unsigned>((r + d::kCannyTile - 1) / d::kCannyTile);
-  const dim3 grid(tiles_x, std::min(grid_y, tiles_y)), block(d::kCannyThreadsX, d::kCannyThreadsY);
-  if (design == Design::planes || design == Design::rings) {
-    // The bit-plane design, canny_nms_bits_kernel's warps walking down 1, 2 or 4 tiles (by the
-    // shape, so every walk runs), then as launch_canny_bits.
-    const int walk = 1 << static_cast<int>((r + c) % 3);
+  {
+    // canny_nms_bits_kernel's warps walking down 1 or 2 tiles (by the shape, so both walks run),
+    // then as launch_canny.
+    const int walk = 1 + static_cast<int>((r + c) % 2);
     const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * tiles_y, n_words = n_tiles * d::kCannyTile;
     std::vector<unsigned> edge(n_words, 0xDEADBEEFu), weak(n_words, 0xDEADBEEFu);
     std::vector<U8> dirty[2] = {std::vector<U8>(n_tiles, 0xA5), std::vector<U8>(n_tiles, 0xA5)};
@@ -135,12 +122,11 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
       });
     };
     if (walk == 1) nms(d::canny_nms_bits_kernel<1>);
-    else if (walk == 2) nms(d::canny_nms_bits_kernel<2>);
-    else nms(d::canny_nms_bits_kernel<4>);
+    else nms(d::canny_nms_bits_kernel<2>);
     for (std::size_t t = 0; t < n_tiles; ++t) CHECK((dirty[0][t] <= 1 && dirty[1][t] == 0));  // every tile's marks written
     int parity = 0;
-    // rings: the ring pieces' components after 0 or 1 rounds (by the shape), as launch_canny_bits
-    // past max_rounds.
+    // rings: the ring pieces' components after 0 or 1 rounds (by the shape), as launch_canny past
+    // max_rounds.
     const int rounds = design == Design::rings ? static_cast<int>((r * 3 + c) % 2) : 1 << 30;
     int changed = 1;
     for (int round = 0; changed && round < rounds; ++round, parity ^= 1) {
@@ -169,47 +155,18 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
     emu::launch(dim3(blocks), dim3(d::kCannyExpandThreads), [&] {
       d::canny_bits_expand_kernel(edge.data(), out.data(), r, c, tiles_x, static_cast<Index>(n_words), vec);
     });
-  } else if (components) {
-    std::vector<unsigned> lab(static_cast<std::size_t>(n), 0xDEADBEEFu);
-    emu::launch(grid, block, [&] { d::canny_label_kernel(in, ld, out.data(), lab.data(), r, c, low, high, tiles_y); });
-    if (tiles_x > 1 || tiles_y > 1)
-      emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads),
-                  [&] { d::canny_merge_kernel(out.data(), lab.data(), r, c, tiles_x, tiles_y); });
-    emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads), [&] { d::canny_flatten_kernel(out.data(), lab.data(), n); });
-    emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads), [&] { d::canny_edges_kernel(out.data(), lab.data(), n); });
-  } else {
-    emu::launch(grid, block, [&] { d::canny_nms_kernel(in, ld, out.data(), r, c, low, high, tiles_y); });
-    const std::size_t n_tiles = static_cast<std::size_t>(tiles_x) * tiles_y;
-    std::vector<U8> dirty[2] = {std::vector<U8>(n_tiles, 1), std::vector<U8>(n_tiles, 0)};
-    int parity = 0;
-    for (int changed = 1; changed; parity ^= 1) {
-      changed = 0;
-      if (design == Design::bits)
-        emu::launch(dim3(blocks), dim3(32 * d::kCannyBitWarps), [&] {
-          d::canny_hysteresis_bits_kernel(out.data(), r, c, tiles_x, static_cast<Index>(n_tiles), &changed,
-                                          dirty[parity].data(), dirty[parity ^ 1].data());
-        });
-      else
-        emu::launch(grid, block, [&] {
-          d::canny_hysteresis_kernel(out.data(), r, c, tiles_y, &changed, dirty[parity].data(), dirty[parity ^ 1].data());
-        });
-    }
-    emu::launch(dim3(blocks), dim3(d::kCannyThreads), [&] { d::canny_finish_kernel(out.data(), n); });
   }
   for (int k = 0; k < 3; ++k) CHECK(out[n + k] == 0xA5);
   out.resize(static_cast<std::size_t>(n));
   return out;
 }
 
-/// Every design (the sweeps' tile rounds only where `rounds` is true: they cost many emulated
-/// launches).
-void check(const std::vector<U8>& img, Index r, Index c, double lo, double hi, unsigned grid_y, unsigned blocks,
-           bool rounds = true) {
+/// Both designs.
+void check(const std::vector<U8>& img, Index r, Index c, double lo, double hi, unsigned blocks) {
   const std::vector<U8> want = devmat::test::canny_reference(img.data(), r, c, c, lo, hi);
-  for (Design design : {Design::components, Design::bits, Design::sweeps, Design::planes, Design::rings}) {
-    if (design == Design::sweeps && !rounds) continue;
-    CAPTURE(r, c, lo, hi, static_cast<int>(design), grid_y, blocks);
-    const std::vector<U8> got = emulated_canny(img, r, c, lo, hi, design, grid_y, blocks);
+  for (Design design : {Design::planes, Design::rings}) {
+    CAPTURE(r, c, lo, hi, static_cast<int>(design), blocks);
+    const std::vector<U8> got = emulated_canny(img, r, c, lo, hi, design, blocks);
     Index bad = 0;
     for (Index e = 0; e < r * c; ++e) bad += got[e] != want[e];
     CHECK(bad == 0);
@@ -221,14 +178,13 @@ const std::vector<std::pair<Index, Index>> kShapes = {{1, 1},  {1, 2},   {2, 1},
                                                       {13, 17}, {64, 96}, {67, 131}, {131, 67}, {35, 48}, {40, 16}};
 }  // namespace
 
-TEST_CASE("emulated canny kernels (components and tile rounds) equal the reference on noise and smooth images",
+TEST_CASE("emulated canny kernels equal the reference on noise and smooth images",
           "[image][canny][emulation]") {
   for (const auto& [r, c] : kShapes) {
     const std::vector<U8> n = noise(r, c), s = smooth(r, c, 5);
     for (const auto& [lo, hi] : std::vector<std::pair<double, double>>{{50, 150}, {10, 30}, {0, 0}, {20.7, 80.2}}) {
-      const bool rounds = lo == 10;
-      check(n, r, c, lo, hi, 1, 2, rounds);
-      check(s, r, c, lo, hi, 2, 3, rounds);
+      check(n, r, c, lo, hi, 2);
+      check(s, r, c, lo, hi, 3);
     }
   }
 }
@@ -243,7 +199,7 @@ TEST_CASE("emulated canny kernels: serpentines and spirals of weak edges across 
         for (U8 v : want) edges += v != 0;
         CAPTURE(r, c, spacing, spiral);
         if (std::min(r, c) > 64) CHECK(edges > std::max(r, c));  // the path joined to the strong patch: not a trivial map
-        check(img, r, c, 20, 100, 2, 3, r == 97);
+        check(img, r, c, 20, 100, 3);
       }
   }
   // Serpentines of columns (transposed snakes): the bit fill's slow direction.
@@ -255,57 +211,7 @@ TEST_CASE("emulated canny kernels: serpentines and spirals of weak edges across 
         for (Index y = 0; y < r; ++y)
           for (Index x = 0; x < c; ++x) img[y * c + x] = t[x * r + y];
         CAPTURE(r, c, spacing, spiral);
-        check(img, r, c, 20, 100, 2, 3, r == 96);
+        check(img, r, c, 20, 100, 3);
       }
   }
-}
-
-namespace {
-/// The suppression maps of canny_nms_kernel and canny_nms_strip_kernel (grid.y cut to grid_y)
-/// of the dense r x c image read at an odd offset and stride; the pixels where they differ, and
-/// whether the strip kernel wrote past the map.
-std::pair<Index, bool> nms_strip_mismatches(const std::vector<U8>& dense, Index r, Index c, int low, int high,
-                                            unsigned grid_y) {
-  const Index ld = c + 5;
-  std::vector<U8> buf(static_cast<std::size_t>((r + 3) * ld), 77);
-  for (Index y = 0; y < r; ++y)
-    for (Index x = 0; x < c; ++x) buf[(y + 2) * ld + x + 1] = dense[y * c + x];
-  const U8* in = buf.data() + 2 * ld + 1;
-  const Index n = r * c;
-  std::vector<U8> tile(static_cast<std::size_t>(n), 0xA5), strip(static_cast<std::size_t>(n) + 3, 0xA5);
-  const unsigned tiles_y = static_cast<unsigned>((r + d::kCannyTile - 1) / d::kCannyTile);
-  const dim3 block(d::kCannyThreadsX, d::kCannyThreadsY);
-  emu::launch(dim3(static_cast<unsigned>((c + d::kCannyTile - 1) / d::kCannyTile), std::min(grid_y, tiles_y)), block,
-              [&] { d::canny_nms_kernel(in, ld, tile.data(), r, c, low, high, tiles_y); });
-  const unsigned strips_y = static_cast<unsigned>((r + d::kCannyStripRows - 1) / d::kCannyStripRows);
-  emu::launch(dim3(static_cast<unsigned>((c + d::kCannyStripW - 1) / d::kCannyStripW), std::min(grid_y, strips_y)), block,
-              [&] { d::canny_nms_strip_kernel(in, ld, strip.data(), r, c, low, high, strips_y); });
-  Index bad = 0;
-  for (Index e = 0; e < n; ++e) bad += tile[e] != strip[e];
-  return {bad, strip[n] != 0xA5 || strip[n + 1] != 0xA5 || strip[n + 2] != 0xA5};
-}
-}  // namespace
-
-TEST_CASE("emulated canny: the strip suppression (canny_nms_strip_kernel) writes the tile suppression's map",
-          "[image][canny][emulation]") {
-  // Shapes across the strip's 28 columns a warp, 224 a block and 32 rows (-1, 0, +1), thin ones,
-  // primes; noise (every sector and tie) and smoothed noise (long edges), thresholds low and high.
-  std::vector<std::pair<Index, Index>> shapes = kShapes;
-  for (std::pair<Index, Index> s : {std::pair<Index, Index>{27, 28}, {29, 29}, {63, 223}, {65, 225}, {33, 449}, {5, 500},
-                                    {100, 3}, {71, 257}})
-    shapes.push_back(s);
-  Index checked = 0;
-  for (const auto& [r, c] : shapes)
-    for (int blur : {1, 3, 7}) {
-      const std::vector<U8> img = blur == 1 ? noise(r, c) : smooth(r, c, blur);
-      for (const auto& [lo, hi] : std::vector<std::pair<int, int>>{{50, 150}, {10, 30}, {0, 0}, {200, 1000}}) {
-        if (blur != 1 && (lo == 0 || lo == 200)) continue;  // every case on noise; fewer emulated launches
-        CAPTURE(r, c, blur, lo, hi);
-        const auto [bad, past_end] = nms_strip_mismatches(img, r, c, lo, hi, blur == 3 ? 1u : 2u);
-        CHECK(bad == 0);
-        CHECK(!past_end);
-        ++checked;
-      }
-    }
-  CHECK(checked > 0);
 }

@@ -8,10 +8,10 @@
 // minima a word and four words at a time (morph_tile_kernel's kBatch). A host test,
 // so CI checks the index math that test_image_morph checks on the GPU. The fused float kernel
 // (morph_f32_small_kernel) likewise at 7x7 and 9x9, the sides it may take over from the tile.
-// The streaming kernel (morph_stream_kernel: column pass in registers, row pass in shared
-// memory, a strip of 256 words a block) likewise: elements 1 x 1 to 32 x 129 with even sides,
+// The streaming kernel (morph_stream_kernel, float: column pass in registers, row pass in shared
+// memory, a strip of 256 pixels a block) likewise: elements 1 x 1 to 32 x 129 with even sides,
 // images narrower and wider than a strip, segments of 1 row up to past the image, grid.y cut to
-// 1 so the loop over the segments runs; for u8 also its word-wise row pass (four rows a word).
+// 1 so the loop over the segments runs.
 #include <math.h>
 
 #include <algorithm>
@@ -72,7 +72,7 @@ void check_tile(bool erode, int shape, const Image<T>& img, int kr, int kc, bool
   const auto with_shape = [&](auto erode_c) {
     if (shape == 0) run(erode_c, std::integral_constant<int, 0>{});
     else if (shape == 1) run(erode_c, std::integral_constant<int, 1>{});
-    else run(erode_c, std::integral_constant<int, 2>{});
+    else if constexpr (d::kMorphTileShapes<T> > 2) run(erode_c, std::integral_constant<int, 2>{});
   };
   if (erode) with_shape(std::true_type{});
   else with_shape(std::false_type{});
@@ -104,22 +104,20 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
   return bad;
 }
 
-/// morph_stream_kernel on img into out, `seg` output rows a block, the kernel's KMAX as the
-/// launcher picks it, grid.y cut to 1 (the loop over the segments); words: the word-wise row
-/// pass (u8), its strip and shared memory as launch_morph_stream sizes them.
-template <class T, bool kErode, bool kWords = false>
-void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg) {
-  const d::MorphStreamStrip strip(d::morph_stream_lines(kr, kWords), kc, d::kMorphPack4<T>, d::kMorphStreamStrip<T>);
+/// morph_stream_kernel on the float img into out, `seg` output rows a block, the kernel's KMAX as
+/// the launcher picks it, grid.y cut to 1 (the loop over the segments), its strip and shared
+/// memory as launch_morph_stream sizes them.
+template <bool kErode>
+void run_stream(const Image<float>& img, Output<float>& out, int kr, int kc, int seg) {
+  const d::MorphStreamStrip strip(kr, kc);
   REQUIRE(strip.out_w > 0);
-  REQUIRE(2 * sizeof(T) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch<T> <= 227 * 1024);
-  REQUIRE(2 * sizeof(unsigned) * static_cast<std::size_t>(d::morph_stream_lines(kr, true)) * d::kMorphStreamWordPitch <=
-          227 * 1024);
+  REQUIRE(2 * sizeof(float) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch <= 227 * 1024);
   const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);
   const dim3 grid(static_cast<unsigned>((img.cols + strip.out_w - 1) / strip.out_w), 1);
   const auto go = [&](auto kmax) {
     emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
-      d::morph_stream_kernel<T, kErode, decltype(kmax)::value, kWords>(img.data(), img.ld, out.data(), out.ld, img.rows,
-                                                                       img.cols, kr, kc, seg, segs);
+      d::morph_stream_kernel<kErode, decltype(kmax)::value>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr,
+                                                            kc, seg, segs);
     });
   };
   if (kr <= 8) go(std::integral_constant<int, 8>{});
@@ -127,30 +125,21 @@ void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg) {
   else go(std::integral_constant<int, 32>{});
 }
 
-template <class T>
-void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool padded, bool words) {
-  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded, words);
-  const T poison = std::is_same_v<T, float> ? T(12345) : T(erode ? 0 : 255);
-  Output<T> out(img.rows, img.cols, poison, padded);
-  if constexpr (std::is_same_v<T, std::uint8_t>) {
-    if (words) {
-      if (erode) run_stream<T, true, true>(img, out, kr, kc, seg);
-      else run_stream<T, false, true>(img, out, kr, kc, seg);
-    }
-  }
-  if (!words) {
-    if (erode) run_stream<T, true>(img, out, kr, kc, seg);
-    else run_stream<T, false>(img, out, kr, kc, seg);
-  }
+void check_stream(bool erode, const Image<float>& img, int kr, int kc, int seg, bool padded) {
+  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded);
+  Output<float> out(img.rows, img.cols, 12345.0f, padded);
+  if (erode) run_stream<true>(img, out, kr, kc, seg);
+  else run_stream<false>(img, out, kr, kc, seg);
   CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
   CHECK(out.margin_changed() == 0);
 }
+}  // namespace
 
-template <class T>
-void stream_cases(bool words) {
-  // Strips are 256 words (u8: 1024 pixels, float: 256): widths 1, under a strip, past one and
-  // past two (floats); heights under, at and past the segments; kr up to 32 (the register
-  // arrays' three sizes 8, 16, 32) and kc up to 129 (the widest element a strip takes).
+TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel, float) equal the clipped window's min and max",
+          "[image][morph][emulation][stream]") {
+  // Strips are 256 pixels: widths 1, under a strip, past one and past two; heights under, at and
+  // past the segments; kr up to 32 (the register arrays' three sizes 8, 16, 32) and kc up to 129
+  // (the widest element a strip takes).
   const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}};
   const std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},
                                                      {31, 31}, {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129},
@@ -159,32 +148,19 @@ void stream_cases(bool words) {
   int n = 0;
   for (const auto& [r, c] : shapes)
     for (bool offset : {true, false}) {
-      const Image<T> img(r, c, offset);
+      const Image<float> img(r, c, offset);
       for (const auto& [kr, kc] : elements) {
         ++n;
-        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset, words);
+        check_stream(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset);
       }
     }
-  // Both operations, every segment, on a view several strips wide (floats) and tall.
-  const Image<T> img(70, std::is_same_v<T, float> ? 530 : 1500, true);
+  // Both operations, every segment, on a view several strips wide and tall.
+  const Image<float> img(70, 530, true);
   for (bool erode : {true, false})
     for (int seg : segs) {
-      check_stream<T>(erode, img, 15, 15, seg, true, words);
-      check_stream<T>(erode, img, 32, 31, seg, true, words);
+      check_stream(erode, img, 15, 15, seg, true);
+      check_stream(erode, img, 32, 31, seg, true);
     }
-}
-}  // namespace
-
-TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) equal the clipped window's min and max",
-                   "[image][morph][emulation][stream]", std::uint8_t, float) {
-  stream_cases<TestType>(false);
-}
-
-TEST_CASE("emulated streaming u8 erode and dilate with the word-wise row pass equal the clipped window's min and max",
-          "[image][morph][emulation][stream][stream_words]") {
-  // Four rows a word (kWords): kr of 1 .. 32, most not multiples of 4, and segments of 1, 5 and
-  // 31 rows leave partial groups of four rows at a column block's end.
-  stream_cases<std::uint8_t>(true);
 }
 
 /// morph_f32_small_kernel<K, K, kErode, R> on img into out, grid.y cut to 1; the result's
@@ -243,12 +219,12 @@ TEMPLATE_TEST_CASE("emulated one-kernel tile erode and dilate equal the clipped 
       const Image<T> img(r, c, offset);
       for (const auto& [kr, kc] : elements) {
         ++n;
-        check_tile<T>(n % 2 == 0, n % 3, img, kr, kc, offset, n % 4 < 2);  // half with batches of 4 loads
+        check_tile<T>(n % 2 == 0, n % d::kMorphTileShapes<T>, img, kr, kc, offset, n % 4 < 2);  // half with batches of 4 loads
       }
     }
   // Every shape and both operations once on a view of several tiles each way.
   const Image<T> img(131, 263, true);
-  for (int shape = 0; shape < 3; ++shape)
+  for (int shape = 0; shape < d::kMorphTileShapes<T>; ++shape)
     for (bool erode : {true, false}) {
       check_tile<T>(erode, shape, img, 9, 31, true);
       check_tile<T>(erode, shape, img, 31, 9, true, true);

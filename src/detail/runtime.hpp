@@ -37,16 +37,6 @@ void pool_free(void* ptr, std::size_t bytes, const Stream& stream);
 void release_cached(cudaStream_t stream);
 /// Bytes held in the cache.
 std::size_t cached_bytes();
-/// Whether an allocation takes the most recently freed of the cached blocks that fit (the one
-/// most likely still in L2: a loop that drops and remakes a 4096^2 u8 output then writes one
-/// buffer, as NPP's does) rather than the oldest. Off: bench_image_small's "ours-newest" rows
-/// time it (threshold u8 through the public call 0.884 of NPP, its kernel alone 1.02, run U2a).
-inline constexpr bool kCacheNewestFirst = false;
-/// kCacheNewestFirst, or the order forced by force_cache_newest_first.
-bool cache_newest_first();
-/// Forces the cache's order process-wide (1 newest first, 0 oldest first; -1 back to
-/// kCacheNewestFirst): for benchmarks and tests, between operations.
-void force_cache_newest_first(int newest);
 /// Allocations the cache could not serve (each a call into the pool's allocator, ~4 us of host
 /// time) since the process began: the benchmarks report it per iteration.
 std::size_t pool_allocations();

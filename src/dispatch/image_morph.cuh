@@ -1,8 +1,8 @@
 // Launchers of erosion and dilation (kernels/image_morph.cuh): both passes on a tile in shared
 // memory (launch_morph_tile) where the element fits it; else one separable pass along rows or
 // columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
-// 3 or 5 in one fused pass; up to 32 x 129, where switched on (kMorphStreamF32 / kMorphStreamU8),
-// one kernel streaming down strips (launch_morph_stream).
+// 3 or 5 in one fused pass; float up to 32 x 129, one kernel streaming down strips
+// (launch_morph_stream).
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -77,7 +77,7 @@ template <bool kErode, class T>
 void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
                        int kc, int shape = 0, int batch = 1) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_tile: u8 or float");
-  if (shape < 0 || shape >= kMorphTileShapes)
+  if (shape < 0 || shape >= kMorphTileShapes<T>)
     throw std::invalid_argument("devmat: launch_morph_tile: no tile shape " + std::to_string(shape));
   if (batch != 1 && batch != 4)
     throw std::invalid_argument("devmat: launch_morph_tile: batch " + std::to_string(batch) + " (1 or 4)");
@@ -92,41 +92,28 @@ void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
     const dim3 grid = tile_grid(rows, cols, t.cols, t.rows, &tiles_y);
     launch(kernel, grid, dim3(kMorphTileThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, tiles_y);
   };
-  switch (shape) {
-    case 0: run(std::integral_constant<int, 0>{}); break;
-    case 1: run(std::integral_constant<int, 1>{}); break;
-    default: run(std::integral_constant<int, 2>{}); break;
-  }
+  static_assert(kMorphTileShapes<T> <= 3, "launch_morph_tile: a case a tile shape");
+  if (shape == 0) run(std::integral_constant<int, 0>{});
+  else if (shape == 1) run(std::integral_constant<int, 1>{});
+  else if constexpr (kMorphTileShapes<T> > 2) run(std::integral_constant<int, 2>{});
 }
 
 /// Whether launch_morph_stream takes a kr x kc element: at most 32 rows (its register arrays)
-/// and 129 columns (the strip's outputs stay at least 128 pixels of its 256 words).
+/// and 129 columns (the strip's outputs stay at least 128 pixels of its 256).
 inline bool morph_stream_fits(int kr, int kc) { return kr >= 1 && kc >= 1 && kr <= 32 && kc <= 129; }
 
 /// Whether erode/dilate take morph_stream_kernel for a T image and a kr x kc element (after the
-/// fused 3/5 kernels and the 1 x 1 copy, before the one-kernel tile). THE SWITCH: false keeps
-/// the tile, the measured default until the stream kernel's rows ("ours-stream*" in
-/// bench_image_neigh) beat it on the device. Run U2a (H200, 4096^2, Mpix/s): float 15x15 1.86e5
-/// against the tile's 1.22e5, 31x31 1.43e5 against 0.83e5 (7x7 1.68e5 against 1.24e5, but the
-/// fused kernel's 1.97e5 takes 7x7 and 9x9); u8 2.0-2.1e5 against the tile's 3.5-4.0e5: off.
-inline constexpr bool kMorphStreamF32 = true;
-inline constexpr bool kMorphStreamU8 = false;
-/// Whether u8 images on morph_stream_kernel take its word-wise row pass (kWords: four rows a
-/// word, __vminu4 / __vmaxu4; the byte-wise pass ran 31 x 31 at 2.0e5 Mpix/s, run U2a).
-/// bench_image_neigh times it as "ours-stream-w*"; it becomes u8's path with kMorphStreamU8.
-inline constexpr bool kMorphStreamU8Words = false;
-/// u8 elements take the streaming kernel (with kMorphStreamU8) from this longer side on: the
-/// tile ran 7x7 and 15x15 at 4.0e5 Mpix/s but 31x31 at 3.5e5 (run U2a), so the word-wise pass
-/// may win only at the larger sides.
-inline constexpr int kMorphStreamU8MinSide = 1;
+/// fused kernels and the 1 x 1 copy, before the one-kernel tile): float elements it fits. Run U2a
+/// (H200, 4096^2, Mpix/s): float 15x15 1.86e5 against the tile's 1.22e5, 31x31 1.43e5 against
+/// 0.83e5 (7x7 1.68e5 against 1.24e5, but the fused kernel's 1.97e5 takes 7x7 and 9x9). u8 keeps
+/// the tile (kernels/image_morph.cuh says why).
+template <class T>
+bool morph_stream_default(int kr, int kc) {
+  return std::is_same_v<T, float> && morph_stream_fits(kr, kc);
+}
 /// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
 /// else the best "ours-stream-s<rows>" row of bench_image_neigh.
 inline constexpr int kMorphStreamSegment = 0;
-template <class T>
-bool morph_stream_default(int kr, int kc) {
-  if constexpr (std::is_same_v<T, float>) return kMorphStreamF32 && morph_stream_fits(kr, kc);
-  else return kMorphStreamU8 && std::max(kr, kc) >= kMorphStreamU8MinSide && morph_stream_fits(kr, kc);
-}
 
 /// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
 /// about four waves of `resident` blocks, at least max(16, kr) rows (each block rereads kr rows
@@ -139,32 +126,23 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
   return static_cast<int>(std::max<long long>(kr, (clamped + kr / 2) / kr * kr));
 }
 
-/// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
+/// out (ld_out) = the erosion (kErode) or dilation of the float image `in` by a kr x kc element
 /// (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel), `seg` output
 /// rows a block (0: morph_stream_segment's choice; bench_image_neigh times 32 .. 256 as
-/// "ours-stream-s<seg>"); words: u8's word-wise row pass (kMorphStreamU8Words; bench_image_neigh's
-/// "ours-stream-w*"). Throws std::invalid_argument for an element it does not take, a negative
-/// seg, or words for float.
-template <bool kErode, class T>
-void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
-                         int kc, int seg = 0, bool words = std::is_same_v<T, std::uint8_t> && kMorphStreamU8Words) {
-  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
+/// "ours-stream-s<seg>"). Throws std::invalid_argument for an element it does not take or a
+/// negative seg.
+template <bool kErode>
+void launch_morph_stream(cudaStream_t s, const float* in, Index ld_in, float* out, Index ld_out, Index rows, Index cols, int kr,
+                         int kc, int seg = 0) {
   if (!morph_stream_fits(kr, kc))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
                                 " (rows 1 .. 32, columns 1 .. 129)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
-  if (words && !std::is_same_v<T, std::uint8_t>)
-    throw std::invalid_argument("devmat: launch_morph_stream: the word-wise row pass is for u8 images");
   if (rows == 0 || cols == 0) return;
-  const MorphStreamStrip strip(morph_stream_lines(kr, words), kc, kMorphPack4<T>, kMorphStreamStrip<T>);
-  const std::size_t smem =
-      words ? 2 * sizeof(unsigned) * static_cast<std::size_t>(morph_stream_lines(kr, true)) * kMorphStreamWordPitch
-            : 2 * sizeof(T) * static_cast<std::size_t>(kr) * kMorphStreamPitch<T>;
+  const MorphStreamStrip strip(kr, kc);
+  const std::size_t smem = 2 * sizeof(float) * static_cast<std::size_t>(kr) * kMorphStreamPitch;
   const auto run = [&](auto kmax) {
-    constexpr int KMAX = decltype(kmax)::value;
-    auto kernel = &morph_stream_kernel<T, kErode, KMAX, false>;
-    if constexpr (std::is_same_v<T, std::uint8_t>)
-      if (words) kernel = &morph_stream_kernel<T, kErode, KMAX, true>;
+    const auto kernel = &morph_stream_kernel<kErode, decltype(kmax)::value>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
     const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), strip.out_w));
     const int rows_a_block =

@@ -223,17 +223,20 @@ struct MorphTileShape {
   int rows, cols;
 };
 
-/// The tiles launch_morph_tile offers, by index (0: the default). u8: 64 x 128, 32 x 128,
-/// 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less halo (a 31 x 31
-/// element reads 30 rows and columns around each tile) but hold more shared memory, so fewer
-/// blocks fit an SM.
+/// The tiles launch_morph_tile offers, by index (0: the default), kMorphTileShapes<T> of them.
+/// u8: 64 x 128, 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less
+/// halo (a 31 x 31 element reads 30 rows and columns around each tile) but hold more shared
+/// memory, so fewer blocks fit an SM. (u8's 32 x 128 lost to 64 x 128 at every side: H200,
+/// 4096^2, 3x3 .. 31x31 3.65 / 3.71 / 3.78 / 3.44 / 2.77e5 Mpix/s against 3.97 / 4.00 / 4.15 /
+/// 4.13 / 3.59e5, run V1.)
 template <class T>
 constexpr MorphTileShape morph_tile_shape(int index) {
-  constexpr MorphTileShape u8[] = {{64, 128}, {32, 128}, {64, 256}};
+  constexpr MorphTileShape u8[] = {{64, 128}, {64, 256}};
   constexpr MorphTileShape f32[] = {{32, 64}, {64, 64}, {32, 128}};
   return std::is_same_v<T, std::uint8_t> ? u8[index] : f32[index];
 }
-inline constexpr int kMorphTileShapes = 3;
+template <class T>
+inline constexpr int kMorphTileShapes = std::is_same_v<T, std::uint8_t> ? 2 : 3;
 
 /// The (major, minor) items of a (n, minor_n) array a block's threads take in turn, minor
 /// fastest: thread t starts at item t and moves kMorphTileThreads items at a time, without a
@@ -440,121 +443,78 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
 }
 
 // ------------------------------------------------------------------ streaming strips
-// morph_stream_kernel: the whole kr x kc erosion or dilation in one kernel, a block streaming
-// down a strip of the image: each thread owns a word column (P = kMorphPack4 pixels: four u8
-// pixels of a row, or one float) and reduces it along the column by van Herk / Gil-Werman in
-// registers (blocks of kr rows: the block's kr words are loaded at once, their prefix minima
-// combined with the previous block's suffix minima give kr output rows, and the suffix minima
-// of this block are kept for the next), so the column pass reads each input row of the strip
-// once (the one-kernel tile rereads kr - 1 rows around every tile) and keeps kr loads in
-// flight a thread. The kr rows of column results go to shared memory, where the row pass runs
-// van Herk along each row (morph_block_minima, any kc) and writes the strip's outputs. A
-// strip is kMorphStreamThreads words wide, out_w of its pixels outputs (the rest the row
-// pass's halo); a block takes `seg` output rows of its strip (reading seg + kr - 1 rows).
+// morph_stream_kernel (float): the whole kr x kc erosion or dilation in one kernel, a block
+// streaming down a strip of the image: each thread owns a pixel column and reduces it along the
+// column by van Herk / Gil-Werman in registers (blocks of kr rows: the block's kr pixels are
+// loaded at once, their prefix minima combined with the previous block's suffix minima give kr
+// output rows, and the suffix minima of this block are kept for the next), so the column pass
+// reads each input row of the strip once (the one-kernel tile rereads kr - 1 rows around every
+// tile) and keeps kr loads in flight a thread. The kr rows of column results go to shared
+// memory, where the row pass runs van Herk along each row (morph_block_minima, any kc) and
+// writes the strip's outputs. A strip is kMorphStreamThreads pixels wide, out_w of them outputs
+// (the rest the row pass's halo); a block takes `seg` output rows of its strip (reading
+// seg + kr - 1 rows). (A u8 instantiation, byte-wise or with four rows a word, lost to the
+// one-kernel tile at every side: H200, 4096^2, 31x31 2.0e5 / 2.8e5 Mpix/s against 3.5e5, 3x3
+// 1.7e5 / 2.6e5 against 5.2e5, run V1.)
 
 constexpr int kMorphStreamThreads = kMorphTileThreads;  // 256: MorphTileWalk steps by it
 
-/// Pixels across a strip of morph_stream_kernel: one word column a thread.
-template <class T>
-inline constexpr int kMorphStreamStrip = kMorphStreamThreads * kMorphPack4<T>;
+/// Pixels across a strip of morph_stream_kernel: one pixel column a thread.
+inline constexpr int kMorphStreamStrip = kMorphStreamThreads;
 
-/// Elements between two rows of morph_stream_kernel's shared arrays: an odd number of words
-/// (u8: 257 words of 4 pixels; float: 257), so that the row pass's tasks, lines fastest, fall
-/// in distinct banks.
-template <class T>
-inline constexpr int kMorphStreamPitch = kMorphStreamStrip<T> + kMorphPack4<T>;
+/// Elements between two rows of morph_stream_kernel's shared arrays: an odd number (257), so that
+/// the row pass's tasks, lines fastest, fall in distinct banks.
+inline constexpr int kMorphStreamPitch = kMorphStreamStrip + 1;
 
-/// Words between two lines of morph_stream_kernel's word-wise row pass (kWords, u8: a word holds
-/// one pixel column of four rows): the strip's pixels and 4 more, a multiple of 4 words (the
-/// column pass stores uint4s) that is 4 mod 32 (a 31 x 31 element's tasks, 8 lines fastest
-/// then blocks of 31, fall in 32 distinct banks: 4 line - block mod 32).
-inline constexpr int kMorphStreamWordPitch = kMorphStreamStrip<std::uint8_t> + 4;
-
-/// Lines of morph_stream_kernel's row pass for kr rows: kr, or with the word-wise row pass
-/// (words) the groups of four rows.
-__host__ __device__ constexpr int morph_stream_lines(int kr, bool words) { return words ? (kr + 3) / 4 : kr; }
-
-/// Where a strip of morph_stream_kernel lies for a kr x kc element, p pixels a word: the strip
-/// starts `lead` pixels left of its first output (kc / 2 rounded up to whole words), the row
-/// pass's first window starts at strip pixel p0 = lead - kc / 2, and out_w (a multiple of p) of
-/// the strip's pixels are outputs, out_w + kc - 1 <= strip - p0. The row pass's tasks (kr rows
-/// x its blocks of kc) are taken kMorphStreamThreads at a time: out_w is cut so that they fill
-/// whole rounds (f32 31 x 31: 8 blocks of 31 a row, 248 tasks, one round; all of the strip's
-/// 256 pixels would make 9 blocks, 279 tasks, two rounds of a 62-step chain for 23 threads). The
-/// host sizes the grid with the same numbers; out_w <= 0 when kc does not fit the strip.
+/// Where a strip of morph_stream_kernel lies for a kr x kc element: the strip starts `lead`
+/// pixels left of its first output (kc / 2), the row pass's first window starts at strip pixel
+/// p0 = lead - kc / 2 = 0, and out_w of the strip's pixels are outputs, out_w + kc - 1 <= strip
+/// - p0. The row pass's tasks (kr rows x its blocks of kc) are taken kMorphStreamThreads at a
+/// time: out_w is cut so that they fill whole rounds (31 x 31: 8 blocks of 31 a row, 248 tasks,
+/// one round; all of the strip's 256 pixels would make 9 blocks, 279 tasks, two rounds of a
+/// 62-step chain for 23 threads). The host sizes the grid with the same numbers; out_w <= 0
+/// when kc does not fit the strip.
 struct MorphStreamStrip {
   int lead, p0, out_w;
-  __host__ __device__ MorphStreamStrip(int kr, int kc, int p, int strip) {
-    const int ac = kc / 2;
-    lead = (ac + p - 1) / p * p;
-    p0 = lead - ac;
-    const int len = strip - p0;  // pixels the row pass may span
-    out_w = (len - (kc - 1)) / p * p;
+  __host__ __device__ MorphStreamStrip(int kr, int kc) {
+    lead = kc / 2;
+    p0 = 0;
+    const int len = kMorphStreamStrip;  // pixels the row pass may span
+    out_w = len - (kc - 1);
     // One round fewer than all of len takes, where that keeps 90% of the outputs.
     const int rounds = (kr * ((len + kc - 1) / kc) + kMorphStreamThreads - 1) / kMorphStreamThreads - 1;
-    const int cut = (rounds * kMorphStreamThreads / kr * kc - (kc - 1)) / p * p;  // out_w in that many rounds
+    const int cut = rounds * kMorphStreamThreads / kr * kc - (kc - 1);  // out_w in that many rounds
     if (rounds >= 1 && 10 * cut >= 9 * out_w) out_w = cut;
   }
 };
 
-/// Word (P pixels from x) of image row y, `fill` for pixels outside the image: one aligned
-/// 4-byte load where the four u8 pixels lie inside on a word boundary, else pixel by pixel.
-template <class T, class W>
-__device__ __forceinline__ W morph_stream_load(const T* __restrict__ in, Index ld_in, Index rows, Index cols, Index y,
-                                               Index x, W fill) {
-  constexpr int P = kMorphPack4<T>;
-  if (y < 0 || y >= rows) return fill;
-  const T* const row = in + y * ld_in;
-  if constexpr (P == 1) {
-    return x >= 0 && x < cols ? __ldg(row + x) : fill;
-  } else {
-    if (x >= 0 && x + P <= cols && ((reinterpret_cast<std::uintptr_t>(row) + static_cast<std::uintptr_t>(x)) & 3) == 0)
-      return __ldg(reinterpret_cast<const W*>(row + x));
-    W w = fill;
-#pragma unroll
-    for (int b = 0; b < P; ++b) {
-      const Index px = x + b;
-      if (px >= 0 && px < cols) w = (w & ~(0xffu << (8 * b))) | (static_cast<unsigned>(__ldg(row + px)) << (8 * b));
-    }
-    return w;
-  }
+/// Pixel (y, x) of `in`, `fill` outside the image.
+__device__ __forceinline__ float morph_stream_load(const float* __restrict__ in, Index ld_in, Index rows, Index cols, Index y,
+                                                   Index x, float fill) {
+  return y >= 0 && y < rows && x >= 0 && x < cols ? __ldg(in + y * ld_in + x) : fill;
 }
 
-/// The kr x kc erosion (kErode) or dilation of `in` (u8 or float) into `out`, kr <= KMAX (the
-/// register arrays of the column pass), kc with MorphStreamStrip(morph_stream_lines(kr, kWords),
-/// kc).out_w > 0; anchor (kr / 2, kc / 2), pixels outside the image ignored, as
-/// morph_pass_kernel. Block kMorphStreamThreads threads; grid (strips, segments of `seg` output
-/// rows up to the grid's limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr
-/// kMorphStreamPitch<T> elements (the column results, then the row pass's suffix minima h; its
-/// prefix minima g). kWords (u8, KMAX a multiple of 4): the row pass runs on words of four rows
-/// of one pixel column (the column results of four rows transposed by morph_transpose4, as
-/// morph_tile_kernel's), a quarter of the byte-wise pass's lines, and the outputs are transposed
-/// back into words of four pixels of a row; dynamic shared memory 2 morph_stream_lines(kr, true)
-/// kMorphStreamWordPitch words.
-template <class T, bool kErode, int KMAX, bool kWords = false>
+/// The kr x kc erosion (kErode) or dilation of the float image `in` into `out`, kr <= KMAX (the
+/// register arrays of the column pass), kc with MorphStreamStrip(kr, kc).out_w > 0; anchor
+/// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
+/// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
+/// limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr kMorphStreamPitch
+/// floats (the column results, then the row pass's suffix minima h; its prefix minima g).
+template <bool kErode, int KMAX>
 __global__ void __launch_bounds__(kMorphStreamThreads)
-morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
+morph_stream_kernel(const float* __restrict__ in, Index ld_in, float* __restrict__ out, Index ld_out, Index rows, Index cols,
                     int kr, int kc, int seg, unsigned segs) {
-  constexpr int P = kMorphPack4<T>;
-  constexpr int kPitch = kMorphStreamPitch<T>;
-  constexpr int kWPitch = kMorphStreamWordPitch;
-  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_stream_kernel: u8 or float");
+  constexpr int kPitch = kMorphStreamPitch;
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
-  static_assert(!kWords || (std::is_same_v<T, std::uint8_t> && KMAX % 4 == 0),
-                "morph_stream_kernel: the word-wise row pass is u8's, KMAX a multiple of 4");
-  using Op = MorphOp<T, kErode>;
-  using W = MorphWord<T>;
+  using Op = MorphOp<float, kErode>;
   DEVMAT_DYNAMIC_SHARED(unsigned char, morph_stream_smem_raw);
-  T* const v_smem = reinterpret_cast<T*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
-  T* const g_smem = v_smem + kr * kPitch;                          // (kr, kPitch): the row pass's g
-  // kWords: (lines, kWPitch) words each, word (q, x) = pixel column x of rows 4q .. 4q + 3.
-  W* const vw_smem = reinterpret_cast<W*>(morph_stream_smem_raw);
-  W* const gw_smem = vw_smem + morph_stream_lines(kr, true) * kWPitch;
-  const MorphStreamStrip strip(morph_stream_lines(kr, kWords), kc, P, kMorphStreamStrip<T>);
+  float* const v_smem = reinterpret_cast<float*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
+  float* const g_smem = v_smem + kr * kPitch;                              // (kr, kPitch): the row pass's g
+  const MorphStreamStrip strip(kr, kc);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
   const Index x0 = static_cast<Index>(blockIdx.x) * strip.out_w;  // first output pixel of the strip
-  const Index xw = x0 - strip.lead + static_cast<Index>(tid) * P;  // first pixel of this thread's word column
+  const Index xw = x0 - strip.lead + static_cast<Index>(tid);     // this thread's pixel column
 
   for (unsigned seg_y = blockIdx.y; seg_y < segs; seg_y += gridDim.y) {
     const Index y0 = static_cast<Index>(seg_y) * seg;
@@ -564,13 +524,13 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
     // (b - 1) kr + j); block 0 only leaves its suffix minima for block 1 (the row above the
     // segment's first window, so that every later block completes kr whole rows).
     const int n_blocks = 1 + (n_out + kr - 1) / kr;
-    W cur[KMAX];  // this block's words, top to bottom
-    W hs[KMAX];   // the previous block's suffix minima
+    float cur[KMAX];  // this block's pixels, top to bottom
+    float hs[KMAX];   // the previous block's suffix minima
     const auto load_block = [&](int b) {
       const Index yb = y0 - ar - 1 + static_cast<Index>(b) * kr;
 #pragma unroll
       for (int j = 0; j < KMAX; ++j)
-        if (j < kr) cur[j] = morph_stream_load<T>(in, ld_in, rows, cols, yb + j, xw, Op::identity());
+        if (j < kr) cur[j] = morph_stream_load(in, ld_in, rows, cols, yb + j, xw, Op::identity());
     };
     load_block(0);
 #pragma unroll
@@ -581,24 +541,12 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
         // Column pass: the window ending at row j of this block = op(suffix of the previous
         // block from j + 1, prefix of this one to j); the window that is this whole block, the
         // prefix.
-        W g = Op::identity();
-        [[maybe_unused]] W quad[4];  // kWords: rows 4q .. 4q + 3 of the column results
+        float g = Op::identity();
 #pragma unroll
         for (int j = 0; j < KMAX; ++j) {
           if (j < kr) {
             g = Op::apply(g, cur[j]);
-            const W r = j < kr - 1 ? Op::apply(hs[j + 1 < KMAX ? j + 1 : j], g) : g;
-            if constexpr (kWords) quad[j & 3] = r;
-            else *reinterpret_cast<W*>(v_smem + j * kPitch + tid * P) = r;
-          } else if constexpr (kWords) {
-            quad[j & 3] = Op::identity();  // rows past kr in the last group: never output
-          }
-          if constexpr (kWords) {
-            if ((j & 3) == 3 && j - 3 < kr) {
-              // Word c of the transpose: pixel column 4 tid + c of the strip, rows 4q .. 4q + 3.
-              morph_transpose4(quad);
-              *reinterpret_cast<uint4*>(vw_smem + (j / 4) * kWPitch + tid * 4) = make_uint4(quad[0], quad[1], quad[2], quad[3]);
-            }
+            v_smem[j * kPitch + tid] = j < kr - 1 ? Op::apply(hs[j + 1 < KMAX ? j + 1 : j], g) : g;
           }
         }
       }
@@ -611,68 +559,18 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       // Row pass over the rows of this block's results that are outputs: segment rows first_i ..
       const int first_i = (b - 1) * kr;
       const int lines = n_out - first_i < kr ? n_out - first_i : kr;
-      if constexpr (kWords) {
-        const int word_lines = morph_stream_lines(lines, true);
-        W* const h_words = vw_smem + strip.p0;
-        W* const g_words = gw_smem + strip.p0;
-        morph_block_minima<Op, 4>(h_words, g_words, word_lines, strip.out_w + kc - 1, kc, kWPitch, 1);
-        __syncthreads();
-        // Outputs: pixel columns m .. m + 3 of word line q a thread, transposed back into four
-        // rows of four pixels, a line's words fastest across threads.
-        for (MorphTileWalk it(strip.out_w / 4); it.major < word_lines; it.next()) {
-          const int m = it.minor * 4;
-          const Index x = x0 + m;
-          if (x >= cols) continue;
-          const W* const h = h_words + it.major * kWPitch + m;
-          const W* const gk = g_words + it.major * kWPitch + m + kc - 1;
-          W v[4];
-#pragma unroll
-          for (int c = 0; c < 4; ++c) v[c] = Op::apply(h[c], gk[c]);
-          morph_transpose4(v);  // v[t]: row 4q + t, pixels x .. x + 3
-#pragma unroll
-          for (int t = 0; t < 4; ++t) {
-            const int i = it.major * 4 + t;
-            if (i >= lines) break;
-            T* const dst = out + (y0 + first_i + i) * ld_out + x;
-            if (x + 4 <= cols && (reinterpret_cast<std::uintptr_t>(dst) & 3) == 0) {
-              *reinterpret_cast<W*>(dst) = v[t];
-            } else {
-#pragma unroll
-              for (int c = 0; c < 4; ++c)
-                if (x + c < cols) dst[c] = static_cast<T>(v[t] >> (8 * c));
-            }
-          }
-        }
-        continue;
-      }
-      T* const h_rows = v_smem + strip.p0;
-      T* const g_rows = g_smem + strip.p0;
+      float* const h_rows = v_smem + strip.p0;
+      float* const g_rows = g_smem + strip.p0;
       morph_block_minima<Op, 4>(h_rows, g_rows, lines, strip.out_w + kc - 1, kc, kPitch, 1);
       __syncthreads();
-      // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); P
-      // pixels of a row a thread, a row's words fastest across threads.
-      for (MorphTileWalk it(strip.out_w / P); it.major < lines; it.next()) {
-        const int m = it.minor * P;
+      // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
+      // row's pixels fastest across threads.
+      for (MorphTileWalk it(strip.out_w); it.major < lines; it.next()) {
+        const int m = it.minor;
         const Index x = x0 + m;
         if (x >= cols) continue;
         const Index y = y0 + first_i + it.major;
-        const T* const h = h_rows + it.major * kPitch + m;
-        const T* const gk = g_rows + it.major * kPitch + m + kc - 1;
-        T* const dst = out + y * ld_out + x;
-        if constexpr (P == 1) {
-          *dst = Op::apply(h[0], gk[0]);
-        } else {
-          W v = 0;
-#pragma unroll
-          for (int c = 0; c < P; ++c) v |= (Op::apply(h[c], gk[c]) & 0xffu) << (8 * c);
-          if (x + P <= cols && (reinterpret_cast<std::uintptr_t>(dst) & (sizeof(W) - 1)) == 0) {
-            *reinterpret_cast<W*>(dst) = v;
-          } else {
-#pragma unroll
-            for (int c = 0; c < P; ++c)
-              if (x + c < cols) dst[c] = static_cast<T>(v >> (8 * c));
-          }
-        }
+        out[y * ld_out + x] = Op::apply(h_rows[it.major * kPitch + m], g_rows[it.major * kPitch + m + kc - 1]);
       }
     }
   }

@@ -4,9 +4,8 @@
 // 8-connected hysteresis by a search): exact. Noise, smooth images, drawn shapes whose edges run
 // across many tiles, serpentines and spirals of weak edges with one strong end (the worst case
 // for tile-local fills), odd shapes, regions of interest, thresholds 0, equal and fractional;
-// both hysteresis designs (tile rounds, canny's, with either tile fill; connected components,
-// forced); the tile rounds after the strip suppression (canny_nms_strip_kernel); the rounds on
-// bit planes (each suppression walk) and their ring pieces' components; errors before launch.
+// every hysteresis configuration (rounds to the end, the ring pieces' components after some
+// rounds, checked or not, each suppression walk); errors before launch.
 #include "support/canny_ref.hpp"
 #include "support/image_canny.hpp"
 #include "support/opencv.hpp"
@@ -68,6 +67,15 @@ H8 drawn_image(Index r, Index c) {
   return h;
 }
 
+/// The pixels where got and want differ (want's shape).
+Index mismatches(const H8& got, const H8& want) {
+  REQUIRE(got.rows() == want.rows());
+  REQUIRE(got.cols() == want.cols());
+  Index bad = 0;
+  for (Index e = 0; e < got.size(); ++e) bad += got.data()[e] != want.data()[e];
+  return bad;
+}
+
 void check_canny(const H8& h, double low, double high) {
   CAPTURE(shape(h.rows(), h.cols()), low, high);
   const auto img = to_device(h);
@@ -76,40 +84,22 @@ void check_canny(const H8& h, double low, double high) {
   CHECK(out.stream() == img.stream());
   const H8 want = canny_ref(h, low, high);
   const H8 got = to_eigen(out);
-  REQUIRE(got.rows() == want.rows());
-  Index bad = 0;
-  for (Index e = 0; e < got.size(); ++e) bad += got.data()[e] != want.data()[e];
-  CHECK(bad == 0);
-  // The rounds after the strip suppression (canny_nms_strip_kernel; bench_image_small's
-  // "ours-strip"), not yet canny's choice.
-  poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-  const H8 strip = to_eigen(canny_forced(img, low, high, false, 4, true, 64, true));
-  Index bad_strip = 0;
-  for (Index e = 0; e < strip.size(); ++e) bad_strip += strip.data()[e] != want.data()[e];
-  CHECK(bad_strip == 0);
-  // The rounds on bit planes (bench_image_small's "ours-planes*"), each walk of the suppression.
-  for (int walk : {1, 2, 4}) {
+  CHECK(mismatches(got, want) == 0);
+  // Rounds to the end (canny's hysteresis where the ring nodes would not have 32-bit indices),
+  // each walk of the suppression.
+  for (int walk : {1, 2}) {
     CAPTURE(walk);
     poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-    const H8 planes = to_eigen(canny_forced_planes(img, low, high, 4, 0, walk));
-    Index bad_planes = 0;
-    for (Index e = 0; e < planes.size(); ++e) bad_planes += planes.data()[e] != want.data()[e];
-    CHECK(bad_planes == 0);
+    CHECK(mismatches(to_eigen(canny_forced(img, low, high, 4, 0, walk)), want) == 0);
   }
-  // The bit planes giving up after one round for the ring pieces' components; and after 0 or 1
-  // rounds never checked (ring_unchecked).
+  // The ring pieces' components after one round; and after 0 or 1 rounds never checked
+  // (ring_unchecked, bench_image_small's "ours-planes-ring-u<N>").
   poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-  const H8 rings = to_eigen(canny_forced_planes(img, low, high, 1, 1, 2, true));
-  Index bad_rings = 0;
-  for (Index e = 0; e < rings.size(); ++e) bad_rings += rings.data()[e] != want.data()[e];
-  CHECK(bad_rings == 0);
+  CHECK(mismatches(to_eigen(canny_forced(img, low, high, 1, 1, 2)), want) == 0);
   for (int rounds : {0, 1}) {
     CAPTURE(rounds);
     poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-    const H8 blind = to_eigen(canny_forced_planes(img, low, high, 4, rounds, 2, true, true));
-    Index bad_blind = 0;
-    for (Index e = 0; e < blind.size(); ++e) bad_blind += blind.data()[e] != want.data()[e];
-    CHECK(bad_blind == 0);
+    CHECK(mismatches(to_eigen(canny_forced(img, low, high, 4, rounds, 1, true)), want) == 0);
   }
   CHECK(to_eigen(img) == h);
 }
@@ -138,7 +128,7 @@ TEST_CASE("canny at 4097x4095: long edges across many tiles", "[image][canny]") 
   check_canny(test_image(1031, 2053, 9), 2, 12);  // low thresholds: long weak chains
 }
 
-TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both hysteresis designs", "[image][canny]") {
+TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, every hysteresis configuration", "[image][canny]") {
   const auto check_designs = [](const H8& h, double low, double high, bool rounds) {
     CAPTURE(shape(h.rows(), h.cols()), low, high);
     const auto img = to_device(h);
@@ -148,40 +138,27 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
     CAPTURE(edges);
     poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
     CHECK(to_eigen(canny(img, low, high)) == want);
-    poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-    CHECK(to_eigen(canny_forced(img, low, high, true)) == want);
-    for (int max_rounds : {1, 3}) {  // tile rounds that give up for the components (over their map)
+    for (int max_rounds : {1, 3}) {  // rounds that give up for the ring pieces' components
       CAPTURE(max_rounds);
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-      CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds)) == want);
+      CHECK(to_eigen(canny_forced(img, low, high, 1, max_rounds)) == want);
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-      CHECK(to_eigen(canny_forced(img, low, high, false, 1, true, max_rounds, true)) == want);  // strip suppression
+      CHECK(to_eigen(canny_forced(img, low, high, 1, max_rounds, 2)) == want);  // the other walk
       poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-      CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds)) == want);  // bit planes
-      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-      CHECK(to_eigen(canny_forced_planes(img, low, high, 1, max_rounds, 2, true)) == want);  // then ring pieces
-      poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-      CHECK(to_eigen(canny_forced_planes(img, low, high, 4, max_rounds, 2, true, true)) == want);  // unchecked
+      CHECK(to_eigen(canny_forced(img, low, high, 4, max_rounds, 1, true)) == want);  // unchecked
     }
     poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-    CHECK(to_eigen(canny_forced_planes(img, low, high, 4, 0, 2, true, true)) == want);  // ring pieces at once
-    if (rounds)
-      for (bool bit_fill : {true, false})
-        for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
-          CAPTURE(bit_fill, per_check);
-          poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-          CHECK(to_eigen(canny_forced(img, low, high, false, per_check, bit_fill)) == want);
-        }
-    if (rounds)
+    CHECK(to_eigen(canny_forced(img, low, high, 4, 0, 1, true)) == want);  // ring pieces at once
+    if (rounds)  // rounds to the end
       for (int per_check : under_sanitizer() ? std::vector<int>{4} : std::vector<int>{1, 4, 16}) {
         CAPTURE(per_check);
         poison_next<std::uint8_t>(h.rows(), h.cols(), img.stream());
-        CHECK(to_eigen(canny_forced_planes(img, low, high, per_check, 0, per_check == 1 ? 1 : 4)) == want);
+        CHECK(to_eigen(canny_forced(img, low, high, per_check, 0, per_check == 1 ? 2 : 1)) == want);
       }
     CHECK(to_eigen(img) == h);
   };
-  // Under compute-sanitizer the tile rounds (hundreds of launches on a serpentine) only on the
-  // widest spacing.
+  // Under compute-sanitizer the rounds to the end (hundreds of launches on a serpentine) only on
+  // the widest spacing.
   const bool san = under_sanitizer();
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{{257, 263}, {1, 4099}, {4099, 1}, {2, 1031}, {1031, 2}, {97, 1021}}) {
     for (int spacing : {3, 4, 9})
@@ -202,7 +179,7 @@ TEST_CASE("canny: serpentines and spirals of weak edges across many tiles, both 
         check_designs(t, 20, 100, !san || (spacing == 5 && r < 1000));
       }
   }
-  // One path through every tile row: far past what the tile rounds finish in a test's time.
+  // One path through every tile row: far past what the rounds finish in a test's time.
   for (bool spiral : {false, true}) {
     CAPTURE(spiral);
     check_designs(snake(2053, 1031, 3, spiral), 20, 100, false);

@@ -9,9 +9,8 @@
 // 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view, its
 // block minima a word and four words at a time; the
 // fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there); the
-// streaming kernel (morph_stream_kernel, a candidate for 7x7 .. 31x31) forced for every side
-// from 1 to 32 and widths to 129, segments of 1 row to past the image, past grid.y's limit, its
-// u8 row pass byte by byte and four rows a word (the word-wise candidate).
+// streaming kernel (morph_stream_kernel, float's path up to 32 x 129) forced for every side from
+// 1 to 32 and widths to 129, segments of 1 row to past the image, past grid.y's limit.
 #include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
@@ -187,7 +186,8 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
   const H<T> roi_h = parent_h.block(3, 5, r, c);
   const cudaStream_t s = dense.stream().native();
   const std::set<std::pair<int, int>> elements = element_sides(31);
-  const int tiles = under_sanitizer() ? 1 : 3;  // tile shapes
+  const int shapes = std::is_same_v<T, std::uint8_t> ? 2 : 3;  // kernels/image_morph.cuh's kMorphTileShapes<T>
+  const int tiles = under_sanitizer() ? 1 : shapes;
   for (auto [kh, kw] : elements)
     for (bool erode_ : {true, false}) {
       CAPTURE(type_name<T>(), kh, kw, erode_);
@@ -220,7 +220,7 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
   CHECK(to_eigen(parent) == parent_h);
   DeviceMatrix<T> out(dense_h.rows(), dense_h.cols(), dense.stream());
   CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
-                                    dense_h.cols(), 3, 3, 3),
+                                    dense_h.cols(), 3, 3, shapes),
                   std::invalid_argument);
   CHECK_THROWS_AS(small::morph_tile(true, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
                                     dense_h.cols(), 3, 3, 0, 2),
@@ -228,13 +228,12 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
 }
 
 namespace {
-/// morph_stream_kernel against the reference (words: u8's word-wise row pass), as the test cases below say.
-template <class T>
-void check_stream_kernel(bool words) {
-  // Strips of 256 words (u8 1024 pixels, float 256) less the element's width: a dense image
-  // with aligned rows (u8: the 4-byte loads and stores) crossing several strips (u8 two), and
-  // a view at an odd offset with an odd stride (pixel by pixel) written into a view of a
-  // poisoned parent (nothing around it may change). Segments: the launcher's choice (0), 1 row,
+/// morph_stream_kernel (float) against the reference, as the test case below says.
+void check_stream_kernel() {
+  using T = float;
+  // Strips of 256 pixels less the element's width: a dense image crossing several strips, and a
+  // view at an odd offset with an odd stride written into a view of a poisoned parent (nothing
+  // around it may change). Segments: the launcher's choice (0), 1 row,
   // 7, 32 and 256 (past the image: one segment a strip).
   const H<T> dense_h = random_image<T>(131, 1100);
   const H<T> parent_h = random_image<T>(137, 1111);
@@ -254,16 +253,16 @@ void check_stream_kernel(bool words) {
     for (bool erode_ : {true, false}) {
       if (++n % every != 0) continue;
       const int seg = segs[static_cast<std::size_t>(n) % segs.size()];
-      CAPTURE(type_name<T>(), words, kh, kw, erode_, seg);
+      CAPTURE(kh, kw, erode_, seg);
       auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
       small::morph_stream(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(), dense_h.cols(),
-                          kh, kw, seg, words);
+                          kh, kw, seg);
       CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
       const int seg2 = segs[static_cast<std::size_t>(n + 2) % segs.size()];
       CAPTURE(seg2);
       auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
       small::morph_stream(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
-                          out_parent.cols(), r, c, kh, kw, seg2, words);
+                          out_parent.cols(), r, c, kh, kw, seg2);
       const H<T> got = to_eigen(out_parent);
       CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
       CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
@@ -279,9 +278,9 @@ void check_stream_kernel(bool words) {
         for (bool erode_ : {true, false}) {
           const H<T> want = morph_ref(big_h, k, k, erode_);
           for (int seg : {0, 32, 128}) {
-            CAPTURE(rr, cc, words, k, erode_, seg);
+            CAPTURE(rr, cc, k, erode_, seg);
             auto out = DeviceMatrix<T>::constant(rr, cc, poison_value<T>(), big.stream());
-            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg, words);
+            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg);
             CHECK(to_eigen(out) == want);
           }
         }
@@ -292,31 +291,20 @@ void check_stream_kernel(bool words) {
     const H<T> tall_h = random_image<T>(70001, 5);
     const auto tall = to_device(tall_h);
     auto out = DeviceMatrix<T>::constant(70001, 5, poison_value<T>(), tall.stream());
-    small::morph_stream(true, tall.stream().native(), tall.data(), 5, out.data(), 5, 70001, 5, 3, 3, 1, words);
+    small::morph_stream(true, tall.stream().native(), tall.data(), 5, out.data(), 5, 70001, 5, 3, 3, 1);
     CHECK(to_eigen(out) == morph_ref(tall_h, 3, 3, true));
   }
   // Elements it does not take, and a negative segment: invalid_argument before anything runs.
   DeviceMatrix<T> out(8, 8, dense.stream());
   for (auto [kh, kw, seg] : std::vector<std::array<int, 3>>{{33, 3, 0}, {3, 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
-    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg, words),
-                    std::invalid_argument);
-  if constexpr (std::is_same_v<T, float>)  // no word-wise pass for float
-    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, 3, 3, 0, true),
+    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg),
                     std::invalid_argument);
 }
 }  // namespace
 
-TEMPLATE_TEST_CASE("the streaming kernel (morph_stream_kernel), every side up to 32 x 129, is exact",
-                   "[image][morph][stream]", std::uint8_t, float) {
-  check_stream_kernel<TestType>(false);
-}
-
-TEST_CASE("the streaming kernel's word-wise row pass (u8: four rows a word), every side up to 32 x 129, is exact",
-          "[image][morph][stream][stream_words]") {
-  // Not u8's path yet (kMorphStreamU8, kMorphStreamU8Words: bench_image_neigh's "ours-stream-w*"
-  // rows), so forced. Row counts of a column block that are not multiples of 4 (every kr, the
-  // segments of 1 and 7 rows, a last block of a few rows) leave a partial group of four.
-  check_stream_kernel<std::uint8_t>(true);
+TEST_CASE("the streaming kernel (morph_stream_kernel, float's path), every side up to 32 x 129, is exact",
+          "[image][morph][stream]") {
+  check_stream_kernel();
 }
 
 

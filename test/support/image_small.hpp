@@ -40,19 +40,16 @@ void morph_two_pass(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld
 void morph_two_pass(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
                     Index cols, int kr, int kc);
 /// Both van Herk / Gil-Werman passes on a tile in shared memory (any kr, kc >= 1 whose tile fits
-/// the device), tile shape `shape` (0 .. 2: src/dispatch/image_morph.cuh's morph_tile_shape),
+/// the device), tile shape `shape` (u8 0 .. 1, float 0 .. 2: kernels/image_morph.cuh's morph_tile_shape),
 /// `batch` words loaded at a time by the block minima (1 or 4).
 void morph_tile(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
                 Index rows, Index cols, int kr, int kc, int shape, int batch = 1);
 void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                 int kr, int kc, int shape, int batch = 1);
-/// One kernel streaming down strips (morph_stream_kernel: any kr <= 32, kc <= 129), `seg` output
-/// rows a block (0: the launcher's choice); words: the word-wise row pass (u8 only).
-/// std::invalid_argument for other elements, and for words on float.
-void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                  Index rows, Index cols, int kr, int kc, int seg = 0, bool words = false);
+/// One kernel streaming down strips (morph_stream_kernel, float: any kr <= 32, kc <= 129), `seg`
+/// output rows a block (0: the launcher's choice). std::invalid_argument for other elements.
 void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg = 0, bool words = false);
+                  Index cols, int kr, int kc, int seg = 0);
 /// The register-blocked filter2d (k = 3, 5, 7), device weights w (k x k, row-major).
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k);
