@@ -196,7 +196,7 @@ int main(int argc, char** argv) {
   register_tile<std::uint8_t, 4, 32, 16>(n, n);
   register_tile<std::uint8_t, 4, 32, 4>(n, n);
   register_tile<std::uint8_t, 8, 32, 16>(n, n);  // 8-byte words, 256 x 256 tile, 64 KiB
-  register_tile<std::uint8_t, 1, 64, 8>(n, n);  // the fallback for shapes not a multiple of 4
+  register_tile<std::uint8_t, 1, 64, 8>(n, n);  // one byte a word (the vector and shift tiles take odd shapes)
 
   register_ours_and_memcpy<double>(n, n);
   register_tile<double, 1, 32, 8>(n, n);

@@ -21,13 +21,16 @@ namespace devmat::detail {
 
 /// Whether the blocks of a tile transpose walk down (along output rows) rather than across
 /// (along input rows): where output rows (`rows` elements) do not start on 128-byte lines, so
-/// that the blocks whose runs meet inside a line run together (forced across, f64 16383x16385
-/// measured 0.76 of a copy against 0.90 down, run V1; the same where lines are whole).
+/// that the blocks whose runs meet inside a line run together (forced across there, f64
+/// 16383x16385 measured 0.76 of a copy against 0.90 down; the other shapes of run V1 the same
+/// either way).
 template <class T>
 bool transpose_walks_down(Index rows) {
   return (rows * static_cast<Index>(sizeof(T))) % 128 != 0;
 }
 
+/// transpose_kernel on Tile (a TransposeTile whose words fit the shape and pointers:
+/// transpose_words_fit).
 template <class T, class Tile>
 void launch_transpose_tile(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   constexpr Index kTile = Tile::kTile;

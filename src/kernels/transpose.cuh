@@ -455,7 +455,7 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
                        Index tiles_c, bool down) {
   using Tile = ShiftTile<W, BY>;
   constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
-  static_assert(kB == 4, "transpose_shift_kernel: 4-byte words (8-byte ones measured slower than transpose_vec_kernel)");
+  static_assert(kB == 4, "transpose_shift_kernel: 4-byte words");
   using Word = typename RawWord<kB>::type;
   constexpr Index kSize = sizeof(T);
   DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);

@@ -108,7 +108,7 @@ TEMPLATE_TEST_CASE("transpose of views at odd offsets and strides equals Eigen's
 }
 
 TEMPLATE_TEST_CASE("transpose of few columns of narrow matrices equals Eigen's", "[transpose][span]", std::uint8_t,
-                   float, std::int32_t, double) {
+                   float, std::int32_t, double, std::uint64_t) {
   // Few columns through a stride of 2 to 17 elements (more than 16 rows: the span kernel,
   // transpose_few_cols_span_kernel, up to a stride of 16, after the register and byte kernels
   // for bytes; 17: the chunks): the whole matrix, its rows from row 1 (input off its vector),
