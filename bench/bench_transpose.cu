@@ -1,15 +1,11 @@
 // transpose(): ours beside a device-to-device copy of the same bytes, plus the other tile
 // shapes of dispatch/transpose.cuh (impl "ours-w<W>t<TW>b<BY>") so one run picks the fastest,
-// the tile walked in either order on unaligned shapes ("ours-across", "ours-down"), the tile on
-// few-rows / few-columns shapes instead of the few kernels ("ours-tile"), windows of a larger
+// the tile on few-rows shapes instead of the few kernels ("ours-tile"), windows of a larger
 // matrix ("transpose-view": ours on the window, read in place, beside a copy of the window's
-// bytes), and the kernels under trial (TransposeTrials: "ours-any-r<rows>-t<threads>", the
-// vector tile of any alignment, its tiles walked in bands ("-band<B>"), and the few-rows /
-// few-columns kernels one by one, "ours-span16" among them). GB/s count
-// bytes read plus bytes written. "ours-shift-w<W>b<BY>" is transpose_shift_kernel (the default
-// for u8 shapes whose rows are not whole 4-byte words; a trial for f32): the word tile at any
-// alignment, each row's run read as aligned words and shifted into place, "-across" its blocks
-// along input rows.
+// bytes), and the alternatives of each default forced (TransposeTrials: the vector tile of any
+// alignment "ours-vec-n<vectors>c<column bytes>", for bytes the shift tile "ours-shift-w4b8",
+// and the few-rows / few-columns kernels one by one: "ours-chunk...", "ours-regs16",
+// "ours-bytes16", "ours-span16"). GB/s count bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -102,28 +98,28 @@ void register_tile(Index rows, Index cols) {
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-/// The default kernels with the tile order forced, or with the few-rows / few-columns kernels
-/// turned off (the tile for every shape).
+/// The default kernels with the few-rows / few-columns kernels turned off (the tile for every
+/// shape).
 template <class T>
-void register_variant(Index rows, Index cols, const std::string& impl, d::TileOrder order, bool few) {
+void register_tile_on_few(Index rows, Index cols) {
   const double bytes = 2.0 * static_cast<double>(rows) * cols * sizeof(T);
-  benchmark::RegisterBenchmark(b::name("transpose", dtype<T>(), shape_of(rows, cols), impl).c_str(),
+  benchmark::RegisterBenchmark(b::name("transpose", dtype<T>(), shape_of(rows, cols), "ours-tile").c_str(),
                                [=](benchmark::State& st) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B(cols, rows);
     const cudaStream_t s = A.stream().native();
-    auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, order, few); };
+    auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, false); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
-/// The kernels under trial (dispatch/transpose.cuh's TransposeTrials, impl "ours-any-r128-t256"
-/// ...), each on the rows x cols window at (r0, c0) of an R x C matrix (the whole matrix by
-/// default), checked before it is timed. The few-rows / few-columns trials ("ours-chunk...",
-/// "ours-regs16", "ours-bytes16") only where those kernels run, the others ("ours-any...") only where they do
-/// not: elsewhere each is the default.
+/// The alternatives (dispatch/transpose.cuh's TransposeTrials, impl "ours-vec-n8c128" ...), each
+/// on the rows x cols window at (r0, c0) of an R x C matrix (the whole matrix by default),
+/// checked before it is timed. The few-rows / few-columns ones ("ours-chunk...", "ours-regs16",
+/// "ours-bytes16", "ours-span16") only where those kernels run, the others ("ours-vec...",
+/// "ours-shift...") only where they do not: elsewhere each is the default.
 template <class T>
 void register_trials(Index rows, Index cols, const std::string& op_name = "transpose", Index R = 0, Index C = 0,
                      Index r0 = 0, Index c0 = 0) {
@@ -135,8 +131,7 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
     const bool few_trial =
         name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0 ||
         name.rfind("ours-span", 0) == 0;
-    const bool anywhere = name.size() > 4 && name.compare(name.size() - 4, 4, "-all") == 0;  // "ours-vec-...-all"
-    if (few != few_trial && !anywhere) continue;
+    if (few != few_trial) continue;
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
                                  [=](benchmark::State& st) {
       const auto A = random_matrix<T>(R, C);
@@ -151,20 +146,20 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
   }
 }
 
-/// An unaligned shape: ours and the copy, and the tile in both orders.
+/// An unaligned shape: ours and the copy, and the alternatives.
 template <class T>
 void register_unaligned(Index rows, Index cols) {
   register_ours_and_memcpy<T>(rows, cols);
-  register_variant<T>(rows, cols, "ours-across", d::TileOrder::kAcross, true);
-  register_variant<T>(rows, cols, "ours-down", d::TileOrder::kDown, true);
   register_trials<T>(rows, cols);
 }
 
-/// A few rows or a few columns: ours and the copy, and the tile kernel on the same shape.
+/// A few rows or a few columns: ours and the copy, the few-rows / few-columns alternatives, and
+/// on few rows the tile kernel on the same shape (on few columns it measured 0.12-0.27 of a
+/// copy, run V1).
 template <class T>
 void register_few(Index rows, Index cols) {
   register_ours_and_memcpy<T>(rows, cols);
-  register_variant<T>(rows, cols, "ours-tile", d::TileOrder::kAuto, false);
+  if (rows <= d::kTransposeFewMax) register_tile_on_few<T>(rows, cols);
   register_trials<T>(rows, cols);
 }
 
@@ -201,7 +196,7 @@ int main(int argc, char** argv) {
   register_tile<std::uint8_t, 4, 32, 16>(n, n);
   register_tile<std::uint8_t, 4, 32, 4>(n, n);
   register_tile<std::uint8_t, 8, 32, 16>(n, n);  // 8-byte words, 256 x 256 tile, 64 KiB
-  register_tile<std::uint8_t, 1, 64, 8>(n, n);  // the fallback for shapes not a multiple of 4
+  register_tile<std::uint8_t, 1, 64, 8>(n, n);  // one byte a word (the vector and shift tiles take odd shapes)
 
   register_ours_and_memcpy<double>(n, n);
   register_tile<double, 1, 32, 8>(n, n);
@@ -212,7 +207,7 @@ int main(int argc, char** argv) {
   register_ours_and_memcpy<float>(64, Index(1) << 22);
   register_ours_and_memcpy<float>(Index(1) << 22, 64);
   register_ours_and_memcpy<std::uint8_t>(4096 + 4, 4096 * 64);  // not a multiple of the 128-byte tile
-  register_trials<std::uint8_t>(4096 + 4, 4096 * 64);  // output rows on 4 bytes, not on 16
+  register_trials<std::uint8_t>(4096 + 4, 4096 * 64);  // rows of 4-byte words, not 8: the vector tile
   register_trials<std::uint8_t>(n, n);
   register_trials<float>(n, n);
 
@@ -224,8 +219,6 @@ int main(int argc, char** argv) {
   register_unaligned<std::uint8_t>(n - 1, n + 1);
   register_unaligned<std::uint8_t>(4097, 65537);
   register_unaligned<std::uint8_t>(65537, 4097);
-  register_variant<std::uint8_t>(4100, 4096 * 64, "ours-across", d::TileOrder::kAcross, true);  // ours: above
-  register_variant<std::uint8_t>(4100, 4096 * 64, "ours-down", d::TileOrder::kDown, true);
   register_unaligned<std::uint8_t>(10007, 30011);  // primes: every row and output row off its word
   register_unaligned<float>(10007, 30011);
   register_unaligned<std::uint8_t>(1000003, 67);   // tall, past the few-columns kernels
@@ -263,8 +256,8 @@ int main(int argc, char** argv) {
   // window's bytes reads less than any strided read can (ratio at most about 0.83 and 0.75).
   register_view<std::uint8_t>(Index(1) << 24, 7, 0, 1, Index(1) << 24, 5);
   register_view<float>(Index(1) << 24, 5, 0, 1, Index(1) << 24, 3);
-  // Few byte columns off their vectors that "ours-span16" takes and the chunks do by default: 12
-  // of 16 (ratio at most about 0.86), and dense rows of 5 from an input off its vector (row 1).
+  // Few byte columns off their vectors that the span kernel takes by default: 12 of 16 (ratio at
+  // most about 0.86), and dense rows of 5 from an input off its vector (row 1).
   register_view<std::uint8_t>(Index(1) << 24, 16, 0, 2, Index(1) << 24, 12);
   register_view<std::uint8_t>(Index(1) << 24, 5, 1, 0, (Index(1) << 24) - 1, 5);
 

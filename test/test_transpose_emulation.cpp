@@ -1,6 +1,6 @@
 // transpose_shift_kernel (kernels/transpose.cuh: the word tile at any alignment, the default for
-// bytes whose rows are not whole 4-byte words) run on the CPU through the CUDA emulation
-// (expr_emu/), exact against the plain transpose: u8 with 4- and 8-byte words, f32 with 8-byte
+// bytes whose rows are not whole 4-byte words where the vector tile does not run) run on the CPU
+// through the CUDA emulation (expr_emu/), exact against the plain transpose: u8 with 4-byte
 // words, both tile orders. Sides around the tile (32 W rows, 31 W columns), 1, primes, inputs
 // at every offset into a word with odd strides, each matrix ending on the last byte before an
 // inaccessible page (a read past it faults), outputs at every offset into a word inside a
@@ -37,9 +37,9 @@ using emu::GuardedBytes;
 /// element (that of the window's last row) is the last byte before an inaccessible page, its
 /// first element `lead` elements past a word; the kernel's output at element offset `at` of a
 /// poisoned buffer.
-template <class T, int W, int BY, bool kSector>
+template <class T, int W, int BY>
 void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down) {
-  CAPTURE(sizeof(T), W, BY, kSector, rows, cols, ld, c0, at, down);
+  CAPTURE(sizeof(T), W, BY, rows, cols, ld, c0, at, down);
   using Tile = d::ShiftTile<W, BY>;
   const Index elems = (rows - 1) * ld + c0 + cols;  // from the buffer's start to the window's last element
   GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
@@ -56,12 +56,9 @@ void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down
   const Index lead_out = aligned - out_buf.data();
   T* out = aligned + at;
 
-  const Index step = kSector ? d::SectorTile<T, W, BY>::kStep : Tile::kRows;
-  const Index tiles_r = (rows + step - 1) / step, tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
-  emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(32, BY), [&] {
-    if constexpr (kSector) d::transpose_sector_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down);
-    else d::transpose_shift_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down);
-  });
+  const Index tiles_r = (rows + Tile::kRows - 1) / Tile::kRows, tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
+  emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(32, BY),
+              [&] { d::transpose_shift_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down); });
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
@@ -78,16 +75,16 @@ void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down
   CHECK(guards == 0);
 }
 
-template <class T, int W, int BY, bool kSector = false>
+template <class T, int W, int BY>
 void check_shapes(const std::vector<Index>& row_sides, const std::vector<Index>& col_sides) {
   constexpr int kB = W * static_cast<int>(sizeof(T));
   int n = 0;
   for (Index r : row_sides)
     for (Index c : col_sides) {
       // A dense matrix (ld == cols), and windows of odd stride at every offset into a word.
-      check_shift<T, W, BY, kSector>(r, c, c, 0, n % (kB / sizeof(T)), n % 2 == 0);
+      check_shift<T, W, BY>(r, c, c, 0, n % (kB / sizeof(T)), n % 2 == 0);
       const Index lead = (n + 1) % (kB / static_cast<Index>(sizeof(T)));
-      check_shift<T, W, BY, kSector>(r, c, c + 2 * lead + 3, lead, (n + 2) % (kB / sizeof(T)), n % 2 == 1);
+      check_shift<T, W, BY>(r, c, c + 2 * lead + 3, lead, (n + 2) % (kB / sizeof(T)), n % 2 == 1);
       ++n;
     }
 }
@@ -99,39 +96,6 @@ TEST_CASE("emulated transpose_shift_kernel on bytes, 4-byte words, equals the tr
   check_shapes<std::uint8_t, 4, 16>({131}, {125, 253});
 }
 
-TEST_CASE("emulated transpose_shift_kernel on bytes, 8-byte words, equals the transpose", "[transpose][emulation]") {
-  // The tile: 256 rows x 248 columns.
-  check_shapes<std::uint8_t, 8, 16>({9, 255, 257}, {7, 247, 248, 249, 497});
-  check_shapes<std::uint8_t, 8, 32>({263}, {251});
-}
-
-TEST_CASE("emulated transpose_shift_kernel on floats, 8-byte words, equals the transpose", "[transpose][emulation]") {
-  // The tile: 64 rows x 62 columns.
-  check_shapes<float, 2, 8>({1, 63, 64, 65, 131}, {5, 61, 62, 63, 125});
-}
-
-// transpose_sector_kernel: the same loads, tiles kStep = 32 W - 32 / sizeof(T) rows apart, each
-// storing whole 32-byte sectors of every output row (whole words but at a row's two ends). Sides
-// around the step (u8 w8: 224, w4: 96; f32 w2: 56), the loaded 32 W rows, a row shorter than a
-// sector, every output offset into a sector (`at` spans 0 .. 31 bytes below).
-TEST_CASE("emulated transpose_sector_kernel equals the transpose", "[transpose][emulation]") {
-  check_shapes<std::uint8_t, 8, 16, true>({1, 9, 31, 33, 223, 224, 225, 255, 257, 449, 673}, {7, 247, 248, 249});
-  check_shapes<std::uint8_t, 8, 32, true>({263}, {251, 497});
-  check_shapes<std::uint8_t, 4, 8, true>({1, 17, 95, 96, 97, 127, 129, 193}, {3, 123, 124, 125});
-  check_shapes<float, 2, 8, true>({1, 7, 9, 55, 56, 57, 63, 65, 113, 131}, {5, 61, 62, 63, 125});
-  check_shapes<float, 2, 16, true>({169}, {63});
-}
-
-TEST_CASE("emulated transpose_sector_kernel at every output offset into a sector", "[transpose][emulation]") {
-  // Output rows of 225 and 449 bytes start at 32 different offsets into a sector within 32 rows;
-  // the output itself at each of the 32 offsets too (u8), 8 for f32.
-  for (Index at = 0; at < 32; ++at) {
-    check_shift<std::uint8_t, 8, 16, true>(449, 35, 449 + (at % 3), at % 5, at, at % 2 == 0);
-    check_shift<std::uint8_t, 4, 8, true>(225, 33, 225, 0, at, at % 2 == 1);
-  }
-  for (Index at = 0; at < 8; ++at) check_shift<float, 2, 8, true>(113, 33, 113 + at, at % 3, at, at % 2 == 0);
-}
-
 // transpose_vec_kernel (aligned 16-byte vectors both ways, misalignment handled in shared
 // memory, tiles owning whole output vectors, kHalo input rows loaded above each tile): the same
 // guarded inputs and poisoned outputs. Sides around the tile (VecTile<u8, 8, 128>: 128 rows +
@@ -140,8 +104,8 @@ TEST_CASE("emulated transpose_sector_kernel at every output offset into a sector
 // every output offset (at), odd strides.
 namespace {
 template <class T, int kNV, int kColBytes>
-void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, Index band = 0) {
-  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, band);
+void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
+  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at);
   using Tile = d::VecTile<T, kNV, kColBytes, 256>;
   const Index elems = (rows - 1) * ld + c0 + cols;
   GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
@@ -160,9 +124,8 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, Index band 
   const Index tiles_r = d::transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
                                                  static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
   const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
-  const Index b = band > 0 ? band : tiles_r;
   emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(Tile::kThreads),
-              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, b); });
+              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r); });
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
@@ -218,37 +181,12 @@ TEST_CASE("emulated transpose_vec_kernel at every output offset into a vector", 
   for (Index at = 0; at < 4; ++at) check_vec<float, 8, 128>(67, 33, 67 + at, at % 3, at);
 }
 
-TEST_CASE("transpose_vec_tile walks every tile once in bands", "[transpose][emulation]") {
-  // Every block index below tiles_r tiles_c is one tile inside the grid and no two blocks share
-  // one, for bands of 1 .. tiles_r + 1 (tiles_r and more: down the whole grid); within a band,
-  // consecutive blocks go down one tile column.
-  for (Index tiles_r : {1, 2, 3, 5, 8, 33})
-    for (Index tiles_c : {1, 2, 7, 16})
-      for (Index band = 1; band <= tiles_r + 1; ++band) {
-        CAPTURE(tiles_r, tiles_c, band);
-        std::vector<int> seen(static_cast<std::size_t>(tiles_r * tiles_c), 0);
-        Index outside = 0;
-        for (unsigned b = 0; b < static_cast<unsigned>(tiles_r * tiles_c); ++b) {
-          Index tr = -1, tc = -1;
-          d::transpose_vec_tile(b, tiles_r, tiles_c, band, tr, tc);
-          if (tr < 0 || tr >= tiles_r || tc < 0 || tc >= tiles_c) ++outside;
-          else ++seen[static_cast<std::size_t>(tr * tiles_c + tc)];
-          if (band >= tiles_r) CHECK((tr == static_cast<Index>(b) % tiles_r && tc == static_cast<Index>(b) / tiles_r));
-        }
-        CHECK(outside == 0);
-        CHECK(std::count(seen.begin(), seen.end(), 1) == tiles_r * tiles_c);
-      }
-}
-
-TEST_CASE("emulated transpose_vec_kernel walked in bands equals the transpose", "[transpose][emulation]") {
+TEST_CASE("emulated transpose_vec_kernel on many tiles equals the transpose", "[transpose][emulation]") {
   // Several tile rows (VecTile<u8, 8, 128>: 128 rows a tile, 600 rows: 5 tile rows, the last
-  // partial; f32 <16, 256>: 64 rows, 200: 4) and tile columns, bands of 1 (along input rows), 2,
-  // 3 (a last band of fewer rows), 4, and the whole grid; dense and a window off its vector.
-  for (Index band : {1, 2, 3, 4, 16}) {
-    check_vec<std::uint8_t, 8, 128>(600, 300, 300, 0, 0, band);
-    check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5, band);
-    check_vec<float, 16, 256>(200, 131, 133, 1, 1, band);
-  }
+  // partial; f32 <16, 256>: 64 rows, 200: 4) and tile columns; dense and a window off its vector.
+  check_vec<std::uint8_t, 8, 128>(600, 300, 300, 0, 0);
+  check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5);
+  check_vec<float, 16, 256>(200, 131, 133, 1, 1);
 }
 
 // transpose_few_cols_span_kernel (few columns at most 16 elements apart, de-interleaved as one

@@ -4,11 +4,8 @@
 // the output (transpose_kernel: rows whose words line up). transpose_shift_kernel moves the same
 // words at any alignment: a warp reads the aligned words under each 31-word run of a row and
 // shifts them into place, and writes the aligned words an output run covers (byte-exact at its
-// ends), around transpose_kernel's shared tile. transpose_any_kernel takes any
-// alignment with 16-byte vectors on both sides: a warp reads the aligned vectors that cover a
-// row's run and shifts them into place with a neighbour's (shuffles and __funnelshift), and
-// writes the aligned vectors that an output run covers, byte-exact at its ragged ends.
-// transpose_vec_kernel (under trial) keeps rows in shared memory as loaded (aligned vectors, each
+// ends), around transpose_kernel's shared tile (bytes in 4-byte words).
+// transpose_vec_kernel keeps rows in shared memory as loaded (aligned vectors, each
 // row at its own offset) and gathers each aligned output vector from there: one 16-byte access a
 // thread both ways, no shuffles, tiles owning whole vectors of every output row. A matrix
 // with a few rows or a few columns (an interleave or de-interleave) goes through a
@@ -17,7 +14,8 @@
 // at any alignment through warp_read_run / warp_align_run / warp_store_run), through registers
 // where 16-byte vectors line up (transpose_few_rows_vec_kernel / transpose_few_cols_vec_kernel),
 // or, for bytes, as realigned 16-byte vectors (transpose_few_rows_bytes_kernel /
-// transpose_few_cols_bytes_kernel). Device code only; dispatch/transpose.cuh picks the kernel
+// transpose_few_cols_bytes_kernel), and few columns at most 16 elements apart as one span of
+// 16-byte vectors (transpose_few_cols_span_kernel). Device code only; dispatch/transpose.cuh picks the kernel
 // and launches it.
 #pragma once
 
@@ -213,7 +211,8 @@ __device__ __forceinline__ void transpose_in_registers(const Word (&x)[W], Word 
 /// (b % tiles_r, b / tiles_r): consecutive blocks then write consecutive runs of the same output
 /// rows, so the partial sectors where their runs meet are completed while still in L2. Requires
 /// rows, cols and ld multiples of W and both pointers aligned to a word, so every word lies
-/// wholly inside or wholly outside the matrix (transpose_any_kernel takes the other shapes). With
+/// wholly inside or wholly outside the matrix (transpose_vec_kernel and transpose_shift_kernel
+/// take the other shapes). With
 /// one-element words (W == 1), the tile grid may start c_shift (< a tile) columns left of column
 /// 0: tile column t covers input columns [t * kTile - c_shift, (t + 1) * kTile - c_shift), so
 /// that rows whose starts share an offset inside a sector read whole sectors; columns outside
@@ -284,59 +283,6 @@ transpose_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index 
     }
 }
 
-/// The 8-byte counterpart of store_word_bytes: stores bytes [lo, hi) of w into the aligned 8-byte
-/// word at p (0 <= lo < hi <= 8), as two 4-byte halves where not whole.
-__device__ __forceinline__ void store_word8_bytes(unsigned char* p, unsigned long long w, int lo, int hi) {
-  if (lo == 0 && hi == 8) {
-    *reinterpret_cast<unsigned long long*>(p) = w;
-    return;
-  }
-  if (lo < 4) store_word_bytes(p, static_cast<unsigned>(w), lo, hi < 4 ? hi : 4);
-  if (hi > 4) store_word_bytes(p + 4, static_cast<unsigned>(w >> 32), lo > 4 ? lo - 4 : 0, hi - 4);
-}
-
-/// warp_store_run with 8-byte words: a run of 256 bytes, lane L's word bytes [begin + 8L, begin
-/// + 8L + 8) (begin and valid in bytes). Word k of the run's aligned words holds run bytes
-/// [8k - m, 8k - m + 8), m = (row + begin) mod 8.
-
-/// The bytes [lo, hi) of aligned 8-byte word k (k = 0..32) that hold bytes [from, to) of the run.
-struct WordBytes8 {
-  int lo, hi;
-  __device__ __forceinline__ WordBytes8(int k, int m, int from, int to) {
-    const int s = 8 * k - m;  // the run byte in the word's byte 0
-    lo = s >= from ? 0 : (from - s < 8 ? from - s : 8);
-    hi = to - s >= 8 ? 8 : (to - s > 0 ? to - s : 0);
-  }
-};
-
-/// `bytes` clamped to [-8, 264]: the part of a 256-byte run's neighbourhood that a word reaches.
-__device__ __forceinline__ int clamp_run8(Index bytes) {
-  return static_cast<int>(bytes < -8 ? -8 : (bytes > 264 ? 264 : bytes));
-}
-
-/// Lane L's word y holds bytes [begin + 8L, begin + 8L + 8) of `row`: stores the run [begin,
-/// min(begin + 256, valid)) and no other byte, as aligned 8-byte words (each lane joins its
-/// word to its lower neighbour's; lane 31 also stores the last, partial word). Warp-wide.
-__device__ __forceinline__ void warp_store_run8(unsigned char* row, Index begin, Index valid, unsigned long long y) {
-  unsigned char* run = row + begin;
-  const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 7);
-  const int lane = static_cast<int>(threadIdx.x & 31);
-  if (m == 0 && valid - begin >= 256) {  // aligned and whole: one word a lane
-    reinterpret_cast<unsigned long long*>(run)[lane] = y;
-    return;
-  }
-  unsigned char* base = run - m;
-  const int to = clamp_run8(valid - begin < 256 ? valid - begin : 256);
-  const unsigned long long prev = __shfl_up_sync(0xffffffffu, y, 1);  // lane 0: its own (bytes not stored)
-  const unsigned long long word = m == 0 ? y : (y << (8 * m)) | (prev >> (64 - 8 * m));
-  const WordBytes8 b(lane, m, 0, to);
-  if (b.lo < b.hi) store_word8_bytes(base + 8 * lane, word, b.lo, b.hi);
-  if (lane == 31 && m != 0) {  // run bytes [256 - m, 256): the top m bytes of y
-    const WordBytes8 b32(32, m, 0, to);
-    if (b32.lo < b32.hi) store_word8_bytes(base + 256, y >> (64 - 8 * m), b32.lo, b32.hi);
-  }
-}
-
 /// A tile of transpose_shift_kernel: kRows = 32 W input rows by kCols = 31 W input columns (31
 /// words of W elements: the 32 aligned words a warp reads under a row's run cover 31 words'
 /// worth at any offset of the row into a word), in transpose_kernel's swizzled shared tile of
@@ -364,9 +310,6 @@ __device__ __forceinline__ Word load_word_before(const unsigned char* p, const u
 /// Bytes [m, m + sizeof(Word)) of the two words lo then hi (0 <= m < sizeof(Word)).
 __device__ __forceinline__ unsigned shift_word(unsigned lo, unsigned hi, int m) {
   return __funnelshift_r(lo, hi, 8 * m);  // m == 0: lo
-}
-__device__ __forceinline__ unsigned long long shift_word(unsigned long long lo, unsigned long long hi, int m) {
-  return m == 0 ? lo : (lo >> (8 * m)) | (hi << (64 - 8 * m));
 }
 
 /// Loads of transpose_shift_kernel: raw[k][i] = lane L's aligned word under the run of the
@@ -398,52 +341,42 @@ __device__ __forceinline__ void shift_load(const unsigned char* first, Index ld_
     }
 }
 
-/// Stores bytes [lo, hi) of w into the aligned word of Word at p, where they are its head
-/// (hi == sizeof(Word)) or its tail (lo == 0): at most one 1-, one 2- and one 4-byte store, each
-/// under a per-lane condition, so that lanes storing a head and lanes storing a tail share the
-/// same three (predicated) instructions instead of diverging.
-template <class Word>
-__device__ __forceinline__ void store_word_end(unsigned char* p, Word w, int lo, int hi) {
-  constexpr int kB = static_cast<int>(sizeof(Word));
+/// Stores bytes [lo, hi) of w into the aligned 4-byte word at p, where they are its head
+/// (hi == 4) or its tail (lo == 0): at most one 1- and one 2-byte store, each under a per-lane
+/// condition, so that lanes storing a head and lanes storing a tail share the same two
+/// (predicated) instructions instead of diverging.
+__device__ __forceinline__ void store_word_end(unsigned char* p, unsigned w, int lo, int hi) {
   const bool head = lo > 0;
-  const int a2 = (lo + 1) & ~1, a4 = (lo + 3) & ~3;  // a head's first even / multiple-of-4 byte
-  const int t2 = hi & ~1, t4 = hi & ~3;              // a tail's last even / multiple-of-4 end
-  const int o1 = head ? lo : hi - 1;                  // the odd byte
-  const int o2 = head ? a2 : t2 - 2;                  // the 2-byte piece
-  const int o4 = head ? a4 : t4 - 4;                  // the 4-byte piece (8-byte words)
+  const int a2 = (lo + 1) & ~1;       // a head's first even byte
+  const int t2 = hi & ~1;             // a tail's last even end
+  const int o1 = head ? lo : hi - 1;  // the odd byte
+  const int o2 = head ? a2 : t2 - 2;  // the 2-byte piece
   const bool s1 = head ? (lo & 1) != 0 : (hi & 1) != 0;
-  const bool s2 = head ? (a2 & 2) != 0 && a2 < kB : (t2 & 2) != 0;
-  const bool s4 = kB == 8 && (head ? a4 == 4 : t4 == 4);
+  const bool s2 = head ? (a2 & 2) != 0 && a2 < 4 : (t2 & 2) != 0;
   if (s1) p[o1] = static_cast<unsigned char>(w >> (8 * o1));
   if (s2) *reinterpret_cast<unsigned short*>(p + o2) = static_cast<unsigned short>(w >> (8 * o2));
-  if constexpr (kB == 8)
-    if (s4) *reinterpret_cast<unsigned*>(p + o4) = static_cast<unsigned>(w >> (8 * o4));
 }
 
-/// warp_store_run / warp_store_run8 for Word (4 or 8 bytes), where the run is whole (32 words
-/// of `row` from byte `begin`, all inside the row: three or four store instructions a warp, lane
-/// 0's head and lane 31's tail word stored by the same predicated sub-word stores), else the
-/// byte-exact general form. Lane L's word y holds the run's bytes [kB L, kB L + kB). Warp-wide.
-template <class Word>
-__device__ __forceinline__ void warp_store_words(unsigned char* row, Index begin, Index valid, Word y) {
-  constexpr int kB = static_cast<int>(sizeof(Word));
-  if (valid - begin < 32 * kB) {  // the run's end is ragged: the general form (the same for the warp)
-    if constexpr (kB == 4) warp_store_run(row, begin, valid, y);
-    else warp_store_run8(row, begin, valid, y);
+/// warp_store_run where the run is whole (32 words of `row` from byte `begin`, all inside the
+/// row: three store instructions a warp, lane 0's head and lane 31's tail word stored by the
+/// same predicated sub-word stores), else warp_store_run itself (byte-exact). Lane L's word y
+/// holds the run's bytes [4 L, 4 L + 4). Warp-wide.
+__device__ __forceinline__ void warp_store_words(unsigned char* row, Index begin, Index valid, unsigned y) {
+  if (valid - begin < 128) {  // the run's end is ragged: the general form (the same for the warp)
+    warp_store_run(row, begin, valid, y);
     return;
   }
   unsigned char* run = row + begin;
-  const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & (kB - 1));
+  const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 3);
   const int lane = static_cast<int>(threadIdx.x & 31);
-  unsigned char* base = run - mo;  // aligned word k holds run bytes [kB k - mo, kB k - mo + kB)
-  const Word prev = __shfl_up_sync(0xffffffffu, y, 1);  // lane 0: its own (only its top bytes stored)
-  const Word word = mo == 0 ? y : (y << (8 * mo)) | (prev >> (8 * (kB - mo)));
-  if (lane > 0 || mo == 0) reinterpret_cast<Word*>(base)[lane] = word;
+  unsigned char* base = run - mo;  // aligned word k holds run bytes [4 k - mo, 4 k - mo + 4)
+  const unsigned prev = __shfl_up_sync(0xffffffffu, y, 1);  // lane 0: its own (only its top bytes stored)
+  const unsigned word = mo == 0 ? y : (y << (8 * mo)) | (prev >> (8 * (4 - mo)));
+  if (lane > 0 || mo == 0) reinterpret_cast<unsigned*>(base)[lane] = word;
   if (mo != 0 && (lane == 0 || lane == 31)) {
-    // Lane 0: bytes [mo, kB) of word 0; lane 31: bytes [0, mo) of word 32, y's top mo bytes.
+    // Lane 0: bytes [mo, 4) of word 0; lane 31: bytes [0, mo) of word 32, y's top mo bytes.
     const bool head = lane == 0;
-    store_word_end<Word>(head ? base : base + 32 * kB, head ? word : y >> (8 * (kB - mo)), head ? mo : 0,
-                         head ? kB : mo);
+    store_word_end(head ? base : base + 128, head ? word : y >> (8 * (4 - mo)), head ? mo : 0, head ? 4 : mo);
   }
 }
 
@@ -466,7 +399,7 @@ __device__ __forceinline__ void warp_store_words(unsigned char* row, Index begin
 /// that hold its elements (the word holding in's first byte starts in its allocation, which
 /// starts on 256 bytes), never past its last byte. Block b is tile (b / tiles_c, b % tiles_c),
 /// or with `down` (b % tiles_r, b / tiles_r), as transpose_kernel.
-/// The load half of transpose_shift_kernel (and transpose_sector_kernel): fills tile_smem
+/// The load half of transpose_shift_kernel: fills tile_smem
 /// (kRows output rows of 32 words, swizzled: word column oc of shared row o at oc ^ (o / W))
 /// with the transpose of input rows [r0, r0 + 32 W) x columns [c0, c0 + 31 W) (bytes outside
 /// the matrix as 0; shared rows from 31 W on hold lane 31's unused words), and waits for the
@@ -522,7 +455,7 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
                        Index tiles_c, bool down) {
   using Tile = ShiftTile<W, BY>;
   constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
-  static_assert(kB == 4 || kB == 8, "transpose_shift_kernel: 4- or 8-byte words");
+  static_assert(kB == 4, "transpose_shift_kernel: 4-byte words");
   using Word = typename RawWord<kB>::type;
   constexpr Index kSize = sizeof(T);
   DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
@@ -545,109 +478,9 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
     if (o >= Tile::kCols || out_r >= cols) break;
     unsigned char* row = out_b + out_r * valid;
     const Word y = tile_smem[o][lane ^ (o / W)];
-    warp_store_words<Word>(row, begin, valid, y);
+    warp_store_words(row, begin, valid, y);
   }
 }
-
-/// A tile of transpose_sector_kernel: transpose_shift_kernel's ShiftTile (32 W input rows by
-/// 31 W columns in shared memory), whose tiles step down the input rows by kStep = 32 W - 32 /
-/// sizeof(T) rows (32 bytes of an output row fewer than the 32 W loaded), so that each tile
-/// owns whole 32-byte sectors of every output row wherever that row starts.
-template <class T, int W, int BY>
-struct SectorTile : ShiftTile<W, BY> {
-  static constexpr int kB = W * static_cast<int>(sizeof(T));  // bytes a word
-  static_assert(kB == 4 || kB == 8, "SectorTile: 4- or 8-byte words");
-  static constexpr int kStep = 32 * W - 32 / static_cast<int>(sizeof(T));  // input rows a tile owns
-  static constexpr int kLanes = 32 - 32 / kB;  // lanes that store a tile's 32 kB - 32 bytes
-};
-
-/// transpose_shift_kernel with the output written as whole 32-byte sectors: every store of a
-/// tile past the first covers whole sectors that no other block touches, so L2 never merges two
-/// blocks' partial sectors (read-modify-write) and no lane stores a sub-word piece; the price is
-/// 32 bytes of each loaded output run read twice (the next tile's first, an L2 hit when
-/// tiles walk down) and 32 / kB of a warp's lanes idle in the store.
-/// - Tile (tile_r, tile_c) loads input rows [R0, R0 + 32 W), R0 = tile_r kStep, as
-///   shift_fill_tile does.
-/// - Output row c (byte row_c = out + c rows sizeof(T)) has its sectors start s_c = -row_c mod 32
-///   bytes in; the tile owns the bytes [R0 kSize + s_c, R0 kSize + s_c + 32 kB - 32) of the row
-///   (the first tile also [0, s_c); all clipped to the row's rows sizeof(T) bytes). Consecutive
-///   tiles' ranges meet, so every byte is owned by exactly one tile; the last tile, tile_r =
-///   ceil(rows / kStep) - 1, reaches past the row's end whatever s_c.
-/// - Lane L < kLanes stores the aligned word j = L of the owned range (tile bytes s_c + kB j ..
-///   + kB: shared words q = (s_c + kB j) / kB and q + 1 joined by a shift of s_c mod kB, the
-///   same for the warp); on the first tile, lanes L >= kLanes store the head's words j = L - 32
-///   (tile bytes s_c - 32 .. s_c: those at or past byte 0 of the row). A word wholly in the
-///   row is one aligned store; only a word across the row's start or end is stored byte-exact.
-/// Blocks order as transpose_shift_kernel's (tiles_r = ceil(rows / kStep)).
-template <class T, int W, int BY>
-__global__ void __launch_bounds__(32 * BY)
-transpose_sector_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
-                        Index tiles_r, Index tiles_c, bool down) {
-  using Tile = SectorTile<T, W, BY>;
-  constexpr int kB = Tile::kB;
-  using Word = typename RawWord<kB>::type;
-  constexpr Index kSize = sizeof(T);
-  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
-  auto& tile_smem = *reinterpret_cast<Word(*)[Tile::kRows][32]>(transpose_smem);  // (out rows, out words), swizzled
-
-  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
-  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
-  const Index r0 = tile_r * Tile::kStep, c0 = tile_c * Tile::kCols;
-  const int lane = static_cast<int>(threadIdx.x), ty = static_cast<int>(threadIdx.y);
-  shift_fill_tile<T, W, BY>(in, ld, rows, cols, r0, c0, tile_smem);
-
-  // Lane's word of the owned range: j >= 0, or the head's (j < 0: the first tile only).
-  const int j = lane < Tile::kLanes ? lane : lane - 32;
-  const bool active = j >= 0 || tile_r == 0;
-  auto* out_b = reinterpret_cast<unsigned char*>(out);
-  const Index begin = r0 * kSize, valid = rows * kSize;  // bytes of an output row
-#pragma unroll 4
-  for (int k = 0; k < Tile::kRows / BY; ++k) {
-    const int o = ty + BY * k;
-    const Index out_r = c0 + o;  // the same for the whole warp
-    if (o >= Tile::kCols || out_r >= cols) break;
-    unsigned char* row = out_b + out_r * valid;
-    const int s = static_cast<int>((0u - static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(row))) & 31u);
-    const int b = s + kB * j;  // the word's first byte in the tile (from input row r0); < 0: before it
-    const int q = b >= 0 ? b / kB : -((kB - 1 - b) / kB);  // floor(b / kB): -4 .. 31 - 32 / kB
-    const int m = s & (kB - 1);                            // the same for the warp
-    if (!active) continue;
-    const int sw = o / W;  // the swizzle of shared row o
-    const int q_lo = q < 0 ? 0 : q, q_hi = q + 1 < 0 ? 0 : (q + 1 > 31 ? 31 : q + 1);
-    const Word w = shift_word(tile_smem[o][q_lo ^ sw], tile_smem[o][q_hi ^ sw], m);  // bytes [b, b + kB) of the tile
-    const Index x = begin + b;  // the word's first byte in the output row; row + x is on a word
-    if (x >= 0 && x + kB <= valid) {
-      *reinterpret_cast<Word*>(row + x) = w;
-    } else if (x + kB > 0 && x < valid) {  // across the row's start or end: its bytes in [0, valid)
-      const int lo = x < 0 ? static_cast<int>(-x) : 0;
-      const int hi = valid - x < kB ? static_cast<int>(valid - x) : kB;
-      if constexpr (kB == 4) store_word_bytes(row + x, w, lo, hi);
-      else store_word8_bytes(row + x, w, lo, hi);
-    }
-  }
-}
-
-/// A tile of transpose_any_kernel: kRows input rows by kCols = 31 16-byte vectors of input
-/// columns (496 bytes: a warp's 32 aligned vectors cover 31 vectors' worth of any row at any
-/// alignment), in shared memory as kRows rows of 32 vectors (kRows * 512 bytes), for a block of
-/// kThreads. An output run (kRows elements of an output row) is kSegVecs vectors, one a lane of
-/// a group of kSegVecs lanes; each lane gathers kK output rows at once (u8: 4, a word of a
-/// shared row; f32: 4 and f64: 2, a vector of a shared row).
-template <class T, int kRowsV, int kThreadsV = 256>
-struct AnyTile {
-  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "AnyTile: 1-, 4- or 8-byte elements");
-  static constexpr int kV = 16 / static_cast<int>(sizeof(T));  // elements of a vector
-  static constexpr int kRows = kRowsV, kThreads = kThreadsV, kWarps = kThreadsV / 32;
-  static constexpr int kCols = 31 * kV;
-  static constexpr int kK = sizeof(T) == 1 ? 4 : kV;  // output rows a lane gathers
-  static constexpr int kUnits = kCols / kK;            // gathers (of kK output rows) a tile
-  static constexpr int kSegVecs = kRows / kV;          // vectors of an output run
-  static constexpr int kGroups = 32 / kSegVecs;        // output runs a warp stores at once
-  static constexpr int kSmemBytes = kRows * 512;
-  static_assert(kRows % kV == 0 && (kSegVecs == 8 || kSegVecs == 16 || kSegVecs == 32),
-                "AnyTile: an output run is 8, 16 or 32 vectors");
-  static_assert(kThreads % 32 == 0 && kRows % kWarps == 0, "AnyTile: whole warps, whole rows a warp");
-};
 
 /// Bytes [m, m + 16) of the 32 bytes lo then hi (0 <= m < 16; the same m across a warp keeps it
 /// free of divergence): word selects by m / 4, funnel shifts by m % 4.
@@ -699,142 +532,6 @@ __device__ __forceinline__ void store_vec_bytes(unsigned char* p, const uint4& v
   }
 }
 
-/// Vector slot of logical vector L of shared row R (AnyTile): an XOR swizzle by the row's run
-/// vector (R / kV), so that the lanes of a group (rows kV j + e, j = 0 .. 7) gather from 8
-/// different 16-byte bank groups, and a warp's 31 vectors of one row still fill all 32 banks.
-template <int kV>
-__device__ __forceinline__ int any_slot(int R, int L) {
-  return L ^ ((R / kV) & 7);
-}
-
-/// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
-/// cols x rows `out`, at any shape, stride and alignment (of the element type), moving 16-byte
-/// vectors on both sides wherever the rows allow:
-/// - load: a warp reads one input row of the tile as the 32 aligned vectors that cover its
-///   kCols elements from column c0 (whatever the row's offset m into a vector), shifts them
-///   into place with a neighbour's vector (shuffle, bytes_from) and stores the 31 logical
-///   vectors in shared memory (swizzled, any_slot). Bytes past the matrix's last element are
-///   not read; whole vectors past a row's end are not read.
-/// - store: a group of kSegVecs lanes writes kK output runs (output rows c0 + k, input rows
-///   [r0, r0 + kRows)): each lane gathers its kV rows' kK elements, transposes them in
-///   registers into kK logical vectors, and for each run joins its vector to its lower
-///   neighbour's (shuffle, bytes_from) into the aligned vector of out that it covers, stored
-///   whole in the run's interior and byte-exact (store_vec_bytes) at its two ragged ends.
-/// Block b is tile (b / tiles_c, b % tiles_c), or with `down` (b % tiles_r, b / tiles_r).
-template <class T, class Tile>
-__global__ void __launch_bounds__(Tile::kThreads, 1)
-transpose_any_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                     Index tiles_c, bool down) {
-  constexpr int kV = Tile::kV, kK = Tile::kK, kRows = Tile::kRows, kWarps = Tile::kWarps;
-  constexpr int kSegVecs = Tile::kSegVecs, kGroups = Tile::kGroups, kUnits = Tile::kUnits;
-  constexpr Index kSize = sizeof(T);
-  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);  // (kRows, 32) vectors, swizzled (any_slot)
-  const Index tile_r = down ? blockIdx.x % tiles_r : blockIdx.x / tiles_c;
-  const Index tile_c = down ? blockIdx.x / tiles_r : blockIdx.x % tiles_c;
-  const Index r0 = tile_r * kRows, c0 = tile_c * Tile::kCols;
-  const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
-  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
-  const unsigned char* in_end = in_b + ((rows - 1) * ld + cols) * kSize;  // past the last element
-  const unsigned in_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b + c0 * kSize));
-  const unsigned ld_lo = static_cast<unsigned>(ld * kSize);  // row r starts (in_lo + r ld_lo) mod 16 into a vector
-
-  // Load: warp w takes shared rows w, w + kWarps, ...; a batch of rows' loads is issued before
-  // the first shuffle waits for one.
-  constexpr int kRowsPerWarp = kRows / kWarps;
-  constexpr int kBatch = kRowsPerWarp < 8 ? kRowsPerWarp : 8;
-  static_assert(kRowsPerWarp % kBatch == 0, "transpose_any_kernel: whole batches of rows");
-#pragma unroll 1
-  for (int rb = 0; rb < kRowsPerWarp; rb += kBatch) {
-    uint4 raw[kBatch];
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      const Index r = r0 + warp + kWarps * (rb + i);
-      raw[i] = make_uint4(0u, 0u, 0u, 0u);
-      if (r < rows) {
-        const unsigned char* first = in_b + (r * ld + c0) * kSize;    // (r, c0)
-        const unsigned char* row_end = in_b + (r * ld + cols) * kSize;  // (r, cols)
-        const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(first) & 15u);
-        const unsigned char* p = first - m + 16 * lane;
-        if (p < row_end && (lane < 31 || m != 0)) raw[i] = load_vec_before(p, in_end);  // vector 31: only unaligned
-      }
-    }
-#pragma unroll
-    for (int i = 0; i < kBatch; ++i) {
-      const int R = warp + kWarps * (rb + i);
-      // The row's offset into its first vector (bytes; the same for the whole warp; its low 4
-      // bits are those of the 32-bit product).
-      const int m = static_cast<int>((in_lo + static_cast<unsigned>(r0 + R) * ld_lo) & 15u);
-      const uint4 next = shfl_down_vec(raw[i], 32);  // lane 31's is its own: it stores nothing
-      if (lane < 31) transpose_smem[R * 32 + any_slot<kV>(R, lane)] = bytes_from(raw[i], next, m);
-    }
-  }
-  __syncthreads();
-
-  // Store: lane (g, j) of a warp, g = lane / kSegVecs, j = lane % kSegVecs: unit u (output rows
-  // kK u .. kK u + kK - 1 of the tile), run vector j (shared rows kV j .. kV j + kV - 1).
-  const int g = lane / kSegVecs, j = lane % kSegVecs;
-  const int valid_bytes = static_cast<int>((rows - r0 < kRows ? rows - r0 : kRows) * kSize);  // of each run
-  auto* out_b = reinterpret_cast<unsigned char*>(out);
-#pragma unroll 1
-  for (int u0 = warp * kGroups; u0 < kUnits; u0 += kWarps * kGroups) {  // the same for the whole warp
-    const int u = u0 + g;
-    const int uu = u < kUnits ? u : kUnits - 1;  // a unit inside the tile to gather (past it: not stored)
-    uint4 lv[kK];  // logical vector j of output runs kK u + c
-    if constexpr (sizeof(T) == 1) {
-      // Word u of 16 shared rows: 4 bytes of each, transposed 4 x 4 at a time.
-      const auto* smem_w = reinterpret_cast<const unsigned*>(transpose_smem);
-      unsigned x[16];
-#pragma unroll
-      for (int e = 0; e < 16; ++e) {
-        const int R = 16 * j + e;
-        x[e] = smem_w[4 * (R * 32 + any_slot<kV>(R, uu >> 2)) + (uu & 3)];
-      }
-#pragma unroll
-      for (int b = 0; b < 4; ++b) {
-        unsigned y[4];
-        const unsigned xb[4] = {x[4 * b], x[4 * b + 1], x[4 * b + 2], x[4 * b + 3]};
-        transpose_in_registers<T, 4>(xb, y);
-#pragma unroll
-        for (int c = 0; c < 4; ++c) {
-          if (b == 0) lv[c].x = y[c];
-          else if (b == 1) lv[c].y = y[c];
-          else if (b == 2) lv[c].z = y[c];
-          else lv[c].w = y[c];
-        }
-      }
-    } else {
-      // Vector u of kV shared rows: kV x kV elements, transposed in registers.
-      uint4 x[kV];
-#pragma unroll
-      for (int e = 0; e < kV; ++e) {
-        const int R = kV * j + e;
-        x[e] = transpose_smem[R * 32 + any_slot<kV>(R, uu)];
-      }
-      transpose_in_registers<T, kV>(x, lv);
-    }
-#pragma unroll
-    for (int c = 0; c < kK; ++c) {
-      const uint4 prev = shfl_up_vec(lv[c], kSegVecs);  // lane j = 0 gets its own: not stored
-      const Index oc = c0 + kK * u + c;                 // the output row, the same for the group
-      if (u >= kUnits || oc >= cols) continue;
-      unsigned char* run = out_b + (oc * rows + r0) * kSize;
-      const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
-      unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
-      const int s = 16 * j - mo;       // run byte at byte 0 of vector j
-      if (mo == 0) {
-        store_vec_bytes(base + 16 * j, lv[c], 0, valid_bytes - s);
-      } else {
-        store_vec_bytes(base + 16 * j, bytes_from(prev, lv[c], 16 - mo), -s, valid_bytes - s);
-        if (j == kSegVecs - 1) {  // the last vector: the top mo bytes of this lane's
-          const int s_last = 16 * kSegVecs - mo;
-          if (valid_bytes > s_last)
-            store_vec_bytes(base + 16 * kSegVecs, bytes_from(lv[c], lv[c], 16 - mo), 0, valid_bytes - s_last);
-        }
-      }
-    }
-  }
-}
-
 /// A tile of transpose_vec_kernel: every output row's run is kNV aligned 16-byte vectors of out
 /// (kRows = 16 kNV / sizeof(T) input rows' worth), wherever that row starts in its vector, so
 /// the tile loads kHalo = 16 / sizeof(T) input rows more above them (the rows an output row
@@ -879,25 +576,6 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
   return (row_bytes + n_max + 16 * nv - 1) / (16 * nv);
 }
 
-/// Tile (tile_r, tile_c) of block b of transpose_vec_kernel on a tiles_r x tiles_c grid walked in
-/// bands of `band` tile rows (band >= tiles_r: down the whole grid, tile (b % tiles_r, b /
-/// tiles_r)): band i holds tile rows [i band, i band + h), h = min(band, tiles_r - i band), and
-/// its h tiles_c blocks go down each of its columns in turn. Every block index below tiles_r
-/// tiles_c is one tile and every tile one index (the host emulation test checks the bijection).
-/// 32-bit: a grid has fewer than 2^31 blocks.
-__host__ __device__ __forceinline__ void transpose_vec_tile(unsigned b, Index tiles_r, Index tiles_c, Index band,
-                                                            Index& tile_r, Index& tile_c) {
-  const unsigned t_r = static_cast<unsigned>(tiles_r);
-  if (band >= tiles_r) {
-    tile_r = b % t_r, tile_c = b / t_r;
-    return;
-  }
-  const unsigned bd = static_cast<unsigned>(band), band_blocks = bd * static_cast<unsigned>(tiles_c);
-  const unsigned i = b / band_blocks, rem = b - i * band_blocks;
-  const unsigned first = i * bd, h = t_r - first < bd ? t_r - first : bd;
-  tile_r = first + rem % h, tile_c = rem / h;
-}
-
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
 /// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
 /// a thread on both sides and every misalignment handled in shared memory:
@@ -917,14 +595,12 @@ __host__ __device__ __forceinline__ void transpose_vec_tile(unsigned b, Index ti
 /// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
 /// that hold its elements, never past its last byte (load_vec_before). Block b is tile
 /// (b % tiles_r, b / tiles_r): neighbouring blocks write neighbouring runs of the same output
-/// rows and share their halo rows in L2. With `band` < tiles_r the tile rows are walked in bands
-/// of `band` (transpose_vec_tile): down a band's columns, the band's tile columns one after
-/// another, then the next band (band 1: along input rows), so the blocks resident at once cover
-/// whole input rows and whole output rows of a band rather than one strip of tile columns.
+/// rows and share their halo rows in L2 (walks in bands of tile rows measured 0.65 of a copy
+/// against 0.69-0.82 for this one, runs U2a and V1).
 template <class T, class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
-transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols, Index tiles_r,
-                     Index band) {
+transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
+                     Index tiles_r) {
   constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kLV = Tile::kLV, kP = Tile::kPitch;
   constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
   using Word = typename RawWord<kSize>::type;
@@ -932,8 +608,7 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
   int* row_at = reinterpret_cast<int*>(smem_b + Tile::kTableOff);   // (2 kH)
 
-  Index tile_r, tile_c;
-  transpose_vec_tile(blockIdx.x, tiles_r, (cols + Tile::kCols - 1) / Tile::kCols, band, tile_r, tile_c);
+  const Index tile_r = blockIdx.x % tiles_r, tile_c = blockIdx.x / tiles_r;
   const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
   const Index c0 = tile_c * Tile::kCols;
   const int tid = static_cast<int>(threadIdx.x);

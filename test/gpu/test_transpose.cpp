@@ -1,7 +1,8 @@
 // transpose(): exact equality with Eigen on awkward shapes, every type, outputs poisoned: the
-// tiles (the widest words that fit, one element a word otherwise), the few-rows and few-columns
-// kernels (sides up to 16: register kernels where 16-byte vectors line up, chunks elsewhere)
-// around their block edges, and views at odd offsets and strides.
+// tiles (the widest words that fit; else the vector tile, the byte shift tile or one element a
+// word), the few-rows and few-columns kernels (sides up to 16: register and byte vector kernels
+// where 16-byte vectors line up, the span kernel for columns at most 16 apart, chunks
+// elsewhere) around their block edges, and views at odd offsets and strides.
 #include "support/util.hpp"
 
 #include <array>
@@ -28,17 +29,22 @@ void check_transpose(Index r, Index c, const Stream& stream) {
 }
 
 // Past the awkward shapes: very wide and very tall, tile multiples and tile multiples plus a
-// word (byte tiles are 256 x 256 with 8-byte words where the sides are multiples of 8, else
-// 128 x 128 with 4-byte words; others 64 x 64 with two elements a word), and shapes that are
-// not multiples of a word (bytes: the shift tile; 4-byte elements: the shift tile where both
-// sides are 4096 or more, else the single-element fallback, as 8-byte elements).
+// word (byte tiles are 256 x 256 with 8-byte words where the sides are multiples of 8; others
+// 64 x 64 with two elements a word), and shapes that are not multiples of a word (1- and 4-byte
+// elements: the vector tile from 128 rows and up to 80 bytes / 36 elements or from 128
+// columns; else bytes the shift tile where rows are not whole 4-byte words, 128 x 128 with
+// 4-byte words where they are; the one-element fallback for the rest).
 const std::vector<std::pair<Index, Index>> kExtraShapes = {
     {3, 100003}, {100003, 3}, {2, 65537}, {65537, 2}, {64, 64}, {128, 128}, {192, 320}, {320, 192},
     {260, 516}, {516, 260}, {4096, 4100}, {4100, 4096}, {4097, 4099}, {1000, 1024}, {8, 12}, {12, 8},
     {256, 512}, {264, 776}, {776, 264}, {255, 257},
-    // the shift tile's thresholds: bytes take 8-byte words from a shorter side of 1024, 4-byte
-    // elements the shift tile from 4096 (one below each takes the narrower form / the fallback)
-    {1023, 1029}, {1024, 1027}, {1027, 1024}, {4095, 4101}, {4096, 4101}, {4101, 4096}};
+    {1023, 1029}, {1024, 1027}, {1027, 1024}, {4095, 4101}, {4096, 4101}, {4101, 4096},
+    // rows of 4-byte words, not 8 (bytes: the vector tile where it runs, else 4-byte words):
+    // narrow (36, 76 columns), the gap between narrow and wide (84, 124), wide (132), and fewer
+    // than 128 rows (100, 124)
+    {1028, 36}, {260, 76}, {1028, 84}, {132, 124}, {128, 132}, {132, 128}, {100, 1028}, {124, 260},
+    // the vector tile's edges for 4-byte elements: 36 / 37 columns, 127 / 128 rows and columns
+    {1001, 37}, {127, 1001}, {1001, 127}, {128, 129}};
 
 // The few-rows / few-columns kernels: sides 2..16 against long sides around their chunk edges
 // (chunks of 128 * k lines: 128, 1280, 5376, 8192 ...), long sides of whole 16-byte vectors
@@ -101,16 +107,18 @@ TEMPLATE_TEST_CASE("transpose of views at odd offsets and strides equals Eigen's
   }
 }
 
-TEMPLATE_TEST_CASE("transpose of few columns of narrow matrices equals Eigen's", "[transpose]", std::uint8_t, float,
-                   double) {
-  // Few columns through a stride of 2 to 17 elements (transpose_few_cols_span_kernel where
-  // kTransposeFewColsSpan, else the register, byte or chunk kernels): the whole matrix, its rows
-  // from row 1 (input off its vector), windows at its right edge (ending at the allocation's end)
-  // and inside it; rows around the span kernel's warps (512 bytes of each output row) and blocks.
+TEMPLATE_TEST_CASE("transpose of few columns of narrow matrices equals Eigen's", "[transpose][span]", std::uint8_t,
+                   float, std::int32_t, double, std::uint64_t) {
+  // Few columns through a stride of 2 to 17 elements (more than 16 rows: the span kernel,
+  // transpose_few_cols_span_kernel, up to a stride of 16, after the register and byte kernels
+  // for bytes; 17: the chunks): the whole matrix, its rows from row 1 (input off its vector),
+  // windows at its right edge (ending at the allocation's end), inside it, and one strided
+  // column; rows just past the few-rows side (17), around the span kernel's warps (512 bytes of
+  // each output row: 512 u8, 128 f32, 64 f64 rows) and blocks of 4 warps, and a prime.
   using T = TestType;
   const Stream s = Stream::per_thread();
-  for (Index C : {2, 3, 5, 7, 16, 17})
-    for (Index R : {514, 2050, 4999}) {
+  for (Index C : {2, 3, 5, 7, 8, 13, 16, 17})
+    for (Index R : {18, 21, 65, 131, 514, 2050, 4999}) {
       const HostMatrix<T> h = random_matrix<T>(R, C, 0, std::is_same_v<T, std::uint8_t> ? 255 : 1000);
       const auto a = to_device(h, s);
       const Index narrow = C > 2 ? C - 2 : 1;
@@ -118,13 +126,15 @@ TEMPLATE_TEST_CASE("transpose of few columns of narrow matrices equals Eigen's",
       check_view_transpose<T>(h, a, 1, 0, R - 1, C);
       check_view_transpose<T>(h, a, 0, C - narrow, R, narrow);
       check_view_transpose<T>(h, a, 3, 1, R - 4, narrow);
+      check_view_transpose<T>(h, a, 1, C - 1, R - 1, 1);
     }
 }
 
 TEST_CASE("transpose of bytes around the shift tile's edges equals Eigen's", "[transpose]") {
   // Bytes whose rows are not whole 4-byte words take transpose_shift_kernel (tiles of 128 rows x
-  // 124 columns): sides around both, dense and as windows that start off a word and end at the
-  // allocation's last byte (its last row's words must not be read past it).
+  // 124 columns) where the vector tile does not run (fewer than 128 rows, or 81-127 columns):
+  // sides around both, dense and as windows that start off a word and end at the allocation's
+  // last byte (its last row's words must not be read past it).
   using T = std::uint8_t;
   const Stream s = Stream::per_thread();
   const std::vector<Index> sides = {17, 123, 125, 127, 129, 247, 249, 257, 373};

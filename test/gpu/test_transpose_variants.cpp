@@ -1,5 +1,6 @@
-// The transpose kernels under trial (dispatch/transpose.cuh's TransposeTrials, run by name in
-// bench_transpose beside the default; not all taken by transpose()): exact equality with Eigen on
+// The transpose kernels forced on every shape where they apply (dispatch/transpose.cuh's
+// TransposeTrials, run by name in bench_transpose beside the default; each a default of some
+// shapes, forced here on all): exact equality with Eigen on
 // shapes around their tile edges (the vector tile's rows and 31-vector columns, the chunks'
 // lines) and 16-byte vector edges, on windows at odd offsets and strides (including windows
 // that end where their allocation ends, so a read past the window is a memcheck error), into
@@ -47,14 +48,12 @@ void check_trial(int i, const HostMatrix<T>& h, const DeviceMatrix<T>& a, Index 
   CHECK(guards == 0);
 }
 
-// Sides around the tiles: the vector tile's rows (16, 32, 64 or 128) and columns (31 vectors:
-// 496 bytes, 124 four-byte or 62 eight-byte elements), the shift tile's rows (32 words: 64, 128
-// or 256) and columns (31 words: 62, 124 or 248), the sector tile's step (32 bytes of output row
-// fewer: 56 f32, 96 or 224 u8; 449: three u8 tiles), odd ones that leave every row off its
-// 16-byte vector, and rows of whole vectors (32, 64, 256: every output row starts as far into its
-// vector as the output does). The vec tiles (ours-vec-*): rows 16 / 32 / 64 / 128 a tile plus
-// a halo of 16 bytes' worth (2, 4 or 16 rows: 15, 16, 17, 145), columns 16 to 256 bytes (u8 80:
-// 79, 81; f32 36: 37; f64 16 and 32: 15, 16, 17; 255, 256).
+// Sides around the tiles: the byte shift tile's rows (32 words: 128) and columns (31 words:
+// 124), odd ones that leave every row off its 16-byte vector, and rows of whole vectors (32, 64,
+// 256: every output row starts as far into its vector as the output does). The vec tiles
+// (ours-vec-*): rows 16 / 32 / 64 / 128 a tile plus a halo of 16 bytes' worth (2, 4 or 16 rows:
+// 15, 16, 17, 145), columns 16 to 256 bytes (u8 80: 79, 81; f32 36: 37; f64 16 and 32: 15, 16,
+// 17; 255, 256), past them (449, 495, 497).
 const std::vector<Index> kTrialRows = {1, 2, 3, 15, 16, 17, 31, 32, 33, 56, 63, 64, 65, 96, 127, 129, 131,
                                        145, 224, 225, 256, 257, 290, 449};
 const std::vector<Index> kTrialCols = {1,   3,   15,  16,  17,  32,  37,  61,  62,  63,  65,  79,  81,  123,
