@@ -235,14 +235,15 @@ void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, I
 }
 
 /// THE SWITCH (issue 13): whether launch_row_sums sends dense, 16-byte aligned matrices whose rows
-/// are 1, 2, 4 or 8 whole 16-byte chunks (u8 16 .. 128 columns, f32/i32 4 .. 32, f64 2 .. 16; rows
-/// u8 16777216x16, f64 8388608x16, i32 and f32 16777216x16) to row_sums_flat_kernel<kRowFlatU>
-/// (bench row ours-rowflat-u8) instead of the teams and the butterfly, which compute a row pointer
-/// and bounds per row (u8 rows of 16 bytes: 0.23 of a CUB sum in run U2a). Off: on f32
-/// 16777216x16 it tied with the butterfly (u4/u8/u16 0.888/0.890/0.885 of a CUB sum against 0.888,
-/// run V1); the typed rows' trials were not reached in that run.
-constexpr bool kRowFlatDefault = false;
-constexpr int kRowFlatU = 8;
+/// are 1, 2, 4 or 8 whole 16-byte chunks (u8 16 .. 128 columns, f32/i32 4 .. 32, f64 2 .. 16) to
+/// row_sums_flat_kernel<kRowFlatU> instead of the teams, the butterfly and the staged kernel, which
+/// compute a row pointer and bounds per row. On since run V2 (bench rows ours-rowflat-u4/u8/u16, of
+/// a CUB sum of the bytes read): u8 16777216x16 0.698 against 0.228 (the 1-lane team; the 8-byte
+/// integer sums written cap it near 0.67-0.70), f64 8388608x16 0.908 against 0.871 (staged), i32
+/// 16777216x16 0.866 against 0.858 (butterfly); f32 16777216x16 tied in run V1 (0.888 against
+/// 0.888). U = 4 led u8/u16 on every typed row (f64: u8 0.760, u16 0.475).
+constexpr bool kRowFlatDefault = true;
+constexpr int kRowFlatU = 4;
 
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
@@ -641,7 +642,7 @@ struct NarrowTrials {
       narrow_trial<FlatTrial<T, 256, 8>, T>("ours-flat256u8", NarrowKind::col_sums_tall),
       narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall),
       // Dense rows of 1, 2, 4 or 8 whole chunks as one flat stream (launch_row_sums_flat<U>: U
-      // chunks in flight a thread); u8 (kRowFlatU) is what kRowFlatDefault turns on.
+      // chunks in flight a thread); u4 (kRowFlatU) is the default (kRowFlatDefault).
       narrow_trial<RowFlatTrial<T, 4>, T>("ours-rowflat-u4", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 8>, T>("ours-rowflat-u8", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 16>, T>("ours-rowflat-u16", NarrowKind::row_sums),
