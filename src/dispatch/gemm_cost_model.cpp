@@ -35,10 +35,13 @@ struct EfficiencyRow {
 const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f32, "128x128x8", 0.74},
     {90, GemmElement::f32, "128x256x8", 0.80},
-    // 64x64x16 runs small and skinny products only; 0.64 (its 4096^3 rate) priced it 20% and
-    // 55% above what run U2a measured at 777^3 and 65536x64x64, where it lost to wgmma and to
-    // tf32x3r-128x64x32-2b. 0.55 still keeps it at 47x53x804, its best measured shape.
-    {90, GemmElement::f32, "64x64x16", 0.55},
+    // 64x64x16 runs small and skinny products only, and one rate fits it badly: it runs 256^3 at
+    // 3.65 TFLOP/s (s=4, runs T3 to U2a; modelled 2.9 here), 777^3 at 20.1 and 65536x64x64 at
+    // 20.6 (modelled 21 and 30.6). 0.64 (its 4096^3 rate) was lowered to 0.55 for the latter two
+    // (run U2a), which moved 256^3 to tf32x3-64x64x32 s=2: 2.89 TFLOP/s, 0.71 of cuBLAS (run V3).
+    // 0.62 gives 256^3 back (modelled 2.6% ahead) and keeps 777^3 on the wgmma cluster tile and
+    // 65536x64x64 on tf32x3r-128x64x32-2b (4.6% ahead), their measured winners.
+    {90, GemmElement::f32, "64x64x16", 0.62},
     {90, GemmElement::f32, "64x256x16", 0.70},
     {90, GemmElement::f32, "tf32x3-128x64x32", 0.755},
     {90, GemmElement::f32, "tf32x3-64x128x32", 0.76},
