@@ -27,6 +27,30 @@ namespace d = devmat::detail;
 using emu::GuardedBytes;
 
 namespace {
+/// `n` outputs between kGuard poisoned elements on each side; check() counts the outputs unlike
+/// `want` and the guard elements changed, and expects none of either.
+template <class Out>
+class GuardedOut {
+ public:
+  static constexpr Index kGuard = 8;
+  explicit GuardedOut(Index n) : n_(n), buf_(static_cast<std::size_t>(n + 2 * kGuard), kPoison) {}
+  Out* data() { return buf_.data() + kGuard; }
+  template <class Acc>
+  void check(const std::vector<Acc>& want) const {
+    Index bad = 0, guards = 0;
+    for (Index i = 0; i < n_; ++i) bad += buf_[static_cast<std::size_t>(kGuard + i)] != static_cast<Out>(want[static_cast<std::size_t>(i)]);
+    for (Index e = 0; e < kGuard; ++e)
+      guards += (buf_[static_cast<std::size_t>(e)] != kPoison) + (buf_[static_cast<std::size_t>(kGuard + n_ + e)] != kPoison);
+    CHECK(bad == 0);
+    CHECK(guards == 0);
+  }
+
+ private:
+  static constexpr Out kPoison = static_cast<Out>(-12345);
+  Index n_;
+  std::vector<Out> buf_;
+};
+
 /// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
 /// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U> on
 /// `blocks` blocks of 256 threads, against exact sums, the output inside poisoned guards.
@@ -48,17 +72,9 @@ void check_flat(Index rows, unsigned blocks) {
       in[r * cols + c] = v;
       want[static_cast<std::size_t>(r)] += static_cast<Acc>(v);
     }
-  constexpr Index kGuard = 8;
-  const Out out_poison = static_cast<Out>(-12345);
-  std::vector<Out> out_buf(static_cast<std::size_t>(rows + 2 * kGuard), out_poison);
-  Out* out = out_buf.data() + kGuard;
-  emu::launch(dim3(blocks), dim3(256), [&] { d::row_sums_flat_kernel<T, Out, C, U>(in, rows, out); });
-  Index bad = 0, guards = 0;
-  for (Index r = 0; r < rows; ++r) bad += out[r] != static_cast<Out>(want[static_cast<std::size_t>(r)]);
-  for (Index e = 0; e < kGuard; ++e) guards += (out_buf[static_cast<std::size_t>(e)] != out_poison) +
-                                               (out_buf[static_cast<std::size_t>(kGuard + rows + e)] != out_poison);
-  CHECK(bad == 0);
-  CHECK(guards == 0);
+  GuardedOut<Out> out(rows);
+  emu::launch(dim3(blocks), dim3(256), [&] { d::row_sums_flat_kernel<T, Out, C, U>(in, rows, out.data()); });
+  out.check(want);
 }
 
 /// Rows that end inside a warp, a block, a round of U chunks a thread, and after several rounds
@@ -104,19 +120,11 @@ void check_wide(Index rows, Index cols, Index ld, Index c0) {
       parent[c0 + r * ld + c] = v;
       want[static_cast<std::size_t>(c)] += static_cast<Acc>(v);
     }
-  constexpr Index kGuard = 8;
-  const Out out_poison = static_cast<Out>(-12345);
-  std::vector<Out> out_buf(static_cast<std::size_t>(cols + 2 * kGuard), out_poison);
-  Out* out = out_buf.data() + kGuard;
+  GuardedOut<Out> out(cols);
   const auto blocks = static_cast<unsigned>((cols / V + 256 * M - 1) / (256 * M));
   const T* in = parent + c0;
-  emu::launch(dim3(blocks), dim3(256), [&] { d::col_sums_wide_kernel<T, V, U, Out, M>(in, rows, cols, ld, out); });
-  Index bad = 0, guards = 0;
-  for (Index c = 0; c < cols; ++c) bad += out[c] != static_cast<Out>(want[static_cast<std::size_t>(c)]);
-  for (Index e = 0; e < kGuard; ++e) guards += (out_buf[static_cast<std::size_t>(e)] != out_poison) +
-                                               (out_buf[static_cast<std::size_t>(kGuard + cols + e)] != out_poison);
-  CHECK(bad == 0);
-  CHECK(guards == 0);
+  emu::launch(dim3(blocks), dim3(256), [&] { d::col_sums_wide_kernel<T, V, U, Out, M>(in, rows, cols, ld, out.data()); });
+  out.check(want);
 }
 
 /// Rows fewer than, equal to and past U; vectors of columns ending inside a thread's M, inside a
