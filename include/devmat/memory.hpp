@@ -11,8 +11,9 @@ namespace devmat {
 /// device. Freed blocks stay in the pool for reuse (no release threshold), so temporaries cost
 /// no cudaMalloc; blocks up to 64 MiB (256 MiB in all) freed on a stream devmat owns are also
 /// kept for the next allocation of that size on that stream, so they cost no allocator call
-/// either (a full cache gives its oldest blocks back to make room). `trim_pool` returns the cache to the pool and unused memory to the driver; an
-/// allocation that fails returns it and tries again.
+/// either (a full cache gives its oldest blocks back to make room). `trim_pool` returns the
+/// cache to the pool and unused memory to the driver; an allocation that fails returns it and
+/// tries again.
 struct PoolStats {
   std::size_t reserved = 0;  ///< bytes the pool holds from the driver
   std::size_t used = 0;      ///< bytes allocated from the pool (live matrices and the cache)
