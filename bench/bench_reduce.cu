@@ -379,8 +379,9 @@ int main(int argc, char** argv) {
 
   // The issue's narrow and wide shapes in the other element types, first (so a run cut by its time
   // limit reaches them; --benchmark_filter='^(row_sums|col_sums)/(u8|i32|f64)/' runs them alone).
-  // Rows of 16 doubles are 8 chunks (the shared-memory tiles), of 16 i32 4 (the butterfly), of 16
-  // bytes 1 (one lane a row); the short-wide column sums of odd width read single elements.
+  // Rows of 16 doubles are 8 chunks, of 16 i32 4, of 16 bytes 1: all three dense and aligned, so
+  // the flat row stream (kRowFlatDefault); the short-wide column sums of odd width read single
+  // elements.
   register_partial_typed<double>(true, Index(1) << 23, 16);
   register_partial_typed<std::int32_t>(true, Index(1) << 24, 16);
   register_partial_typed<std::uint8_t>(true, Index(1) << 24, 16);
