@@ -4,6 +4,8 @@
 #include "random.cuh"
 #include "support.hpp"
 
+#include "expr/engine.hpp"
+
 #include <devmat/devmat.hpp>
 
 #include <thrust/execution_policy.h>
@@ -32,6 +34,22 @@ void register_add(Index n) {
     DeviceMatrix<T> C(rows, cols);
     b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { C = A + B; });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
+  // ours-u<N>: the flat kernel with N units a thread (set_expr_flat_units; the default is
+  // elementwise_unroll's 4, or 2 for 16-element vectors: u8), at the largest size only.
+  for (int u : {1, 2, 4, 8}) {
+    if (n < (Index(1) << 27)) break;
+    benchmark::RegisterBenchmark(b::name("add", dtype<T>(), sz, "ours-u" + std::to_string(u)).c_str(),
+                                 [=](benchmark::State& st) {
+                                   auto A = DeviceMatrix<T>::constant(rows, cols, T(1));
+                                   auto B = DeviceMatrix<T>::constant(rows, cols, T(2));
+                                   DeviceMatrix<T> C(rows, cols);
+                                   devmat::detail::set_expr_flat_units(u);
+                                   b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { C = A + B; });
+                                   devmat::detail::set_expr_flat_units(0);
+                                 })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond);
+  }
   benchmark::RegisterBenchmark(b::name("add", dtype<T>(), sz, "thrust").c_str(), [=](benchmark::State& st) {
     auto A = DeviceMatrix<T>::constant(rows, cols, T(1));
     auto B = DeviceMatrix<T>::constant(rows, cols, T(2));

@@ -327,7 +327,8 @@ std::string generate_source(const Program& p, const KernelSpec& spec) {
     case KernelKind::elementwise_flat:
       body = "devmat::detail::expr_flat_body<" + gen + ", " +
              (spec.vector ? std::to_string(spec.vector) + ", 1" :
-                            std::to_string(elementwise_vector(p)) + ", " + std::to_string(elementwise_unroll(p))) +
+                            std::to_string(elementwise_vector(p)) + ", " +
+                                std::to_string(spec.units ? spec.units : elementwise_unroll(p))) +
              ", " + bool_str(spec.tail) + ">(p);";
       break;
     case KernelKind::elementwise_2d:

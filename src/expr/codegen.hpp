@@ -44,9 +44,13 @@ struct KernelSpec {
   /// elementwise_flat: the element count is not a multiple of the unit, so the kernel holds the
   /// tail's code (one more copy of the expression); without it, it must not run such a count.
   bool tail = false;
+  /// elementwise_flat with vector 0: units a thread (0: elementwise_unroll(p); plan_elementwise's
+  /// flat_units when set).
+  std::uint8_t units = 0;
   bool operator==(const KernelSpec& o) const noexcept {
     return kind == o.kind && flat == o.flat && vec == o.vec && min_blocks == o.min_blocks &&
-           relax_min_blocks == o.relax_min_blocks && outline == o.outline && vector == o.vector && tail == o.tail;
+           relax_min_blocks == o.relax_min_blocks && outline == o.outline && vector == o.vector && tail == o.tail &&
+           units == o.units;
   }
 };
 

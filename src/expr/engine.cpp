@@ -89,6 +89,7 @@ std::string spec_string(const KernelSpec& s, int arch) {
   if (s.outline) r += "/outline";
   if (s.vector) r += "/v" + std::to_string(s.vector);
   if (s.tail) r += "/tail";
+  if (s.units) r += "/u" + std::to_string(s.units);
   return r + "/sm_" + std::to_string(arch);
 }
 
@@ -456,6 +457,7 @@ std::atomic<int>& minblocks_setting() {
 int minblocks_override() { return minblocks_setting().load(std::memory_order_relaxed); }
 
 std::atomic<int> g_small_vector{0};  // set_expr_small_vector
+std::atomic<int> g_flat_units{0};    // set_expr_flat_units
 
 template <class F>
 decltype(auto) with_type(DType t, F&& f) {
@@ -525,7 +527,8 @@ const DeviceProps& stream_device_props(const Stream& stream) {
 
 void run_elementwise(const Program& p, void* out, Index ld_out, const Stream& stream) {
   const DeviceProps& props = stream_device_props(stream);
-  Plan plan = plan_elementwise(p, out, ld_out, props.sm_count, g_small_vector.load(std::memory_order_relaxed));
+  Plan plan = plan_elementwise(p, out, ld_out, props.sm_count, g_small_vector.load(std::memory_order_relaxed),
+                               g_flat_units.load(std::memory_order_relaxed));
   execute(p, plan, out, stream, props.arch());
 }
 
@@ -555,6 +558,8 @@ void run_reduce(const Program& p, ReduceKind kind, void* out, const Stream& stre
 void set_expr_reduce_min_blocks(int n) { minblocks_setting().store(n < 0 ? -1 : n); }
 
 void set_expr_small_vector(int elements) { g_small_vector.store(std::max(elements, 0)); }
+
+void set_expr_flat_units(int units) { g_flat_units.store(std::clamp(units, 0, 8)); }
 
 bool set_expr_driver_launch(bool on) {
   g_driver_launch.store(on);

@@ -52,6 +52,11 @@ void set_expr_reduce_min_blocks(int n);
 /// float; 0 restores the default kernel, 16 bytes a unit). Process-wide.
 void set_expr_small_vector(int elements);
 
+/// For benchmarks and tests: the units a thread of large flat element-wise evaluations takes
+/// (plan_elementwise's flat_units: 1 .. 8, all their loads in flight at once); 0 restores the
+/// default, elementwise_unroll. Process-wide.
+void set_expr_flat_units(int units);
+
 /// For benchmarks and tests: launch the generated kernels through the driver's cuLaunchKernel
 /// (the default; the runtime's cudaLaunchKernel where the driver's fails or is not available)
 /// or always through cudaLaunchKernel (false). Process-wide. Returns whether the driver's

@@ -67,7 +67,7 @@ int reduce_vector(const Program& p) { return static_cast<int>(16 / dtype_size(p.
 
 }  // namespace
 
-Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, int small_vector) {
+Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, int small_vector, int flat_units) {
   Plan plan;
   if (p.rows <= 0 || p.cols <= 0) {
     plan.empty = true;
@@ -91,10 +91,12 @@ Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, 
     // small matrix then runs as U times the blocks (256 x 256 floats on the H200: 16 blocks of
     // four units took 4.1 us, 64 blocks of one 3.2 us).
     const Index n_vec = h.n / V;
-    const int unroll = elementwise_unroll(p);
+    const bool forced = flat_units >= 1 && flat_units <= 8;
+    const int unroll = forced ? flat_units : elementwise_unroll(p);
     const bool small = ceil_div(n_vec, Index(kExprBlock) * unroll) < 2 * Index(sms);
     const int units = small ? 1 : unroll;
     h.units = units;
+    if (forced && !small) plan.spec.units = static_cast<std::uint8_t>(unroll);
     plan.shape.gx = grid_1d(ceil_div(n_vec, Index(kExprBlock) * units));
     if (small && small_vector > 0 && small_vector <= V && (small_vector & (small_vector - 1)) == 0) {
       // Narrower units, as many more threads (every vector stays aligned: all is 16-byte

@@ -51,7 +51,10 @@ struct Plan {
 /// power of two up to elementwise_vector(p): more threads, each with less to do) in that
 /// kernel (KernelSpec::vector); 0, or anything else, keeps the default width,
 /// elementwise_vector(p).
-Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, int small_vector = 0);
+/// flat_units: units a thread of the flat path's full unroll (1 .. 8; KernelSpec::units); 0, or
+/// anything else, keeps elementwise_unroll(p).
+Plan plan_elementwise(const Program& p, const void* out, Index ld_out, int sms, int small_vector = 0,
+                      int flat_units = 0);
 /// sum, mean, min, max: launch_reduce's grid, min(ceil(n / (256 * 4 * V)), cap) with `cap` the
 /// resident blocks of its first pass; a second pass (launch_reduce's) when the grid is not 1.
 /// min_blocks: the fused kernel's __launch_bounds__ blocks per SM.

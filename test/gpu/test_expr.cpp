@@ -454,6 +454,16 @@ TEMPLATE_TEST_CASE("small expressions on narrower units give the default kernel'
   }
 }
 
+namespace {
+/// set_expr_flat_units for a scope (the setting is process-wide).
+struct FlatUnits {
+  explicit FlatUnits(int u) { detail::set_expr_flat_units(u); }
+  ~FlatUnits() { detail::set_expr_flat_units(0); }
+  FlatUnits(const FlatUnits&) = delete;
+  FlatUnits& operator=(const FlatUnits&) = delete;
+};
+}  // namespace
+
 TEMPLATE_TEST_CASE("flat kernels, small and large, with and without a tail, give each element's bits", "[expr]",
                    float, double, std::int32_t, std::uint8_t) {
   using T = TestType;
@@ -462,7 +472,9 @@ TEMPLATE_TEST_CASE("flat kernels, small and large, with and without a tail, give
   // of the unit. Shapes: small without a tail and with one (n % V = 3 for 4-element units),
   // large (over 2 blocks of full units an SM on any GPU up to 256 SMs, for every type) without
   // a tail and with one (n % 16 = 9, n % 4 = 1, n % 2 = 1).
-  const std::vector<std::pair<Index, Index>> flat = {{256, 256}, {61, 67}, {2048, 2048}, {2053, 2053}};
+  // The last, past 2 blocks an SM of 8 full units (every type on up to 128 SMs, 132 on the
+  // H200 for 2-byte units and wider), also runs forced unroll counts (set_expr_flat_units).
+  const std::vector<std::pair<Index, Index>> flat = {{256, 256}, {61, 67}, {2048, 2048}, {2053, 2053}, {4099, 4097}};
   for (const auto& [r, c] : flat) {
     CAPTURE(r, c);
     const H<T> ha = rand_h<T>(r, c), hb = rand_h<T>(r, c), hc = rand_h<T>(r, c);
@@ -483,6 +495,14 @@ TEMPLATE_TEST_CASE("flat kernels, small and large, with and without a tail, give
     poison_next<T>(r, c, A.stream());
     const DeviceMatrix<T> fresh = (2 * A + B) / 2 - abs(C);  // into a new (poisoned) matrix
     CHECK(same_bits<T>(to_eigen(fresh), ref));
+    if (r < 4099) continue;
+    for (int u : {1, 3, 8}) {  // bench_elementwise's ours-u<N> kernels (3: a count no default takes)
+      CAPTURE(u);
+      const FlatUnits setting(u);
+      poison_next<T>(r, c, A.stream());
+      const DeviceMatrix<T> forced = (2 * A + B) / 2 - abs(C);
+      CHECK(same_bits<T>(to_eigen(forced), ref));
+    }
   }
 }
 
