@@ -399,12 +399,16 @@ TEST_CASE("cast inside an expression follows DeviceMatrix::cast", "[expr]") {
 }
 
 namespace {
-/// set_expr_small_vector for a scope (the setting is process-wide).
-struct SmallVector {
-  explicit SmallVector(int v) { detail::set_expr_small_vector(v); }
-  ~SmallVector() { detail::set_expr_small_vector(0); }
-  SmallVector(const SmallVector&) = delete;
-  SmallVector& operator=(const SmallVector&) = delete;
+/// A process-wide setting of the engine (detail::set_expr_small_vector, set_expr_flat_units) for
+/// a scope: `value` while it lives, the default (0) after.
+struct ExprSetting {
+  ExprSetting(void (*set)(int), int value) : set_(set) { set_(value); }
+  ~ExprSetting() { set_(0); }
+  ExprSetting(const ExprSetting&) = delete;
+  ExprSetting& operator=(const ExprSetting&) = delete;
+
+ private:
+  void (*set_)(int);
 };
 }  // namespace
 
@@ -428,7 +432,7 @@ TEMPLATE_TEST_CASE("small expressions on narrower units give the default kernel'
     for (int v : {1, 2, 4, 8, 16}) {
       if (v * sizeof(T) > 16) continue;  // wider than the default: the default kernel
       CAPTURE(v);
-      const SmallVector setting(v);
+      const ExprSetting setting(detail::set_expr_small_vector, v);
       DeviceMatrix<T> got = DeviceMatrix<T>::constant(r, c, poison_value<T>());
       got = formula();  // in place, into the poisoned window
       CHECK(same_bits<T>(to_eigen(got), to_eigen(want)));
@@ -453,16 +457,6 @@ TEMPLATE_TEST_CASE("small expressions on narrower units give the default kernel'
     CHECK(close_ulps<T>(to_eigen(want), ref, 2));
   }
 }
-
-namespace {
-/// set_expr_flat_units for a scope (the setting is process-wide).
-struct FlatUnits {
-  explicit FlatUnits(int u) { detail::set_expr_flat_units(u); }
-  ~FlatUnits() { detail::set_expr_flat_units(0); }
-  FlatUnits(const FlatUnits&) = delete;
-  FlatUnits& operator=(const FlatUnits&) = delete;
-};
-}  // namespace
 
 TEMPLATE_TEST_CASE("flat kernels, small and large, with and without a tail, give each element's bits", "[expr]",
                    float, double, std::int32_t, std::uint8_t) {
@@ -498,7 +492,7 @@ TEMPLATE_TEST_CASE("flat kernels, small and large, with and without a tail, give
     if (r < 4099) continue;
     for (int u : {1, 3, 8}) {  // bench_elementwise's ours-u<N> kernels (3: a count no default takes)
       CAPTURE(u);
-      const FlatUnits setting(u);
+      const ExprSetting setting(detail::set_expr_flat_units, u);
       poison_next<T>(r, c, A.stream());
       const DeviceMatrix<T> forced = (2 * A + B) / 2 - abs(C);
       CHECK(same_bits<T>(to_eigen(forced), ref));
