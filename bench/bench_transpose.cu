@@ -5,7 +5,7 @@
 // bytes), and the alternatives of each default forced (TransposeTrials: the vector tile of any
 // alignment "ours-vec-n<vectors>c<column bytes>", for bytes the shift tile "ours-shift-w4b8",
 // and the few-rows / few-columns kernels one by one: "ours-chunk...", "ours-regs16",
-// "ours-bytes16", "ours-span16"). GB/s count bytes read plus bytes written.
+// "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct"). GB/s count bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -80,7 +80,7 @@ void register_ours_and_memcpy(Index rows, Index cols) {
   register_memcpy<T>("transpose", rows, cols);
 }
 
-/// One tile shape of dispatch/transpose.cuh, launched directly.
+/// One tile shape of dispatch/transpose.cuh, launched directly (on shapes its words fit).
 template <class T, int W, int TW, int BY>
 void register_tile(Index rows, Index cols) {
   using Tile = d::TransposeTile<W, TW, BY>;
@@ -91,7 +91,7 @@ void register_tile(Index rows, Index cols) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B(cols, rows);
     const cudaStream_t s = A.stream().native();
-    auto op = [&] { d::launch_transpose_words<T, Tile>(A.data(), cols, B.data(), rows, cols, s); };
+    auto op = [&] { d::launch_transpose_tile<T, Tile>(A.data(), cols, B.data(), rows, cols, s); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
     b::time_on_stream(st, s, bytes, b::kGBps, op);
@@ -130,7 +130,7 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
     const std::string name = trial.name;
     const bool few_trial =
         name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0 ||
-        name.rfind("ours-span", 0) == 0;
+        name.rfind("ours-span", 0) == 0 || name.rfind("ours-rows", 0) == 0;
     if (few != few_trial) continue;
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
                                  [=](benchmark::State& st) {
@@ -196,7 +196,6 @@ int main(int argc, char** argv) {
   register_tile<std::uint8_t, 4, 32, 16>(n, n);
   register_tile<std::uint8_t, 4, 32, 4>(n, n);
   register_tile<std::uint8_t, 8, 32, 16>(n, n);  // 8-byte words, 256 x 256 tile, 64 KiB
-  register_tile<std::uint8_t, 1, 64, 8>(n, n);  // one byte a word (the vector and shift tiles take odd shapes)
 
   register_ours_and_memcpy<double>(n, n);
   register_tile<double, 1, 32, 8>(n, n);

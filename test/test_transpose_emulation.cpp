@@ -272,3 +272,74 @@ TEST_CASE("emulated transpose_few_cols_span_kernel at every input and output off
       check_span<double>(259, 7, 7, 0, pre % 2, at % 2);
     }
 }
+
+// transpose_few_rows_regs_kernel (2 to 16 rows of bytes in registers, at any alignment of in
+// and ld, out on 16 bytes), with and without the pair trade: windows ending on the last byte
+// before an inaccessible page, their first element at every offset into a vector (`pre`),
+// strides dense and odd, columns around a thread's 16, a warp's 512 and a block's columns, into
+// a poisoned output whose guards must stay poisoned.
+namespace {
+template <int kN = 2>
+void launch_rows_regs_emu(bool pairs, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols) {
+  if constexpr (kN <= 16) {
+    if (rows != kN) return launch_rows_regs_emu<kN + 1>(pairs, in, ld, out, rows, cols);
+    constexpr Index kThreads = 32 * d::kFewRowsRegsWarps;
+    const dim3 grid(static_cast<unsigned>((cols + 16 * kThreads - 1) / (16 * kThreads)));
+    if (pairs && kN % 2 == 0)
+      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, kN % 2 == 0>(in, ld, out, cols); });
+    else
+      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, false>(in, ld, out, cols); });
+  } else {
+    FAIL("launch_rows_regs_emu: more than 16 rows");
+  }
+}
+
+void check_rows_regs(bool pairs, Index rows, Index cols, Index ld, Index c0, Index pre) {
+  CAPTURE(pairs, rows, cols, ld, c0, pre);
+  const Index elems = (rows - 1) * ld + c0 + cols;
+  GuardedBytes buf(static_cast<std::size_t>(pre + elems));
+  std::uint8_t* base = buf.data() + pre;
+  std::uniform_int_distribution<int> dist(0, 250);
+  for (Index e = 0; e < elems; ++e) base[e] = static_cast<std::uint8_t>(dist(emu::rng()));
+  const std::uint8_t* in = base + c0;
+
+  constexpr Index kGuard = 40;
+  constexpr std::uint8_t kPoison = 253;
+  std::vector<std::uint8_t> out_buf(static_cast<std::size_t>(rows * cols + kGuard + 16), kPoison);
+  std::uint8_t* out =
+      reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
+  const Index lead_out = out - out_buf.data();
+  launch_rows_regs_emu(pairs, in, ld, out, rows, cols);
+
+  Index bad = 0, guards = 0;
+  for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
+    const Index o = e - lead_out;
+    const std::uint8_t got = out_buf[static_cast<std::size_t>(e)];
+    if (o < 0 || o >= rows * cols) guards += got != kPoison;
+    else bad += got != in[(o % rows) * ld + o / rows];
+  }
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_few_rows_regs_kernel equals the transpose", "[transpose][emulation][rows16]") {
+  int n = 0;
+  for (bool pairs : {true, false})
+    for (Index rows : {2, 3, 4, 5, 7, 8, 12, 15, 16})
+      for (Index cols : {1, 15, 16, 17, 511, 512, 513, 1023, 1025, 1031, 2063}) {
+        check_rows_regs(pairs, rows, cols, cols, 0, n % 16);                      // dense
+        check_rows_regs(pairs, rows, cols, cols + 2 * (n % 7) + 3, n % 5, 0);  // a window, odd stride
+        ++n;
+      }
+}
+
+TEST_CASE("emulated transpose_few_rows_regs_kernel at every input offset into a vector",
+          "[transpose][emulation][rows16]") {
+  for (Index pre = 0; pre < 16; ++pre)
+    for (bool pairs : {true, false}) {
+      check_rows_regs(pairs, 16, 1100, 1100, 0, pre);  // dense, rows of whole vectors when pre is 0
+      check_rows_regs(pairs, 5, 1033, 1033, 0, pre);
+      check_rows_regs(pairs, 8, 700, 709, 3, pre);
+    }
+}

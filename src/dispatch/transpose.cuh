@@ -167,6 +167,30 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
   return false;
 }
 
+/// transpose_few_rows_regs_kernel<kN, kPairs> (pairs where kN is even) where rows == kN (2 ..
+/// 16), at any alignment of in and ld, out on 16 bytes. Returns whether it launched.
+template <bool kPairs, int kN = 2>
+bool launch_transpose_few_rows_regs(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                                    cudaStream_t stream) {
+  if constexpr (kN <= kTransposeFewMax) {
+    if (rows == kN && is_aligned(out, 16)) {
+      constexpr Index kThreads = 32 * kFewRowsRegsWarps;
+      launch(&transpose_few_rows_regs_kernel<kN, kPairs && kN % 2 == 0>,
+             static_cast<unsigned>(ceil_div(cols, 16 * kThreads)), dim3(kThreads), 0, stream, in, ld, out, cols);
+      return true;
+    }
+    return launch_transpose_few_rows_regs<kPairs, kN + 1>(in, ld, out, rows, cols, stream);
+  }
+  return false;
+}
+
+/// Whether u8 few rows (2 .. 16, out on 16 bytes) take transpose_few_rows_regs_kernel with pairs
+/// ("ours-rows16") before the byte vector kernels: off until the H200 measures it against them
+/// (issue 13: 16 x 2^24 0.557 of a copy, 8 x 2^24 0.655, 3 x 2^26 0.81, 5 x 40000001 0.815 on
+/// the byte vector kernels, which stage every run through shared memory and assembled it byte by
+/// byte; the register kernel moves each thread's 16 columns as whole vectors both ways).
+inline constexpr bool kTransposeFewRowsRegsDefault = false;
+
 /// transpose_few_cols_span_kernel<T, ld> where a few columns lie kL = ld (2 .. 16) elements
 /// apart (cols <= ld: a window of a narrow matrix, or dense, at any alignment of in; every row
 /// count). Returns whether it launched.
@@ -223,6 +247,12 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
       return launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld,
                                         reinterpret_cast<std::uint8_t*>(out), rows, cols, stream);
     };
+    if constexpr (kTransposeFewRowsRegsDefault) {
+      if (rows <= kTransposeFewMax &&
+          launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                               reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+        return true;
+    }
     if (rows <= kTransposeFewMax && bytes()) return true;  // few rows: the byte vectors first
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
     // Few dense columns the register kernels do not fit (with few rows the call above already
@@ -245,14 +275,12 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// The tiles that move T fastest on the H200 (bench_transpose's "ours-w<W>t<TW>b<BY>", run A of
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one; where they are not, Vec (transpose_vec_kernel) where kVec and both sides
-/// reach kVecMinSide (VecNarrow up to kVecNarrowCols columns), else for bytes the shift tile
-/// where Mid's words do not fit either, else Mid where its words fit, else Fallback (one element
-/// a word, any shape).
+/// reach kVecMinSide (VecNarrow up to kVecNarrowCols columns), else Mid where its words fit,
+/// else Fallback (any shape: for bytes the shift tile, else one element a word).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
   using Mid = TransposeTile<4, 32, 8>;       // 128 x 128 bytes, 4-byte words
-  using Fallback = TransposeTile<1, 64, 8>;  // 64 x 64 bytes (not reached: the shift tile takes those shapes)
   // transpose_vec_kernel where Tile's words do not fit (one aligned 16-byte access a thread both
   // ways, misalignment handled in shared memory; "ours-vec-*" in bench_transpose). Runs U2a and
   // V1 (H200), of a copy: Vec (n8c128) 0.82 against the shift tile's 0.60 on 16385x16383 and
@@ -269,11 +297,10 @@ template <> struct DefaultTranspose<std::uint8_t> {
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
   // transpose_shift_kernel where Mid's words do not fit and Vec does not run (a side of 17-127,
-  // or 81-127 columns): the one-byte Fallback measured 0.38 of a copy where rows are not whole
-  // 4-byte words (16385x16383, 4097x65537, 10007x30011; run T2), the shift tile 0.44-0.48 (it
-  // moves a word a load and a store, the fallback a byte).
-  static constexpr bool kShift = true;
-  using Shift = ShiftTile<4, 8>;  // 128 x 124 bytes, 4-byte words
+  // or 81-127 columns): the one-byte tile (TransposeTile<1, 64, 8>, gone since) measured 0.38 of
+  // a copy where rows are not whole 4-byte words (16385x16383, 4097x65537, 10007x30011; run T2),
+  // the shift tile 0.44-0.48 (it moves a word a load and a store, the one-byte tile a byte).
+  using Fallback = ShiftTile<4, 8>;  // 128 x 124 bytes, 4-byte words
 };
 template <class T> struct DefaultTranspose {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "DefaultTranspose: 1-, 4- or 8-byte elements");
@@ -294,7 +321,6 @@ template <class T> struct DefaultTranspose {
   using VecNarrow = VecTile<T, 16, 144>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 36;
-  static constexpr bool kShift = false;  // the one-element tile, past Vec
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -306,16 +332,20 @@ bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index 
   return rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) && is_aligned(out, kWordBytes);
 }
 
-/// The tile transpose with Tile where its words fit, else Mid, else Fallback (one element a word).
-template <class T, class Tile, class Mid = Tile, class Fallback = TransposeTile<1, 64, 8>>
+/// The tile transpose with Tile where its words fit, else Mid, else Fallback (any shape: a
+/// ShiftTile, or a tile of one element a word).
+template <class T, class Tile, class Mid, class Fallback>
 void launch_transpose_words(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
-  static_assert(Fallback::kW == 1, "launch_transpose_words: the fallback tile moves single elements");
   if (transpose_words_fit<T, Tile>(in, ld, out, rows, cols))
     launch_transpose_tile<T, Tile>(in, ld, out, rows, cols, stream);
   else if (transpose_words_fit<T, Mid>(in, ld, out, rows, cols))
     launch_transpose_tile<T, Mid>(in, ld, out, rows, cols, stream);
-  else
+  else if constexpr (std::is_same_v<Fallback, ShiftTile<Fallback::kW, Fallback::kBY>>)
+    launch_transpose_shift<T, Fallback>(in, ld, out, rows, cols, stream);
+  else {
+    static_assert(Fallback::kW == 1, "launch_transpose_words: the fallback tile moves single elements");
     launch_transpose_tile<T, Fallback>(in, ld, out, rows, cols, stream);
+  }
 }
 
 /// out (dense, cols x rows) = transpose of in (rows x cols, ld elements between row starts),
@@ -339,10 +369,6 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
         return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
       if (cols >= D::kVecMinSide) return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }
-  }
-  if constexpr (D::kShift) {
-    if (!transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols))
-      return launch_transpose_shift<T, typename D::Shift>(in, ld, out, rows, cols, stream);
   }
   launch_transpose_words<T, typename D::Tile, typename D::Mid, typename D::Fallback>(in, ld, out, rows, cols, stream);
 }
@@ -419,6 +445,18 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
+/// Every shape with transpose_few_rows_regs_kernel (with or without pairs) where it applies: 2
+/// to 16 rows of bytes (the rest as launch_transpose).
+template <class T, bool kPairs>
+void launch_transpose_few_rows_regs_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  static_assert(sizeof(T) == 1, "launch_transpose_few_rows_regs_in: bytes");
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few_rows_regs<kPairs>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                             reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+    return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
 /// Every shape with transpose_few_cols_span_kernel where a few columns lie at most 16 elements
 /// apart (any number of rows past one; the rest as launch_transpose).
 template <class T>
@@ -433,7 +471,9 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
 /// ("ours-chunk<KiB>k-t<threads>"; "ours-regs16": the register kernels for 1- and 4-byte
 /// elements where their vectors line up; "ours-bytes16": bytes of few rows / dense few columns
 /// as 16-byte vectors at any alignment; "ours-span16": few columns at most 16 elements apart as
-/// one span of 16-byte vectors at any alignment of in), and past those shapes
+/// one span of 16-byte vectors at any alignment of in; "ours-rows16": bytes of 2 to 16 rows in
+/// registers, lanes trading vectors in pairs so that stores write whole sectors, "-direct"
+/// without), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>) and
 /// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
@@ -447,13 +487,15 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 12;
+  static constexpr int kCount = 14;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
+      TransposeTrial<T>{"ours-rows16", &launch_transpose_few_rows_regs_in<T, true>},
+      TransposeTrial<T>{"ours-rows16-direct", &launch_transpose_few_rows_regs_in<T, false>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 128>("ours-vec-n16c128"),

@@ -14,8 +14,9 @@
 // at any alignment through warp_read_run / warp_align_run / warp_store_run), through registers
 // where 16-byte vectors line up (transpose_few_rows_vec_kernel / transpose_few_cols_vec_kernel),
 // or, for bytes, as realigned 16-byte vectors (transpose_few_rows_bytes_kernel /
-// transpose_few_cols_bytes_kernel), and few columns at most 16 elements apart as one span of
-// 16-byte vectors (transpose_few_cols_span_kernel). Device code only; dispatch/transpose.cuh picks the kernel
+// transpose_few_cols_bytes_kernel), or in registers at any alignment, byte permutes and no
+// shared memory (transpose_few_rows_regs_kernel), and few columns at most 16 elements apart as
+// one span of 16-byte vectors (transpose_few_cols_span_kernel). Device code only; dispatch/transpose.cuh picks the kernel
 // and launches it.
 #pragma once
 
@@ -503,6 +504,16 @@ __device__ __forceinline__ uint4 shfl_up_vec(const uint4& v, int width) {
   return make_uint4(__shfl_up_sync(0xffffffffu, v.x, 1, width), __shfl_up_sync(0xffffffffu, v.y, 1, width),
                     __shfl_up_sync(0xffffffffu, v.z, 1, width), __shfl_up_sync(0xffffffffu, v.w, 1, width));
 }
+/// c ? a : b, component by component.
+__device__ __forceinline__ uint4 select_vec(bool c, uint4 a, uint4 b) {
+  return make_uint4(c ? a.x : b.x, c ? a.y : b.y, c ? a.z : b.z, c ? a.w : b.w);
+}
+/// Lane ^ 1's vector (every lane of the warp calls it).
+__device__ __forceinline__ uint4 shfl_pair_vec(const uint4& v) {
+  const int src = static_cast<int>(threadIdx.x & 31) ^ 1;
+  return make_uint4(__shfl_sync(0xffffffffu, v.x, src), __shfl_sync(0xffffffffu, v.y, src),
+                    __shfl_sync(0xffffffffu, v.z, src), __shfl_sync(0xffffffffu, v.w, src));
+}
 
 /// The aligned 16-byte vector at p (p < end); its bytes from `end` on are neither read nor used
 /// (read as 0), so a vector that runs past the end of an allocation reads only what is inside.
@@ -529,6 +540,25 @@ __device__ __forceinline__ void store_vec_bytes(unsigned char* p, const uint4& v
   for (int k = 0; k < 4; ++k) {
     const int a = lo > 4 * k ? lo - 4 * k : 0, b = hi < 4 * k + 4 ? hi - 4 * k : 4;
     if (a < b) store_word_bytes(p + 4 * k, w[k], a, b);
+  }
+}
+
+/// A warp-wide call (every lane, the same run and valid): lane L's y holds bytes [16 L, 16 L +
+/// 16) of a run of `valid` (at most 512) bytes at `run`, at any alignment; stores the run as
+/// the aligned vectors of out that it covers, whole inside it and byte-exact at its two ends:
+/// each lane joins its vector to its lower neighbour's (bytes_from), lane 31 also stores the
+/// last, partial one.
+__device__ __forceinline__ void warp_store_vec_run(unsigned char* run, const uint4& y, int valid) {
+  const int s_lane = 16 * static_cast<int>(threadIdx.x & 31);
+  const uint4 prev = shfl_up_vec(y, 32);  // lane 0 gets its own: not stored
+  const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
+  unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
+  if (mo == 0) {
+    store_vec_bytes(base + s_lane, y, 0, valid - s_lane);
+  } else {
+    const int s = s_lane - mo;
+    store_vec_bytes(base + s_lane, bytes_from(prev, y, 16 - mo), -s, valid - s);
+    if (s_lane == 16 * 31 && valid > 512 - mo) store_vec_bytes(base + 512, bytes_from(y, y, 16 - mo), 0, valid - (512 - mo));
   }
 }
 
@@ -939,22 +969,39 @@ transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Ind
 }
 
 /// The 16 kN bytes of 16 columns of kN rows in output (interleaved) order: x[i] holds bytes
-/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t.
+/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t. Byte
+/// permutes only (the shift-and-mask assembly byte by byte took ~4 instructions a byte in PTX):
+/// kN a multiple of 4 as 4 x 4 blocks (2 permutes an output word), else each output word from
+/// its two byte pairs (3).
 template <int kN>
 __device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)[kN]) {
   unsigned xw[kN][4];
 #pragma unroll
   for (int i = 0; i < kN; ++i) xw[i][0] = x[i].x, xw[i][1] = x[i].y, xw[i][2] = x[i].z, xw[i][3] = x[i].w;
   unsigned yw[4 * kN];
+  if constexpr (kN % 4 == 0) {
 #pragma unroll
-  for (int w = 0; w < 4 * kN; ++w) {
-    unsigned v = 0;
+    for (int b = 0; b < kN / 4; ++b)  // rows 4b .. 4b + 3
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      const int e = 4 * w + q, t = e / kN, i = e % kN;
-      v |= ((xw[i][t >> 2] >> (8 * (t & 3))) & 0xffu) << (8 * q);
+      for (int q = 0; q < 4; ++q) {  // columns 4q .. 4q + 3 (word q of each row)
+        unsigned c[4];                // column 4q + k, rows 4b .. 4b + 3: out word (4q + k) kN / 4 + b
+        transpose_bytes_4x4(xw[4 * b][q], xw[4 * b + 1][q], xw[4 * b + 2][q], xw[4 * b + 3][q], c[0], c[1], c[2],
+                            c[3]);
+#pragma unroll
+        for (int k = 0; k < 4; ++k) yw[(4 * q + k) * (kN / 4) + b] = c[k];
+      }
+  } else {
+#pragma unroll
+    for (int w = 0; w < 4 * kN; ++w) {
+      unsigned half[2];  // out bytes 4w, 4w + 1 and 4w + 2, 4w + 3 in their low bytes
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int e0 = 4 * w + 2 * h, e1 = e0 + 1;  // out byte e: column e / kN of row e % kN
+        const int t0 = e0 / kN, t1 = e1 / kN;
+        half[h] = __byte_perm(xw[e0 % kN][t0 >> 2], xw[e1 % kN][t1 >> 2], (t0 & 3) | ((4 + (t1 & 3)) << 4));
+      }
+      yw[w] = __byte_perm(half[0], half[1], 0x5410);
     }
-    yw[w] = v;
   }
 #pragma unroll
   for (int s = 0; s < kN; ++s) y[s] = make_uint4(yw[4 * s], yw[4 * s + 1], yw[4 * s + 2], yw[4 * s + 3]);
@@ -1043,6 +1090,78 @@ transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, 
   }
 }
 
+/// Warps a block of transpose_few_rows_regs_kernel.
+inline constexpr int kFewRowsRegsWarps = 2;  // ~190 registers a thread at 16 rows: 5 blocks an SM
+
+/// The transpose of kN rows of bytes (an interleave, 2 <= kN <= 16) at any alignment of in and
+/// ld, in registers, no shared memory: out (dense, cols x kN, aligned to 16) holds out[j kN + i]
+/// = in[i ld + j]. Thread g takes columns [16 g, 16 g + 16): of each row the aligned vector under
+/// them, shifted into place with its neighbour's where the row is off its vector (shuffle, lane
+/// 31 loads the warp's 33rd vector itself, so every lane's 16 columns are whole; bytes past the
+/// matrix's last one not read), interleaved by byte permutes into its output run, out bytes
+/// [16 g kN, 16 (g + 1) kN): kN vectors on a vector whatever kN, stored whole but at the
+/// matrix's end. kPairs (even kN): lanes 2p and 2p + 1 trade one vector each before every two
+/// stores, so that a store writes their runs' vectors s, s + 1 side by side as whole 32-byte
+/// sectors (else a warp's store writes 32 half sectors 16 kN bytes apart).
+template <int kN, bool kPairs>
+__global__ void __launch_bounds__(32 * kFewRowsRegsWarps)
+transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
+                               Index cols) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_regs_kernel: 2 to 16 rows");
+  static_assert(!kPairs || kN % 2 == 0, "transpose_few_rows_regs_kernel: pairs trade vectors two at a time");
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const Index j0 = (blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x - lane) * 16;  // the warp's columns
+  if (j0 >= cols) return;  // the whole warp
+  const unsigned char* in_end = in + (kN - 1) * ld + cols;  // past the last element
+
+  uint4 raw[kN], ext[kN];  // ext: lane 31's vector 32 of a row off its vector
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const unsigned char* row = in + i * ld;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 15u);
+    const unsigned char* p = row + j0 - m + 16 * lane;
+    raw[i] = p < row + cols ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    const unsigned char* p32 = row + j0 - m + 512;
+    ext[i] = lane == 31 && m != 0 && p32 < row + cols ? load_vec_before(p32, in_end) : make_uint4(0u, 0u, 0u, 0u);
+  }
+  uint4 x[kN];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in + i * ld + j0) & 15u);
+    if (m == 0) {  // the same for the whole warp
+      x[i] = raw[i];
+    } else {
+      const uint4 next = shfl_down_vec(raw[i], 32);
+      x[i] = bytes_from(raw[i], lane == 31 ? ext[i] : next, m);
+    }
+  }
+  uint4 y[kN];
+  interleave_rows<kN>(x, y);
+
+  unsigned char* run = out + j0 * kN;  // the warp's run: lane L's vectors L kN .. L kN + kN - 1
+  const int valid = static_cast<int>((cols - j0 < 512 ? cols - j0 : 512) * kN);  // bytes of the run
+  if constexpr (kPairs) {
+    // Vectors s, s + 1 of the pair's two runs: the even lane keeps its y[s] and gets the odd
+    // one's; the odd lane keeps its y[s + 1] and gets the even one's.
+    // (Selects by component: a select of two vectors by reference went through local memory.)
+    const bool odd = (lane & 1) != 0;
+    const int v0 = (lane & ~1) * kN + (lane & 1);  // vector s + v0 of the warp's run: the even lane's run
+#pragma unroll
+    for (int s = 0; s < kN; s += 2) {
+      const uint4 got = shfl_pair_vec(select_vec(odd, y[s], y[s + 1]));
+      const int v = v0 + s;
+      store_vec_bytes(run + 16 * v, select_vec(odd, got, y[s]), 0, valid - 16 * v);
+      store_vec_bytes(run + 16 * (v + kN), select_vec(odd, y[s + 1], got), 0, valid - 16 * (v + kN));
+    }
+  } else {
+#pragma unroll
+    for (int s = 0; s < kN; ++s) {
+      const int v = lane * kN + s;
+      store_vec_bytes(run + 16 * v, y[s], 0, valid - 16 * v);
+    }
+  }
+}
+
 /// The transpose of kN dense columns of bytes (a de-interleave; ld == kN, in aligned to 16):
 /// out (cols x rows, dense, any alignment of its rows) holds out[i rows + r] = in[r kN + i].
 /// Warp q takes rows [512 q, 512 q + 512), 512 kN contiguous bytes read as aligned vectors into
@@ -1077,21 +1196,8 @@ transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned c
   deinterleave_cols<kN>(x, y);
 
   const int valid = static_cast<int>(rows - r0 < 512 ? rows - r0 : 512);  // bytes of each output run
-  const int s_lane = 16 * lane;
 #pragma unroll
-  for (int i = 0; i < kN; ++i) {
-    const uint4 prev = shfl_up_vec(y[i], 32);  // lane 0 gets its own: not stored
-    unsigned char* run = out + i * rows + r0;
-    const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
-    unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
-    if (mo == 0) {
-      store_vec_bytes(base + s_lane, y[i], 0, valid - s_lane);
-    } else {
-      const int s = s_lane - mo;
-      store_vec_bytes(base + s_lane, bytes_from(prev, y[i], 16 - mo), -s, valid - s);
-      if (lane == 31 && valid > 512 - mo) store_vec_bytes(base + 512, bytes_from(y[i], y[i], 16 - mo), 0, valid - (512 - mo));
-    }
-  }
+  for (int i = 0; i < kN; ++i) warp_store_vec_run(out + i * rows + r0, y[i], valid);
 }
 
 /// The kL element columns of 16 kL bytes of rows (16 / sizeof(T) rows of kL elements) as one
@@ -1126,9 +1232,9 @@ __device__ __forceinline__ void deinterleave_elems(const uint4 (&x)[kL], uint4 (
 /// aligned vectors that cover them into shared memory (bytes past the matrix's last element not
 /// read: load_vec_before); lane L takes the 16 / sizeof(T) rows from kWarpRows q + 16 L /
 /// sizeof(T): its kL + 1 vectors shifted by m (bytes_from) into their 16 kL bytes,
-/// de-interleaved into one vector of each of the kL columns (deinterleave_elems), of which it
-/// stores the first cols as transpose_few_cols_bytes_kernel does (aligned vectors of out, whole
-/// inside a run, byte-exact at its two ends).
+/// de-interleaved into one vector of each of the kL columns (deinterleave_elems), of which the
+/// warp stores the first cols (warp_store_vec_run: aligned vectors of out, whole inside a run,
+/// byte-exact at its two ends).
 template <class T, int kL>
 __global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
 transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t, Index rows, int cols) {
@@ -1165,21 +1271,10 @@ transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t
   deinterleave_elems<T, kL>(x, y);
 
   const int valid = static_cast<int>((rows - r0 < kWarpRows ? rows - r0 : kWarpRows) * kSize);  // bytes of each run
-  const int s_lane = 16 * lane;
 #pragma unroll
   for (int i = 0; i < kL; ++i) {
-    if (i >= cols) break;                      // the same for the whole warp
-    const uint4 prev = shfl_up_vec(y[i], 32);  // lane 0 gets its own: not stored
-    unsigned char* run = out + (i * rows + r0) * kSize;
-    const int mo = static_cast<int>(reinterpret_cast<std::uintptr_t>(run) & 15u);
-    unsigned char* base = run - mo;  // aligned vector v holds run bytes [16 v - mo, 16 v - mo + 16)
-    if (mo == 0) {
-      store_vec_bytes(base + s_lane, y[i], 0, valid - s_lane);
-    } else {
-      const int s = s_lane - mo;
-      store_vec_bytes(base + s_lane, bytes_from(prev, y[i], 16 - mo), -s, valid - s);
-      if (lane == 31 && valid > 512 - mo) store_vec_bytes(base + 512, bytes_from(y[i], y[i], 16 - mo), 0, valid - (512 - mo));
-    }
+    if (i >= cols) break;  // the same for the whole warp
+    warp_store_vec_run(out + (i * rows + r0) * kSize, y[i], valid);
   }
 }
 }  // namespace devmat::detail

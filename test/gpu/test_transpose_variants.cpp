@@ -193,6 +193,32 @@ TEMPLATE_TEST_CASE("transpose kernels under trial on rows and columns that line 
     }
 }
 
+TEST_CASE("transpose_few_rows_regs_kernel forced on few rows of bytes", "[transpose][trial][rows16]") {
+  // "ours-rows16" / "ours-rows16-direct": 2 to 16 rows (1 and 17: the default kernels), columns
+  // around a thread's 16, a warp's 512 and a block's 1024, primes; the dense matrix, windows at
+  // odd columns of an odd stride (every row at its own offset into a vector) ending at the
+  // allocation's end; outputs on a vector (the kernel's) and off it (the default's).
+  using T = std::uint8_t;
+  const Stream s = Stream::per_thread();
+  const std::vector<Index> cols_list = under_sanitizer() ? std::vector<Index>{17, 1031}
+                                                         : std::vector<Index>{1, 15, 16, 17, 511, 513, 1023, 1031, 65537};
+  for (Index R : {1, 2, 3, 5, 8, 11, 16, 17})
+    for (Index C : cols_list) {
+      const Index wide = C + 7;  // an odd stride around the window
+      const HostMatrix<T> h = random_values<T>(R, wide);
+      const auto a = to_device(h, s);
+      for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+        if (transpose_trial_name<T>(i).rfind("ours-rows", 0) != 0) continue;
+        check_trial<T>(i, h, a, 0, 7, R, C, 0);  // the window ending where the allocation does
+        check_trial<T>(i, h, a, 0, 3, R, C, 16);
+        if (!under_sanitizer()) {
+          check_trial<T>(i, h, a, 0, 0, R, wide, 0);  // the whole matrix
+          check_trial<T>(i, h, a, 0, 1, R, C, 1);
+        }
+      }
+    }
+}
+
 TEMPLATE_TEST_CASE("transpose kernels under trial leave empty outputs alone", "[transpose][trial]", std::uint8_t,
                    float, std::int32_t, double) {
   using T = TestType;
