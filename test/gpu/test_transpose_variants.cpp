@@ -208,7 +208,7 @@ TEST_CASE("transpose_few_rows_regs_kernel forced on few rows of bytes", "[transp
       const HostMatrix<T> h = random_values<T>(R, wide);
       const auto a = to_device(h, s);
       for (int i = 0; i < transpose_trial_count<T>(); ++i) {
-        if (transpose_trial_name<T>(i).rfind("ours-rows", 0) != 0) continue;
+        if (std::string(transpose_trial_name<T>(i)).rfind("ours-rows", 0) != 0) continue;
         check_trial<T>(i, h, a, 0, 7, R, C, 0);  // the window ending where the allocation does
         check_trial<T>(i, h, a, 0, 3, R, C, 16);
         if (!under_sanitizer()) {
