@@ -2,8 +2,9 @@
 // NVIDIA NPP in the same run (rows named "npp", built where CMake found NPP:
 // DEVMAT_BENCH_HAVE_NPP). Erosion and dilation by square elements from 3x3 to 31x31, whose time
 // should not depend on the side (van Herk / Gil-Werman; the one-kernel tile forced in each of its
-// shapes beside, "ours-tile<rows>x<cols>", and for float the streaming kernel,
-// "ours-stream[-s<rows>]");
+// shapes beside, "ours-tile<rows>x<cols>", for float the streaming kernel,
+// "ours-stream[-s<rows>]", and for both types the streaming kernel with its row pass walked in
+// registers, "ours-walk[-s<rows>]");
 // box filter, median (NPP's median reads
 // a border around its ROI: it gets a replicated padded copy) and the integral image. Each NPP
 // row first compares NPP's image with devmat's and reports the pixels that differ in the
@@ -178,6 +179,20 @@ void register_morph_stream(bool erode, int k) {
                                  });
 }
 
+/// morph_stream_kernel with its row pass walked in registers (morph_row_walk; u8 and float)
+/// forced beside "ours", as "ours-walk" (the launcher's rows a block) and, at 31x31,
+/// "ours-walk-s<seg>" (seg output rows a block).
+template <class T>
+void register_morph_walk(bool erode, int k) {
+  const std::vector<int> segs = k == 31 ? std::vector<int>{0, 64, 128, 256} : std::vector<int>{0};
+  for (int seg : segs)
+    register_forced_morph<T>(erode, k, seg ? "ours-walk-s" + std::to_string(seg) : "ours-walk",
+                             [=](cudaStream_t s, const T* in, T* out) {
+                               if (erode) devmat::detail::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true);
+                               else devmat::detail::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true);
+                             });
+}
+
 template <class T>
 void register_median(int k) {
   const std::string op = "median_" + std::to_string(k) + "x" + std::to_string(k);
@@ -339,10 +354,16 @@ int main(int argc, char** argv) {
   for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(false, k);
   for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(true, k);
   for (int k : {3, 7, 15, 31}) register_morph<float>(true, k);
+  for (int k : {3, 7, 15, 31}) register_morph<float>(false, k);  // beside float's dilate ours-walk rows
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<std::uint8_t>(false, k);
   register_morph_tiles<std::uint8_t>(true, 31);
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<float>(true, k);
   for (int k : {3, 7, 15, 31}) register_morph_stream(true, k);
+  for (bool erode : {true, false})
+    for (int k : {3, 7, 15, 31}) {
+      register_morph_walk<std::uint8_t>(erode, k);
+      register_morph_walk<float>(erode, k);
+    }
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
   for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);
