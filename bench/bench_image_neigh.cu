@@ -21,6 +21,7 @@
 #include <random>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #if DEVMAT_BENCH_HAVE_NPP
@@ -180,17 +181,25 @@ void register_morph_stream(bool erode, int k) {
 }
 
 /// morph_stream_kernel with its row pass walked in registers (morph_row_walk; u8 and float)
-/// forced beside "ours", as "ours-walk" (the launcher's rows a block) and, at 31x31,
-/// "ours-walk-s<seg>" (seg output rows a block).
+/// forced beside "ours", as "ours-walk" (the launcher's rows a block), at 31x31 also
+/// "ours-walk-s<seg>" (seg output rows a block), and past 16 "ours-walk-o1" (its kernel built
+/// for one block an SM: no spilled registers).
 template <class T>
 void register_morph_walk(bool erode, int k) {
-  const std::vector<int> segs = k == 31 ? std::vector<int>{0, 64, 128, 256} : std::vector<int>{0};
-  for (int seg : segs)
-    register_forced_morph<T>(erode, k, seg ? "ours-walk-s" + std::to_string(seg) : "ours-walk",
+  std::vector<std::pair<int, int>> forms = {{0, 2}};  // (seg, walk_blocks)
+  if (k == 31)
+    for (int seg : {64, 128, 256}) forms.push_back({seg, 2});
+  if (k > 16) forms.push_back({0, 1});
+  for (const auto& form : forms) {
+    const int seg = form.first, blocks = form.second;
+    register_forced_morph<T>(erode, k, blocks == 1 ? "ours-walk-o1" : seg ? "ours-walk-s" + std::to_string(seg) : "ours-walk",
                              [=](cudaStream_t s, const T* in, T* out) {
-                               if (erode) devmat::detail::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true);
-                               else devmat::detail::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true);
+                               if (erode)
+                                 devmat::detail::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true, blocks);
+                               else
+                                 devmat::detail::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true, blocks);
                              });
+  }
 }
 
 template <class T>

@@ -141,47 +141,14 @@ void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool
   CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
   CHECK(out.margin_changed() == 0);
 }
-}  // namespace
 
-TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel, float) equal the clipped window's min and max",
-          "[image][morph][emulation][stream]") {
-  // Strips are 256 pixels: widths 1, under a strip, past one and past two; heights under, at and
-  // past the segments; kr up to 32 (the register arrays' three sizes 8, 16, 32) and kc up to 129
-  // (the widest element a strip takes).
-  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}};
-  const std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},
-                                                     {31, 31}, {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129},
-                                                     {17, 2}, {8, 8}};
-  const std::vector<int> segs = {1, 5, 16, 31, 64};
-  int n = 0;
-  for (const auto& [r, c] : shapes)
-    for (bool offset : {true, false}) {
-      const Image<float> img(r, c, offset);
-      for (const auto& [kr, kc] : elements) {
-        ++n;
-        check_stream(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset);
-      }
-    }
-  // Both operations, every segment, on a view several strips wide and tall.
-  const Image<float> img(70, 530, true);
-  for (bool erode : {true, false})
-    for (int seg : segs) {
-      check_stream(erode, img, 15, 15, seg, true);
-      check_stream(erode, img, 32, 31, seg, true);
-    }
-}
-
-TEMPLATE_TEST_CASE("emulated streaming erode and dilate with the walked row pass (morph_row_walk) equal the clipped "
-                   "window's min and max",
-                   "[image][morph][emulation][stream][walk]", std::uint8_t, float) {
-  using T = TestType;
-  // Strips are 256 words (u8 1024 pixels), evened out over the image's width: widths 1, under a
-  // strip, past one (u8 1100 and 2100: two and three strips) ; heights under, at and past the
-  // segments; sides up to 32 (the register arrays' sizes 8, 16, 32 by the larger side), even,
-  // non-square, 1 x k and k x 1; dense (the 4-byte word loads and stores) and odd offsets.
-  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}, {5, 2100}};
-  const std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},   {2, 2},  {1, 31}, {31, 1}, {5, 7},  {31, 31},
-                                                     {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 17}, {17, 2}, {8, 8}};
+/// check_stream on every image of `shapes` (dense and at an odd offset) with every element, the
+/// operation and segment (1 .. 64 rows) changing from case to case; then both operations and
+/// every segment on a view `view_cols` wide (several strips) and 70 tall, elements 15 x 15 and
+/// 32 x 31.
+template <class T>
+void check_stream_cases(const std::vector<std::pair<Index, Index>>& shapes, const std::vector<std::pair<int, int>>& elements,
+                        Index view_cols, bool walk) {
   const std::vector<int> segs = {1, 5, 16, 31, 64};
   int n = 0;
   for (const auto& [r, c] : shapes)
@@ -189,16 +156,40 @@ TEMPLATE_TEST_CASE("emulated streaming erode and dilate with the walked row pass
       const Image<T> img(r, c, offset);
       for (const auto& [kr, kc] : elements) {
         ++n;
-        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset, true);
+        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset, walk);
       }
     }
-  // Both operations, every segment, on a view several strips wide and tall.
-  const Image<T> img(70, 2100, true);
+  const Image<T> img(70, view_cols, true);
   for (bool erode : {true, false})
     for (int seg : segs) {
-      check_stream<T>(erode, img, 15, 15, seg, true, true);
-      check_stream<T>(erode, img, 32, 31, seg, true, true);
+      check_stream<T>(erode, img, 15, 15, seg, true, walk);
+      check_stream<T>(erode, img, 32, 31, seg, true, walk);
     }
+}
+}  // namespace
+
+TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel, float) equal the clipped window's min and max",
+          "[image][morph][emulation][stream]") {
+  // Strips are 256 pixels: widths 1, under a strip, past one and past two; heights under, at and
+  // past the segments; kr up to 32 (the register arrays' three sizes 8, 16, 32) and kc up to 129
+  // (the widest element a strip takes).
+  check_stream_cases<float>({{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}},
+                            {{1, 1}, {3, 3}, {2, 2}, {1, 31}, {31, 1}, {5, 7}, {31, 31}, {16, 9}, {4, 30}, {7, 1},
+                             {32, 32}, {9, 129}, {17, 2}, {8, 8}},
+                            530, false);
+}
+
+TEMPLATE_TEST_CASE("emulated streaming erode and dilate with the walked row pass (morph_row_walk) equal the clipped "
+                   "window's min and max",
+                   "[image][morph][emulation][stream][walk]", std::uint8_t, float) {
+  // Strips are 256 words (u8 1024 pixels), evened out over the image's width: widths 1, under a
+  // strip, past one (u8 1100 and 2100: two and three strips); heights under, at and past the
+  // segments; sides up to 32 (the register arrays' sizes 8, 16, 32 by the larger side), even,
+  // non-square, 1 x k and k x 1; dense (the 4-byte word loads and stores) and odd offsets.
+  check_stream_cases<TestType>({{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}, {5, 2100}},
+                               {{1, 1}, {3, 3}, {2, 2}, {1, 31}, {31, 1}, {5, 7}, {31, 31}, {16, 9}, {4, 30}, {7, 1},
+                                {32, 32}, {9, 17}, {17, 2}, {8, 8}},
+                               2100, true);
 }
 
 /// morph_f32_small_kernel<K, K, kErode, R> on img into out, grid.y cut to 1; the result's

@@ -153,11 +153,14 @@ bool morph_walk_default(int kr, int kc) {
 /// kc element, one kernel streaming down strips (morph_stream_kernel), `seg` output rows a
 /// block (0: morph_stream_segment's choice; bench_image_neigh times 32 .. 256 as
 /// "ours-stream-s<seg>"); the row pass by block minima (float only, morph_stream_fits) or
-/// walked in registers (`walk`, morph_walk_fits; bench_image_neigh's "ours-walk"). Throws
-/// std::invalid_argument for an element it does not take, u8 without the walk or a negative seg.
+/// walked in registers (`walk`, morph_walk_fits; bench_image_neigh's "ours-walk"), the walk's
+/// kernel for sides past 16 built for `walk_blocks` blocks an SM (2: registers capped at 128,
+/// some spilled; 1: none spilled, 8 warps an SM; "ours-walk-o1"). Throws std::invalid_argument
+/// for an element it does not take, u8 without the walk, walk_blocks other than 1 or 2 or a
+/// negative seg.
 template <bool kErode, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr, int kc,
-                         int seg = 0, bool walk = false) {
+                         int seg = 0, bool walk = false, int walk_blocks = 2) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
   const std::string element = std::to_string(kr) + "x" + std::to_string(kc);
   if (walk && !morph_walk_fits(kr, kc))
@@ -167,11 +170,16 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
   if (!walk && !morph_stream_fits(kr, kc))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + element + " (rows 1 .. 32, columns 1 .. 129)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
+  if (walk_blocks != 1 && walk_blocks != 2)
+    throw std::invalid_argument("devmat: launch_morph_stream: walk_blocks " + std::to_string(walk_blocks) + " (1 or 2)");
   if (rows == 0 || cols == 0) return;
   const int out_w = walk ? MorphWalkStrip<T>(kr, kc, cols).out_w : MorphStreamStrip(kr, kc).out_w;
   const std::size_t smem = sizeof(MorphWord<T>) * static_cast<std::size_t>(morph_stream_words(kr, walk));
   const auto run = [&](auto kmax, auto walk_c) {
-    const auto kernel = &morph_stream_kernel<T, kErode, decltype(kmax)::value, decltype(walk_c)::value>;
+    constexpr int kMax = decltype(kmax)::value;
+    constexpr bool kWalk = decltype(walk_c)::value;
+    const auto kernel = kWalk && kMax > 16 && walk_blocks == 1 ? &morph_stream_kernel<T, kErode, kMax, kWalk, 1>
+                                                               : &morph_stream_kernel<T, kErode, kMax, kWalk>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
     const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));
     const int rows_a_block =

@@ -590,9 +590,11 @@ __device__ __forceinline__ void morph_row_walk(const T* __restrict__ in, T* __re
 /// threads; grid (strips, segments of `seg` output rows up to the grid's limit, the rest looped
 /// over: `segs` in all); dynamic shared memory morph_stream_words(kr, kWalk) words: the column
 /// results, then the row pass's suffix minima h; its prefix minima g, or the walk's outputs and
-/// the column pass's suffix minima.
-template <class T, bool kErode, int KMAX, bool kWalk = false>
-__global__ void __launch_bounds__(kMorphStreamThreads, kWalk ? 2 : 1)
+/// the column pass's suffix minima. kMinBlocks: the blocks an SM must hold (the registers a
+/// thread may take: the walk at KMAX 32 wants about 170 (float) and 200 (u8), so 2 blocks spill
+/// a few hundred bytes a thread where 1 block leaves 8 warps an SM).
+template <class T, bool kErode, int KMAX, bool kWalk = false, int kMinBlocks = kWalk ? 2 : 1>
+__global__ void __launch_bounds__(kMorphStreamThreads, kMinBlocks)
 morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
                     int kr, int kc, int seg, unsigned segs) {
   constexpr int kPitch = kMorphStreamPitch;
