@@ -6,7 +6,8 @@
 // every row of a short-wide window) on windows ending before an inaccessible page, every element
 // outside them poisoned: rows around its U in flight, columns ending inside a thread's M vectors
 // and on block edges, dense and strided. col_sums_funnel_kernel (kernels/reduce.cuh: byte columns
-// from aligned words realigned per row) the same way, at every row offset within a word.
+// from aligned words realigned per row) the same way, at every row offset within a word, and
+// row_sums_vec_kernel (kernels/reduce_narrow.cuh: dense rows of 3, kVec16<T> rows a thread).
 
 #include <cstdint>
 #include <random>
@@ -212,4 +213,44 @@ TEST_CASE("emulated col_sums_funnel_kernel: every row offset in a word, rows aro
   check_funnel_shapes<4, 8>();  // the library's configuration (kColFunnelM, kColFunnelU)
   check_funnel_shapes<1, 8>();
   check_funnel_shapes<4, 4>();
+}
+
+namespace {
+/// Row sums of a dense matrix of rows of C elements that ends on its last element before an
+/// inaccessible page, by row_sums_vec_kernel<T, Out, C> (kVec16<T> rows a thread), against exact
+/// sums, the output inside poisoned guards.
+template <class T, int C>
+void check_vec(Index rows) {
+  CAPTURE(sizeof(T), C, rows);
+  using Acc = d::sum_acc_t<T>;
+  using Out = Acc;
+  const Index n = rows * C;
+  // Whole chunks before the page (so the start is aligned); the elements past n stay unread.
+  const Index padded = (n * static_cast<Index>(sizeof(T)) + 15) / 16 * 16;
+  GuardedBytes buf(static_cast<std::size_t>(padded));
+  T* in = reinterpret_cast<T*>(buf.data());
+  REQUIRE(reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
+  std::uniform_int_distribution<int> dist(0, std::is_same_v<T, std::uint8_t> ? 255 : 100);
+  std::vector<Acc> want(static_cast<std::size_t>(rows), Acc(0));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < C; ++c) {
+      const T v = static_cast<T>(dist(emu::rng()));
+      in[r * C + c] = v;
+      want[static_cast<std::size_t>(r)] += static_cast<Acc>(v);
+    }
+  GuardedOut<Out> out(rows);
+  const Index threads = (rows + d::kVec16<T> - 1) / d::kVec16<T>;
+  emu::launch(dim3(static_cast<unsigned>((threads + 255) / 256)), dim3(256),
+              [&] { d::row_sums_vec_kernel<T, Out, C>(in, rows, out.data()); });
+  out.check(want);
+}
+}  // namespace
+
+TEST_CASE("emulated row_sums_vec_kernel: rows of 3, partial groups, block edges", "[reduce][emulation]") {
+  for (Index r : {Index(1), Index(2), Index(3), Index(4), Index(5), Index(15), Index(16), Index(17), Index(1023),
+                  Index(1024), Index(1025), Index(4097), Index(4099)}) {
+    check_vec<float, 3>(r);
+    check_vec<std::int32_t, 3>(r);
+    check_vec<std::uint8_t, 3>(r);
+  }
 }

@@ -245,6 +245,30 @@ void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, I
 constexpr bool kRowFlatDefault = true;
 constexpr int kRowFlatU = 4;
 
+/// Row sums of a dense matrix of rows of C elements shorter than a chunk (row_sums_vec_kernel:
+/// kVec16<T> rows a thread, as C whole 16-byte chunks). `in` aligned to 16 bytes.
+template <class T, int C>
+void launch_row_sums_vec(cudaStream_t s, const T* in, Index rows, sum_t<T>* out) {
+  static_assert(kTeamThreads == 256, "row_sums_vec_kernel: blocks of 256 threads");
+  const Index threads = ceil_div(rows, Index(kVec16<T>));
+  launch(&row_sums_vec_kernel<T, sum_t<T>, C>, static_cast<unsigned>(ceil_div(threads, kTeamThreads)), kTeamThreads, 0,
+         s, in, rows, out);
+}
+
+/// Whether row_sums_vec_kernel takes the rows x cols window at `in`: dense (ld == cols, or one
+/// row), 16-byte aligned, rows of 3 elements shorter than a chunk (its one instantiation: the
+/// issue's 3-column shapes, which the staged tiles take today).
+template <class T>
+bool row_vec_fits(const T* in, Index rows, Index cols, Index ld) {
+  return rows >= 1 && cols == 3 && 3 * sizeof(T) < 16 && (ld == cols || rows == 1) &&
+         reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+}
+
+/// Whether launch_row_sums sends the windows row_vec_fits takes to row_sums_vec_kernel instead of
+/// the staged tiles (false until a device run times ours-rowvec against ours on f32 16777216x3
+/// and 4194304x3: 0.771 and 0.882 of a CUB sum staged).
+constexpr bool kRowVecDefault = false;
+
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
 /// per row (for the bench).
@@ -263,6 +287,9 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // adjacent lanes.
   if (kRowFlatDefault && row_flat_chunks(in, rows, cols, ld) > 0)
     return launch_row_sums_flat<T, kRowFlatU>(s, in, rows, cols, ld, out);
+  // Dense rows of 3 elements (kRowVecDefault): a thread per kVec16<T> rows, whole chunks.
+  if constexpr (3 * sizeof(T) < 16)
+    if (kRowVecDefault && row_vec_fits(in, rows, cols, ld)) return launch_row_sums_vec<T, 3>(s, in, rows, out);
   const Index row_chunk_count = row_chunks(in, rows, cols, ld);
   // The rest (windows, rows off 16-byte boundaries, dense rows of 3, 5, 6 or 7 chunks; the
   // figures below were measured on dense rows of 4 and 8 chunks before the flat stream took them).
@@ -552,6 +579,14 @@ struct FlatTrial {
   }
 };
 
+template <class T>
+struct RowVecTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) { return row_vec_fits(in, rows, cols, ld); }
+  static void launch(const Stream& stream, const T* in, Index rows, Index, Index, sum_t<T>* out) {
+    if constexpr (3 * sizeof(T) < 16) launch_row_sums_vec<T, 3>(stream.native(), in, rows, out);
+  }
+};
+
 template <class T, int M, int U>
 struct FunnelTrial {
   static bool takes(const T*, Index rows, Index cols, Index) {
@@ -600,7 +635,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 14;
+  static constexpr int kCount = 15;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -613,6 +648,9 @@ struct NarrowTrials {
       narrow_trial<RowFlatTrial<T, 4>, T>("ours-rowflat-u4", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 8>, T>("ours-rowflat-u8", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 16>, T>("ours-rowflat-u16", NarrowKind::row_sums),
+      // Dense rows of 3 elements, kVec16<T> rows a thread as whole chunks (launch_row_sums_vec,
+      // kRowVecDefault).
+      narrow_trial<RowVecTrial<T>, T>("ours-rowvec", NarrowKind::row_sums),
       // Short-wide byte column sums by realigned words (launch_col_sums_funnel<M, U>: M words a
       // thread, U rows in flight; m4u8 is what kColFunnelDefault turns on); bytes only.
       narrow_trial<FunnelTrial<T, 4, 8>, T>("ours-funnel-m4u8", NarrowKind::col_sums_any),

@@ -317,3 +317,43 @@ TEMPLATE_TEST_CASE("row sums of rows of whole chunks as one flat stream: grid ro
     }
   }
 }
+
+TEMPLATE_TEST_CASE("row sums of dense rows of 3 elements by whole chunks: group tails, refusals",
+                   "[reduce][narrow][rowvec]", float, double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // row_sums_vec_kernel: kVec16<T> rows of 3 (4 f32/i32, 16 u8) a thread as 3 whole chunks,
+  // blocks of 256 threads; the last thread's partial group from element loads. Doubles: refused
+  // (a row of 3 is more than a chunk).
+  constexpr Index V = 16 / static_cast<Index>(sizeof(T));
+  const bool fits = 3 * sizeof(T) < 16;
+  std::vector<Index> rows_list = {1, 2, V - 1, V, V + 1, 256 * V - 1, 256 * V, 256 * V + 1, 4099, 65537, 1000003};
+  if (under_sanitizer()) rows_list = {1, V + 1, 256 * V + 1, 4099};
+  using S = sum_t<T>;
+  for (Index r : rows_list) {
+    CAPTURE(shape(r, 3));
+    const HostMatrix<T> h = random_matrix<T>(r + 1, 4, lo<T>(), hi<T>());
+    const auto a = to_device(h, stream);
+    REQUIRE(reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0);
+    int ran = 0;
+    for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+      if (narrow_trial_name<T>(i) != std::string("ours-rowvec")) continue;
+      // Refused: rows of 4, a start off 16 bytes, a strided window.
+      CHECK_FALSE(narrow_trial_takes<T>(i, a.data(), r, 4, 4));
+      CHECK_FALSE(narrow_trial_takes<T>(i, a.data() + 1, r, 3, 3));
+      if (r >= 2) CHECK_FALSE(narrow_trial_takes<T>(i, a.data(), r, 3, 4));
+      CHECK(narrow_trial_takes<T>(i, a.data(), r, 3, 3) == fits);
+      if (!fits) continue;
+      // The parent's first 3 r elements as a dense r x 3 matrix.
+      auto out = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+      auto again = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+      narrow_trial<T>(i, stream, a.data(), r, 3, 3, out.data());
+      narrow_trial<T>(i, stream, a.data(), r, 3, 3, again.data());
+      const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
+      CHECK(bad_sums(got, h.data(), r, 3, 3, 1) == 0);
+      CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
+      ++ran;
+    }
+    CHECK(ran == (fits ? 1 : 0));
+  }
+}
