@@ -245,6 +245,30 @@ void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, I
 constexpr bool kRowFlatDefault = true;
 constexpr int kRowFlatU = 4;
 
+/// Row sums of a dense matrix of rows of C elements shorter than a chunk (row_sums_vec_kernel:
+/// kVec16<T> rows a thread, as C whole 16-byte chunks). `in` aligned to 16 bytes.
+template <class T, int C>
+void launch_row_sums_vec(cudaStream_t s, const T* in, Index rows, sum_t<T>* out) {
+  static_assert(kTeamThreads == 256, "row_sums_vec_kernel: blocks of 256 threads");
+  const Index threads = ceil_div(rows, Index(kVec16<T>));
+  launch(&row_sums_vec_kernel<T, sum_t<T>, C>, static_cast<unsigned>(ceil_div(threads, kTeamThreads)), kTeamThreads, 0,
+         s, in, rows, out);
+}
+
+/// Whether row_sums_vec_kernel takes the rows x cols window at `in`: dense (ld == cols, or one
+/// row), 16-byte aligned, rows of 3 elements shorter than a chunk (its one instantiation: the
+/// issue's 3-column shapes, which the staged tiles take today).
+template <class T>
+bool row_vec_fits(const T* in, Index rows, Index cols, Index ld) {
+  return rows >= 1 && cols == 3 && 3 * sizeof(T) < 16 && (ld == cols || rows == 1) &&
+         reinterpret_cast<std::uintptr_t>(in) % 16 == 0;
+}
+
+/// Whether launch_row_sums sends the windows row_vec_fits takes to row_sums_vec_kernel instead of
+/// the staged tiles (false until a device run times ours-rowvec against ours on f32 16777216x3
+/// and 4194304x3: 0.771 and 0.882 of a CUB sum staged).
+constexpr bool kRowVecDefault = false;
+
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
 /// per row (for the bench).
@@ -263,6 +287,9 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // adjacent lanes.
   if (kRowFlatDefault && row_flat_chunks(in, rows, cols, ld) > 0)
     return launch_row_sums_flat<T, kRowFlatU>(s, in, rows, cols, ld, out);
+  // Dense rows of 3 elements (kRowVecDefault): a thread per kVec16<T> rows, whole chunks.
+  if constexpr (3 * sizeof(T) < 16)
+    if (kRowVecDefault && row_vec_fits(in, rows, cols, ld)) return launch_row_sums_vec<T, 3>(s, in, rows, out);
   const Index row_chunk_count = row_chunks(in, rows, cols, ld);
   // The rest (windows, rows off 16-byte boundaries, dense rows of 3, 5, 6 or 7 chunks; the
   // figures below were measured on dense rows of 4 and 8 chunks before the flat stream took them).
@@ -387,7 +414,7 @@ decltype(auto) with_col_vec(const T* in, Index rows, Index cols, Index ld, F&& f
   return f(std::integral_constant<int, 1>{});
 }
 
-/// How launch_col_sums_v and launch_col_sums_shift split rows x (strips of columns): into as many
+/// How launch_col_sums_v splits rows x (strips of columns): into as many
 /// row chunks as there are free resident slots per strip (`resident` blocks), each at least
 /// min_chunk_rows rows (one chunk where the rows are fewer) and at most kMaxColChunkRows (the
 /// 32-bit byte sums). Returns {chunks, chunk_rows}: chunks * chunk_rows >= rows, and the last
@@ -439,56 +466,23 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
          partials.template as<const Acc>(), cols, chunks, out);
 }
 
-/// Threads per block, rows in flight per thread and the least resident blocks per SM
-/// (__launch_bounds__) of col_sums_shift_kernel.
-template <int Threads, int Unroll, int MinBlocks>
-struct ColShiftConfig {
-  static constexpr int kThreads = Threads;
-  static constexpr int kUnroll = Unroll;
-  static constexpr int kMinBlocks = MinBlocks;
-};
-using DefaultColShiftConfig = ColShiftConfig<256, 4, 4>;
+/// The most rows col_sums_funnel_kernel takes (a thread walks every row of its columns).
+constexpr Index kColFunnelMaxRows = 4096;
+/// Whether launch_col_sums takes col_sums_funnel_kernel for short-wide byte windows whose rows
+/// do not all start on 4-byte boundaries (false until a device run times it against the
+/// short-wide kernel's byte loads: ours-funnel-* beside ours on u8 67x1000003).
+constexpr bool kColFunnelDefault = false;
+/// Words a thread of col_sums_funnel_kernel realigns by default (4 columns each), rows in flight.
+constexpr int kColFunnelM = 4, kColFunnelU = 8;
 
-/// The vector col_sums_shift_kernel reads: 16 bytes, but 4 for bytes (2V - 1 running sums a thread).
-template <class T>
-inline constexpr int kColShiftVec = sizeof(T) == 1 ? 4 : kVec16<T>;
-/// The fewest vectors of columns for which launch_col_sums sends unaligned rows to
-/// col_sums_shift_kernel (a thread per vector: at least half of a default block busy).
-constexpr Index kColShiftMinVectors = DefaultColShiftConfig::kThreads / 2;
-/// Whether launch_col_sums takes col_sums_shift_kernel for unaligned rows by default (false:
-/// measured slower than the element-wise tiles, run T3).
-constexpr bool kColShiftDefault = false;
-/// The fewest rows a row chunk of col_sums_shift_kernel takes: its partials (8 bytes a column)
-/// stay a small part of the bytes it reads.
-constexpr Index kColShiftMinChunkRows = 32;
-
-/// Column sums of any window (col_sums_shift_kernel): vectors of V elements counted from each
-/// row's own boundary, blocks of Cfg::kThreads - 1 vectors of columns; rows split into chunks
-/// (then combined by col_chunks_kernel) only where the strips leave resident slots free, each
-/// chunk at least kColShiftMinChunkRows rows, and short enough for 32-bit byte sums.
-template <class T, int V, class Cfg = DefaultColShiftConfig>
-void launch_col_sums_shift(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  using Acc = sum_acc_t<T>;
-  using Out = sum_t<T>;
-  using ToAcc = CastTo<Acc, Acc>;
-  using ToOut = CastTo<Acc, Out>;
-  constexpr int kThreads = Cfg::kThreads, U = Cfg::kUnroll, kMin = Cfg::kMinBlocks;
-  const cudaStream_t s = stream.native();
-  const Index strips = ceil_div(ceil_div(cols, V), kThreads - 1);
-  const Index resident = resident_blocks(
-      reinterpret_cast<const void*>(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToAcc>), kThreads);
-  const auto [chunks, chunk_rows] = col_row_chunks(resident, strips, rows, kColShiftMinChunkRows);
-  const auto grid = static_cast<unsigned>(strips * chunks);
-  if (chunks == 1) {
-    launch(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
-           chunk_rows, out, ToOut{});
-    return;
-  }
-  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
-  launch(&col_sums_shift_kernel<T, V, U, kThreads, kMin, ToAcc>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
-         chunk_rows, partials.template as<Acc>(), ToAcc{});
-  launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
-         partials.template as<const Acc>(), cols, chunks, out);
+/// Column sums of a byte window of at most kColFunnelMaxRows rows, any start and ld, by aligned
+/// words realigned per row (col_sums_funnel_kernel: M words of 4 columns a thread, U rows in flight).
+template <int M = kColFunnelM, int U = kColFunnelU>
+void launch_col_sums_funnel(cudaStream_t s, const std::uint8_t* in, Index rows, Index cols, Index ld,
+                            sum_t<std::uint8_t>* out) {
+  const Index threads = ceil_div(cols, Index(4) * M);
+  launch(&col_sums_funnel_kernel<M, U, sum_t<std::uint8_t>>, static_cast<unsigned>(ceil_div(threads, kTeamThreads)),
+         kTeamThreads, 0, s, in, rows, cols, ld, out);
 }
 
 /// Column sums of a dense (ld == cols, or one row) matrix of 1..Threads columns read as one flat
@@ -531,15 +525,11 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     // Narrow and dense: one flat stream of vectors.
     if ((ld == cols || rows == 1) && cols <= kColFlatThreads)
       return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
-    // Otherwise (kColShiftDefault) whole vectors from each row's own boundary, realigned in the
-    // sums; bytes where even 4-byte words do not align every row. A thread per vector of columns,
-    // so only where the vectors fill most of a block. Off: in run T3 (H200) it lost to the
-    // element-wise tiles below on every unaligned shape (f32 67x1000003 0.64 of a CUB sum against
-    // 0.75, 3x16777215 0.42 against 0.45, ncu: 126 us against 93 us, 45% of DRAM bandwidth); it
-    // stays a trial (ours-shift-*).
-    constexpr int VS = kColShiftVec<T>;
-    if (kColShiftDefault && !fits(VS) && ceil_div(cols, VS) >= kColShiftMinVectors)
-      return launch_col_sums_shift<T, VS>(stream, in, rows, cols, ld, out);
+    // Short-wide bytes whose rows are not all 4-byte aligned (kColFunnelDefault): aligned words
+    // realigned per row, in place of the short-wide kernel's single bytes.
+    if constexpr (sizeof(T) == 1)
+      if (kColFunnelDefault && rows <= kColFunnelMaxRows && !fits(4))
+        return launch_col_sums_funnel(stream.native(), in, rows, cols, ld, out);
   }
   with_col_vec(in, rows, cols, ld, [&](auto v) {
     launch_col_sums_v<T, decltype(v)::value, Cfg>(stream, in, rows, cols, ld, out);
@@ -589,11 +579,21 @@ struct FlatTrial {
   }
 };
 
-template <class T, int Threads, int U, int MinBlocks>
-struct ShiftTrial {
-  static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
+template <class T>
+struct RowVecTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) { return row_vec_fits(in, rows, cols, ld); }
+  static void launch(const Stream& stream, const T* in, Index rows, Index, Index, sum_t<T>* out) {
+    if constexpr (3 * sizeof(T) < 16) launch_row_sums_vec<T, 3>(stream.native(), in, rows, out);
+  }
+};
+
+template <class T, int M, int U>
+struct FunnelTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) {
+    return sizeof(T) == 1 && rows >= 1 && rows <= kColFunnelMaxRows && cols >= 1;
+  }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    launch_col_sums_shift<T, kColShiftVec<T>, ColShiftConfig<Threads, U, MinBlocks>>(stream, in, rows, cols, ld, out);
+    if constexpr (sizeof(T) == 1) launch_col_sums_funnel<M, U>(stream.native(), in, rows, cols, ld, out);
   }
 };
 
@@ -648,12 +648,14 @@ struct NarrowTrials {
       narrow_trial<RowFlatTrial<T, 4>, T>("ours-rowflat-u4", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 8>, T>("ours-rowflat-u8", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 16>, T>("ours-rowflat-u16", NarrowKind::row_sums),
-      // Column sums of unaligned rows (launch_col_sums_shift: threads, rows in flight, least
-      // blocks per SM); t256u4 is DefaultColShiftConfig, what kColShiftDefault turns on.
-      narrow_trial<ShiftTrial<T, 256, 4, 4>, T>("ours-shift-t256u4", NarrowKind::col_sums_any),
-      narrow_trial<ShiftTrial<T, 256, 8, 3>, T>("ours-shift-t256u8", NarrowKind::col_sums_any),
-      narrow_trial<ShiftTrial<T, 128, 4, 8>, T>("ours-shift-t128u4", NarrowKind::col_sums_any),
-      narrow_trial<ShiftTrial<T, 512, 4, 2>, T>("ours-shift-t512u4", NarrowKind::col_sums_any),
+      // Dense rows of 3 elements, kVec16<T> rows a thread as whole chunks (launch_row_sums_vec,
+      // kRowVecDefault).
+      narrow_trial<RowVecTrial<T>, T>("ours-rowvec", NarrowKind::row_sums),
+      // Short-wide byte column sums by realigned words (launch_col_sums_funnel<M, U>: M words a
+      // thread, U rows in flight; m4u8 is what kColFunnelDefault turns on); bytes only.
+      narrow_trial<FunnelTrial<T, 4, 8>, T>("ours-funnel-m4u8", NarrowKind::col_sums_any),
+      narrow_trial<FunnelTrial<T, 1, 8>, T>("ours-funnel-m1u8", NarrowKind::col_sums_any),
+      narrow_trial<FunnelTrial<T, 4, 4>, T>("ours-funnel-m4u4", NarrowKind::col_sums_any),
       // What unaligned rows take by default where the window is not short-wide: the element-wise
       // tiles (or a thread per vector of columns, the short-wide kernel), forced.
       narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any),

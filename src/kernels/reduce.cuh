@@ -298,31 +298,6 @@ segment_sums_kernel(const typename R::Acc* __restrict__ partials, Index segments
 }
 
 // ================================================================== column sums
-/// c ? a : b for a register value, as one PTX selp: a chain of these over the elements of a
-/// vector stays a chain of selects (written in C++, the compiler may fold it into an index into
-/// the vector, which puts the vector in local memory).
-template <class T>
-__device__ __forceinline__ T select_value(bool c, T a, T b) {
-  static_assert(sizeof(T) == 1 || sizeof(T) == 4 || sizeof(T) == 8, "select_value: 1, 4 or 8 bytes");
-  if constexpr (sizeof(T) == 8) {
-    unsigned long long ua, ub, r;
-    std::memcpy(&ua, &a, 8);
-    std::memcpy(&ub, &b, 8);
-    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.b64 %0, %1, %2, p; }" : "=l"(r) : "l"(ua), "l"(ub), "r"(int(c)));
-    T t;
-    std::memcpy(&t, &r, 8);
-    return t;
-  } else {
-    unsigned ua = 0, ub = 0, r;
-    std::memcpy(&ua, &a, sizeof(T));
-    std::memcpy(&ub, &b, sizeof(T));
-    asm("{ .reg .pred p; setp.ne.u32 p, %3, 0; selp.b32 %0, %1, %2, p; }" : "=r"(r) : "r"(ua), "r"(ub), "r"(int(c)));
-    T t;
-    std::memcpy(&t, &r, sizeof(T));
-    return t;
-  }
-}
-
 /// What one thread sums a column in: sum_acc_t<T>, except uint8_t, which uses 32 bits
 /// (a chunk has at most kMaxColChunkRows rows, so 255 * rows fits).
 template <class T> struct col_accumulator { using type = sum_acc_t<T>; };
@@ -475,93 +450,72 @@ col_sums_wide_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld,
   }
 }
 
-/// Column sums of a window whose rows need not start on a vector boundary (cols, ld or the
-/// start not multiples of V; V * sizeof(T) <= 16). Thread i of block (chunk, strip) reads
-/// vector c = strip * (Threads - 1) + i of every row of its row chunk, counted from the row's
-/// own V-aligned boundary below its start, so every load but a row's partial first and last
-/// is one aligned vector, U rows in flight. A row that starts h elements past its boundary
-/// puts element k of that vector in column c V + k - h: the thread rotates the vector by h
-/// (y[m] = element (m + h) mod V, selects on registers) and adds y[m] to hi[m], column c V + m,
-/// where m < V - h, else to lo[m], column c V - V + m (h is the same for every thread of the
-/// block: they read the same row). At the end, column c V + m is the thread's hi[m] plus the
-/// next thread's lo[m] (m > 0), exchanged through shared memory; the last thread of a block
-/// only lends its lo (blocks overlap by one vector), so a block writes (Threads - 1) V columns,
-/// coalesced: block b = chunk * strips + strip writes fin(sum) of column col to
-/// out[chunk * cols + col]. Each column is summed in a fixed order: the same bits every run.
-template <class T, int V, int U, int Threads, int MinBlocks, class Final>
-__global__ void __launch_bounds__(Threads, MinBlocks)
-col_sums_shift_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Index strips, Index chunk_rows,
-                      typename Final::Out* __restrict__ out, Final fin) {
-  static_assert(V >= 2 && (V & (V - 1)) == 0 && V * sizeof(T) <= 16, "col_sums_shift_kernel: vectors of 2..16 bytes");
-  static_assert(Threads % 32 == 0 && Threads >= 64, "col_sums_shift_kernel: whole warps");
-  using Acc = sum_acc_t<T>;
-  using ColAcc = typename col_accumulator<T>::type;
-  using P = Pack<T, V>;
-  constexpr int kBytes = V * static_cast<int>(sizeof(T));
-  constexpr int kUnits = Threads - 1;  // vectors of columns a block writes
-  __shared__ ColAcc lo_smem[V - 1][Threads];  // (V - 1, Threads) each thread's lo[1 .. V - 1]
-  __shared__ ColAcc sum_smem[kUnits * V];     // (kUnits * V) the block's column sums, in column order
-
-  const Index strip = blockIdx.x % strips, chunk = blockIdx.x / strips;
-  const Index c = strip * kUnits + threadIdx.x;  // this thread's vector of each row
-  const Index r_begin = chunk * chunk_rows;
-  const Index r_end = rows - r_begin < chunk_rows ? rows : r_begin + chunk_rows;
-  ColAcc hi[V], lo[V];  // hi[m]: column c V + m; lo[m]: column c V - V + m (lo[0] stays 0)
+/// Column sums of a byte window whose rows need not start on 4-byte boundaries (short-wide:
+/// the launcher bounds rows, a thread walks every row). Thread i takes columns 4 M i .. 4 M i +
+/// 4 M - 1: from each row it reads the M + 1 aligned words that hold them and realigns them by
+/// the row's offset with one __funnelshift_r a word (instead of byte loads, or a select per byte),
+/// U rows in flight. A word's even and odd bytes are summed as two 16-bit lanes each (exact for
+/// 257 rows of 255), folded into 32-bit column sums every kFold rows. Words that would pass the
+/// row's end (its last thread) are assembled from byte loads. Integer sums: the same bits every
+/// run. out[col] for col < cols.
+template <int M, int U, class Out>
+__global__ void __launch_bounds__(kTeamThreads)
+col_sums_funnel_kernel(const std::uint8_t* __restrict__ in, Index rows, Index cols, Index ld, Out* __restrict__ out) {
+  static_assert(M >= 1 && U >= 1 && U <= 256, "col_sums_funnel_kernel: 1 or more words, 1..256 rows in flight");
+  constexpr Index kFold = 256 / U * U;  // rows a 16-bit lane sums before a fold: 256 * 255 < 2^16
+  const Index col0 = (static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x) * 4 * M;
+  if (col0 >= cols) return;
+  const Index left = cols - col0;  // bytes of each row from column col0 on
+  std::uint32_t sum[4 * M];        // (4 M) column col0 + k
 #pragma unroll
-  for (int m = 0; m < V; ++m) hi[m] = lo[m] = ColAcc(0);
-  for (Index r = r_begin; r < r_end; r += U) {
-    P v[U];
-    int h[U];  // how far row r + u starts past its boundary
+  for (int k = 0; k < 4 * M; ++k) sum[k] = 0;
+  for (Index r0 = 0; r0 < rows; r0 += kFold) {
+    const Index r1 = rows - r0 < kFold ? rows : r0 + kFold;
+    std::uint32_t even[M], odd[M];  // (M) 16-bit lanes: bytes 0 and 2, 1 and 3 of word m
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
+    for (int m = 0; m < M; ++m) even[m] = odd[m] = 0;
+    for (Index r = r0; r < r1; r += U) {
+      std::uint32_t x[U][M];  // (U, M) the realigned words: columns col0 + 4 m .. col0 + 4 m + 3
 #pragma unroll
-      for (int k = 0; k < V; ++k) v[u].v[k] = T(0);
-      h[u] = 0;
-      if (r + u < r_end) {
-        const T* row_g = in + (r + u) * ld;
-        h[u] = static_cast<int>(reinterpret_cast<std::uintptr_t>(row_g) % kBytes / sizeof(T));
-        const T* base_g = row_g - h[u];  // aligned to kBytes
-        const Index e0 = c * V - h[u];   // the row element in lane 0
-        if (e0 >= 0 && e0 + V <= cols) {
-          v[u] = load_pack(reinterpret_cast<const P*>(base_g) + c);
-        } else {  // a partial first or last vector, or one past the row: its elements in the row only
+      for (int u = 0; u < U; ++u) {
 #pragma unroll
-          for (int k = 0; k < V; ++k)
-            if (e0 + k >= 0 && e0 + k < cols) v[u].v[k] = load_one(base_g + c * V + k);
+        for (int m = 0; m < M; ++m) x[u][m] = 0;
+        if (r + u >= r1) continue;
+        const std::uint8_t* p_g = in + (r + u) * ld + col0;
+        const int s = static_cast<int>(reinterpret_cast<std::uintptr_t>(p_g) % 4);
+        if (4 * (M + 1) - s <= left) {  // every word inside the row (or before it, in the same allocation)
+          const auto* w_g = reinterpret_cast<const std::uint32_t*>(p_g - s);
+          std::uint32_t w[M + 1];
+#pragma unroll
+          for (int m = 0; m <= M; ++m) w[m] = load_one(w_g + m);
+#pragma unroll
+          for (int m = 0; m < M; ++m) x[u][m] = __funnelshift_r(w[m], w[m + 1], 8 * s);
+        } else {
+#pragma unroll
+          for (int k = 0; k < 4 * M; ++k)
+            if (k < left) x[u][k / 4] |= std::uint32_t(load_one(p_g + k)) << (8 * (k % 4));
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+#pragma unroll
+        for (int m = 0; m < M; ++m) {
+          even[m] += x[u][m] & 0x00ff00ffu;
+          odd[m] += (x[u][m] >> 8) & 0x00ff00ffu;
         }
       }
     }
 #pragma unroll
-    for (int u = 0; u < U; ++u) {
-#pragma unroll
-      for (int m = 0; m < V; ++m) {
-        // y = element (m + h) mod V, by selects on registers (no indexing by h, which would put
-        // the vector in local memory).
-        T y = v[u].v[m];
-#pragma unroll
-        for (int s = 1; s < V; ++s) y = select_value(h[u] == s, v[u].v[(m + s) % V], y);
-        const ColAcc a = static_cast<ColAcc>(y);
-        const bool high = m < V - h[u];
-        hi[m] += high ? a : ColAcc(0);
-        if (m > 0) lo[m] += high ? ColAcc(0) : a;
-      }
+    for (int m = 0; m < M; ++m) {
+      sum[4 * m] += even[m] & 0xffffu;
+      sum[4 * m + 1] += odd[m] & 0xffffu;
+      sum[4 * m + 2] += even[m] >> 16;
+      sum[4 * m + 3] += odd[m] >> 16;
     }
   }
 #pragma unroll
-  for (int m = 1; m < V; ++m) lo_smem[m - 1][threadIdx.x] = lo[m];
-  __syncthreads();
-  if (threadIdx.x < kUnits) {
-#pragma unroll
-    for (int m = 0; m < V; ++m) {
-      ColAcc s = hi[m];
-      if (m > 0) s += lo_smem[m - 1][threadIdx.x + 1];
-      sum_smem[threadIdx.x * V + m] = s;
-    }
-  }
-  __syncthreads();
-  const Index col0 = strip * kUnits * V;
-  for (int i = threadIdx.x; i < kUnits * V; i += Threads)
-    if (col0 + i < cols) out[chunk * cols + col0 + i] = fin(static_cast<Acc>(sum_smem[i]));
+  for (int k = 0; k < 4 * M; ++k)
+    if (k < left) out[col0 + k] = static_cast<Out>(sum[k]);
 }
 
 /// out[c] = sum over k < chunks of partials[k * cols + c]: 32 columns by 32 chunk lanes per

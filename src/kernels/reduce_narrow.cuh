@@ -134,6 +134,57 @@ row_sums_flat_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out
   }
 }
 
+/// Row sums of a dense matrix of rows of C elements (C < 16 bytes a row, rows not whole chunks:
+/// 3 floats are 12 bytes) from a 16-byte aligned start. V = kVec16<T> rows are exactly C chunks,
+/// so thread g reads chunks g C .. g C + C - 1 of the flat stream, all aligned and whole, sums its
+/// V rows in registers in column order (the same bits every run) and stores the V sums as
+/// 16-byte vectors (out is aligned: g V sums precede them). No row straddles two threads, so no
+/// shuffles or shared memory; the last thread's partial group (rows % V rows) reads elements.
+template <class T, class Out, int C>
+__global__ void __launch_bounds__(256)
+row_sums_vec_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out) {
+  constexpr int V = kVec16<T>;
+  static_assert(C >= 1 && C * sizeof(T) < 16, "row_sums_vec_kernel: rows shorter than a chunk");
+  constexpr int W = 16 / sizeof(Out) < V ? 16 / sizeof(Out) : V;  // sums a store
+  static_assert(V % W == 0, "row_sums_vec_kernel: whole stores");
+  using Acc = sum_acc_t<T>;
+  using P = Pack<T, V>;
+  using OutP = Pack<Out, W>;
+  const Index g = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const Index r0 = g * V;
+  if (r0 >= rows) return;
+  T x[C * V];  // (V, C) rows r0 .. r0 + V - 1
+  if (r0 + V <= rows) {
+    const P* chunk_g = reinterpret_cast<const P*>(in) + g * C;
+#pragma unroll
+    for (int k = 0; k < C; ++k) {
+      const P v = load_pack(chunk_g + k);
+#pragma unroll
+      for (int j = 0; j < V; ++j) x[k * V + j] = v.v[j];
+    }
+  } else {
+#pragma unroll
+    for (int e = 0; e < C * V; ++e) x[e] = r0 * C + e < rows * C ? load_one(in + r0 * C + e) : T(0);
+  }
+  OutP sums[V / W];  // (V / W, W) the sums of rows r0 .. r0 + V - 1
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    Acc a = Acc(0);
+#pragma unroll
+    for (int k = 0; k < C; ++k) a += static_cast<Acc>(x[j * C + k]);
+    sums[j / W].v[j % W] = static_cast<Out>(a);
+  }
+  if (r0 + V <= rows) {
+    OutP* out_g = reinterpret_cast<OutP*>(out + r0);
+#pragma unroll
+    for (int q = 0; q < V / W; ++q) out_g[q] = sums[q];
+  } else {
+#pragma unroll
+    for (int j = 0; j < V; ++j)
+      if (r0 + j < rows) out[r0 + j] = sums[j / W].v[j % W];
+  }
+}
+
 /// Column sums of a dense, tall, narrow matrix (n = rows * cols elements, cols <= Threads) read
 /// as one flat stream of 16-byte chunks: thread i of the grid reads chunks i, i + S, ... (S the
 /// grid's thread count, U in flight), and since the launcher makes S * V a multiple of cols,

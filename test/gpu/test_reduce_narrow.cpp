@@ -196,21 +196,21 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
                    "[reduce][narrow][views]", float, double, std::int32_t, std::uint8_t) {
   using T = TestType;
   const Stream stream = Stream::per_thread();
-  // col_sums_shift_kernel: blocks of 255 (or 127, 511) vectors of columns, the last thread a halo;
-  // rows split into chunks of at least 32 when the strips leave resident slots free. The
-  // short-wide kernel (ours-wide-b64m4): blocks of 256 threads of 4 vectors of at most 4 bytes
-  // (1024 V columns a block), or one vector of 8 or 16 bytes; 4 to 16 rows in flight. The tiles
-  // (ours-v1). Windows of an odd-width parent at every column offset within a vector, so each
-  // row starts at another offset.
+  // The short-wide kernel (ours-wide-b64m4): blocks of 256 threads of 4 vectors of at most 4
+  // bytes (1024 V columns a block), or one vector of 8 or 16 bytes; 4 to 16 rows in flight. The
+  // tiles (ours-v1). For bytes, col_sums_funnel_kernel (ours-funnel-*): 4 or 16 columns a thread,
+  // 256 a block, the row's last thread from byte loads, 16-bit lanes folded every 256 rows.
+  // Windows of an odd-width parent at every column offset within a vector, so each row starts
+  // at another offset (every offset within a word for bytes).
   constexpr Index V = sizeof(T) == 1 ? 4 : 16 / static_cast<Index>(sizeof(T));
   constexpr Index W = 16 / static_cast<Index>(sizeof(T));
-  std::vector<Index> cols_list = {1, V - 1, V + 1, 127 * V - 1, 127 * V + 1, 255 * V - 1, 255 * V, 255 * V + 1,
-                                  511 * V + 1, 1021, 128 * W - 1, 128 * W + 1, 256 * W - 1, 256 * W, 256 * W + 1,
-                                  512 * W + 3};
-  std::vector<Index> rows_list = {1, 2, 5, 15, 16, 17, 31, 32, 33, 64, 65, 1000};
+  std::vector<Index> cols_list = {1, V - 1, V + 1, 15, 17, 127 * V - 1, 127 * V + 1, 255 * V - 1, 255 * V,
+                                  255 * V + 1, 511 * V + 1, 1021, 1025, 128 * W - 1, 128 * W + 1, 256 * W - 1,
+                                  256 * W, 256 * W + 1, 512 * W + 3, 4095, 4097};
+  std::vector<Index> rows_list = {1, 2, 5, 15, 16, 17, 31, 32, 33, 64, 65, 257, 1000};
   if (under_sanitizer()) {
-    cols_list = {1, V + 1, 255 * V + 1, 1021, 256 * W + 1};
-    rows_list = {1, 5, 17, 65};
+    cols_list = {1, V + 1, 17, 255 * V + 1, 1021, 256 * W + 1, 4097};
+    rows_list = {1, 5, 17, 65, 257};
   }
   for (Index c : cols_list) {
     for (Index r : rows_list) {
@@ -221,9 +221,9 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
         CAPTURE(shape(r, c), C, off);
         const MatrixView<const T> v = a.block(1, off, r, c);
         const T* hw = h.data() + C + off;
-        // Every column trial that takes the window: the 4 shift configurations, the short-wide
-        // kernel and the tiles take any (one row: the flat kernels too).
-        CHECK(check_trials<T>(stream, v.data(), hw, r, c, C, false, true) >= 6);
+        // Every column trial that takes the window: the short-wide kernel and the tiles take any,
+        // the 3 funnel configurations any of bytes (one row: the flat kernels too).
+        CHECK(check_trials<T>(stream, v.data(), hw, r, c, C, false, true) >= (sizeof(T) == 1 ? 5 : 2));
         check_public<T>(stream, v, hw, C);
       }
       CHECK(to_eigen(a) == h);  // the parent is intact
@@ -315,5 +315,45 @@ TEMPLATE_TEST_CASE("row sums of rows of whole chunks as one flat stream: grid ro
       CHECK(ran == (chunks <= 8 ? 3 : 0));  // u4, u8, u16
       check_public<T>(stream, a.view(), h.data(), c);
     }
+  }
+}
+
+TEMPLATE_TEST_CASE("row sums of dense rows of 3 elements by whole chunks: group tails, refusals",
+                   "[reduce][narrow][rowvec]", float, double, std::int32_t, std::uint8_t) {
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  // row_sums_vec_kernel: kVec16<T> rows of 3 (4 f32/i32, 16 u8) a thread as 3 whole chunks,
+  // blocks of 256 threads; the last thread's partial group from element loads. Doubles: refused
+  // (a row of 3 is more than a chunk).
+  constexpr Index V = 16 / static_cast<Index>(sizeof(T));
+  const bool fits = 3 * sizeof(T) < 16;
+  std::vector<Index> rows_list = {1, 2, V - 1, V, V + 1, 256 * V - 1, 256 * V, 256 * V + 1, 4099, 65537, 1000003};
+  if (under_sanitizer()) rows_list = {1, V + 1, 256 * V + 1, 4099};
+  using S = sum_t<T>;
+  for (Index r : rows_list) {
+    CAPTURE(shape(r, 3));
+    const HostMatrix<T> h = random_matrix<T>(r + 1, 4, lo<T>(), hi<T>());
+    const auto a = to_device(h, stream);
+    REQUIRE(reinterpret_cast<std::uintptr_t>(a.data()) % 16 == 0);
+    int ran = 0;
+    for (int i = 0; i < narrow_trial_count<T>(); ++i) {
+      if (narrow_trial_name<T>(i) != std::string("ours-rowvec")) continue;
+      // Refused: rows of 4, a start off 16 bytes, a strided window.
+      CHECK_FALSE(narrow_trial_takes<T>(i, a.data(), r, 4, 4));
+      CHECK_FALSE(narrow_trial_takes<T>(i, a.data() + 1, r, 3, 3));
+      if (r >= 2) CHECK_FALSE(narrow_trial_takes<T>(i, a.data(), r, 3, 4));
+      CHECK(narrow_trial_takes<T>(i, a.data(), r, 3, 3) == fits);
+      if (!fits) continue;
+      // The parent's first 3 r elements as a dense r x 3 matrix.
+      auto out = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+      auto again = DeviceMatrix<S>::constant(r, 1, poison_value<S>(), stream);
+      narrow_trial<T>(i, stream, a.data(), r, 3, 3, out.data());
+      narrow_trial<T>(i, stream, a.data(), r, 3, 3, again.data());
+      const std::vector<S> got = out.to_vector(), got2 = again.to_vector();
+      CHECK(bad_sums(got, h.data(), r, 3, 3, 1) == 0);
+      CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
+      ++ran;
+    }
+    CHECK(ran == (fits ? 1 : 0));
   }
 }
