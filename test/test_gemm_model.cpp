@@ -420,6 +420,40 @@ std::string h200_plan(GemmElement e, int m, int n, int k) {
 }
 }  // namespace
 
+TEST_CASE("gemm model: the tail split runs whole rounds, and a sparse last round in cluster slices") {
+  const GemmArchModel& h200 = gemm_arch_model(90);
+  // 8192^3 on 128x128x32 tiles: 4096 tiles = 31 rounds of 132 and 4 tiles, split 8 ways.
+  GemmTail t = gemm_tail_plan(h200, 4096, 132, 1, 8192, 32, 8);
+  CHECK(t.main_tiles == 4092);
+  CHECK(t.splits == 8);
+  // 4096^3: a last round of 100 tiles is mostly full; 1024^3: 64 tiles, no whole round.
+  CHECK(gemm_tail_plan(h200, 1024, 132, 1, 4096, 32, 8).splits == 1);
+  CHECK(gemm_tail_plan(h200, 64, 132, 1, 1024, 32, 8).splits == 1);
+  // 40 tiles past a round: 3 slices (3-CTA clusters fill 120 SMs); a short k allows fewer.
+  t = gemm_tail_plan(h200, 172, 132, 1, 4096, 32, 8);
+  CHECK(t.main_tiles == 132);
+  CHECK(t.splits == 3);
+  CHECK(gemm_tail_plan(h200, 136, 132, 1, 200, 32, 8).splits == 1);
+  // The DMMA "-cl" tiles: forced-only per the switch, 2 slices at 1024^3 (64 tiles), and the
+  // tail modelled faster than the base tile at 8192^3.
+  const std::vector<GemmConfigInfo> configs = gemm_configs<double>();
+  for (const char* name : {"pipe-128x128x16-k4-w16-cl", "pipe-128x128x32-k4-w16-cl"}) {
+    CAPTURE(name);
+    const int i = config_index(configs, name);
+    REQUIRE(i >= 0);
+    const GemmConfigInfo& c = configs[static_cast<std::size_t>(i)];
+    CHECK(c.automatic == kGemmClusterSplitKDmma);
+    CHECK(c.tail_split);
+    const GemmProblem p{GemmElement::f64, 1024, 1024, 1024, true, false, false};
+    CHECK(gemm_best_splits(p, c, 1, kH200).first == 2);
+    const std::string base_name = std::string(name).substr(0, std::string(name).size() - 3);
+    const GemmConfigInfo& base = configs[static_cast<std::size_t>(config_index(configs, base_name))];
+    const double eff = gemm_efficiency(GemmElement::f64, name, 90);
+    CHECK(gemm_model_seconds(h200, GemmElement::f64, c, eff, 8192, 8192, 8192, 1, 132, 1) <
+          gemm_model_seconds(h200, GemmElement::f64, base, eff, 8192, 8192, 8192, 1, 132, 1));
+  }
+}
+
 TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1, U2a)") {
   // Shapes with every configuration measured (bench_gemm's ours-<config> rows): the fastest.
   // 128x128x4096 keeps tf32x3-64x64x32 (9.999 TFLOP/s; 64x64x16 10.04, inside the noise).

@@ -138,7 +138,24 @@ void run_tiled(const Stream& stream, const TiledKernel<T>& kc, int splits, int m
     p.alpha = T(1), p.beta = T(0), p.read_c = false;
     p.split_stride = static_cast<long long>(m) * n;
   }
-  const dim3 grid(static_cast<unsigned>(tiles_m * tiles_n), 1, static_cast<unsigned>(splits));
+  const long long tiles = tiles_m * tiles_n;
+  if (splits == 1 && cfg.tail_split) {
+    // Whole rounds of tiles here, the partly filled last round's tiles with k cut in slices
+    // that add up in clusters, spread over the SMs that round would leave idle.
+    const DeviceProps& props = current_device_props();
+    const GemmTail tail =
+        gemm_tail_plan(gemm_arch_model(props.arch()), tiles, props.sm_count, kc.occupancy(), k, cfg.bk, cfg.cluster_splits);
+    if (tail.splits > 1) {
+      kc.launch(p, dim3(static_cast<unsigned>(tail.main_tiles)), stream.native());
+      const GemmSlices tail_slices = gemm_slices(k, cfg.bk, tail.splits);
+      p.k_per_split = static_cast<int>(std::min<long long>(tail_slices.per_split * cfg.bk, INT_MAX));
+      p.tile_offset = static_cast<int>(tail.main_tiles);
+      kc.launch(p, dim3(static_cast<unsigned>(tiles - tail.main_tiles), 1, static_cast<unsigned>(tail_slices.splits)),
+                stream.native());
+      return;
+    }
+  }
+  const dim3 grid(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits));
   kc.launch(p, grid, stream.native());
   if (!in_kernel_sum)
     launch_finalize(stream.native(), static_cast<long long>(m) * n, splits, ws.as<const T>(), c, alpha, beta);

@@ -79,6 +79,11 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f64, "pipe-128x64x16-k4-w8", 0.900},
     {90, GemmElement::f64, "pipe-64x64x16-k8", 0.845},
     {90, GemmElement::f64, "pipe-64x64x32-k16", 0.888},
+    // The DMMA tiles whose k slices add up in a cluster, and whose partly filled last round of
+    // tiles runs split (tail_split): their base tiles' rates (the same main loop), until a
+    // device run measures them; the cluster sum's cost is the model's cluster_sum_seconds.
+    {90, GemmElement::f64, "pipe-128x128x16-k4-w16-cl", 0.966},
+    {90, GemmElement::f64, "pipe-128x128x32-k4-w16-cl", 0.995},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.
@@ -126,20 +131,25 @@ int gemm_cluster_sms(const GemmArchModel& model, int sms, int occ, int cluster) 
   return std::max(1, gpcs * clusters * cluster / occ);
 }
 
-double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
-                          long long m, long long n, long long k, int splits, int sms, int occ) {
-  const std::size_t elem_bytes = element == GemmElement::f64 ? 8 : 4;
-  const long long tiles = ceil_div(m, c.bm) * ceil_div(n, c.bn);
-  const GemmSlices slices = gemm_slices(k, c.bk, splits);
-  const long long per_split = slices.per_split;
-  const long long ctas = tiles * slices.splits;
-  const double work = static_cast<double>(c.bm) * c.bn * static_cast<double>(per_split * c.bk);
-  const double rate = model.fma_per_sm[static_cast<int>(element)] * eff;
-  // CTAs per cluster: the k slices of a cluster-summed tile.
-  const long long cluster = c.cluster_splits > 0 ? slices.splits : 1;
-  const long long usable = cluster > 1 ? gemm_cluster_sms(model, sms, occ, static_cast<int>(cluster)) : sms;
+GemmTail gemm_tail_plan(const GemmArchModel& model, long long tiles, int sms, int occ, long long k, int bk,
+                        int max_splits) {
+  const long long round = static_cast<long long>(sms) * occ;
+  const long long rem = tiles % round;
+  if (tiles <= round || rem == 0 || 2 * rem > round) return {tiles, 1};
+  int s = static_cast<int>(std::min<long long>({max_splits, round / rem, std::max<long long>(1, k / gemm_min_split_k(bk))}));
+  while (s > 1 && rem * s > static_cast<long long>(gemm_cluster_sms(model, sms, occ, s)) * occ) --s;
+  s = gemm_slices(k, bk, s).splits;
+  return s > 1 ? GemmTail{tiles - rem, s} : GemmTail{tiles, 1};
+}
+
+namespace {
+/// Seconds of one launch of `ctas` CTAs of `work` multiply-adds each at `rate` per SM, over
+/// `usable` SMs that hold `occ` CTAs each, in rounds; `rounds` gets the CTAs' rounds.
+double rounds_seconds(const GemmArchModel& model, long long ctas, double work, double rate, long long usable, int occ,
+                      long long& rounds) {
   const long long per_sm = ceil_div(ctas, usable);  // CTAs the busiest SM runs
   const long long full = per_sm / occ, rem = per_sm % occ;
+  rounds = ceil_div(per_sm, static_cast<long long>(occ));
   // A round of `occ` CTAs runs at the configuration's full rate, and each CTA's fill and
   // epilogue overlap the others' work; a last round of rem < occ CTAs hides less latency:
   // (rem/occ)^0.6 of that throughput, shared by rem CTAs, and a whole fill and epilogue.
@@ -147,11 +157,40 @@ double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const
   if (rem)
     t += static_cast<double>(rem) * work / (rate * std::pow(static_cast<double>(rem) / occ, 0.6)) +
          model.wave_seconds;
+  return t;
+}
+}  // namespace
+
+double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
+                          long long m, long long n, long long k, int splits, int sms, int occ) {
+  const std::size_t elem_bytes = element == GemmElement::f64 ? 8 : 4;
+  const long long tiles = ceil_div(m, c.bm) * ceil_div(n, c.bn);
+  const double rate = model.fma_per_sm[static_cast<int>(element)] * eff;
+  const auto slice_work = [&](const GemmSlices& s) { return static_cast<double>(c.bm) * c.bn * static_cast<double>(s.per_split * c.bk); };
+  long long rounds = 0;
+  if (c.tail_split && c.cluster_splits > 0 && splits <= 1) {
+    const GemmTail tail = gemm_tail_plan(model, tiles, sms, occ, k, c.bk, c.cluster_splits);
+    if (tail.splits > 1) {
+      // Whole rounds unsplit, then the tail's slices in clusters: one more launch, one round.
+      const GemmSlices tail_slices = gemm_slices(k, c.bk, tail.splits);
+      const long long tail_ctas = (tiles - tail.main_tiles) * tail_slices.splits;
+      return rounds_seconds(model, tail.main_tiles, slice_work(gemm_slices(k, c.bk, 1)), rate, sms, occ, rounds) +
+             model.launch_seconds +
+             rounds_seconds(model, tail_ctas, slice_work(tail_slices), rate,
+                            gemm_cluster_sms(model, sms, occ, tail_slices.splits), occ, rounds) +
+             static_cast<double>(rounds) * model.cluster_sum_seconds;
+    }
+  }
+  const GemmSlices slices = gemm_slices(k, c.bk, splits);
+  const long long ctas = tiles * slices.splits;
+  // CTAs per cluster: the k slices of a cluster-summed tile.
+  const long long cluster = c.cluster_splits > 0 ? slices.splits : 1;
+  const long long usable = cluster > 1 ? gemm_cluster_sms(model, sms, occ, static_cast<int>(cluster)) : sms;
+  double t = rounds_seconds(model, ctas, slice_work(slices), rate, usable, occ, rounds);
   // Split-K: the slices' partial sums are written while the kernel computes; the finalize
   // kernel reads them and writes C. Slices that add up in a cluster (cluster_splits) cost
   // neither: their sums travel through distributed shared memory inside the kernel.
-  if (c.cluster_splits > 0 && slices.splits > 1)
-    t += static_cast<double>(ceil_div(per_sm, static_cast<long long>(occ))) * model.cluster_sum_seconds;
+  if (c.cluster_splits > 0 && slices.splits > 1) t += static_cast<double>(rounds) * model.cluster_sum_seconds;
   if (splits > 1 && splits > c.cluster_splits)
     t += model.launch_seconds +
          static_cast<double>(splits + 1) * static_cast<double>(m * n) * elem_bytes / model.bytes_per_second;
@@ -213,7 +252,7 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
     const int occ = blocks_per_sm(forced_config);
     if (occ <= 0)
       throw std::invalid_argument("devmat: gemm_forced: configuration " + c.name +
-                                  " needs more shared memory per block than this device has");
+                                  " does not fit this device (shared memory per block, or clusters before sm_90)");
     plan.config = forced_config;
     const int max_forced = c.cluster_splits > 0 ? c.cluster_splits : 65535;
     plan.splits = forced_splits > 0 ? gemm_effective_splits(p.k, c.bk, std::min(forced_splits, max_forced))

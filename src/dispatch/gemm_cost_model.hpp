@@ -30,6 +30,10 @@ struct GemmConfigInfo {
   // (sm_90 on), in slice order: no partial-sum workspace and no finalize kernel. The model
   // caps its split counts there, and a forced count is clamped to it.
   int cluster_splits = 0;
+  // With one k slice: whole rounds of tiles in one launch, and the tiles of a last round that
+  // leaves most SMs idle in a second one, their k cut in cluster-summed slices (gemm_tail_plan).
+  // Needs cluster_splits.
+  bool tail_split = false;
 };
 
 /// What the model knows of the device.
@@ -99,6 +103,19 @@ GemmSlices gemm_slices(long long k, int bk, int splits);
 /// sms / sms_per_gpc GPCs holds whole clusters only (all `sms` for cluster <= 1).
 int gemm_cluster_sms(const GemmArchModel& model, int sms, int occ, int cluster);
 
+/// A tail split (GemmConfigInfo::tail_split) of `tiles` output tiles, `occ` CTAs resident per
+/// SM: the first launch runs `main_tiles` (whole rounds of sms * occ tiles, one k slice each);
+/// the rest, a last round that would leave at least half of the SMs idle, run in a second
+/// launch with k cut in `splits` slices (at most max_splits, slices of gemm_min_split_k or
+/// more) that add up in a cluster, as many as the idle SMs hold in whole clusters. splits == 1:
+/// no tail launch (main_tiles == tiles).
+struct GemmTail {
+  long long main_tiles;
+  int splits;
+};
+GemmTail gemm_tail_plan(const GemmArchModel& model, long long tiles, int sms, int occ, long long k, int bk,
+                        int max_splits);
+
 /// Modelled seconds of one configuration with `splits` k slices, `blocks_per_sm` of its CTAs
 /// resident per SM.
 double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
@@ -120,6 +137,13 @@ double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const 
 /// at 1000^3, 60.1 TFLOP/s against the plain tile's 53.6, cuBLAS 33.9. "wgmma-64x128x32-cl"
 /// stays forced-only, never the fastest where measured.
 inline constexpr bool kGemmClusterSplitKWgmma = true;
+
+/// Whether gemm may pick the DMMA tiles that sum their k slices in a cluster
+/// ("pipe-128x128x16-k4-w16-cl", "pipe-128x128x32-k4-w16-cl"; tail_split too) on its own.
+/// Forced-only until a device run has timed them (issue 13: 1000^3-1024^3 with s=2, 8192^3's
+/// tail): true lets the model take them wherever it models them faster than their base tiles
+/// (their rates in gemm_cost_model.cpp are their base tiles').
+inline constexpr bool kGemmClusterSplitKDmma = false;
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
 constexpr double kGemmTf32MinFma = 1 << 22;

@@ -41,6 +41,10 @@ using DmmaPipe128x128x32k8 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16
 using DmmaPipe128x64k4w8 = DmmaTile<Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;     // 32x32, 2 CTAs x 8
 using DmmaPipe64x64k8 = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2>;         // 32x32, 2 CTAs/SM
 using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2>;    // 32x32, sm_90's k16
+// The two 16-warp 128x128 tiles with their k slices added in a cluster (sm_90; issue 13's
+// 1000^3-1024^3, 64 tiles on 132 SMs, and 8192^3's last round of 4 tiles: tail_split).
+using DmmaPipe128x128k4w16Cl = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, true>;
+using DmmaPipe128x128x32k4w16Cl = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
@@ -116,6 +120,20 @@ int occupancy_mma() {  // the four layouts share tile sizes; the A row-major one
   return gemm_kernel_occupancy<Cfg>(&gemm_mma_kernel<Cfg, true, false>);
 }
 
+/// One layout of a pipelined DMMA tile; a cluster-summed one (kClusterSum) runs the grid's z
+/// slices of a tile as one cluster.
+template <class Cfg>
+void launch_dmma_layout(void (*kernel)(GemmArgs<double>), const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
+  if constexpr (Cfg::kClusterSum) {
+    if (grid.z > static_cast<unsigned>(Cfg::kMaxClusterSlices))
+      throw std::logic_error("devmat: gemm: a cluster split-K tile got more k slices than a cluster holds");
+    gemm_kernel_occupancy<Cfg>(kernel);
+    launch_clusters(kernel, grid, Cfg::kThreads, Cfg::kSmemBytes, s, dim3(1, 1, grid.z), p);
+  } else {
+    launch_gemm<Cfg>(kernel, p, grid, s);
+  }
+}
+
 /// The pipelined DMMA tiles: four layouts as launch_mma. Operand rows must allow 16-byte
 /// copies (GemmConfigInfo::aligned_rows: run_gemm pads the operands whose rows do not).
 template <class Cfg>
@@ -123,20 +141,21 @@ void launch_dmma(const GemmArgs<double>& p, dim3 grid, cudaStream_t s) {
   if (!p.a.vec || !p.b.vec)
     throw std::logic_error("devmat: gemm: a pipelined DMMA tile got operand rows without 16-byte copies");
   if (p.a.kcontig) {
-    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, true>, p, grid, s);
-    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, true, false>, p, grid, s);
+    if (p.b.kcontig) launch_dmma_layout<Cfg>(&gemm_dmma_kernel<Cfg, true, true>, p, grid, s);
+    else launch_dmma_layout<Cfg>(&gemm_dmma_kernel<Cfg, true, false>, p, grid, s);
   } else {
-    if (p.b.kcontig) launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, true>, p, grid, s);
-    else launch_gemm<Cfg>(&gemm_dmma_kernel<Cfg, false, false>, p, grid, s);
+    if (p.b.kcontig) launch_dmma_layout<Cfg>(&gemm_dmma_kernel<Cfg, false, true>, p, grid, s);
+    else launch_dmma_layout<Cfg>(&gemm_dmma_kernel<Cfg, false, false>, p, grid, s);
   }
 }
 
 /// 0 where the tile's shared memory does not fit a block of the current device (the BK 32 tiles
-/// need sm_90's 227 KB), which keeps it out of gemm's choice there.
+/// need sm_90's 227 KB), or where a cluster-summed tile meets a device without clusters (before
+/// sm_90), which keeps it out of gemm's choice there and makes forcing it throw.
 template <class Cfg>
 int occupancy_dmma() {
   const DeviceProps& props = current_device_props();
-  if (Cfg::kSmemBytes > props.smem_per_block_optin) return 0;
+  if (Cfg::kSmemBytes > props.smem_per_block_optin || (Cfg::kClusterSum && props.cc_major < 9)) return 0;
   return gemm_kernel_occupancy<Cfg>(&gemm_dmma_kernel<Cfg, true, false>);
 }
 
@@ -159,7 +178,9 @@ TiledKernel<typename Cfg::Element> mma_kernel(const char* name) {
 
 template <class Cfg>
 TiledKernel<double> dmma_kernel(const char* name) {
-  return {gemm_info<Cfg>(name, GemmMath::dmma, true, true), &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
+  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::dmma, !Cfg::kClusterSum || kGemmClusterSplitKDmma, true);
+  if constexpr (Cfg::kClusterSum) info.cluster_splits = Cfg::kMaxClusterSlices, info.tail_split = true;
+  return {info, &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
 }
 
 /// A wgmma tile (src/gemm_wgmma.cu; kConsumers warpgroups of 64 rows): sm_90a code, so compute capability 9.0 only (its
@@ -227,7 +248,10 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
       dmma_kernel<DmmaPipe128x128x32k8>("pipe-128x128x32-k8"),
       dmma_kernel<DmmaPipe128x64k4w8>("pipe-128x64x16-k4-w8"),
       dmma_kernel<DmmaPipe64x64k8>("pipe-64x64x16-k8"),
-      dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16")};
+      dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16"),
+      // k slices added in a cluster, and the tail split (forced-only: kGemmClusterSplitKDmma)
+      dmma_kernel<DmmaPipe128x128k4w16Cl>("pipe-128x128x16-k4-w16-cl"),
+      dmma_kernel<DmmaPipe128x128x32k4w16Cl>("pipe-128x128x32-k4-w16-cl")};
   return v;
 }
 

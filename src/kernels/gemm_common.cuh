@@ -52,6 +52,9 @@ struct GemmArgs {
   int k_per_split;          // a multiple of the tile's BK; slice z covers [z*k_per_split, ...)
   long long split_stride;   // elements between the partial outputs of two slices
   int tiles_m, tiles_n;
+  // Tiles (in the grouped order) before this launch's first: nonzero in the second launch of a
+  // tail split (gemm_tail_plan), which runs the last tiles of the order only.
+  int tile_offset;
 };
 
 // ------------------------------------------------------------------ cp.async
@@ -135,11 +138,10 @@ struct GemmTileRange {
 };
 
 // ------------------------------------------------------------------ tile order
-/// The (tile_m, tile_n) of this CTA: blockIdx.x walks groups of 8 tile rows column by column,
+/// The (tile_m, tile_n) of tile `bid`: the order walks groups of 8 tile rows column by column,
 /// so CTAs running at the same time share A panels and B panels in L2.
-__device__ __forceinline__ void gemm_tile_coords(int tiles_m, int tiles_n, int& tile_m, int& tile_n) {
+__device__ __forceinline__ void gemm_tile_coords(int bid, int tiles_m, int tiles_n, int& tile_m, int& tile_n) {
   constexpr int kGroup = 8;
-  const int bid = static_cast<int>(blockIdx.x);
   const int per_group = kGroup * tiles_n;
   const int group = bid / per_group;
   const int first_m = group * kGroup;
@@ -149,11 +151,12 @@ __device__ __forceinline__ void gemm_tile_coords(int tiles_m, int tiles_n, int& 
   tile_n = in_group / rows;
 }
 
-/// This CTA's output tile (in the grouped order above) and k slice, for a BM x BN x BK tile.
+/// This CTA's output tile (tile p.tile_offset + blockIdx.x in the grouped order above) and k
+/// slice, for a BM x BN x BK tile.
 template <int BM, int BN, int BK, class T>
 __device__ __forceinline__ GemmTileRange gemm_tile_range(const GemmArgs<T>& p) {
   int tile_m, tile_n;
-  gemm_tile_coords(p.tiles_m, p.tiles_n, tile_m, tile_n);
+  gemm_tile_coords(p.tile_offset + static_cast<int>(blockIdx.x), p.tiles_m, p.tiles_n, tile_m, tile_n);
   GemmTileRange r;
   r.m0 = tile_m * BM;
   r.n0 = tile_n * BN;
@@ -224,33 +227,34 @@ __device__ __forceinline__ void gemm_store_results(const GemmArgs<T>& p, T* out,
 /// Split-K summed inside the kernel, across a thread-block cluster (1, 1, S) of the S =
 /// gridDim.z k slices of one output tile (sm_90 on; the cluster rank of slice z is z): every
 /// thread of every CTA that has not exited calls it after writing its share of the CTA's
-/// partial tile to `sum_smem` (BM x BN, row stride kStride, a multiple of 4, 16-byte aligned).
-/// CTA z then takes the 4-wide chunks z*kThreads + thread, stepping S*kThreads, adds them over
-/// the slices in order 0..S-1 through distributed shared memory (gemm_finalize_kernel's order,
-/// so its bits) and stores alpha*sum (+ beta*C) into p.c; the last barrier keeps every CTA's
-/// shared memory alive until the others have read it. Elements outside C are never stored
-/// (their staged values may be anything).
+/// partial tile to `sum_smem` (BM x BN, row stride kStride, rows 16-byte aligned). CTA z then
+/// takes the 16-byte chunks (V elements) z*kThreads + thread, stepping S*kThreads, adds them
+/// over the slices in order 0..S-1 through distributed shared memory (gemm_finalize_kernel's
+/// order, so its bits) and stores alpha*sum (+ beta*C) into p.c; the last barrier keeps every
+/// CTA's shared memory alive until the others have read it. Elements outside C are never
+/// stored (their staged values may be anything).
 template <class T, int BM, int BN, int kThreads, int kStride>
 __device__ __forceinline__ void gemm_cluster_sum(const GemmArgs<T>& p, const T* sum_smem, int m0, int n0, int thread) {
-  static_assert(BN % 4 == 0 && kStride % 4 == 0, "4-wide chunks on 16-byte boundaries");
-  using Vec4 = Pack<T, 4>;
+  constexpr int V = kVec16<T>;
+  static_assert(BN % V == 0 && kStride % V == 0, "16-byte chunks on 16-byte boundaries");
+  using Chunk = Pack<T, V>;
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every slice's partial tile is in its CTA's shared memory
   const int slices = static_cast<int>(gridDim.z), rank = static_cast<int>(blockIdx.z);
-  constexpr int kChunksPerRow = BN / 4, kChunks = BM * kChunksPerRow;
+  constexpr int kChunksPerRow = BN / V, kChunks = BM * kChunksPerRow;
   for (int chunk = rank * kThreads + thread; chunk < kChunks; chunk += slices * kThreads) {
-    const int r = chunk / kChunksPerRow, c = (chunk % kChunksPerRow) * 4;
+    const int r = chunk / kChunksPerRow, c = (chunk % kChunksPerRow) * V;
     if (m0 + r >= p.m || n0 + c >= p.n) continue;  // outside C: nothing to store
     const int offset = r * kStride + c;
-    Vec4 sum = *reinterpret_cast<const Vec4*>(cluster.map_shared_rank(sum_smem, 0) + offset);
+    Chunk sum = *reinterpret_cast<const Chunk*>(cluster.map_shared_rank(sum_smem, 0) + offset);
     for (int z = 1; z < slices; ++z) {
-      const Vec4 v = *reinterpret_cast<const Vec4*>(cluster.map_shared_rank(sum_smem, z) + offset);
+      const Chunk v = *reinterpret_cast<const Chunk*>(cluster.map_shared_rank(sum_smem, z) + offset);
 #pragma unroll
-      for (int q = 0; q < 4; ++q) sum.v[q] += v.v[q];
+      for (int q = 0; q < V; ++q) sum.v[q] += v.v[q];
     }
-    gemm_store_results<T, 4>(p, p.c, m0 + r, n0 + c, sum.v);
+    gemm_store_results<T, V>(p, p.c, m0 + r, n0 + c, sum.v);
   }
   cluster.sync();  // no CTA leaves while another still reads its shared memory
 #else

@@ -86,7 +86,12 @@ struct DmmaTileCopy {
 };
 
 /// A pipelined DMMA configuration: MmaTile's shapes (double only), run by gemm_dmma_kernel.
-template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS>
+/// CLUSTER_SUM: the k slices of one output tile (gridDim.z, at most kMaxClusterSlices) are one
+/// thread-block cluster, and gemm_cluster_sum adds them through distributed shared memory in
+/// slice order (no workspace, no finalize kernel); the partial tile is staged in the pipeline's
+/// shared memory, rows kSumStride apart (BN + 4 doubles: 16-byte pairs, and the two halves of a
+/// warp's rows land 8 banks apart).
+template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool CLUSTER_SUM = false>
 struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS> {
   using Base = MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS>;
   static constexpr int kKSteps = Base::kBK / Base::kMmaK;  // MMA k-steps per k tile
@@ -94,6 +99,11 @@ struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLO
                 "the pipeline needs an even number (>= 2) of k-steps per tile: two fragment buffers, "
                 "and the barrier before the last k-step");
   static_assert(STAGES >= 3, "the pipeline needs three stages or more");
+  static constexpr bool kClusterSum = CLUSTER_SUM;
+  static constexpr int kMaxClusterSlices = 8;  // the portable cluster size
+  static constexpr int kSumStride = Base::kBN + 4;
+  static constexpr int kSumBytes = CLUSTER_SUM ? Base::kBM * kSumStride * 8 : 0;
+  static constexpr int kSmemBytes = Base::kSmemBytes > kSumBytes ? Base::kSmemBytes : kSumBytes;
 };
 
 /// kAK / kBK: A / B is k-contiguous in global memory (op(A) = A, op(B) = B^T), and so is its
@@ -219,6 +229,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   gemm_cp_async_wait<0>();
 
   // Epilogue: c[2h + j] = C(g + 8h, 2t + j): pairs of consecutive columns (16 bytes).
+  if constexpr (Cfg::kClusterSum) {
+    // The partial tile goes over the stages, once every warp has read its last fragments;
+    // gemm_cluster_sum's first barrier makes it visible to the cluster.
+    __syncthreads();
+    double* sum_smem = a_smem;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int h = 0; h < kMmaM / 8; ++h)
+          *reinterpret_cast<Pack<double, 2>*>(sum_smem + (wm0 + i * kMmaM + g + 8 * h) * Cfg::kSumStride + wn0 +
+                                              j * 8 + 2 * t) = Pack<double, 2>{{acc[i][j][2 * h], acc[i][j][2 * h + 1]}};
+    gemm_cluster_sum<double, BM, BN, kThreads, Cfg::kSumStride>(p, sum_smem, m0, n0, tid);
+    return;
+  }
   double* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
 #pragma unroll
   for (int i = 0; i < MI; ++i)

@@ -355,6 +355,59 @@ TEST_CASE("pipelined DMMA tiles: many k tiles, every layout, unaligned rows, spl
   }
 }
 
+TEST_CASE("double: cluster-summed DMMA tiles against FP64 and bit for bit against the workspace path", "[gemm][cluster]") {
+  // A "pipe-...-cl" tile adds its k slices in a thread-block cluster in slice order, as
+  // gemm_finalize_kernel adds its base tile's partial sums: equal bits with alpha 1, beta 0.
+  // With one slice and a last round of tiles that leaves most SMs idle, the tail split runs
+  // those tiles (a second launch, tile_offset) in cluster-summed slices.
+  int major = 0, sms = 0;
+  REQUIRE(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess);
+  REQUIRE(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0) == cudaSuccess);
+  const auto configs = detail::gemm_configs<double>();
+  int tested = 0, rot = 0;
+  for (int cfg = 0; cfg < static_cast<int>(configs.size()); ++cfg) {
+    const detail::GemmConfigInfo& c = configs[cfg];
+    if (c.cluster_splits == 0) continue;
+    ++tested;
+    INFO("config " << c.name);
+    if (major < 9) {
+      CHECK_THROWS_AS(run_case<double>({c.bm, c.bn, c.bk}, cfg, 2), std::invalid_argument);
+      continue;
+    }
+    const int base = config_index(configs, c.name.substr(0, c.name.size() - 3));
+    REQUIRE(base >= 0);
+    CHECK(c.tail_split);
+    const Index bm = c.bm, bn = c.bn, bk = c.bk;
+    // Tail: 11 tile columns and sms / 11 + 1 tile rows leave 1 to 11 tiles past whole rounds.
+    const Index tail_m = (sms / 11 + 1) * bm - 5, tail_n = 11 * bn - 3;
+    struct Dims {
+      Index m, n, k;
+      int splits;
+    };
+    for (const Dims d : {Dims{bm - 1, bn + 1, 8 * bk * c.stages + 5, 2}, Dims{bm, bn, 804, 3}, Dims{1, 2 * bn + 3, 513, 8},
+                         Dims{2 * bm + 1, 1, 300, 5}, Dims{3 * bm + 7, 2 * bn + 5, 97, 2}, Dims{17, 33, bk - 1, 2},
+                         Dims{1000, 1000, 1000, 2}, Dims{1024, 1024, 1024, 13}, Dims{tail_m, tail_n, 1029, 1},
+                         Dims{tail_m, tail_n, 2 * bk + 1, 1}}) {
+      const Op op_a = kOps[rot % 2], op_b = kOps[(rot / 2) % 2];
+      const int sc = rot++ % 5;
+      INFO("m=" << d.m << " n=" << d.n << " k=" << d.k << " splits=" << d.splits);
+      run_case<double>({d.m, d.n, d.k, op_a, op_b, sc}, cfg, d.splits);
+      if (d.splits == 1) continue;  // the tail's slices have no workspace twin of one launch
+      const HostMatrix<double> ha = random_matrix<double>(d.m, d.k), hb = random_matrix<double>(d.k, d.n);
+      const auto A = to_device(ha);
+      const auto B = to_device(hb);
+      auto run = [&](int config, int s) {
+        auto C = DeviceMatrix<double>::constant(d.m, d.n, poison_value<double>());
+        detail::gemm_forced(config, s, 1.0, A, B, 0.0, C);
+        return HostMatrix<double>(to_eigen(C));
+      };
+      const HostMatrix<double> got = run(cfg, d.splits), want = run(base, std::min(d.splits, c.cluster_splits));
+      CHECK((got.array() == want.array()).all());
+    }
+  }
+  CHECK(tested == 2);
+}
+
 // ---------------------------------------------------------------- API semantics
 TEMPLATE_TEST_CASE("aliasing: A = A*B, B = A*B, gemm(A, A, A), C aliasing B", "[gemm]", float, double,
                    std::int32_t) {
