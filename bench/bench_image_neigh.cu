@@ -2,9 +2,8 @@
 // NVIDIA NPP in the same run (rows named "npp", built where CMake found NPP:
 // DEVMAT_BENCH_HAVE_NPP). Erosion and dilation by square elements from 3x3 to 31x31, whose time
 // should not depend on the side (van Herk / Gil-Werman; the one-kernel tile forced in each of its
-// shapes beside, "ours-tile<rows>x<cols>", for float the streaming kernel,
-// "ours-stream[-s<rows>]", and for both types the streaming kernel with its row pass walked in
-// registers, "ours-walk[-s<rows>]");
+// shapes beside, "ours-tile<rows>x<cols>", and for float the streaming kernel,
+// "ours-stream[-s<rows>]");
 // box filter, median (NPP's median reads
 // a border around its ROI: it gets a replicated padded copy) and the integral image. Each NPP
 // row first compares NPP's image with devmat's and reports the pixels that differ in the
@@ -21,7 +20,6 @@
 #include <random>
 #include <string>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #if DEVMAT_BENCH_HAVE_NPP
@@ -178,28 +176,6 @@ void register_morph_stream(bool erode, int k) {
                                    if (erode) devmat::detail::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg);
                                    else devmat::detail::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg);
                                  });
-}
-
-/// morph_stream_kernel with its row pass walked in registers (morph_row_walk; u8 and float)
-/// forced beside "ours", as "ours-walk" (the launcher's rows a block), at 31x31 also
-/// "ours-walk-s<seg>" (seg output rows a block), and past 16 "ours-walk-o1" (its kernel built
-/// for one block an SM: no spilled registers).
-template <class T>
-void register_morph_walk(bool erode, int k) {
-  std::vector<std::pair<int, int>> forms = {{0, 2}};  // (seg, walk_blocks)
-  if (k == 31)
-    for (int seg : {64, 128, 256}) forms.push_back({seg, 2});
-  if (k > 16) forms.push_back({0, 1});
-  for (const auto& form : forms) {
-    const int seg = form.first, blocks = form.second;
-    register_forced_morph<T>(erode, k, blocks == 1 ? "ours-walk-o1" : seg ? "ours-walk-s" + std::to_string(seg) : "ours-walk",
-                             [=](cudaStream_t s, const T* in, T* out) {
-                               if (erode)
-                                 devmat::detail::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true, blocks);
-                               else
-                                 devmat::detail::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, true, blocks);
-                             });
-  }
 }
 
 template <class T>
@@ -363,16 +339,10 @@ int main(int argc, char** argv) {
   for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(false, k);
   for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(true, k);
   for (int k : {3, 7, 15, 31}) register_morph<float>(true, k);
-  for (int k : {3, 7, 15, 31}) register_morph<float>(false, k);  // beside float's dilate ours-walk rows
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<std::uint8_t>(false, k);
   register_morph_tiles<std::uint8_t>(true, 31);
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<float>(true, k);
   for (int k : {3, 7, 15, 31}) register_morph_stream(true, k);
-  for (bool erode : {true, false})
-    for (int k : {3, 7, 15, 31}) {
-      register_morph_walk<std::uint8_t>(erode, k);
-      register_morph_walk<float>(erode, k);
-    }
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
   for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);

@@ -8,9 +8,7 @@
 // together, 4 pixels a thread); other elements up to about 100 x 100 (u8; float 55 x 55) as one
 // kernel that runs both passes on a tile in shared memory (morph_tile_kernel: the image read
 // once, written once); larger ones as two passes through a workspace. For float, a streaming
-// kernel (morph_stream_kernel, elements up to 32 x 129) takes over from the tile; the same
-// kernel with its row pass walked in registers (u8 and float, sides up to 32) where
-// morph_walk_default's switches say so (none yet).
+// kernel (morph_stream_kernel, elements up to 32 x 129) takes over from the tile.
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
@@ -46,9 +44,6 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
-  } else if (morph_walk_default<T>(ksize_rows, ksize_cols)) {
-    launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
-                                kMorphStreamSegment, true);
   } else if (morph_stream_default<T>(ksize_rows, ksize_cols)) {
     if constexpr (std::is_same_v<T, float>)  // never u8 (morph_stream_default)
       launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,

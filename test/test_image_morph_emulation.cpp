@@ -11,8 +11,7 @@
 // The streaming kernel (morph_stream_kernel, float: column pass in registers, row pass in shared
 // memory, a strip of 256 pixels a block) likewise: elements 1 x 1 to 32 x 129 with even sides,
 // images narrower and wider than a strip, segments of 1 row up to past the image, grid.y cut to
-// 1 so the loop over the segments runs; and with its row pass walked in registers
-// (morph_row_walk, u8 and float, sides up to 32).
+// 1 so the loop over the segments runs.
 #include <math.h>
 
 #include <algorithm>
@@ -105,66 +104,34 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
   return bad;
 }
 
-/// morph_stream_kernel on the T img into out, `seg` output rows a block, the row pass walked in
-/// registers (walk) or by block minima (float), the kernel's KMAX as the launcher picks it,
-/// grid.y cut to 1 (the loop over the segments), its strip and shared memory as
-/// launch_morph_stream sizes them.
-template <class T, bool kErode>
-void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bool walk) {
-  const int out_w = walk ? d::MorphWalkStrip<T>(kr, kc, img.cols).out_w : d::MorphStreamStrip(kr, kc).out_w;
-  REQUIRE(out_w > 0);
-  REQUIRE(sizeof(d::MorphWord<T>) * static_cast<std::size_t>(d::morph_stream_words(kr, walk)) <= 227 * 1024);
+/// morph_stream_kernel on the float img into out, `seg` output rows a block, the kernel's KMAX as
+/// the launcher picks it, grid.y cut to 1 (the loop over the segments), its strip and shared
+/// memory as launch_morph_stream sizes them.
+template <bool kErode>
+void run_stream(const Image<float>& img, Output<float>& out, int kr, int kc, int seg) {
+  const d::MorphStreamStrip strip(kr, kc);
+  REQUIRE(strip.out_w > 0);
+  REQUIRE(2 * sizeof(float) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch <= 227 * 1024);
   const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);
-  const dim3 grid(static_cast<unsigned>((img.cols + out_w - 1) / out_w), 1);
-  const auto go = [&](auto kmax, auto walk_c) {
+  const dim3 grid(static_cast<unsigned>((img.cols + strip.out_w - 1) / strip.out_w), 1);
+  const auto go = [&](auto kmax) {
     emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
-      d::morph_stream_kernel<T, kErode, decltype(kmax)::value, decltype(walk_c)::value>(
-          img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr, kc, seg, segs);
+      d::morph_stream_kernel<kErode, decltype(kmax)::value>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr,
+                                                            kc, seg, segs);
     });
   };
-  const auto with_kmax = [&](int side, auto walk_c) {
-    if (side <= 8) go(std::integral_constant<int, 8>{}, walk_c);
-    else if (side <= 16) go(std::integral_constant<int, 16>{}, walk_c);
-    else go(std::integral_constant<int, 32>{}, walk_c);
-  };
-  if (walk) with_kmax(std::max(kr, kc), std::true_type{});
-  else if constexpr (std::is_same_v<T, float>) with_kmax(kr, std::false_type{});
+  if (kr <= 8) go(std::integral_constant<int, 8>{});
+  else if (kr <= 16) go(std::integral_constant<int, 16>{});
+  else go(std::integral_constant<int, 32>{});
 }
 
-template <class T>
-void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool padded, bool walk = false) {
-  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded, walk);
-  const T poison = std::is_same_v<T, float> ? T(12345) : T(erode ? 0 : 255);  // never an answer (u8 pixels 1 .. 254)
-  Output<T> out(img.rows, img.cols, poison, padded);
-  if (erode) run_stream<T, true>(img, out, kr, kc, seg, walk);
-  else run_stream<T, false>(img, out, kr, kc, seg, walk);
+void check_stream(bool erode, const Image<float>& img, int kr, int kc, int seg, bool padded) {
+  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded);
+  Output<float> out(img.rows, img.cols, 12345.0f, padded);
+  if (erode) run_stream<true>(img, out, kr, kc, seg);
+  else run_stream<false>(img, out, kr, kc, seg);
   CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
   CHECK(out.margin_changed() == 0);
-}
-
-/// check_stream on every image of `shapes` (dense and at an odd offset) with every element, the
-/// operation and segment (1 .. 64 rows) changing from case to case; then both operations and
-/// every segment on a view `view_cols` wide (several strips) and 70 tall, elements 15 x 15 and
-/// 32 x 31.
-template <class T>
-void check_stream_cases(const std::vector<std::pair<Index, Index>>& shapes, const std::vector<std::pair<int, int>>& elements,
-                        Index view_cols, bool walk) {
-  const std::vector<int> segs = {1, 5, 16, 31, 64};
-  int n = 0;
-  for (const auto& [r, c] : shapes)
-    for (bool offset : {true, false}) {
-      const Image<T> img(r, c, offset);
-      for (const auto& [kr, kc] : elements) {
-        ++n;
-        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset, walk);
-      }
-    }
-  const Image<T> img(70, view_cols, true);
-  for (bool erode : {true, false})
-    for (int seg : segs) {
-      check_stream<T>(erode, img, 15, 15, seg, true, walk);
-      check_stream<T>(erode, img, 32, 31, seg, true, walk);
-    }
 }
 }  // namespace
 
@@ -173,23 +140,27 @@ TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel, float) equa
   // Strips are 256 pixels: widths 1, under a strip, past one and past two; heights under, at and
   // past the segments; kr up to 32 (the register arrays' three sizes 8, 16, 32) and kc up to 129
   // (the widest element a strip takes).
-  check_stream_cases<float>({{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}},
-                            {{1, 1}, {3, 3}, {2, 2}, {1, 31}, {31, 1}, {5, 7}, {31, 31}, {16, 9}, {4, 30}, {7, 1},
-                             {32, 32}, {9, 129}, {17, 2}, {8, 8}},
-                            530, false);
-}
-
-TEMPLATE_TEST_CASE("emulated streaming erode and dilate with the walked row pass (morph_row_walk) equal the clipped "
-                   "window's min and max",
-                   "[image][morph][emulation][stream][walk]", std::uint8_t, float) {
-  // Strips are 256 words (u8 1024 pixels), evened out over the image's width: widths 1, under a
-  // strip, past one (u8 1100 and 2100: two and three strips); heights under, at and past the
-  // segments; sides up to 32 (the register arrays' sizes 8, 16, 32 by the larger side), even,
-  // non-square, 1 x k and k x 1; dense (the 4-byte word loads and stores) and odd offsets.
-  check_stream_cases<TestType>({{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}, {5, 2100}},
-                               {{1, 1}, {3, 3}, {2, 2}, {1, 31}, {31, 1}, {5, 7}, {31, 31}, {16, 9}, {4, 30}, {7, 1},
-                                {32, 32}, {9, 17}, {17, 2}, {8, 8}},
-                               2100, true);
+  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}};
+  const std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},
+                                                     {31, 31}, {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129},
+                                                     {17, 2}, {8, 8}};
+  const std::vector<int> segs = {1, 5, 16, 31, 64};
+  int n = 0;
+  for (const auto& [r, c] : shapes)
+    for (bool offset : {true, false}) {
+      const Image<float> img(r, c, offset);
+      for (const auto& [kr, kc] : elements) {
+        ++n;
+        check_stream(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset);
+      }
+    }
+  // Both operations, every segment, on a view several strips wide and tall.
+  const Image<float> img(70, 530, true);
+  for (bool erode : {true, false})
+    for (int seg : segs) {
+      check_stream(erode, img, 15, 15, seg, true);
+      check_stream(erode, img, 32, 31, seg, true);
+    }
 }
 
 /// morph_f32_small_kernel<K, K, kErode, R> on img into out, grid.y cut to 1; the result's

@@ -2,8 +2,7 @@
 // memory (launch_morph_tile) where the element fits it; else one separable pass along rows or
 // columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
 // 3 or 5 in one fused pass; float up to 32 x 129, one kernel streaming down strips
-// (launch_morph_stream), which also offers its row pass walked in registers (u8 and float,
-// sides up to 32; morph_walk_default's switches, off).
+// (launch_morph_stream).
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -127,76 +126,35 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
   return static_cast<int>(std::max<long long>(kr, (clamped + kr / 2) / kr * kr));
 }
 
-/// Whether launch_morph_stream's walking row pass (morph_row_walk) takes a kr x kc element:
-/// sides 1 .. 32 (its register arrays along both).
-inline bool morph_walk_fits(int kr, int kc) { return kr >= 1 && kc >= 1 && kr <= 32 && kc <= 32; }
-
-/// Whether erode/dilate take morph_stream_kernel with the walking row pass for a T image and a
-/// kr x kc element (after the fused kernels and the 1 x 1 copy, before the block-minima stream
-/// and the one-kernel tile), one switch a size class of the element's larger side (3 .. 8,
-/// 9 .. 16, 17 .. 32: the kernel's three register sizes): false until bench_image_neigh's
-/// "ours-walk" rows beat the default's.
-template <class T>
-inline constexpr bool kMorphWalkDefault8 = false;
-template <class T>
-inline constexpr bool kMorphWalkDefault16 = false;
-template <class T>
-inline constexpr bool kMorphWalkDefault32 = false;
-template <class T>
-bool morph_walk_default(int kr, int kc) {
-  if (!morph_walk_fits(kr, kc)) return false;
-  const int side = std::max(kr, kc);
-  return side <= 8 ? kMorphWalkDefault8<T> : side <= 16 ? kMorphWalkDefault16<T> : kMorphWalkDefault32<T>;
-}
-
-/// out (ld_out) = the erosion (kErode) or dilation of the T image `in` (u8 or float) by a kr x
-/// kc element, one kernel streaming down strips (morph_stream_kernel), `seg` output rows a
-/// block (0: morph_stream_segment's choice; bench_image_neigh times 32 .. 256 as
-/// "ours-stream-s<seg>"); the row pass by block minima (float only, morph_stream_fits) or
-/// walked in registers (`walk`, morph_walk_fits; bench_image_neigh's "ours-walk"), the walk's
-/// kernel for sides past 16 built for `walk_blocks` blocks an SM (2: registers capped at 128,
-/// some spilled; 1: none spilled, 8 warps an SM; "ours-walk-o1"). Throws std::invalid_argument
-/// for an element it does not take, u8 without the walk, walk_blocks other than 1 or 2 or a
+/// out (ld_out) = the erosion (kErode) or dilation of the float image `in` by a kr x kc element
+/// (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel), `seg` output
+/// rows a block (0: morph_stream_segment's choice; bench_image_neigh times 32 .. 256 as
+/// "ours-stream-s<seg>"). Throws std::invalid_argument for an element it does not take or a
 /// negative seg.
-template <bool kErode, class T>
-void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr, int kc,
-                         int seg = 0, bool walk = false, int walk_blocks = 2) {
-  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
-  const std::string element = std::to_string(kr) + "x" + std::to_string(kc);
-  if (walk && !morph_walk_fits(kr, kc))
-    throw std::invalid_argument("devmat: launch_morph_stream: walk: element " + element + " (sides 1 .. 32)");
-  if (!walk && !std::is_same_v<T, float>)
-    throw std::invalid_argument("devmat: launch_morph_stream: the block-minima row pass is float's (u8 takes the walk)");
-  if (!walk && !morph_stream_fits(kr, kc))
-    throw std::invalid_argument("devmat: launch_morph_stream: element " + element + " (rows 1 .. 32, columns 1 .. 129)");
+template <bool kErode>
+void launch_morph_stream(cudaStream_t s, const float* in, Index ld_in, float* out, Index ld_out, Index rows, Index cols, int kr,
+                         int kc, int seg = 0) {
+  if (!morph_stream_fits(kr, kc))
+    throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
+                                " (rows 1 .. 32, columns 1 .. 129)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
-  if (walk_blocks != 1 && walk_blocks != 2)
-    throw std::invalid_argument("devmat: launch_morph_stream: walk_blocks " + std::to_string(walk_blocks) + " (1 or 2)");
   if (rows == 0 || cols == 0) return;
-  const int out_w = walk ? MorphWalkStrip<T>(kr, kc, cols).out_w : MorphStreamStrip(kr, kc).out_w;
-  const std::size_t smem = sizeof(MorphWord<T>) * static_cast<std::size_t>(morph_stream_words(kr, walk));
-  const auto run = [&](auto kmax, auto walk_c) {
-    constexpr int kMax = decltype(kmax)::value;
-    constexpr bool kWalk = decltype(walk_c)::value;
-    const auto kernel = kWalk && kMax > 16 && walk_blocks == 1 ? &morph_stream_kernel<T, kErode, kMax, kWalk, 1>
-                                                               : &morph_stream_kernel<T, kErode, kMax, kWalk>;
+  const MorphStreamStrip strip(kr, kc);
+  const std::size_t smem = 2 * sizeof(float) * static_cast<std::size_t>(kr) * kMorphStreamPitch;
+  const auto run = [&](auto kmax) {
+    const auto kernel = &morph_stream_kernel<kErode, decltype(kmax)::value>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
-    const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));
+    const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), strip.out_w));
     const int rows_a_block =
         seg ? seg : morph_stream_segment(rows, strips, static_cast<long long>(per_sm) * current_device_props().sm_count, kr);
     unsigned segs = 0;
-    const dim3 grid = tile_grid(rows, cols, out_w, rows_a_block, &segs);
+    const dim3 grid = tile_grid(rows, cols, strip.out_w, rows_a_block, &segs);
     launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, rows_a_block,
            segs);
   };
-  // The register arrays' size: kr's for the block minima, the larger side's for the walk.
-  const auto with_kmax = [&](int side, auto walk_c) {
-    if (side <= 8) run(std::integral_constant<int, 8>{}, walk_c);
-    else if (side <= 16) run(std::integral_constant<int, 16>{}, walk_c);
-    else run(std::integral_constant<int, 32>{}, walk_c);
-  };
-  if (walk) with_kmax(std::max(kr, kc), std::true_type{});
-  else if constexpr (std::is_same_v<T, float>) with_kmax(kr, std::false_type{});
+  if (kr <= 8) run(std::integral_constant<int, 8>{});
+  else if (kr <= 16) run(std::integral_constant<int, 16>{});
+  else run(std::integral_constant<int, 32>{});
 }
 
 /// Whether launch_morph_small has a kernel for a kr x kc element.

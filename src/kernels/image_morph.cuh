@@ -443,47 +443,37 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
 }
 
 // ------------------------------------------------------------------ streaming strips
-// morph_stream_kernel: the whole kr x kc erosion or dilation in one kernel, a block streaming
-// down a strip of the image: each thread owns a word column (a float pixel, or four u8 pixels
-// of a row) and reduces it along the column by van Herk / Gil-Werman in registers (blocks of kr
-// rows: the block's kr words are loaded at once, their prefix minima combined with the previous
-// block's suffix minima give kr output rows, and the suffix minima of this block are kept for
-// the next), so the column pass reads each input row of the strip once (the one-kernel tile
-// rereads kr - 1 rows around every tile) and keeps kr loads in flight a thread. The kr rows of
-// column results go to shared memory, where the row pass runs along each row in one of two ways:
-//  - block minima (float only): morph_block_minima, one task a block of kc of one row, whose
-//    serial chains store g and h to shared memory and read them back (any kc up to 129);
-//  - walk (kWalk; float and u8, kc <= KMAX): a thread walks a run of one row by van Herk in
-//    registers (morph_row_walk: kc independent reads a block, the suffix minima carried in
-//    registers), the row's pixels read from the column results as bytes for u8, so a strip of
-//    u8 is 1024 pixels wide and a round's loads are 4-byte words.
-// A strip is kMorphStreamThreads words wide, out_w pixels of them outputs (the rest the row
-// pass's halo); a block takes `seg` output rows of its strip (reading seg + kr - 1 rows). (A u8
-// instantiation with block minima, byte-wise or with four rows a word, lost to the one-kernel
-// tile at every side: H200, 4096^2, 31x31 2.0e5 / 2.8e5 Mpix/s against 3.5e5, 3x3 1.7e5 / 2.6e5
-// against 5.2e5, run V1.)
+// morph_stream_kernel (float): the whole kr x kc erosion or dilation in one kernel, a block
+// streaming down a strip of the image: each thread owns a pixel column and reduces it along the
+// column by van Herk / Gil-Werman in registers (blocks of kr rows: the block's kr pixels are
+// loaded at once, their prefix minima combined with the previous block's suffix minima give kr
+// output rows, and the suffix minima of this block are kept for the next), so the column pass
+// reads each input row of the strip once (the one-kernel tile rereads kr - 1 rows around every
+// tile) and keeps kr loads in flight a thread. The kr rows of column results go to shared
+// memory, where the row pass runs van Herk along each row (morph_block_minima, any kc) and
+// writes the strip's outputs. A strip is kMorphStreamThreads pixels wide, out_w of them outputs
+// (the rest the row pass's halo); a block takes `seg` output rows of its strip (reading
+// seg + kr - 1 rows). (A u8 instantiation, byte-wise or with four rows a word, lost to the
+// one-kernel tile at every side: H200, 4096^2, 31x31 2.0e5 / 2.8e5 Mpix/s against 3.5e5, 3x3
+// 1.7e5 / 2.6e5 against 5.2e5, run V1.)
 
 constexpr int kMorphStreamThreads = kMorphTileThreads;  // 256: MorphTileWalk steps by it
 
-/// Words across a strip of morph_stream_kernel: one word column a thread.
+/// Pixels across a strip of morph_stream_kernel: one pixel column a thread.
 inline constexpr int kMorphStreamStrip = kMorphStreamThreads;
 
-/// Words between two rows of morph_stream_kernel's shared arrays: an odd number (257), so that
+/// Elements between two rows of morph_stream_kernel's shared arrays: an odd number (257), so that
 /// the row pass's tasks, lines fastest, fall in distinct banks.
 inline constexpr int kMorphStreamPitch = kMorphStreamStrip + 1;
 
-/// Words of dynamic shared memory morph_stream_kernel takes: 2 (block minima) or 3 (walk)
-/// arrays of kr rows.
-__host__ __device__ constexpr int morph_stream_words(int kr, bool walk) { return (walk ? 3 : 2) * kr * kMorphStreamPitch; }
-
-/// Where a strip of morph_stream_kernel with the block-minima row pass (float) lies for a kr x
-/// kc element: the strip starts `lead` pixels left of its first output (kc / 2), the row pass's
-/// first window starts at strip pixel p0 = lead - kc / 2 = 0, and out_w of the strip's pixels
-/// are outputs, out_w + kc - 1 <= strip - p0. The row pass's tasks (kr rows x its blocks of kc)
-/// are taken kMorphStreamThreads at a time: out_w is cut so that they fill whole rounds (31 x
-/// 31: 8 blocks of 31 a row, 248 tasks, one round; all of the strip's 256 pixels would make 9
-/// blocks, 279 tasks, two rounds of a 62-step chain for 23 threads). The host sizes the grid
-/// with the same numbers; out_w <= 0 when kc does not fit the strip.
+/// Where a strip of morph_stream_kernel lies for a kr x kc element: the strip starts `lead`
+/// pixels left of its first output (kc / 2), the row pass's first window starts at strip pixel
+/// p0 = lead - kc / 2 = 0, and out_w of the strip's pixels are outputs, out_w + kc - 1 <= strip
+/// - p0. The row pass's tasks (kr rows x its blocks of kc) are taken kMorphStreamThreads at a
+/// time: out_w is cut so that they fill whole rounds (31 x 31: 8 blocks of 31 a row, 248 tasks,
+/// one round; all of the strip's 256 pixels would make 9 blocks, 279 tasks, two rounds of a
+/// 62-step chain for 23 threads). The host sizes the grid with the same numbers; out_w <= 0
+/// when kc does not fit the strip.
 struct MorphStreamStrip {
   int lead, p0, out_w;
   __host__ __device__ MorphStreamStrip(int kr, int kc) {
@@ -498,126 +488,33 @@ struct MorphStreamStrip {
   }
 };
 
-/// Where a strip of morph_stream_kernel with the walking row pass lies, for a T image of `cols`
-/// columns and a kr x kc element (kr, kc >= 1, kc - 1 + P - 1 < P kMorphStreamStrip), P =
-/// kMorphPack4<T> pixels a word: the strip starts `lead` pixels left of its first output (kc / 2
-/// rounded up to whole words, so that a thread's word is 4-byte aligned where the strip's first
-/// output is), its first window at strip pixel p0 = lead - kc / 2; out_w outputs (a multiple of
-/// P), at most what the strip holds, evened out over the strips the image needs (u8 4096 wide,
-/// 31x31: 5 strips of 820 outputs, not 4 of 992 and one of 128). The row pass cuts a row's
-/// outputs into n_seg runs of len (a round's kr rows: about one run a thread). The host sizes
-/// the grid with the same numbers.
-template <class T>
-struct MorphWalkStrip {
-  int lead, p0, out_w, len, n_seg;
-  __host__ __device__ MorphWalkStrip(int kr, int kc, Index cols) {
-    constexpr int P = kMorphPack4<T>;
-    lead = (kc / 2 + P - 1) / P * P;
-    p0 = lead - kc / 2;
-    const int most = (P * kMorphStreamStrip - p0 - (kc - 1)) / P * P;
-    const Index strips = cols > most ? (cols + most - 1) / most : 1;
-    const Index even = (cols + strips - 1) / strips;
-    out_w = static_cast<int>(even < most ? (even + P - 1) / P * P : most);
-    n_seg = kMorphStreamThreads / kr;
-    len = (out_w + n_seg - 1) / n_seg;
-    n_seg = (out_w + len - 1) / len;
-  }
-};
-
-/// The word of pixels x .. x + P - 1 of row y of `in` (P = kMorphPack4<T>), `fill` outside the
-/// image (u8: byte by byte; an aligned 4-byte load where the four lie in the image).
-template <class T>
-__device__ __forceinline__ MorphWord<T> morph_stream_load(const T* __restrict__ in, Index ld_in, Index rows, Index cols,
-                                                          Index y, Index x, MorphWord<T> fill) {
-  if constexpr (std::is_same_v<T, float>) {
-    return y >= 0 && y < rows && x >= 0 && x < cols ? __ldg(in + y * ld_in + x) : fill;
-  } else {
-    if (y < 0 || y >= rows) return fill;
-    const T* const row = in + y * ld_in;
-    if (x >= 0 && x + 4 <= cols && (reinterpret_cast<std::uintptr_t>(row + x) & 3) == 0)
-      return __ldg(reinterpret_cast<const unsigned*>(row + x));
-    unsigned w = fill;
-#pragma unroll
-    for (int b = 0; b < 4; ++b)
-      if (x + b >= 0 && x + b < cols) w = (w & ~(0xffu << (8 * b))) | (static_cast<unsigned>(__ldg(row + x + b)) << (8 * b));
-    return w;
-  }
+/// Pixel (y, x) of `in`, `fill` outside the image.
+__device__ __forceinline__ float morph_stream_load(const float* __restrict__ in, Index ld_in, Index rows, Index cols, Index y,
+                                                   Index x, float fill) {
+  return y >= 0 && y < rows && x >= 0 && x < cols ? __ldg(in + y * ld_in + x) : fill;
 }
 
-/// Van Herk / Gil-Werman along one line, walked by one thread in registers: out[m] = op over
-/// in[m .. m + k - 1] for m = first .. first + n - 1 (k <= KMAX), reading in[0 .. len_in - 1]
-/// (the identity past it: no stored output reads there). The line is cut into blocks of k from
-/// `first`; the windows that start in block b are op(b's suffix minima from their start, block
-/// b + 1's prefix minima to their end). Block b's suffix minima stay in registers while block
-/// b + 1 is read (a pixel's register takes the place of the suffix minimum its step has used,
-/// so about k + 1 values live), then become b + 1's: 1 read and 3 comparisons a pixel, nothing
-/// but the outputs written (morph_block_minima stores g and h and reads them back, a chain of
-/// shared-memory round trips). `in` and `out` must not overlap: the reads may pass the stores.
-template <class Op, int KMAX, class T>
-__device__ __forceinline__ void morph_row_walk(const T* __restrict__ in, T* __restrict__ out, int first, int n, int k,
-                                               int len_in) {
-  using V = typename Op::W;
-  const auto at = [&](int pos) { return pos < len_in ? static_cast<V>(in[pos]) : Op::identity(); };
-  V cur[KMAX], hs[KMAX];  // a block's pixels; the previous block's suffix minima
-  const auto suffix = [&] {
-#pragma unroll
-    for (int j = KMAX - 1; j >= 0; --j)
-      if (j < k) hs[j] = j == k - 1 ? cur[j] : Op::apply(cur[j], hs[j + 1 < KMAX ? j + 1 : j]);
-  };
-#pragma unroll
-  for (int j = 0; j < KMAX; ++j)
-    if (j < k) cur[j] = at(first + j);
-  suffix();
-  const int end = first + n;
-  for (int b0 = first; b0 < end; b0 += k) {
-    V g = Op::identity();  // the next block's prefix minima, pixels b0 + k .. b0 + k + j - 1
-#pragma unroll
-    for (int j = 0; j < KMAX; ++j) {
-      if (j < k) {
-        cur[j] = at(b0 + k + j);
-        if (b0 + j < end) out[b0 + j] = static_cast<T>(Op::apply(hs[j], g));
-        g = Op::apply(g, cur[j]);
-      }
-    }
-    suffix();
-  }
-}
-
-/// The kr x kc erosion (kErode) or dilation of the T image `in` into `out`, kr <= KMAX (the
-/// register arrays of the column pass); the block-minima row pass (float) for kc with
-/// MorphStreamStrip(kr, kc).out_w > 0, the walk (kWalk) for kc <= KMAX; anchor (kr / 2, kc /
-/// 2), pixels outside the image ignored, as morph_pass_kernel. Block kMorphStreamThreads
-/// threads; grid (strips, segments of `seg` output rows up to the grid's limit, the rest looped
-/// over: `segs` in all); dynamic shared memory morph_stream_words(kr, kWalk) words: the column
-/// results, then the row pass's suffix minima h; its prefix minima g, or the walk's outputs and
-/// the column pass's suffix minima. kMinBlocks: the blocks an SM must hold (the registers a
-/// thread may take: the walk at KMAX 32 wants about 170 (float) and 200 (u8), so 2 blocks spill
-/// a few hundred bytes a thread where 1 block leaves 8 warps an SM).
-template <class T, bool kErode, int KMAX, bool kWalk = false, int kMinBlocks = kWalk ? 2 : 1>
-__global__ void __launch_bounds__(kMorphStreamThreads, kMinBlocks)
-morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
+/// The kr x kc erosion (kErode) or dilation of the float image `in` into `out`, kr <= KMAX (the
+/// register arrays of the column pass), kc with MorphStreamStrip(kr, kc).out_w > 0; anchor
+/// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
+/// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
+/// limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr kMorphStreamPitch
+/// floats (the column results, then the row pass's suffix minima h; its prefix minima g).
+template <bool kErode, int KMAX>
+__global__ void __launch_bounds__(kMorphStreamThreads)
+morph_stream_kernel(const float* __restrict__ in, Index ld_in, float* __restrict__ out, Index ld_out, Index rows, Index cols,
                     int kr, int kc, int seg, unsigned segs) {
   constexpr int kPitch = kMorphStreamPitch;
-  constexpr int P = kMorphPack4<T>;
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
-  static_assert(kWalk || std::is_same_v<T, float>, "morph_stream_kernel: the block-minima row pass is float's");
-  using Op = MorphOp<T, kErode>;
-  using W = MorphWord<T>;
-  using Strip = std::conditional_t<kWalk, MorphWalkStrip<T>, MorphStreamStrip>;
+  using Op = MorphOp<float, kErode>;
   DEVMAT_DYNAMIC_SHARED(unsigned char, morph_stream_smem_raw);
-  W* const v_smem = reinterpret_cast<W*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
-  W* const g_smem = v_smem + kr * kPitch;                          // (kr, kPitch): the row pass's g, or the walk's outputs
-  W* const hs_smem = g_smem + kr * kPitch;  // walk: (kr, kPitch) the column pass's suffix minima through the row pass
-  const Strip strip = [&] {
-    if constexpr (kWalk) return Strip(kr, kc, cols);
-    else return Strip(kr, kc);
-  }();
+  float* const v_smem = reinterpret_cast<float*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
+  float* const g_smem = v_smem + kr * kPitch;                              // (kr, kPitch): the row pass's g
+  const MorphStreamStrip strip(kr, kc);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
   const Index x0 = static_cast<Index>(blockIdx.x) * strip.out_w;  // first output pixel of the strip
-  const Index xw = x0 - strip.lead + static_cast<Index>(P) * tid;  // this thread's first pixel column
-  // The walk's strips may be narrower than the threads: those past its last input read nothing.
-  const bool reads = !kWalk || P * tid < strip.lead + strip.out_w + kc - 1 - kc / 2;
+  const Index xw = x0 - strip.lead + static_cast<Index>(tid);     // this thread's pixel column
 
   for (unsigned seg_y = blockIdx.y; seg_y < segs; seg_y += gridDim.y) {
     const Index y0 = static_cast<Index>(seg_y) * seg;
@@ -627,13 +524,13 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
     // (b - 1) kr + j); block 0 only leaves its suffix minima for block 1 (the row above the
     // segment's first window, so that every later block completes kr whole rows).
     const int n_blocks = 1 + (n_out + kr - 1) / kr;
-    W cur[KMAX];  // this block's words, top to bottom
-    W hs[KMAX];   // the previous block's suffix minima
+    float cur[KMAX];  // this block's pixels, top to bottom
+    float hs[KMAX];   // the previous block's suffix minima
     const auto load_block = [&](int b) {
       const Index yb = y0 - ar - 1 + static_cast<Index>(b) * kr;
 #pragma unroll
       for (int j = 0; j < KMAX; ++j)
-        if (j < kr) cur[j] = reads ? morph_stream_load(in, ld_in, rows, cols, yb + j, xw, Op::identity()) : Op::identity();
+        if (j < kr) cur[j] = morph_stream_load(in, ld_in, rows, cols, yb + j, xw, Op::identity());
     };
     load_block(0);
 #pragma unroll
@@ -644,12 +541,7 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
         // Column pass: the window ending at row j of this block = op(suffix of the previous
         // block from j + 1, prefix of this one to j); the window that is this whole block, the
         // prefix.
-        if constexpr (kWalk) {
-#pragma unroll
-          for (int j = 0; j < KMAX; ++j)
-            if (j < kr) hs[j] = hs_smem[j * kPitch + tid];
-        }
-        W g = Op::identity();
+        float g = Op::identity();
 #pragma unroll
         for (int j = 0; j < KMAX; ++j) {
           if (j < kr) {
@@ -661,60 +553,24 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
 #pragma unroll
       for (int j = KMAX - 1; j >= 0; --j)
         if (j < kr) hs[j] = j == kr - 1 ? cur[j] : Op::apply(cur[j], hs[j + 1 < KMAX ? j + 1 : j]);
-      // The walk's own registers leave no room for the column pass's through its row pass: it
-      // keeps the suffix minima in shared memory (a thread's own words) and issues the next
-      // block's loads after the row pass, before its outputs; the block minima keep both in
-      // registers, the loads in flight through the row pass.
-      if constexpr (kWalk) {
-#pragma unroll
-        for (int j = 0; j < KMAX; ++j)
-          if (j < kr) hs_smem[j * kPitch + tid] = hs[j];
-      }
-      if (!kWalk && b + 1 < n_blocks) load_block(b + 1);
-      if (b == 0) {
-        if (kWalk && n_blocks > 1) load_block(1);
-        continue;
-      }
+      if (b + 1 < n_blocks) load_block(b + 1);  // in flight through the row pass
+      if (b == 0) continue;
       __syncthreads();
       // Row pass over the rows of this block's results that are outputs: segment rows first_i ..
       const int first_i = (b - 1) * kr;
       const int lines = n_out - first_i < kr ? n_out - first_i : kr;
-      if constexpr (kWalk) {
-        // A run of one row a task, the rows fastest across threads (an odd pitch of words
-        // apart); the row's pixels as T from strip pixel p0, the outputs as T from output 0.
-        const T* const c_rows = reinterpret_cast<const T*>(v_smem) + strip.p0;
-        T* const o_rows = reinterpret_cast<T*>(g_smem);
-        for (int task = tid; task < lines * strip.n_seg; task += kMorphStreamThreads) {
-          const int line = task % lines, first = task / lines * strip.len;
-          const int n = strip.out_w - first < strip.len ? strip.out_w - first : strip.len;
-          morph_row_walk<Op, KMAX>(c_rows + line * P * kPitch, o_rows + line * P * kPitch, first, n, kc,
-                                   strip.out_w + kc - 1);
-        }
-        __syncthreads();
-        if (b + 1 < n_blocks) load_block(b + 1);  // in flight through the outputs
-        // Outputs: a word of P pixels a thread, a row's words fastest across threads.
-        for (MorphTileWalk it(strip.out_w / P); it.major < lines; it.next()) {
-          const Index x = x0 + static_cast<Index>(it.minor) * P;
-          if (x >= cols) continue;
-          T* const row = out + (y0 + first_i + it.major) * ld_out;
-          const W v = g_smem[it.major * kPitch + it.minor];
-          if constexpr (P == 1) row[x] = v;
-          else store_word(row, x, cols, v);
-        }
-      } else {
-        float* const h_rows = v_smem + strip.p0;
-        float* const g_rows = g_smem + strip.p0;
-        morph_block_minima<Op, 4>(h_rows, g_rows, lines, strip.out_w + kc - 1, kc, kPitch, 1);
-        __syncthreads();
-        // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
-        // row's pixels fastest across threads.
-        for (MorphTileWalk it(strip.out_w); it.major < lines; it.next()) {
-          const int m = it.minor;
-          const Index x = x0 + m;
-          if (x >= cols) continue;
-          const Index y = y0 + first_i + it.major;
-          out[y * ld_out + x] = Op::apply(h_rows[it.major * kPitch + m], g_rows[it.major * kPitch + m + kc - 1]);
-        }
+      float* const h_rows = v_smem + strip.p0;
+      float* const g_rows = g_smem + strip.p0;
+      morph_block_minima<Op, 4>(h_rows, g_rows, lines, strip.out_w + kc - 1, kc, kPitch, 1);
+      __syncthreads();
+      // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
+      // row's pixels fastest across threads.
+      for (MorphTileWalk it(strip.out_w); it.major < lines; it.next()) {
+        const int m = it.minor;
+        const Index x = x0 + m;
+        if (x >= cols) continue;
+        const Index y = y0 + first_i + it.major;
+        out[y * ld_out + x] = Op::apply(h_rows[it.major * kPitch + m], g_rows[it.major * kPitch + m + kc - 1]);
       }
     }
   }

@@ -10,9 +10,7 @@
 // block minima a word and four words at a time; the
 // fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there); the
 // streaming kernel (morph_stream_kernel, float's path up to 32 x 129) forced for every side from
-// 1 to 32 and widths to 129, segments of 1 row to past the image, past grid.y's limit; the same
-// with its row pass walked in registers (u8 and float, sides up to 32, tag [walk]), also on
-// awkward shapes.
+// 1 to 32 and widths to 129, segments of 1 row to past the image, past grid.y's limit.
 #include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
@@ -230,16 +228,14 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
 }
 
 namespace {
-/// morph_stream_kernel against the reference, as the test cases below say: its row pass by
-/// block minima (float) or walked in registers (walk, u8 and float).
-template <class T>
-void check_stream_kernel(bool walk) {
-  CAPTURE(walk);
-  // Strips of 256 words (u8 1024 pixels) less the element's width (the walk's evened out over
-  // the image): a dense image crossing several strips, and a view at an odd offset with an odd
-  // stride written into a view of a poisoned parent (nothing around it may change). Segments:
-  // the launcher's choice (0), 1 row, 7, 32 and 256 (past the image: one segment a strip).
-  const H<T> dense_h = random_image<T>(131, walk && std::is_same_v<T, std::uint8_t> ? 2100 : 1100);
+/// morph_stream_kernel (float) against the reference, as the test case below says.
+void check_stream_kernel() {
+  using T = float;
+  // Strips of 256 pixels less the element's width: a dense image crossing several strips, and a
+  // view at an odd offset with an odd stride written into a view of a poisoned parent (nothing
+  // around it may change). Segments: the launcher's choice (0), 1 row,
+  // 7, 32 and 256 (past the image: one segment a strip).
+  const H<T> dense_h = random_image<T>(131, 1100);
   const H<T> parent_h = random_image<T>(137, 1111);
   const auto dense = to_device(dense_h);
   const auto parent = to_device(parent_h);
@@ -248,9 +244,8 @@ void check_stream_kernel(bool walk) {
   const H<T> roi_h = parent_h.block(3, 5, r, c);
   const cudaStream_t s = dense.stream().native();
   std::set<std::pair<int, int>> elements = element_sides(32);
-  if (!walk)  // the block minima take rows up to 129 pixels
-    for (std::pair<int, int> wide : {std::pair<int, int>{1, 129}, {32, 129}, {3, 128}, {7, 64}, {31, 100}, {2, 127}})
-      elements.insert(wide);
+  for (std::pair<int, int> wide : {std::pair<int, int>{1, 129}, {32, 129}, {3, 128}, {7, 64}, {31, 100}, {2, 127}})
+    elements.insert(wide);
   const std::vector<int> segs = {0, 1, 7, 32, 256};
   const int every = under_sanitizer() ? 3 : 1;  // a third of the cases under compute-sanitizer (3 and 5 coprime)
   int n = 0;
@@ -261,13 +256,13 @@ void check_stream_kernel(bool walk) {
       CAPTURE(kh, kw, erode_, seg);
       auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
       small::morph_stream(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(), dense_h.cols(),
-                          kh, kw, seg, walk);
+                          kh, kw, seg);
       CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
       const int seg2 = segs[static_cast<std::size_t>(n + 2) % segs.size()];
       CAPTURE(seg2);
       auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
       small::morph_stream(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
-                          out_parent.cols(), r, c, kh, kw, seg2, walk);
+                          out_parent.cols(), r, c, kh, kw, seg2);
       const H<T> got = to_eigen(out_parent);
       CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
       CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
@@ -285,7 +280,7 @@ void check_stream_kernel(bool walk) {
           for (int seg : {0, 32, 128}) {
             CAPTURE(rr, cc, k, erode_, seg);
             auto out = DeviceMatrix<T>::constant(rr, cc, poison_value<T>(), big.stream());
-            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg, walk);
+            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg);
             CHECK(to_eigen(out) == want);
           }
         }
@@ -296,49 +291,20 @@ void check_stream_kernel(bool walk) {
     const H<T> tall_h = random_image<T>(70001, 5);
     const auto tall = to_device(tall_h);
     auto out = DeviceMatrix<T>::constant(70001, 5, poison_value<T>(), tall.stream());
-    small::morph_stream(true, tall.stream().native(), tall.data(), 5, out.data(), 5, 70001, 5, 3, 3, 1, walk);
+    small::morph_stream(true, tall.stream().native(), tall.data(), 5, out.data(), 5, 70001, 5, 3, 3, 1);
     CHECK(to_eigen(out) == morph_ref(tall_h, 3, 3, true));
   }
-  // The walk on awkward shapes (0, 1, primes, elements larger than the image), every fourth
-  // side pair.
-  if (walk) {
-    for (auto [rr, cc] : awkward_shapes(3, 300)) {
-      if (rr * cc > 40000) continue;  // keeps the reference quick
-      const H<T> h = random_image<T>(rr, cc);
-      const auto img = to_device(h);
-      int m = 0;
-      for (auto [kh, kw] : elements) {
-        if (++m % (4 * every) != 0) continue;
-        CAPTURE(shape(rr, cc), kh, kw);
-        auto out = DeviceMatrix<T>::constant(rr, cc, poison_value<T>(), img.stream());
-        small::morph_stream(m % 8 == 0, img.stream().native(), img.data(), cc, out.data(), cc, rr, cc, kh, kw, 0, true);
-        CHECK(to_eigen(out) == morph_ref(h, kh, kw, m % 8 == 0));
-      }
-    }
-  }
-  // Elements it does not take, u8 without the walk and a negative segment: invalid_argument
-  // before anything runs.
+  // Elements it does not take, and a negative segment: invalid_argument before anything runs.
   DeviceMatrix<T> out(8, 8, dense.stream());
-  std::vector<std::array<int, 3>> refused = {{33, 3, 0}, {3, 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}};
-  if (walk) refused.push_back({3, 33, 0});
-  for (auto [kh, kw, seg] : refused)
-    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg, walk),
-                    std::invalid_argument);
-  if (std::is_same_v<T, std::uint8_t>)
-    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, 3, 3, 0, false),
+  for (auto [kh, kw, seg] : std::vector<std::array<int, 3>>{{33, 3, 0}, {3, 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
+    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg),
                     std::invalid_argument);
 }
 }  // namespace
 
 TEST_CASE("the streaming kernel (morph_stream_kernel, float's path), every side up to 32 x 129, is exact",
           "[image][morph][stream]") {
-  check_stream_kernel<float>(false);
-}
-
-TEMPLATE_TEST_CASE("the streaming kernel with its row pass walked in registers (morph_row_walk), every side up to 32 x "
-                   "32, is exact",
-                   "[image][morph][stream][walk]", std::uint8_t, float) {
-  check_stream_kernel<TestType>(true);
+  check_stream_kernel();
 }
 
 

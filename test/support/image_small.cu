@@ -95,19 +95,10 @@ void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* ou
                 int kr, int kc, int shape, int batch) {
   morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape, batch);
 }
-template <class T>
-void morph_streamed(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
-                    int kc, int seg, bool walk) {
-  if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, walk);
-  else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, walk);
-}
 void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg, bool walk) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, walk);
-}
-void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg, bool walk) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, walk);
+                  Index cols, int kr, int kc, int seg) {
+  if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
+  else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {

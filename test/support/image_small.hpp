@@ -46,14 +46,10 @@ void morph_tile(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, st
                 Index rows, Index cols, int kr, int kc, int shape, int batch = 1);
 void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                 int kr, int kc, int shape, int batch = 1);
-/// One kernel streaming down strips (morph_stream_kernel), `seg` output rows a block (0: the
-/// launcher's choice); its row pass by block minima (float: any kr <= 32, kc <= 129) or walked in
-/// registers (walk, u8 and float: sides up to 32). std::invalid_argument for other elements and
-/// u8 without the walk.
+/// One kernel streaming down strips (morph_stream_kernel, float: any kr <= 32, kc <= 129), `seg`
+/// output rows a block (0: the launcher's choice). std::invalid_argument for other elements.
 void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg = 0, bool walk = false);
-void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg = 0, bool walk = false);
+                  Index cols, int kr, int kc, int seg = 0);
 /// The register-blocked filter2d (k = 3, 5, 7), device weights w (k x k, row-major).
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k);
