@@ -62,7 +62,7 @@ inline constexpr const char* kExprFinalKernelName = "devmat_expr_fin";  // arg m
 /// result and the leaves (narrower leaves load narrower vectors).
 int elementwise_vector(const Program& p);
 /// Units per thread of the flat element-wise path: all their loads are in flight at once
-/// (kernels/transform.cuh's rule: 4, or 2 for 16-element vectors), 1 for expressions with
+/// (4; 1 for 16-element vectors, bytes, which need registers to unpack), 1 for expressions with
 /// transcendental functions, whose inlined copies would multiply compile time for a
 /// compute-bound kernel.
 int elementwise_unroll(const Program& p);
