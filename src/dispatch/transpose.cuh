@@ -184,12 +184,14 @@ bool launch_transpose_few_rows_regs(const std::uint8_t* in, Index ld, std::uint8
   return false;
 }
 
-/// Whether u8 few rows (2 .. 16, out on 16 bytes) take transpose_few_rows_regs_kernel with pairs
-/// ("ours-rows16") before the byte vector kernels: off until the H200 measures it against them
-/// (issue 13: 16 x 2^24 0.557 of a copy, 8 x 2^24 0.655, 3 x 2^26 0.81, 5 x 40000001 0.815 on
-/// the byte vector kernels, which stage every run through shared memory and assembled it byte by
-/// byte; the register kernel moves each thread's 16 columns as whole vectors both ways).
-inline constexpr bool kTransposeFewRowsRegsDefault = false;
+/// The u8 row counts (out on 16 bytes) that take transpose_few_rows_regs_kernel with pairs
+/// ("ours-rows16") before the byte vector kernels, which stage every run through shared memory:
+/// 8 to 16. H200, ratios to a copy of the same bytes, byte vectors -> register kernel: 8 x 2^24
+/// 0.687 -> 0.925, 16 x 2^24 0.605 -> 0.633 (168 registers a thread at 16 rows: 19% occupancy,
+/// DRAM 44%, latency-bound); at 3 x 2^26 (0.84 -> 0.73) and 5 x 40000001 (0.84 -> 0.66) it
+/// loses, so fewer rows keep the byte vectors.
+inline constexpr Index kTransposeFewRowsRegsMin = 8;
+inline constexpr Index kTransposeFewRowsRegsMax = 16;
 
 /// transpose_few_cols_span_kernel<T, ld> where a few columns lie kL = ld (2 .. 16) elements
 /// apart (cols <= ld: a window of a narrow matrix, or dense, at any alignment of in; every row
@@ -247,12 +249,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
       return launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld,
                                         reinterpret_cast<std::uint8_t*>(out), rows, cols, stream);
     };
-    if constexpr (kTransposeFewRowsRegsDefault) {
-      if (rows <= kTransposeFewMax &&
-          launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                               reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
-        return true;
-    }
+    if (rows >= kTransposeFewRowsRegsMin && rows <= kTransposeFewRowsRegsMax &&
+        launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                             reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+      return true;
     if (rows <= kTransposeFewMax && bytes()) return true;  // few rows: the byte vectors first
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
     // Few dense columns the register kernels do not fit (with few rows the call above already
