@@ -265,9 +265,10 @@ bool row_vec_fits(const T* in, Index rows, Index cols, Index ld) {
 }
 
 /// Whether launch_row_sums sends the windows row_vec_fits takes to row_sums_vec_kernel instead of
-/// the staged tiles (false until a device run times ours-rowvec against ours on f32 16777216x3
-/// and 4194304x3: 0.771 and 0.882 of a CUB sum staged).
-constexpr bool kRowVecDefault = false;
+/// the staged tiles: for 4-byte elements. H200, ratio to a CUB sum of the same bytes, staged ->
+/// row_sums_vec_kernel: f32 4194304x3 0.888 -> 0.977, 16777216x3 0.780 -> 0.818 (the same run);
+/// int32 moves the same bytes; bytes were not timed, so they keep the staged tiles.
+template <class T> constexpr bool kRowVecDefault = sizeof(T) == 4;
 
 /// out[r] = sum of row r of the rows x cols row-major `in` (ld elements between row starts)
 /// on `stream`. `block_min_cols` overrides the configuration's switch from a warp to a block
@@ -289,7 +290,7 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     return launch_row_sums_flat<T, kRowFlatU>(s, in, rows, cols, ld, out);
   // Dense rows of 3 elements (kRowVecDefault): a thread per kVec16<T> rows, whole chunks.
   if constexpr (3 * sizeof(T) < 16)
-    if (kRowVecDefault && row_vec_fits(in, rows, cols, ld)) return launch_row_sums_vec<T, 3>(s, in, rows, out);
+    if (kRowVecDefault<T> && row_vec_fits(in, rows, cols, ld)) return launch_row_sums_vec<T, 3>(s, in, rows, out);
   const Index row_chunk_count = row_chunks(in, rows, cols, ld);
   // The rest (windows, rows off 16-byte boundaries, dense rows of 3, 5, 6 or 7 chunks; the
   // figures below were measured on dense rows of 4 and 8 chunks before the flat stream took them).
