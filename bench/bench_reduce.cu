@@ -389,8 +389,7 @@ int main(int argc, char** argv) {
   register_partial_typed<std::int32_t>(false, 67, 1000003);
   register_partial_typed<std::uint8_t>(false, 67, 1000003);
   // Their trials: the shared-memory tiles and the flat row stream (kRowFlatDefault), the
-  // element-tile column kernel and the short-wide kernel forced, for bytes the realigned words
-  // (ours-funnel-*, kColFunnelDefault).
+  // element-tile column kernel and the short-wide kernel forced.
   register_narrow_trials<double>(d::NarrowKind::row_sums, Index(1) << 23, 16);
   register_narrow_trials<std::int32_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
   register_narrow_trials<std::uint8_t>(d::NarrowKind::row_sums, Index(1) << 24, 16);
@@ -441,8 +440,7 @@ int main(int argc, char** argv) {
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{
            {Index(1) << 22, 3}, {Index(1) << 24, 3}, {Index(1) << 20, 33}, {1000003, 67}, {Index(1) << 24, 16}})
     register_narrow_trials(d::NarrowKind::col_sums_tall, r, c);
-  // Column sums of unaligned rows: the element tiles, the short-wide kernel (the realigned words
-  // take bytes only: their rows are u8 67x1000003's above).
+  // Column sums of unaligned rows: the element tiles, the short-wide kernel.
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{
            {67, 1000003}, {3, (Index(1) << 24) - 1}, {16385, 16383}, {1000003, 67}, {Index(1) << 20, 33}})
     register_narrow_trials(d::NarrowKind::col_sums_any, r, c);

@@ -5,9 +5,8 @@
 // of the grid. col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors of columns down
 // every row of a short-wide window) on windows ending before an inaccessible page, every element
 // outside them poisoned: rows around its U in flight, columns ending inside a thread's M vectors
-// and on block edges, dense and strided. col_sums_funnel_kernel (kernels/reduce.cuh: byte columns
-// from aligned words realigned per row) the same way, at every row offset within a word, and
-// row_sums_vec_kernel (kernels/reduce_narrow.cuh: dense rows of 3, kVec16<T> rows a thread).
+// and on block edges, dense and strided. row_sums_vec_kernel (kernels/reduce_narrow.cuh: dense
+// rows of 3, kVec16<T> rows a thread) the same way.
 
 #include <cstdint>
 #include <random>
@@ -162,57 +161,6 @@ TEST_CASE("emulated col_sums_wide_kernel: M vectors a thread, rows around U, blo
   check_wide_shapes<float, 1, 4, 1>();
   check_wide_shapes<float, 4, 4, 2>();
   check_wide_shapes<std::uint8_t, 1, 16, 8>();
-}
-
-namespace {
-/// Byte column sums of the rows x cols window at column c0 of a parent of ld bytes a row, in an
-/// allocation that starts on a 4-byte boundary (as a device allocation does) and ends on the
-/// window's last byte before an inaccessible page, every byte outside the window poisoned, by col_sums_funnel_kernel<M, U>,
-/// against exact sums, the output inside poisoned guards.
-template <int M, int U>
-void check_funnel(Index rows, Index cols, Index ld, Index c0) {
-  CAPTURE(M, U, rows, cols, ld, c0);
-  using Out = std::uint64_t;
-  // The parent's first `lead` bytes come before the window's first row (its start stays aligned).
-  const Index elems = (rows - 1) * ld + c0 + cols, lead = (4 - elems % 4) % 4;
-  GuardedBytes buf(static_cast<std::size_t>(lead + elems));
-  std::uint8_t* parent = buf.data() + lead;  // the window's first row starts at parent + c0
-  REQUIRE(reinterpret_cast<std::uintptr_t>(buf.data()) % 4 == 0);
-  for (Index e = -lead; e < elems; ++e) parent[e] = 200;
-  std::uniform_int_distribution<int> dist(0, 255);
-  std::vector<Out> want(static_cast<std::size_t>(cols), 0);
-  for (Index r = 0; r < rows; ++r)
-    for (Index c = 0; c < cols; ++c) {
-      const auto v = static_cast<std::uint8_t>(dist(emu::rng()));
-      parent[c0 + r * ld + c] = v;
-      want[static_cast<std::size_t>(c)] += v;
-    }
-  GuardedOut<Out> out(cols);
-  const auto blocks = static_cast<unsigned>((cols + 4 * 256 * M - 1) / (4 * 256 * M));
-  const std::uint8_t* in = parent + c0;
-  emu::launch(dim3(blocks), dim3(256), [&] { d::col_sums_funnel_kernel<M, U, Out>(in, rows, cols, ld, out.data()); });
-  out.check(want);
-}
-
-/// Rows around U and the 256-row fold of the 16-bit lanes; columns ending inside a word, inside a
-/// thread's M words and on a block's edge; dense (each row at another offset where cols is odd)
-/// and strided, the window starting at every offset within a word.
-template <int M, int U>
-void check_funnel_shapes() {
-  for (Index r : {Index(1), Index(3), Index(U + 1), Index(257)})
-    for (Index cols : {Index(1), Index(3), Index(4 * M + 1), Index(4 * 256 * M - 1), Index(4 * 256 * M + 5)})
-      for (Index c0 : {Index(0), Index(1), Index(2), Index(3)}) {
-        check_funnel<M, U>(r, cols, cols, c0);
-        check_funnel<M, U>(r, cols, cols + 7, c0);
-      }
-}
-}  // namespace
-
-TEST_CASE("emulated col_sums_funnel_kernel: every row offset in a word, rows around U and the fold, block edges",
-          "[reduce][emulation]") {
-  check_funnel_shapes<4, 8>();  // the library's configuration (kColFunnelM, kColFunnelU)
-  check_funnel_shapes<1, 8>();
-  check_funnel_shapes<4, 4>();
 }
 
 namespace {

@@ -467,25 +467,6 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
          partials.template as<const Acc>(), cols, chunks, out);
 }
 
-/// The most rows col_sums_funnel_kernel takes (a thread walks every row of its columns).
-constexpr Index kColFunnelMaxRows = 4096;
-/// Whether launch_col_sums takes col_sums_funnel_kernel for short-wide byte windows whose rows
-/// do not all start on 4-byte boundaries (false until a device run times it against the
-/// short-wide kernel's byte loads: ours-funnel-* beside ours on u8 67x1000003).
-constexpr bool kColFunnelDefault = false;
-/// Words a thread of col_sums_funnel_kernel realigns by default (4 columns each), rows in flight.
-constexpr int kColFunnelM = 4, kColFunnelU = 8;
-
-/// Column sums of a byte window of at most kColFunnelMaxRows rows, any start and ld, by aligned
-/// words realigned per row (col_sums_funnel_kernel: M words of 4 columns a thread, U rows in flight).
-template <int M = kColFunnelM, int U = kColFunnelU>
-void launch_col_sums_funnel(cudaStream_t s, const std::uint8_t* in, Index rows, Index cols, Index ld,
-                            sum_t<std::uint8_t>* out) {
-  const Index threads = ceil_div(cols, Index(4) * M);
-  launch(&col_sums_funnel_kernel<M, U, sum_t<std::uint8_t>>, static_cast<unsigned>(ceil_div(threads, kTeamThreads)),
-         kTeamThreads, 0, s, in, rows, cols, ld, out);
-}
-
 /// Column sums of a dense (ld == cols, or one row) matrix of 1..Threads columns read as one flat
 /// stream (col_sums_flat_kernel), then its block partials combined by col_chunks_kernel. The
 /// grid is a multiple of cols / gcd(cols, Threads * V), so that every thread's lanes keep
@@ -520,18 +501,9 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(cols) * sizeof(Out), stream.native()));
     return;
   }
-  const auto fits = [&](int v) { return col_vec_fits(in, rows, cols, ld, v); };
-  constexpr int VMax = kVec16<T>;
-  if (!fits(VMax)) {  // rows that do not all start on 16-byte boundaries
-    // Narrow and dense: one flat stream of vectors.
-    if ((ld == cols || rows == 1) && cols <= kColFlatThreads)
-      return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
-    // Short-wide bytes whose rows are not all 4-byte aligned (kColFunnelDefault): aligned words
-    // realigned per row, in place of the short-wide kernel's single bytes.
-    if constexpr (sizeof(T) == 1)
-      if (kColFunnelDefault && rows <= kColFunnelMaxRows && !fits(4))
-        return launch_col_sums_funnel(stream.native(), in, rows, cols, ld, out);
-  }
+  // Rows that do not all start on 16-byte boundaries, narrow and dense: one flat stream of vectors.
+  if (!col_vec_fits(in, rows, cols, ld, kVec16<T>) && (ld == cols || rows == 1) && cols <= kColFlatThreads)
+    return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
   with_col_vec(in, rows, cols, ld, [&](auto v) {
     launch_col_sums_v<T, decltype(v)::value, Cfg>(stream, in, rows, cols, ld, out);
   });
@@ -588,16 +560,6 @@ struct RowVecTrial {
   }
 };
 
-template <class T, int M, int U>
-struct FunnelTrial {
-  static bool takes(const T*, Index rows, Index cols, Index) {
-    return sizeof(T) == 1 && rows >= 1 && rows <= kColFunnelMaxRows && cols >= 1;
-  }
-  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    if constexpr (sizeof(T) == 1) launch_col_sums_funnel<M, U>(stream.native(), in, rows, cols, ld, out);
-  }
-};
-
 template <class T, class Cfg = DefaultColSumsConfig>
 struct ColElementTrial {
   static bool takes(const T*, Index rows, Index cols, Index) { return rows >= 1 && cols >= 1; }
@@ -636,7 +598,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 15;
+  static constexpr int kCount = 12;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -652,11 +614,6 @@ struct NarrowTrials {
       // Dense rows of 3 elements, kVec16<T> rows a thread as whole chunks (launch_row_sums_vec,
       // kRowVecDefault).
       narrow_trial<RowVecTrial<T>, T>("ours-rowvec", NarrowKind::row_sums),
-      // Short-wide byte column sums by realigned words (launch_col_sums_funnel<M, U>: M words a
-      // thread, U rows in flight; m4u8 is what kColFunnelDefault turns on); bytes only.
-      narrow_trial<FunnelTrial<T, 4, 8>, T>("ours-funnel-m4u8", NarrowKind::col_sums_any),
-      narrow_trial<FunnelTrial<T, 1, 8>, T>("ours-funnel-m1u8", NarrowKind::col_sums_any),
-      narrow_trial<FunnelTrial<T, 4, 4>, T>("ours-funnel-m4u4", NarrowKind::col_sums_any),
       // What unaligned rows take by default where the window is not short-wide: the element-wise
       // tiles (or a thread per vector of columns, the short-wide kernel), forced.
       narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any),
