@@ -140,9 +140,12 @@ TEST_CASE("gemm model: few output tiles and a long k split k, within the workspa
   // The partial sums of a split never take more than 1 GiB.
   const GemmPlan big = plan_f32(16384, 16384, 1 << 22, true, GemmDevice{4, 90});
   CHECK(static_cast<double>(big.splits) * 16384 * 16384 * 4 <= double(1 << 30));
-  // A slice is never shorter than the minimum split depth.
+  // A slice is never shorter than the minimum split depth: one k tile where the product is
+  // latency-bound, gemm_min_split_k's depth elsewhere.
   const GemmPlan shallow = plan_f32(32, 32, 300);
-  CHECK(shallow.splits <= std::max(1, 300 / gemm_min_split_k(config_of(shallow).bk)));
+  CHECK(shallow.splits <= std::max(1, 300 / gemm_min_split_k(config_of(shallow).bk, true)));
+  const GemmPlan deeper = plan_f32(256, 256, 2048);
+  CHECK(deeper.splits <= std::max(1, 2048 / gemm_min_split_k(config_of(deeper).bk)));
 }
 
 TEST_CASE("gemm model: effective splits give every slice the same whole number of k tiles") {
@@ -434,7 +437,7 @@ TEST_CASE("gemm model: the tail split runs whole rounds, and a sparse last round
   CHECK(t.main_tiles == 132);
   CHECK(t.splits == 3);
   CHECK(gemm_tail_plan(h200, 136, 132, 1, 200, 32, 8).splits == 1);
-  // The DMMA "-cl" tiles: forced-only per the switch, 2 slices at 1024^3 (64 tiles), and the
+  // The DMMA "-cl" tiles: automatic per the switch, 2 slices at 1024^3 (64 tiles), and the
   // tail modelled faster than the base tile at 8192^3.
   const std::vector<GemmConfigInfo> configs = gemm_configs<double>();
   for (const char* name : {"pipe-128x128x16-k4-w16-cl", "pipe-128x128x32-k4-w16-cl"}) {
@@ -457,20 +460,22 @@ TEST_CASE("gemm model: the tail split runs whole rounds, and a sparse last round
 TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1, U2a)") {
   // Shapes with every configuration measured (bench_gemm's ours-<config> rows): the fastest.
   // 128x128x4096 keeps tf32x3-64x64x32 (9.999 TFLOP/s; 64x64x16 10.04, inside the noise).
-  CHECK(h200_plan(GemmElement::f32, 47, 53, 804) == "64x64x16 s=11");
+  // 47x53x804, latency-bound (gemm_min_split_k): slices of 2 k tiles. The session 10 run: 11
+  // slices 0.81 of cuBLAS, 13 slices 0.89.
+  CHECK(h200_plan(GemmElement::f32, 47, 53, 804) == "64x64x16 s=26");
   CHECK(h200_plan(GemmElement::f32, 128, 128, 4096) == "tf32x3-64x64x32 s=32");
   CHECK(h200_plan(GemmElement::f32, 65536, 64, 64) == "tf32x3r-128x64x32-2b s=1");  // 23.62, was 64x64x16's 20.55
   CHECK(h200_plan(GemmElement::f32, 1000, 1000, 1000) == "wgmma-128x128x32-cl s=2");  // 60.1, was 53.5
   // 777^3: the cluster tile at 2 slices, as at 1000^3 (its one measured row there had 5:
   // 5-CTA clusters, 18.95); the plain wgmma tile at 2 slices measured 21.83, 64x64x16 20.14.
   CHECK(h200_plan(GemmElement::f32, 777, 777, 777) == "wgmma-128x128x32-cl s=2");
-  CHECK(h200_plan(GemmElement::f64, 1024, 1024, 1024) == "pipe-64x64x32-k16 s=1");
+  // Double 1000^3 to 1024^3 and 8192^3: the cluster-summed DMMA tiles (session 10, of cuBLAS:
+  // 1000^3 0.848 -> 0.876, 1024^3 0.836 -> 0.847 with 2 slices; 8192^3 0.869 -> 0.895 with its
+  // last round's tiles split).
+  CHECK(h200_plan(GemmElement::f64, 1024, 1024, 1024) == "pipe-128x128x32-k4-w16-cl s=2");
   CHECK(h200_plan(GemmElement::f64, 2048, 2048, 2048) == "pipe-128x128x32-k4-w16 s=1");
   CHECK(h200_plan(GemmElement::f64, 4096, 4096, 4096) == "pipe-128x128x32-k4-w16 s=1");
-  // 8192^3: pipe-128x128x32-k8 measured 50.48 against 49.11; the same tile and occupancy as
-  // k4-w16, which wins at 2048^3 and 4096^3, so the model (one rate a configuration) cannot
-  // tell them apart by size: it keeps k4-w16.
-  CHECK(h200_plan(GemmElement::f64, 8192, 8192, 8192) == "pipe-128x128x32-k4-w16 s=1");
+  CHECK(h200_plan(GemmElement::f64, 8192, 8192, 8192) == "pipe-128x128x32-k4-w16-cl s=1");
   // Shapes measured with the default only (bench/RESULTS.md): the picks they were measured with.
   CHECK(h200_plan(GemmElement::f32, 512, 512, 512) == "tf32x3-64x64x32 s=4");
   // 256^3: 64x64x16 s=4 measured 3.65 TFLOP/s (runs T3 to U2a); tf32x3-64x64x32 s=2, which a
@@ -484,7 +489,7 @@ TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1
   CHECK(h200_plan(GemmElement::f32, 8192, 8192, 64) == "wgmma-128x128x32 s=1");
   CHECK(h200_plan(GemmElement::f32, 64, 8192, 8192) == "tf32x3-64x256x32 s=4");
   CHECK(h200_plan(GemmElement::f32, 5003, 3007, 4001) == "wgmma-128x128x32 s=1");
-  CHECK(h200_plan(GemmElement::f64, 1000, 1000, 1000) == "pipe-64x64x32-k16 s=1");
+  CHECK(h200_plan(GemmElement::f64, 1000, 1000, 1000) == "pipe-128x128x32-k4-w16-cl s=2");
   // 1024^3 float (measured 58.21 with wgmma s=2): the cluster tile, as at 1000^3 (same tiles).
   CHECK(h200_plan(GemmElement::f32, 1024, 1024, 1024) == "wgmma-128x128x32-cl s=2");
 }

@@ -109,7 +109,7 @@ double gemm_efficiency(GemmElement element, const std::string& config, int arch)
   return kGemmUnknownEfficiency;
 }
 
-int gemm_min_split_k(int bk) { return std::max(4 * bk, 64); }
+int gemm_min_split_k(int bk, bool latency_bound) { return latency_bound ? bk : std::max(4 * bk, 64); }
 
 int gemm_effective_splits(int k, int bk, int splits) {
   const long long k_tiles = ceil_div(static_cast<long long>(k), bk);
@@ -213,7 +213,8 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   const GemmArchModel& model = gemm_arch_model(dev.arch);
   const double eff = gemm_efficiency(p.element, c.name, dev.arch);
   const long long elem_bytes = p.element == GemmElement::f64 ? 8 : 4;
-  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk));
+  const bool latency_bound = static_cast<double>(p.m) * p.n * p.k < kGemmTf32MinFma;
+  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk, latency_bound));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
   const int max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : kGemmMaxSplits;

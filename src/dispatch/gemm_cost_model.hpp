@@ -85,8 +85,11 @@ const GemmArchModel& gemm_arch_model(int arch);
 double gemm_efficiency(GemmElement element, const std::string& config, int arch);
 constexpr double kGemmUnknownEfficiency = 0.5;
 
-/// k slices of at least this many k (a shorter slice is mostly pipeline fill).
-int gemm_min_split_k(int bk);
+/// k slices of at least this many k (a shorter slice is mostly pipeline fill), or of one k tile
+/// where the product is latency-bound (below kGemmTf32MinFma multiply-adds: a few CTAs, each
+/// one's k loop is the time; H200, 47x53x804 on 64x64x16, one tile split 11 ways (5 k tiles a
+/// slice) ran 0.81 of cuBLAS, 13 ways (4) 0.89, every k tile less about 0.1 of cuBLAS's time).
+int gemm_min_split_k(int bk, bool latency_bound = false);
 /// `splits` rounded to what the k tiles allow: every slice has ceil(k_tiles / splits) tiles.
 int gemm_effective_splits(int k, int bk, int splits);
 
@@ -139,11 +142,13 @@ double gemm_pad_seconds(const GemmArchModel& model, const GemmProblem& p, const 
 inline constexpr bool kGemmClusterSplitKWgmma = true;
 
 /// Whether gemm may pick the DMMA tiles that sum their k slices in a cluster
-/// ("pipe-128x128x16-k4-w16-cl", "pipe-128x128x32-k4-w16-cl"; tail_split too) on its own.
-/// Forced-only until a device run has timed them (issue 13: 1000^3-1024^3 with s=2, 8192^3's
-/// tail): true lets the model take them wherever it models them faster than their base tiles
-/// (their rates in gemm_cost_model.cpp are their base tiles').
-inline constexpr bool kGemmClusterSplitKDmma = false;
+/// ("pipe-128x128x16-k4-w16-cl", "pipe-128x128x32-k4-w16-cl"; tail_split too) on its own,
+/// wherever the model takes them for faster than their base tiles (their rates in
+/// gemm_cost_model.cpp are their base tiles'). H200, session 10, of cuBLAS DGEMM, before ->
+/// forced: 1000^3 0.848 -> 0.876-0.887 (2 slices), 1024^3 0.836 -> 0.847-0.866 (2 slices),
+/// 4096^3 0.958 -> 0.961-0.969, 8192^3 0.869 -> 0.895 (the last round's tiles in 8 slices);
+/// 2048^3 the same (0.88).
+inline constexpr bool kGemmClusterSplitKDmma = true;
 
 /// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
 constexpr double kGemmTf32MinFma = 1 << 22;
