@@ -55,6 +55,21 @@ class GuardedOut {
 /// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
 /// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U> on
 /// `blocks` blocks of 256 threads, against exact sums, the output inside poisoned guards.
+/// Fills the dense rows x cols `in` with random values (bytes over their whole range) and
+/// returns each row's sum.
+template <class T>
+std::vector<d::sum_acc_t<T>> fill_dense_rows(T* in, Index rows, Index cols) {
+  std::uniform_int_distribution<int> dist(0, std::is_same_v<T, std::uint8_t> ? 255 : 100);
+  std::vector<d::sum_acc_t<T>> want(static_cast<std::size_t>(rows), d::sum_acc_t<T>(0));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) {
+      const T v = static_cast<T>(dist(emu::rng()));
+      in[r * cols + c] = v;
+      want[static_cast<std::size_t>(r)] += static_cast<d::sum_acc_t<T>>(v);
+    }
+  return want;
+}
+
 template <class T, int C, int U>
 void check_flat(Index rows, unsigned blocks) {
   CAPTURE(sizeof(T), C, U, rows, blocks);
@@ -65,14 +80,7 @@ void check_flat(Index rows, unsigned blocks) {
   GuardedBytes buf(static_cast<std::size_t>(n) * sizeof(T));
   T* in = reinterpret_cast<T*>(buf.data());
   REQUIRE(reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
-  std::uniform_int_distribution<int> dist(0, std::is_same_v<T, std::uint8_t> ? 255 : 100);
-  std::vector<Acc> want(static_cast<std::size_t>(rows), Acc(0));
-  for (Index r = 0; r < rows; ++r)
-    for (Index c = 0; c < cols; ++c) {
-      const T v = static_cast<T>(dist(emu::rng()));
-      in[r * cols + c] = v;
-      want[static_cast<std::size_t>(r)] += static_cast<Acc>(v);
-    }
+  const std::vector<Acc> want = fill_dense_rows(in, rows, cols);
   GuardedOut<Out> out(rows);
   emu::launch(dim3(blocks), dim3(256), [&] { d::row_sums_flat_kernel<T, Out, C, U>(in, rows, out.data()); });
   out.check(want);
@@ -178,14 +186,7 @@ void check_vec(Index rows) {
   GuardedBytes buf(static_cast<std::size_t>(padded));
   T* in = reinterpret_cast<T*>(buf.data());
   REQUIRE(reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
-  std::uniform_int_distribution<int> dist(0, std::is_same_v<T, std::uint8_t> ? 255 : 100);
-  std::vector<Acc> want(static_cast<std::size_t>(rows), Acc(0));
-  for (Index r = 0; r < rows; ++r)
-    for (Index c = 0; c < C; ++c) {
-      const T v = static_cast<T>(dist(emu::rng()));
-      in[r * C + c] = v;
-      want[static_cast<std::size_t>(r)] += static_cast<Acc>(v);
-    }
+  const std::vector<Acc> want = fill_dense_rows(in, rows, Index(C));
   GuardedOut<Out> out(rows);
   const Index threads = (rows + d::kVec16<T> - 1) / d::kVec16<T>;
   emu::launch(dim3(static_cast<unsigned>((threads + 255) / 256)), dim3(256),
