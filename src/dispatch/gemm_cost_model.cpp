@@ -143,6 +143,10 @@ GemmTail gemm_tail_plan(const GemmArchModel& model, long long tiles, int sms, in
 }
 
 namespace {
+/// Whether `p` is latency-bound (below kGemmTf32MinFma multiply-adds): it stays on the CUDA
+/// cores, and its k may be cut down to slices of one k tile (gemm_min_split_k).
+bool gemm_latency_bound(const GemmProblem& p) { return static_cast<double>(p.m) * p.n * p.k < kGemmTf32MinFma; }
+
 /// Seconds of one launch of `ctas` CTAs of `work` multiply-adds each at `rate` per SM, over
 /// `usable` SMs that hold `occ` CTAs each, in rounds; `rounds` gets the CTAs' rounds.
 double rounds_seconds(const GemmArchModel& model, long long ctas, double work, double rate, long long usable, int occ,
@@ -213,8 +217,7 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   const GemmArchModel& model = gemm_arch_model(dev.arch);
   const double eff = gemm_efficiency(p.element, c.name, dev.arch);
   const long long elem_bytes = p.element == GemmElement::f64 ? 8 : 4;
-  const bool latency_bound = static_cast<double>(p.m) * p.n * p.k < kGemmTf32MinFma;
-  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk, latency_bound));
+  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk, gemm_latency_bound(p)));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
   const int max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : kGemmMaxSplits;
@@ -261,7 +264,7 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
     return plan;
   }
   const bool tf32 = p.tf32_allowed && dev.arch >= 80;  // the TF32 MMA exists from sm_80 on
-  const bool tiny = static_cast<double>(p.m) * p.n * p.k < kGemmTf32MinFma;
+  const bool tiny = gemm_latency_bound(p);
   double best_t = 0;
   bool found = false;
   for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
