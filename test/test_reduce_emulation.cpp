@@ -52,9 +52,6 @@ class GuardedOut {
   std::vector<Out> buf_;
 };
 
-/// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
-/// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U> on
-/// `blocks` blocks of 256 threads, against exact sums, the output inside poisoned guards.
 /// Fills the dense rows x cols `in` with random values (bytes over their whole range) and
 /// returns each row's sum.
 template <class T>
@@ -70,6 +67,9 @@ std::vector<d::sum_acc_t<T>> fill_dense_rows(T* in, Index rows, Index cols) {
   return want;
 }
 
+/// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
+/// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U> on
+/// `blocks` blocks of 256 threads, against exact sums, the output inside poisoned guards.
 template <class T, int C, int U>
 void check_flat(Index rows, unsigned blocks) {
   CAPTURE(sizeof(T), C, U, rows, blocks);
