@@ -968,22 +968,19 @@ transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Ind
   }
 }
 
-/// The 16 kN bytes of 16 columns of kN rows in output (interleaved) order: x[i] holds bytes
-/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t. Byte
-/// permutes only (the shift-and-mask assembly byte by byte took ~4 instructions a byte in PTX):
-/// kN a multiple of 4 as 4 x 4 blocks (2 permutes an output word), else each output word from
-/// its two byte pairs (3).
-template <int kN>
-__device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)[kN]) {
-  unsigned xw[kN][4];
-#pragma unroll
-  for (int i = 0; i < kN; ++i) xw[i][0] = x[i].x, xw[i][1] = x[i].y, xw[i][2] = x[i].z, xw[i][3] = x[i].w;
-  unsigned yw[4 * kN];
+/// The 4 kQ kN bytes of 4 kQ columns of kN rows in output (interleaved) order, as words: xw[i]
+/// holds bytes t = 0 .. 4 kQ - 1 of row i; byte t kN + i of yw (word (t kN + i) / 4) gets
+/// xw[i]'s byte t. Byte permutes only (the shift-and-mask assembly byte by byte took ~4
+/// instructions a byte in PTX): kN a multiple of 4 as 4 x 4 blocks (2 permutes an output word),
+/// else each output word from its two byte pairs (3). kQ = 4: 16 columns (interleave_rows), 2: 8
+/// (a thread's half of them).
+template <int kN, int kQ>
+__device__ __forceinline__ void interleave_row_words(const unsigned (&xw)[kN][kQ], unsigned (&yw)[kQ * kN]) {
   if constexpr (kN % 4 == 0) {
 #pragma unroll
     for (int b = 0; b < kN / 4; ++b)  // rows 4b .. 4b + 3
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {  // columns 4q .. 4q + 3 (word q of each row)
+      for (int q = 0; q < kQ; ++q) {  // columns 4q .. 4q + 3 (word q of each row)
         unsigned c[4];                // column 4q + k, rows 4b .. 4b + 3: out word (4q + k) kN / 4 + b
         transpose_bytes_4x4(xw[4 * b][q], xw[4 * b + 1][q], xw[4 * b + 2][q], xw[4 * b + 3][q], c[0], c[1], c[2],
                             c[3]);
@@ -992,7 +989,7 @@ __device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)
       }
   } else {
 #pragma unroll
-    for (int w = 0; w < 4 * kN; ++w) {
+    for (int w = 0; w < kQ * kN; ++w) {
       unsigned half[2];  // out bytes 4w, 4w + 1 and 4w + 2, 4w + 3 in their low bytes
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -1003,6 +1000,18 @@ __device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)
       yw[w] = __byte_perm(half[0], half[1], 0x5410);
     }
   }
+}
+
+/// The 16 kN bytes of 16 columns of kN rows in output (interleaved) order: x[i] holds bytes
+/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t
+/// (interleave_row_words).
+template <int kN>
+__device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)[kN]) {
+  unsigned xw[kN][4];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) xw[i][0] = x[i].x, xw[i][1] = x[i].y, xw[i][2] = x[i].z, xw[i][3] = x[i].w;
+  unsigned yw[4 * kN];
+  interleave_row_words<kN, 4>(xw, yw);
 #pragma unroll
   for (int s = 0; s < kN; ++s) y[s] = make_uint4(yw[4 * s], yw[4 * s + 1], yw[4 * s + 2], yw[4 * s + 3]);
 }
