@@ -15,7 +15,8 @@
 // where 16-byte vectors line up (transpose_few_rows_vec_kernel / transpose_few_cols_vec_kernel),
 // or, for bytes, as realigned 16-byte vectors (transpose_few_rows_bytes_kernel /
 // transpose_few_cols_bytes_kernel), or in registers at any alignment, byte permutes and no
-// shared memory (transpose_few_rows_regs_kernel), and few columns at most 16 elements apart as
+// shared memory (transpose_few_rows_regs_kernel; transpose_few_rows_half_kernel on half the
+// columns a thread, for more warps in flight), and few columns at most 16 elements apart as
 // one span of 16-byte vectors (transpose_few_cols_span_kernel). Device code only; dispatch/transpose.cuh picks the kernel
 // and launches it.
 #pragma once
@@ -973,7 +974,7 @@ transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Ind
 /// xw[i]'s byte t. Byte permutes only (the shift-and-mask assembly byte by byte took ~4
 /// instructions a byte in PTX): kN a multiple of 4 as 4 x 4 blocks (2 permutes an output word),
 /// else each output word from its two byte pairs (3). kQ = 4: 16 columns (interleave_rows), 2: 8
-/// (a thread's half of them).
+/// (transpose_few_rows_half_kernel).
 template <int kN, int kQ>
 __device__ __forceinline__ void interleave_row_words(const unsigned (&xw)[kN][kQ], unsigned (&yw)[kQ * kN]) {
   if constexpr (kN % 4 == 0) {
@@ -1168,6 +1169,121 @@ transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, u
       const int v = lane * kN + s;
       store_vec_bytes(run + 16 * v, y[s], 0, valid - 16 * v);
     }
+  }
+}
+
+/// The aligned 8-byte word at p (p < end) as two 32-bit words; its bytes from `end` on are
+/// neither read nor used (read as 0), as load_vec_before.
+__device__ __forceinline__ void load_word8_before(const unsigned char* p, const unsigned char* end, unsigned& w0,
+                                                  unsigned& w1) {
+  if (end - p >= 8) {
+    const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+    w0 = v.x, w1 = v.y;
+    return;
+  }
+  const Index n0 = end - p, n1 = n0 - 4;
+  w0 = load_word_bytes(p, 0, n0 < 4 ? static_cast<int>(n0) : 4);
+  w1 = n1 <= 0 ? 0u : load_word_bytes(p + 4, 0, static_cast<int>(n1));
+}
+
+/// Bytes [m, m + 8) of the 16 bytes lo0 lo1 hi0 hi1 (0 <= m < 8, the same across a warp): a
+/// word select by m / 4, funnel shifts by m % 4 (bytes_from on 8-byte words).
+__device__ __forceinline__ void bytes_from8(unsigned lo0, unsigned lo1, unsigned hi0, unsigned hi1, int m,
+                                            unsigned& w0, unsigned& w1) {
+  const bool q = m >= 4;
+  const int s = 8 * (m & 3);
+  const unsigned r0 = q ? lo1 : lo0, r1 = q ? hi0 : lo1, r2 = q ? hi1 : hi0;
+  w0 = __funnelshift_r(r0, r1, s);
+  w1 = __funnelshift_r(r1, r2, s);
+}
+
+/// Warps a block of transpose_few_rows_half_kernel: 4 (at 72 registers a thread, 16 rows, 7
+/// blocks an SM: 28 warps of 64; blocks of 2 warps would fit 14, the same 28).
+inline constexpr int kFewRowsHalfWarps = 4;
+
+/// transpose_few_rows_regs_kernel on 8 columns a thread instead of 16, for the row counts where
+/// that one runs out of warps (H200, 16 x 2^24 bytes: 168 registers a thread, 18.75% occupancy,
+/// DRAM 44%, 14.3 cycles an issued instruction, 0.633 of a copy; 8 rows, 96 registers: 0.925).
+/// out (dense, cols x kN, aligned to 16) holds out[j kN + i] = in[i ld + j], at any alignment of
+/// in and ld, 2 <= kN <= 16. Lane L of a warp takes columns [8 L, 8 L + 8) of its 256: of each
+/// row the aligned 8-byte word under them, shifted into place with its neighbour's (shuffle)
+/// where the row is off its 8 bytes. The warp's 33rd word of row i (lane 31's neighbour) is
+/// loaded by lane i and shuffled to lane 31 (one word pair a lane, where
+/// transpose_few_rows_regs_kernel keeps a vector of every row in every lane for lane 31: 4 kN
+/// registers). The 8 columns are interleaved by byte permutes into the lane's 8 kN output bytes
+/// (2 kN words); lanes 2p and 2p + 1 hold the 16 kN bytes [16 kN p, 16 kN (p + 1)) of the warp's
+/// run, kN vectors on a vector whatever kN (odd kN: the odd lane's bytes start half a vector in),
+/// and store them as whole vectors, the even lane vector 2t of the pair's run and the odd lane
+/// vector 2t + 1 (each word it does not hold from the other lane by shuffle), so that each
+/// store writes the pair's 32 adjacent bytes. Registers a thread (sm_90, ptxas): 48 at 9 rows,
+/// 56 at 12, 72 at 16, against transpose_few_rows_regs_kernel's 117, 128 and 168 (the list at
+/// kTransposeFewRowsHalfDefault, dispatch/transpose.cuh).
+template <int kN>
+__global__ void __launch_bounds__(32 * kFewRowsHalfWarps)
+transpose_few_rows_half_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
+                               Index cols) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_half_kernel: 2 to 16 rows");
+  constexpr int kWords = 2 * kN;  // output words a lane
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const Index j0 = (blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x - lane) * 8;  // the warp's columns
+  if (j0 >= cols) return;  // the whole warp
+  const unsigned char* in_end = in + (kN - 1) * ld + cols;  // past the last element
+
+  unsigned raw[kN][2];  // the aligned word under the lane's columns, of each row
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const unsigned char* row = in + i * ld;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 7u);
+    const unsigned char* p = row + j0 - m + 8 * lane;
+    raw[i][0] = raw[i][1] = 0u;
+    if (p < row + cols) load_word8_before(p, in_end, raw[i][0], raw[i][1]);
+  }
+  unsigned ext[2] = {0u, 0u};  // lane i < kN: word 32 of row i, where the row is off its word
+  if (lane < kN) {
+    const unsigned char* row = in + lane * ld;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 7u);
+    const unsigned char* p32 = row + j0 - m + 256;
+    if (m != 0 && p32 < row + cols) load_word8_before(p32, in_end, ext[0], ext[1]);
+  }
+  unsigned x[kN][2];  // columns [8 L, 8 L + 8) of each row
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in + i * ld + j0) & 7u);
+    if (m == 0) {  // the same for the whole warp
+      x[i][0] = raw[i][0], x[i][1] = raw[i][1];
+    } else {
+      const unsigned n0 = __shfl_down_sync(0xffffffffu, raw[i][0], 1), n1 = __shfl_down_sync(0xffffffffu, raw[i][1], 1);
+      const unsigned e0 = __shfl_sync(0xffffffffu, ext[0], i), e1 = __shfl_sync(0xffffffffu, ext[1], i);
+      bytes_from8(raw[i][0], raw[i][1], lane == 31 ? e0 : n0, lane == 31 ? e1 : n1, m, x[i][0], x[i][1]);
+    }
+  }
+  unsigned y[kWords];  // bytes [8 kN L, 8 kN (L + 1)) of the warp's run
+  interleave_row_words<kN, 2>(x, y);
+
+  // Pair run word w (0 <= w < 4 kN): the even lane's y[w] below 2 kN, the odd lane's y[w - 2 kN]
+  // from there. Store t writes the pair's vectors 2t (even lane) and 2t + 1 (odd lane).
+  const bool odd = (lane & 1) != 0;
+  const int pair_off = (lane >> 1) * 16 * kN;  // the pair's run in the warp's, bytes
+  unsigned char* run = out + j0 * kN + pair_off;
+  const int valid = static_cast<int>((cols - j0 < 256 ? cols - j0 : 256) * kN) - pair_off;  // bytes of the pair's run
+#pragma unroll
+  for (int t = 0; t < (kN + 1) / 2; ++t) {
+    unsigned w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int we = 8 * t + k, wo = 8 * t + 4 + k;  // the word each lane stores, in the pair's run
+      const bool even_needs = we >= kWords, odd_needs = wo < kWords;  // from the other lane
+      unsigned got = 0u;
+      if (even_needs || odd_needs) {
+        const unsigned give = odd ? (even_needs ? y[we - kWords] : 0u) : (odd_needs ? y[wo] : 0u);
+        got = __shfl_sync(0xffffffffu, give, lane ^ 1);
+      }
+      const unsigned we_val = even_needs ? got : y[we];
+      const unsigned wo_val = odd_needs ? got : (wo - kWords < kWords ? y[wo - kWords] : 0u);
+      w[k] = odd ? wo_val : we_val;
+    }
+    const int v = 2 * t + (odd ? 1 : 0);  // the vector of the pair's run this lane stores
+    if (v < kN) store_vec_bytes(run + 16 * v, make_uint4(w[0], w[1], w[2], w[3]), 0, valid - 16 * v);
   }
 }
 
