@@ -279,16 +279,17 @@ TEST_CASE("emulated transpose_few_cols_span_kernel at every input and output off
 // strides dense and odd, columns around a thread's 16, a warp's 512 and a block's columns, into
 // a poisoned output whose guards must stay poisoned.
 namespace {
-template <int kN = 2>
+template <bool kLaneExt = false, int kN = 2>
 void launch_rows_regs_emu(bool pairs, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols) {
   if constexpr (kN <= 16) {
-    if (rows != kN) return launch_rows_regs_emu<kN + 1>(pairs, in, ld, out, rows, cols);
+    if (rows != kN) return launch_rows_regs_emu<kLaneExt, kN + 1>(pairs, in, ld, out, rows, cols);
     constexpr Index kThreads = 32 * d::kFewRowsRegsWarps;
     const dim3 grid(static_cast<unsigned>((cols + 16 * kThreads - 1) / (16 * kThreads)));
     if (pairs && kN % 2 == 0)
-      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, kN % 2 == 0>(in, ld, out, cols); });
+      emu::launch(grid, dim3(kThreads),
+                  [&] { d::transpose_few_rows_regs_kernel<kN, kN % 2 == 0, kLaneExt>(in, ld, out, cols); });
     else
-      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, false>(in, ld, out, cols); });
+      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, false, kLaneExt>(in, ld, out, cols); });
   } else {
     FAIL("launch_rows_regs_emu: more than 16 rows");
   }
@@ -345,6 +346,13 @@ void check_rows_regs(bool pairs, Index rows, Index cols, Index ld, Index c0, Ind
                     rows, cols, ld, c0, pre);
 }
 
+/// The kLaneExt variant ("ours-rows16e"): pairs where kN is even.
+void check_rows_regs_lane_ext(Index rows, Index cols, Index ld, Index c0, Index pre) {
+  check_rows_kernel([&](const std::uint8_t* in, Index l, std::uint8_t* out, Index r,
+                        Index c) { launch_rows_regs_emu<true>(true, in, l, out, r, c); },
+                    rows, cols, ld, c0, pre);
+}
+
 void check_rows_half(Index rows, Index cols, Index ld, Index c0, Index pre) {
   check_rows_kernel(&launch_rows_half_emu<>, rows, cols, ld, c0, pre);
 }
@@ -368,6 +376,24 @@ TEST_CASE("emulated transpose_few_rows_regs_kernel at every input offset into a 
       check_rows_regs(pairs, 16, 1100, 1100, 0, pre);  // dense, rows of whole vectors when pre is 0
       check_rows_regs(pairs, 5, 1033, 1033, 0, pre);
       check_rows_regs(pairs, 8, 700, 709, 3, pre);
+    }
+}
+
+// The kLaneExt variant (lane i loads row i's 33rd vector for lane 31): every row count, columns
+// around a lane's 16 and a warp's 512, odd counts, at every input offset into a vector.
+TEST_CASE("emulated transpose_few_rows_regs_kernel with lane-loaded 33rd vectors equals the transpose",
+          "[transpose][emulation][rows16e]") {
+  int n = 0;
+  for (Index rows = 2; rows <= 16; ++rows)
+    for (Index cols : {1, 15, 17, 511, 513, 1031, 2063}) {
+      check_rows_regs_lane_ext(rows, cols, cols, 0, n % 16);
+      check_rows_regs_lane_ext(rows, cols, cols + 2 * (n % 7) + 3, n % 5, 0);
+      ++n;
+    }
+  for (Index pre = 0; pre < 16; ++pre)
+    for (Index rows = 9; rows <= 16; ++rows) {
+      check_rows_regs_lane_ext(rows, 1100, 1100, 0, pre);
+      check_rows_regs_lane_ext(rows, 1033, 1033 + 2 * rows + 1, 3, pre);
     }
 }
 

@@ -509,11 +509,14 @@ __device__ __forceinline__ uint4 shfl_up_vec(const uint4& v, int width) {
 __device__ __forceinline__ uint4 select_vec(bool c, uint4 a, uint4 b) {
   return make_uint4(c ? a.x : b.x, c ? a.y : b.y, c ? a.z : b.z, c ? a.w : b.w);
 }
-/// Lane ^ 1's vector (every lane of the warp calls it).
-__device__ __forceinline__ uint4 shfl_pair_vec(const uint4& v) {
-  const int src = static_cast<int>(threadIdx.x & 31) ^ 1;
+/// Lane src's vector (every lane of the warp calls it).
+__device__ __forceinline__ uint4 shfl_vec(const uint4& v, int src) {
   return make_uint4(__shfl_sync(0xffffffffu, v.x, src), __shfl_sync(0xffffffffu, v.y, src),
                     __shfl_sync(0xffffffffu, v.z, src), __shfl_sync(0xffffffffu, v.w, src));
+}
+/// Lane ^ 1's vector (every lane of the warp calls it).
+__device__ __forceinline__ uint4 shfl_pair_vec(const uint4& v) {
+  return shfl_vec(v, static_cast<int>(threadIdx.x & 31) ^ 1);
 }
 
 /// The aligned 16-byte vector at p (p < end); its bytes from `end` on are neither read nor used
@@ -1112,8 +1115,11 @@ inline constexpr int kFewRowsRegsWarps = 2;  // ~190 registers a thread at 16 ro
 /// [16 g kN, 16 (g + 1) kN): kN vectors on a vector whatever kN, stored whole but at the
 /// matrix's end. kPairs (even kN): lanes 2p and 2p + 1 trade one vector each before every two
 /// stores, so that a store writes their runs' vectors s, s + 1 side by side as whole 32-byte
-/// sectors (else a warp's store writes 32 half sectors 16 kN bytes apart).
-template <int kN, bool kPairs>
+/// sectors (else a warp's store writes 32 half sectors 16 kN bytes apart). kLaneExt: lane i < kN
+/// loads row i's vector 32 and shuffles it to lane 31, instead of every lane keeping a vector of
+/// every row for lane 31 (4 kN registers; ptxas, sm_90, 16 rows: 96 registers a thread against
+/// 168, 12 rows 80 against 128, 9 rows 66 against 117).
+template <int kN, bool kPairs, bool kLaneExt = false>
 __global__ void __launch_bounds__(32 * kFewRowsRegsWarps)
 transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
                                Index cols) {
@@ -1124,15 +1130,24 @@ transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, u
   if (j0 >= cols) return;  // the whole warp
   const unsigned char* in_end = in + (kN - 1) * ld + cols;  // past the last element
 
-  uint4 raw[kN], ext[kN];  // ext: lane 31's vector 32 of a row off its vector
+  // ext: lane 31's vector 32 of a row off its vector; kLaneExt: lane i's ext[0] that of row i.
+  uint4 raw[kN], ext[kLaneExt ? 1 : kN];
 #pragma unroll
   for (int i = 0; i < kN; ++i) {
     const unsigned char* row = in + i * ld;
     const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 15u);
     const unsigned char* p = row + j0 - m + 16 * lane;
     raw[i] = p < row + cols ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    if constexpr (!kLaneExt) {
+      const unsigned char* p32 = row + j0 - m + 512;
+      ext[i] = lane == 31 && m != 0 && p32 < row + cols ? load_vec_before(p32, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+  if constexpr (kLaneExt) {
+    const unsigned char* row = in + (lane < kN ? lane : 0) * ld;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 15u);
     const unsigned char* p32 = row + j0 - m + 512;
-    ext[i] = lane == 31 && m != 0 && p32 < row + cols ? load_vec_before(p32, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    ext[0] = lane < kN && m != 0 && p32 < row + cols ? load_vec_before(p32, in_end) : make_uint4(0u, 0u, 0u, 0u);
   }
   uint4 x[kN];
 #pragma unroll
@@ -1142,7 +1157,12 @@ transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, u
       x[i] = raw[i];
     } else {
       const uint4 next = shfl_down_vec(raw[i], 32);
-      x[i] = bytes_from(raw[i], lane == 31 ? ext[i] : next, m);
+      if constexpr (kLaneExt) {
+        const uint4 e = shfl_vec(ext[0], i);
+        x[i] = bytes_from(raw[i], lane == 31 ? e : next, m);
+      } else {
+        x[i] = bytes_from(raw[i], lane == 31 ? ext[i] : next, m);
+      }
     }
   }
   uint4 y[kN];
