@@ -5,7 +5,8 @@
 // bytes), and the alternatives of each default forced (TransposeTrials: the vector tile of any
 // alignment "ours-vec-n<vectors>c<column bytes>", for bytes the shift tile "ours-shift-w4b8",
 // and the few-rows / few-columns kernels one by one: "ours-chunk...", "ours-regs16",
-// "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct"). GB/s count bytes read plus bytes written.
+// "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct", "ours-rows16h",
+// "ours-rows16e"). GB/s count bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"
 
@@ -240,6 +241,8 @@ int main(int argc, char** argv) {
   register_few<std::uint8_t>(40000001, 5);
   register_few<std::uint8_t>(16, Index(1) << 24);
   register_few<std::uint8_t>(Index(1) << 24, 16);
+  register_few<std::uint8_t>(12, Index(1) << 24);  // 9 to 15 rows: "ours-rows16h" and "ours-rows16e"
+  register_few<std::uint8_t>(9, Index(1) << 24);   // against "ours-rows16", even and odd row counts
   register_few<std::uint8_t>(8, Index(1) << 24);  // the register kernels' largest few-rows side for bytes
   register_few<float>(8, Index(1) << 24);         // and for 4 bytes, where the 8 KiB chunk is taken
   register_few<float>(Index(1) << 24, 8);         // the register kernels' largest few-columns side for 4 bytes

@@ -279,23 +279,40 @@ TEST_CASE("emulated transpose_few_cols_span_kernel at every input and output off
 // strides dense and odd, columns around a thread's 16, a warp's 512 and a block's columns, into
 // a poisoned output whose guards must stay poisoned.
 namespace {
-template <int kN = 2>
+template <bool kLaneExt = false, int kN = 2>
 void launch_rows_regs_emu(bool pairs, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols) {
   if constexpr (kN <= 16) {
-    if (rows != kN) return launch_rows_regs_emu<kN + 1>(pairs, in, ld, out, rows, cols);
+    if (rows != kN) return launch_rows_regs_emu<kLaneExt, kN + 1>(pairs, in, ld, out, rows, cols);
     constexpr Index kThreads = 32 * d::kFewRowsRegsWarps;
     const dim3 grid(static_cast<unsigned>((cols + 16 * kThreads - 1) / (16 * kThreads)));
     if (pairs && kN % 2 == 0)
-      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, kN % 2 == 0>(in, ld, out, cols); });
+      emu::launch(grid, dim3(kThreads),
+                  [&] { d::transpose_few_rows_regs_kernel<kN, kN % 2 == 0, kLaneExt>(in, ld, out, cols); });
     else
-      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, false>(in, ld, out, cols); });
+      emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_regs_kernel<kN, false, kLaneExt>(in, ld, out, cols); });
   } else {
     FAIL("launch_rows_regs_emu: more than 16 rows");
   }
 }
 
-void check_rows_regs(bool pairs, Index rows, Index cols, Index ld, Index c0, Index pre) {
-  CAPTURE(pairs, rows, cols, ld, c0, pre);
+template <int kN = 2>
+void launch_rows_half_emu(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols) {
+  if constexpr (kN <= 16) {
+    if (rows != kN) return launch_rows_half_emu<kN + 1>(in, ld, out, rows, cols);
+    constexpr Index kThreads = 32 * d::kFewRowsHalfWarps;
+    const dim3 grid(static_cast<unsigned>((cols + 8 * kThreads - 1) / (8 * kThreads)));
+    emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_half_kernel<kN>(in, ld, out, cols); });
+  } else {
+    FAIL("launch_rows_half_emu: more than 16 rows");
+  }
+}
+
+/// The few-rows register kernel `launch` (in, ld, out, rows, cols) on the rows x cols window at
+/// column c0 of a matrix of stride ld that ends on the last byte before an inaccessible page,
+/// `pre` bytes past a vector, into a poisoned output on a vector.
+template <class Launch>
+void check_rows_kernel(Launch launch, Index rows, Index cols, Index ld, Index c0, Index pre) {
+  CAPTURE(rows, cols, ld, c0, pre);
   const Index elems = (rows - 1) * ld + c0 + cols;
   GuardedBytes buf(static_cast<std::size_t>(pre + elems));
   std::uint8_t* base = buf.data() + pre;
@@ -309,7 +326,7 @@ void check_rows_regs(bool pairs, Index rows, Index cols, Index ld, Index c0, Ind
   std::uint8_t* out =
       reinterpret_cast<std::uint8_t*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
   const Index lead_out = out - out_buf.data();
-  launch_rows_regs_emu(pairs, in, ld, out, rows, cols);
+  launch(in, ld, out, rows, cols);
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
@@ -320,6 +337,24 @@ void check_rows_regs(bool pairs, Index rows, Index cols, Index ld, Index c0, Ind
   }
   CHECK(bad == 0);
   CHECK(guards == 0);
+}
+
+void check_rows_regs(bool pairs, Index rows, Index cols, Index ld, Index c0, Index pre) {
+  CAPTURE(pairs);
+  check_rows_kernel([&](const std::uint8_t* in, Index l, std::uint8_t* out, Index r,
+                        Index c) { launch_rows_regs_emu(pairs, in, l, out, r, c); },
+                    rows, cols, ld, c0, pre);
+}
+
+/// The kLaneExt variant ("ours-rows16e"): pairs where kN is even.
+void check_rows_regs_lane_ext(Index rows, Index cols, Index ld, Index c0, Index pre) {
+  check_rows_kernel([&](const std::uint8_t* in, Index l, std::uint8_t* out, Index r,
+                        Index c) { launch_rows_regs_emu<true>(true, in, l, out, r, c); },
+                    rows, cols, ld, c0, pre);
+}
+
+void check_rows_half(Index rows, Index cols, Index ld, Index c0, Index pre) {
+  check_rows_kernel(&launch_rows_half_emu<>, rows, cols, ld, c0, pre);
 }
 }  // namespace
 
@@ -341,5 +376,49 @@ TEST_CASE("emulated transpose_few_rows_regs_kernel at every input offset into a 
       check_rows_regs(pairs, 16, 1100, 1100, 0, pre);  // dense, rows of whole vectors when pre is 0
       check_rows_regs(pairs, 5, 1033, 1033, 0, pre);
       check_rows_regs(pairs, 8, 700, 709, 3, pre);
+    }
+}
+
+// The kLaneExt variant (lane i loads row i's 33rd vector for lane 31): every row count, columns
+// around a lane's 16 and a warp's 512, odd counts, at every input offset into a vector.
+TEST_CASE("emulated transpose_few_rows_regs_kernel with lane-loaded 33rd vectors equals the transpose",
+          "[transpose][emulation][rows16e]") {
+  int n = 0;
+  for (Index rows = 2; rows <= 16; ++rows)
+    for (Index cols : {1, 15, 17, 511, 513, 1031, 2063}) {
+      check_rows_regs_lane_ext(rows, cols, cols, 0, n % 16);
+      check_rows_regs_lane_ext(rows, cols, cols + 2 * (n % 7) + 3, n % 5, 0);
+      ++n;
+    }
+  for (Index pre = 0; pre < 16; ++pre)
+    for (Index rows = 9; rows <= 16; ++rows) {
+      check_rows_regs_lane_ext(rows, 1100, 1100, 0, pre);
+      check_rows_regs_lane_ext(rows, 1033, 1033 + 2 * rows + 1, 3, pre);
+    }
+}
+
+// transpose_few_rows_half_kernel (8 columns a thread, lane pairs storing whole vectors, lane i
+// loading the warp's 33rd word of row i for lane 31): every row count, odd ones (the odd lane's
+// bytes half a vector into the pair's run) included, columns around a lane's 8, a pair's 16, a
+// warp's 256 and a block's 1024 (odd counts: a partial last word, pair and vector), dense and
+// through odd strides, the first element at every offset into a vector.
+TEST_CASE("emulated transpose_few_rows_half_kernel equals the transpose", "[transpose][emulation][rows16h]") {
+  int n = 0;
+  for (Index rows = 2; rows <= 16; ++rows)
+    for (Index cols : {1, 7, 8, 9, 15, 17, 255, 256, 257, 263, 1023, 1025, 1031, 2063}) {
+      check_rows_half(rows, cols, cols, 0, n % 16);                      // dense
+      check_rows_half(rows, cols, cols + 2 * (n % 7) + 3, n % 5, 0);  // a window, odd stride
+      ++n;
+    }
+}
+
+TEST_CASE("emulated transpose_few_rows_half_kernel at every input offset into a vector",
+          "[transpose][emulation][rows16h]") {
+  for (Index pre = 0; pre < 16; ++pre)
+    for (Index rows = 9; rows <= 16; ++rows) {
+      check_rows_half(rows, 1100, 1100, 0, pre);                   // dense: every row at pre + 1100 i
+      check_rows_half(rows, 1033, 1033, 0, pre);                   // dense, odd: each row at its own offset
+      check_rows_half(rows, 523, 523 + 2 * rows + 1, 3, pre);      // a window through an odd stride
+      check_rows_half(rows, 8 * (pre + 1) + 1, 8 * (pre + 1) + 1, 0, pre);  // a few lanes, odd
     }
 }

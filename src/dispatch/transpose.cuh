@@ -167,22 +167,50 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
   return false;
 }
 
-/// transpose_few_rows_regs_kernel<kN, kPairs> (pairs where kN is even) where rows == kN (2 ..
-/// 16), at any alignment of in and ld, out on 16 bytes. Returns whether it launched.
-template <bool kPairs, int kN = 2>
+/// transpose_few_rows_regs_kernel<kN, kPairs, kLaneExt> (pairs where kN is even) where rows ==
+/// kN (2 .. 16), at any alignment of in and ld, out on 16 bytes. Returns whether it launched.
+template <bool kPairs, bool kLaneExt = false, int kN = 2>
 bool launch_transpose_few_rows_regs(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                                     cudaStream_t stream) {
   if constexpr (kN <= kTransposeFewMax) {
     if (rows == kN && is_aligned(out, 16)) {
       constexpr Index kThreads = 32 * kFewRowsRegsWarps;
-      launch(&transpose_few_rows_regs_kernel<kN, kPairs && kN % 2 == 0>,
+      launch(&transpose_few_rows_regs_kernel<kN, kPairs && kN % 2 == 0, kLaneExt>,
              static_cast<unsigned>(ceil_div(cols, 16 * kThreads)), dim3(kThreads), 0, stream, in, ld, out, cols);
       return true;
     }
-    return launch_transpose_few_rows_regs<kPairs, kN + 1>(in, ld, out, rows, cols, stream);
+    return launch_transpose_few_rows_regs<kPairs, kLaneExt, kN + 1>(in, ld, out, rows, cols, stream);
   }
   return false;
 }
+
+/// transpose_few_rows_half_kernel<kN> where rows == kN (2 .. 16), at any alignment of in and
+/// ld, out on 16 bytes. Returns whether it launched.
+template <int kN = 2>
+bool launch_transpose_few_rows_half(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
+                                    cudaStream_t stream) {
+  if constexpr (kN <= kTransposeFewMax) {
+    if (rows == kN && is_aligned(out, 16)) {
+      constexpr Index kThreads = 32 * kFewRowsHalfWarps;
+      launch(&transpose_few_rows_half_kernel<kN>, static_cast<unsigned>(ceil_div(cols, 8 * kThreads)),
+             dim3(kThreads), 0, stream, in, ld, out, cols);
+      return true;
+    }
+    return launch_transpose_few_rows_half<kN + 1>(in, ld, out, rows, cols, stream);
+  }
+  return false;
+}
+
+/// Whether u8 with kTransposeFewRowsHalfMin .. kTransposeFewRowsRegsMax rows takes
+/// transpose_few_rows_half_kernel ("ours-rows16h": 8 columns a thread) by default instead of
+/// transpose_few_rows_regs_kernel (16). Off until the H200 times the two side by side. Registers
+/// a thread (ptxas, sm_90, CUDA 13; no spills), half kernel against the regs kernel (with pairs
+/// where kN is even): 9 rows 48 / 117, 10 48 / 128, 11 56 / 127, 12 56 / 128 (+24 bytes
+/// spilled), 13 64 / 162, 14 64 / 168, 15 64 / 168, 16 72 / 168; with blocks of 4 warps
+/// (kFewRowsHalfWarps) the half kernel's theoretical occupancy at 16 rows is 7 blocks, 28 warps
+/// of 64 (43.75%) against the regs kernel's 18.75%, at 12 rows 9 blocks (56%).
+inline constexpr bool kTransposeFewRowsHalfDefault = false;
+inline constexpr Index kTransposeFewRowsHalfMin = 9;
 
 /// The u8 row counts (out on 16 bytes) that take transpose_few_rows_regs_kernel with pairs
 /// ("ours-rows16") before the byte vector kernels, which stage every run through shared memory:
@@ -249,6 +277,12 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
       return launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld,
                                         reinterpret_cast<std::uint8_t*>(out), rows, cols, stream);
     };
+    if constexpr (kTransposeFewRowsHalfDefault) {
+      if (rows >= kTransposeFewRowsHalfMin && rows <= kTransposeFewRowsRegsMax &&
+          launch_transpose_few_rows_half(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                         reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+        return true;
+    }
     if (rows >= kTransposeFewRowsRegsMin && rows <= kTransposeFewRowsRegsMax &&
         launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
                                              reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
@@ -447,12 +481,24 @@ void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, In
 
 /// Every shape with transpose_few_rows_regs_kernel (with or without pairs) where it applies: 2
 /// to 16 rows of bytes (the rest as launch_transpose).
-template <class T, bool kPairs>
+template <class T, bool kPairs, bool kLaneExt = false>
 void launch_transpose_few_rows_regs_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   static_assert(sizeof(T) == 1, "launch_transpose_few_rows_regs_in: bytes");
   if (rows == 0 || cols == 0) return;
-  if (launch_transpose_few_rows_regs<kPairs>(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                             reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+  if (launch_transpose_few_rows_regs<kPairs, kLaneExt>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                                       reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+    return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
+/// Every shape with transpose_few_rows_half_kernel where it applies: 2 to 16 rows of bytes (the
+/// rest as launch_transpose).
+template <class T>
+void launch_transpose_few_rows_half_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  static_assert(sizeof(T) == 1, "launch_transpose_few_rows_half_in: bytes");
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few_rows_half(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                     reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
     return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
@@ -473,7 +519,9 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
 /// as 16-byte vectors at any alignment; "ours-span16": few columns at most 16 elements apart as
 /// one span of 16-byte vectors at any alignment of in; "ours-rows16": bytes of 2 to 16 rows in
 /// registers, lanes trading vectors in pairs so that stores write whole sectors, "-direct"
-/// without), and past those shapes
+/// without; "ours-rows16h": the same on 8 columns a thread, transpose_few_rows_half_kernel;
+/// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt),
+/// and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>) and
 /// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
@@ -487,7 +535,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 14;
+  static constexpr int kCount = 16;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
@@ -496,6 +544,8 @@ struct TransposeTrials<T, 1> {
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
       TransposeTrial<T>{"ours-rows16", &launch_transpose_few_rows_regs_in<T, true>},
       TransposeTrial<T>{"ours-rows16-direct", &launch_transpose_few_rows_regs_in<T, false>},
+      TransposeTrial<T>{"ours-rows16h", &launch_transpose_few_rows_half_in<T>},
+      TransposeTrial<T>{"ours-rows16e", &launch_transpose_few_rows_regs_in<T, true, true>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 128>("ours-vec-n16c128"),

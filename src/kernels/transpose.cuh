@@ -15,7 +15,8 @@
 // where 16-byte vectors line up (transpose_few_rows_vec_kernel / transpose_few_cols_vec_kernel),
 // or, for bytes, as realigned 16-byte vectors (transpose_few_rows_bytes_kernel /
 // transpose_few_cols_bytes_kernel), or in registers at any alignment, byte permutes and no
-// shared memory (transpose_few_rows_regs_kernel), and few columns at most 16 elements apart as
+// shared memory (transpose_few_rows_regs_kernel; transpose_few_rows_half_kernel on half the
+// columns a thread, for more warps in flight), and few columns at most 16 elements apart as
 // one span of 16-byte vectors (transpose_few_cols_span_kernel). Device code only; dispatch/transpose.cuh picks the kernel
 // and launches it.
 #pragma once
@@ -508,11 +509,14 @@ __device__ __forceinline__ uint4 shfl_up_vec(const uint4& v, int width) {
 __device__ __forceinline__ uint4 select_vec(bool c, uint4 a, uint4 b) {
   return make_uint4(c ? a.x : b.x, c ? a.y : b.y, c ? a.z : b.z, c ? a.w : b.w);
 }
-/// Lane ^ 1's vector (every lane of the warp calls it).
-__device__ __forceinline__ uint4 shfl_pair_vec(const uint4& v) {
-  const int src = static_cast<int>(threadIdx.x & 31) ^ 1;
+/// Lane src's vector (every lane of the warp calls it).
+__device__ __forceinline__ uint4 shfl_vec(const uint4& v, int src) {
   return make_uint4(__shfl_sync(0xffffffffu, v.x, src), __shfl_sync(0xffffffffu, v.y, src),
                     __shfl_sync(0xffffffffu, v.z, src), __shfl_sync(0xffffffffu, v.w, src));
+}
+/// Lane ^ 1's vector (every lane of the warp calls it).
+__device__ __forceinline__ uint4 shfl_pair_vec(const uint4& v) {
+  return shfl_vec(v, static_cast<int>(threadIdx.x & 31) ^ 1);
 }
 
 /// The aligned 16-byte vector at p (p < end); its bytes from `end` on are neither read nor used
@@ -968,22 +972,19 @@ transpose_few_cols_vec_kernel(const T* __restrict__ in, T* __restrict__ out, Ind
   }
 }
 
-/// The 16 kN bytes of 16 columns of kN rows in output (interleaved) order: x[i] holds bytes
-/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t. Byte
-/// permutes only (the shift-and-mask assembly byte by byte took ~4 instructions a byte in PTX):
-/// kN a multiple of 4 as 4 x 4 blocks (2 permutes an output word), else each output word from
-/// its two byte pairs (3).
-template <int kN>
-__device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)[kN]) {
-  unsigned xw[kN][4];
-#pragma unroll
-  for (int i = 0; i < kN; ++i) xw[i][0] = x[i].x, xw[i][1] = x[i].y, xw[i][2] = x[i].z, xw[i][3] = x[i].w;
-  unsigned yw[4 * kN];
+/// The 4 kQ kN bytes of 4 kQ columns of kN rows in output (interleaved) order, as words: xw[i]
+/// holds bytes t = 0 .. 4 kQ - 1 of row i; byte t kN + i of yw (word (t kN + i) / 4) gets
+/// xw[i]'s byte t. Byte permutes only (the shift-and-mask assembly byte by byte took ~4
+/// instructions a byte in PTX): kN a multiple of 4 as 4 x 4 blocks (2 permutes an output word),
+/// else each output word from its two byte pairs (3). kQ = 4: 16 columns (interleave_rows), 2: 8
+/// (transpose_few_rows_half_kernel).
+template <int kN, int kQ>
+__device__ __forceinline__ void interleave_row_words(const unsigned (&xw)[kN][kQ], unsigned (&yw)[kQ * kN]) {
   if constexpr (kN % 4 == 0) {
 #pragma unroll
     for (int b = 0; b < kN / 4; ++b)  // rows 4b .. 4b + 3
 #pragma unroll
-      for (int q = 0; q < 4; ++q) {  // columns 4q .. 4q + 3 (word q of each row)
+      for (int q = 0; q < kQ; ++q) {  // columns 4q .. 4q + 3 (word q of each row)
         unsigned c[4];                // column 4q + k, rows 4b .. 4b + 3: out word (4q + k) kN / 4 + b
         transpose_bytes_4x4(xw[4 * b][q], xw[4 * b + 1][q], xw[4 * b + 2][q], xw[4 * b + 3][q], c[0], c[1], c[2],
                             c[3]);
@@ -992,7 +993,7 @@ __device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)
       }
   } else {
 #pragma unroll
-    for (int w = 0; w < 4 * kN; ++w) {
+    for (int w = 0; w < kQ * kN; ++w) {
       unsigned half[2];  // out bytes 4w, 4w + 1 and 4w + 2, 4w + 3 in their low bytes
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
@@ -1003,6 +1004,18 @@ __device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)
       yw[w] = __byte_perm(half[0], half[1], 0x5410);
     }
   }
+}
+
+/// The 16 kN bytes of 16 columns of kN rows in output (interleaved) order: x[i] holds bytes
+/// t = 0 .. 15 of row i; byte t kN + i of y (vector (t kN + i) / 16) gets x[i]'s byte t
+/// (interleave_row_words).
+template <int kN>
+__device__ __forceinline__ void interleave_rows(const uint4 (&x)[kN], uint4 (&y)[kN]) {
+  unsigned xw[kN][4];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) xw[i][0] = x[i].x, xw[i][1] = x[i].y, xw[i][2] = x[i].z, xw[i][3] = x[i].w;
+  unsigned yw[4 * kN];
+  interleave_row_words<kN, 4>(xw, yw);
 #pragma unroll
   for (int s = 0; s < kN; ++s) y[s] = make_uint4(yw[4 * s], yw[4 * s + 1], yw[4 * s + 2], yw[4 * s + 3]);
 }
@@ -1102,8 +1115,11 @@ inline constexpr int kFewRowsRegsWarps = 2;  // ~190 registers a thread at 16 ro
 /// [16 g kN, 16 (g + 1) kN): kN vectors on a vector whatever kN, stored whole but at the
 /// matrix's end. kPairs (even kN): lanes 2p and 2p + 1 trade one vector each before every two
 /// stores, so that a store writes their runs' vectors s, s + 1 side by side as whole 32-byte
-/// sectors (else a warp's store writes 32 half sectors 16 kN bytes apart).
-template <int kN, bool kPairs>
+/// sectors (else a warp's store writes 32 half sectors 16 kN bytes apart). kLaneExt: lane i < kN
+/// loads row i's vector 32 and shuffles it to lane 31, instead of every lane keeping a vector of
+/// every row for lane 31 (4 kN registers; ptxas, sm_90, 16 rows: 96 registers a thread against
+/// 168, 12 rows 80 against 128, 9 rows 66 against 117).
+template <int kN, bool kPairs, bool kLaneExt = false>
 __global__ void __launch_bounds__(32 * kFewRowsRegsWarps)
 transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
                                Index cols) {
@@ -1114,15 +1130,24 @@ transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, u
   if (j0 >= cols) return;  // the whole warp
   const unsigned char* in_end = in + (kN - 1) * ld + cols;  // past the last element
 
-  uint4 raw[kN], ext[kN];  // ext: lane 31's vector 32 of a row off its vector
+  // ext: lane 31's vector 32 of a row off its vector; kLaneExt: lane i's ext[0] that of row i.
+  uint4 raw[kN], ext[kLaneExt ? 1 : kN];
 #pragma unroll
   for (int i = 0; i < kN; ++i) {
     const unsigned char* row = in + i * ld;
     const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 15u);
     const unsigned char* p = row + j0 - m + 16 * lane;
     raw[i] = p < row + cols ? load_vec_before(p, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    if constexpr (!kLaneExt) {
+      const unsigned char* p32 = row + j0 - m + 512;
+      ext[i] = lane == 31 && m != 0 && p32 < row + cols ? load_vec_before(p32, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    }
+  }
+  if constexpr (kLaneExt) {
+    const unsigned char* row = in + (lane < kN ? lane : 0) * ld;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 15u);
     const unsigned char* p32 = row + j0 - m + 512;
-    ext[i] = lane == 31 && m != 0 && p32 < row + cols ? load_vec_before(p32, in_end) : make_uint4(0u, 0u, 0u, 0u);
+    ext[0] = lane < kN && m != 0 && p32 < row + cols ? load_vec_before(p32, in_end) : make_uint4(0u, 0u, 0u, 0u);
   }
   uint4 x[kN];
 #pragma unroll
@@ -1132,7 +1157,12 @@ transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, u
       x[i] = raw[i];
     } else {
       const uint4 next = shfl_down_vec(raw[i], 32);
-      x[i] = bytes_from(raw[i], lane == 31 ? ext[i] : next, m);
+      if constexpr (kLaneExt) {
+        const uint4 e = shfl_vec(ext[0], i);
+        x[i] = bytes_from(raw[i], lane == 31 ? e : next, m);
+      } else {
+        x[i] = bytes_from(raw[i], lane == 31 ? ext[i] : next, m);
+      }
     }
   }
   uint4 y[kN];
@@ -1159,6 +1189,121 @@ transpose_few_rows_regs_kernel(const unsigned char* __restrict__ in, Index ld, u
       const int v = lane * kN + s;
       store_vec_bytes(run + 16 * v, y[s], 0, valid - 16 * v);
     }
+  }
+}
+
+/// The aligned 8-byte word at p (p < end) as two 32-bit words; its bytes from `end` on are
+/// neither read nor used (read as 0), as load_vec_before.
+__device__ __forceinline__ void load_word8_before(const unsigned char* p, const unsigned char* end, unsigned& w0,
+                                                  unsigned& w1) {
+  if (end - p >= 8) {
+    const uint2 v = __ldg(reinterpret_cast<const uint2*>(p));
+    w0 = v.x, w1 = v.y;
+    return;
+  }
+  const Index n0 = end - p, n1 = n0 - 4;
+  w0 = load_word_bytes(p, 0, n0 < 4 ? static_cast<int>(n0) : 4);
+  w1 = n1 <= 0 ? 0u : load_word_bytes(p + 4, 0, static_cast<int>(n1));
+}
+
+/// Bytes [m, m + 8) of the 16 bytes lo0 lo1 hi0 hi1 (0 <= m < 8, the same across a warp): a
+/// word select by m / 4, funnel shifts by m % 4 (bytes_from on 8-byte words).
+__device__ __forceinline__ void bytes_from8(unsigned lo0, unsigned lo1, unsigned hi0, unsigned hi1, int m,
+                                            unsigned& w0, unsigned& w1) {
+  const bool q = m >= 4;
+  const int s = 8 * (m & 3);
+  const unsigned r0 = q ? lo1 : lo0, r1 = q ? hi0 : lo1, r2 = q ? hi1 : hi0;
+  w0 = __funnelshift_r(r0, r1, s);
+  w1 = __funnelshift_r(r1, r2, s);
+}
+
+/// Warps a block of transpose_few_rows_half_kernel: 4 (at 72 registers a thread, 16 rows, 7
+/// blocks an SM: 28 warps of 64; blocks of 2 warps would fit 14, the same 28).
+inline constexpr int kFewRowsHalfWarps = 4;
+
+/// transpose_few_rows_regs_kernel on 8 columns a thread instead of 16, for the row counts where
+/// that one runs out of warps (H200, 16 x 2^24 bytes: 168 registers a thread, 18.75% occupancy,
+/// DRAM 44%, 14.3 cycles an issued instruction, 0.633 of a copy; 8 rows, 96 registers: 0.925).
+/// out (dense, cols x kN, aligned to 16) holds out[j kN + i] = in[i ld + j], at any alignment of
+/// in and ld, 2 <= kN <= 16. Lane L of a warp takes columns [8 L, 8 L + 8) of its 256: of each
+/// row the aligned 8-byte word under them, shifted into place with its neighbour's (shuffle)
+/// where the row is off its 8 bytes. The warp's 33rd word of row i (lane 31's neighbour) is
+/// loaded by lane i and shuffled to lane 31 (one word pair a lane, where
+/// transpose_few_rows_regs_kernel keeps a vector of every row in every lane for lane 31: 4 kN
+/// registers). The 8 columns are interleaved by byte permutes into the lane's 8 kN output bytes
+/// (2 kN words); lanes 2p and 2p + 1 hold the 16 kN bytes [16 kN p, 16 kN (p + 1)) of the warp's
+/// run, kN vectors on a vector whatever kN (odd kN: the odd lane's bytes start half a vector in),
+/// and store them as whole vectors, the even lane vector 2t of the pair's run and the odd lane
+/// vector 2t + 1 (each word it does not hold from the other lane by shuffle), so that each
+/// store writes the pair's 32 adjacent bytes. Registers a thread (sm_90, ptxas): 48 at 9 rows,
+/// 56 at 12, 72 at 16, against transpose_few_rows_regs_kernel's 117, 128 and 168 (the list at
+/// kTransposeFewRowsHalfDefault, dispatch/transpose.cuh).
+template <int kN>
+__global__ void __launch_bounds__(32 * kFewRowsHalfWarps)
+transpose_few_rows_half_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
+                               Index cols) {
+  static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_half_kernel: 2 to 16 rows");
+  constexpr int kWords = 2 * kN;  // output words a lane
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  const Index j0 = (blockIdx.x * static_cast<Index>(blockDim.x) + threadIdx.x - lane) * 8;  // the warp's columns
+  if (j0 >= cols) return;  // the whole warp
+  const unsigned char* in_end = in + (kN - 1) * ld + cols;  // past the last element
+
+  unsigned raw[kN][2];  // the aligned word under the lane's columns, of each row
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const unsigned char* row = in + i * ld;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 7u);
+    const unsigned char* p = row + j0 - m + 8 * lane;
+    raw[i][0] = raw[i][1] = 0u;
+    if (p < row + cols) load_word8_before(p, in_end, raw[i][0], raw[i][1]);
+  }
+  unsigned ext[2] = {0u, 0u};  // lane i < kN: word 32 of row i, where the row is off its word
+  if (lane < kN) {
+    const unsigned char* row = in + lane * ld;
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(row + j0) & 7u);
+    const unsigned char* p32 = row + j0 - m + 256;
+    if (m != 0 && p32 < row + cols) load_word8_before(p32, in_end, ext[0], ext[1]);
+  }
+  unsigned x[kN][2];  // columns [8 L, 8 L + 8) of each row
+#pragma unroll
+  for (int i = 0; i < kN; ++i) {
+    const int m = static_cast<int>(reinterpret_cast<std::uintptr_t>(in + i * ld + j0) & 7u);
+    if (m == 0) {  // the same for the whole warp
+      x[i][0] = raw[i][0], x[i][1] = raw[i][1];
+    } else {
+      const unsigned n0 = __shfl_down_sync(0xffffffffu, raw[i][0], 1), n1 = __shfl_down_sync(0xffffffffu, raw[i][1], 1);
+      const unsigned e0 = __shfl_sync(0xffffffffu, ext[0], i), e1 = __shfl_sync(0xffffffffu, ext[1], i);
+      bytes_from8(raw[i][0], raw[i][1], lane == 31 ? e0 : n0, lane == 31 ? e1 : n1, m, x[i][0], x[i][1]);
+    }
+  }
+  unsigned y[kWords];  // bytes [8 kN L, 8 kN (L + 1)) of the warp's run
+  interleave_row_words<kN, 2>(x, y);
+
+  // Pair run word w (0 <= w < 4 kN): the even lane's y[w] below 2 kN, the odd lane's y[w - 2 kN]
+  // from there. Store t writes the pair's vectors 2t (even lane) and 2t + 1 (odd lane).
+  const bool odd = (lane & 1) != 0;
+  const int pair_off = (lane >> 1) * 16 * kN;  // the pair's run in the warp's, bytes
+  unsigned char* run = out + j0 * kN + pair_off;
+  const int valid = static_cast<int>((cols - j0 < 256 ? cols - j0 : 256) * kN) - pair_off;  // bytes of the pair's run
+#pragma unroll
+  for (int t = 0; t < (kN + 1) / 2; ++t) {
+    unsigned w[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      const int we = 8 * t + k, wo = 8 * t + 4 + k;  // the word each lane stores, in the pair's run
+      const bool even_needs = we >= kWords, odd_needs = wo < kWords;  // from the other lane
+      unsigned got = 0u;
+      if (even_needs || odd_needs) {
+        const unsigned give = odd ? (even_needs ? y[we - kWords] : 0u) : (odd_needs ? y[wo] : 0u);
+        got = __shfl_sync(0xffffffffu, give, lane ^ 1);
+      }
+      const unsigned we_val = even_needs ? got : y[we];
+      const unsigned wo_val = odd_needs ? got : (wo - kWords < kWords ? y[wo - kWords] : 0u);
+      w[k] = odd ? wo_val : we_val;
+    }
+    const int v = 2 * t + (odd ? 1 : 0);  // the vector of the pair's run this lane stores
+    if (v < kN) store_vec_bytes(run + 16 * v, make_uint4(w[0], w[1], w[2], w[3]), 0, valid - 16 * v);
   }
 }
 

@@ -219,6 +219,42 @@ TEST_CASE("transpose_few_rows_regs_kernel forced on few rows of bytes", "[transp
     }
 }
 
+TEST_CASE("transpose_few_rows_half_kernel and the lane-loaded 33rd vectors forced on few rows of bytes",
+          "[transpose][trial][rows16h][rows16e]") {
+  // "ours-rows16h" (8 columns a thread) and "ours-rows16e" (transpose_few_rows_regs_kernel with
+  // kLaneExt), also run by the "[rows16]" case above as "ours-rows" trials: every row count from
+  // 8 to 16 (odd ones: the half kernel's odd lanes start half a vector into their pair's run), 2,
+  // and 1 and 17 (the default kernels); columns around a lane's 8 or 16, a pair's 16, a warp's
+  // 256 or 512 and a block's 1024, primes; windows at odd columns of an odd stride (each row at
+  // its own offset into a vector) ending at the allocation's end; outputs on a vector (the
+  // kernels') and off it (the default's).
+  using T = std::uint8_t;
+  const Stream s = Stream::per_thread();
+  const std::vector<Index> cols_list = under_sanitizer() ? std::vector<Index>{9, 263, 1031}
+                                                         : std::vector<Index>{1, 7, 8, 9, 17, 255, 257, 263, 511,
+                                                                              513, 1023, 1025, 1031, 65537};
+  for (const std::string name : {"ours-rows16h", "ours-rows16e"}) {
+    int trial = -1;
+    for (int i = 0; i < transpose_trial_count<T>(); ++i)
+      if (transpose_trial_name<T>(i) == name) trial = i;
+    CAPTURE(name);
+    REQUIRE(trial >= 0);
+    for (Index R : {1, 2, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17})
+      for (Index C : cols_list) {
+        const Index wide = C + 7;  // an odd stride around the window
+        const HostMatrix<T> h = random_values<T>(R, wide);
+        const auto a = to_device(h, s);
+        check_trial<T>(trial, h, a, 0, 7, R, C, 0);  // the window ending where the allocation does
+        check_trial<T>(trial, h, a, 0, 3, R, C, 16);
+        check_trial<T>(trial, h, a, 0, 5, R, C > 1 ? C - 1 : 1, 0);
+        if (!under_sanitizer()) {
+          check_trial<T>(trial, h, a, 0, 0, R, wide, 0);  // the whole matrix
+          check_trial<T>(trial, h, a, 0, 1, R, C, 1);
+        }
+      }
+  }
+}
+
 TEMPLATE_TEST_CASE("transpose kernels under trial leave empty outputs alone", "[transpose][trial]", std::uint8_t,
                    float, std::int32_t, double) {
   using T = TestType;
