@@ -17,7 +17,8 @@
 //
 // The narrow kernels under trial (dispatch/reduce.cuh's NarrowTrials: row sums staged through
 // shared memory or as one flat stream, column sums of one flat stream, column sums of unaligned
-// rows realigned in the sums, by element tiles or by the short-wide kernel) run as "ours-<name>"
+// rows realigned in the sums, by element tiles, by the short-wide kernel or, u8, as aligned
+// chunks cut by shuffles) run as "ours-<name>"
 // on the narrow, short-wide and odd rows, and on the issue's typed rows (u8, i32, f64, registered
 // first) as <op>/<dtype>/<shape>/ours-<name>; test_reduce_narrow checks each of them through the
 // same launcher.
@@ -388,6 +389,7 @@ int main(int argc, char** argv) {
   register_partial_typed<double>(false, 67, 1000003);
   register_partial_typed<std::int32_t>(false, 67, 1000003);
   register_partial_typed<std::uint8_t>(false, 67, 1000003);
+  register_partial_typed<std::uint8_t>(false, 4097, 4095);  // an odd-sized image: rows at every offset
   // Their trials: the shared-memory tiles and the flat row stream (kRowFlatDefault), the
   // element-tile column kernel and the short-wide kernel forced.
   register_narrow_trials<double>(d::NarrowKind::row_sums, Index(1) << 23, 16);
@@ -396,6 +398,7 @@ int main(int argc, char** argv) {
   register_narrow_trials<double>(d::NarrowKind::col_sums_any, 67, 1000003);
   register_narrow_trials<std::int32_t>(d::NarrowKind::col_sums_any, 67, 1000003);
   register_narrow_trials<std::uint8_t>(d::NarrowKind::col_sums_any, 67, 1000003);
+  register_narrow_trials<std::uint8_t>(d::NarrowKind::col_sums_any, 4097, 4095);
 
   const Index sq = 16384;
   register_row_sums(sq, sq);

@@ -203,3 +203,58 @@ TEST_CASE("emulated row_sums_vec_kernel: rows of 3, partial groups, block edges"
     check_vec<std::uint8_t, 3>(r);
   }
 }
+
+namespace {
+/// Column sums of the rows x cols u8 window at column c0 of a parent of ld bytes a row (any
+/// alignment), the parent ending on the window's last byte before an inaccessible page, every
+/// byte outside the window poisoned (255), by col_sums_bytes_kernel<U> over `chunks` chunks of
+/// rows (written as partials, chunk k at k * cols), against exact sums, inside poisoned guards.
+template <int U>
+void check_bytes(Index rows, Index cols, Index ld, Index c0, Index chunks) {
+  CAPTURE(U, rows, cols, ld, c0, chunks);
+  using Acc = d::sum_acc_t<std::uint8_t>;
+  const Index elems = (rows - 1) * ld + c0 + cols;
+  GuardedBytes buf(static_cast<std::size_t>(elems));
+  std::uint8_t* parent = buf.data();
+  for (Index e = 0; e < elems; ++e) parent[e] = 255;
+  const Index chunk_rows = (rows + chunks - 1) / chunks;
+  std::uniform_int_distribution<int> dist(0, 255);
+  std::vector<Acc> want(static_cast<std::size_t>(chunks * cols), Acc(0));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) {
+      const auto v = static_cast<std::uint8_t>(dist(emu::rng()));
+      parent[c0 + r * ld + c] = v;
+      want[static_cast<std::size_t>(r / chunk_rows * cols + c)] += v;
+    }
+  GuardedOut<Acc> out(chunks * cols);
+  const Index strips = (cols + d::kColBytesWarpCols - 1) / d::kColBytesWarpCols;
+  const Index warps = strips * ((rows + chunk_rows - 1) / chunk_rows);
+  const auto blocks = static_cast<unsigned>((warps + 7) / 8);
+  emu::launch(dim3(blocks), dim3(d::kColBytesThreads), [&] {
+    d::col_sums_bytes_kernel<U, d::CastTo<Acc, Acc>>(parent + c0, rows, cols, ld, strips, chunk_rows, out.data(),
+                                                    d::CastTo<Acc, Acc>{});
+  });
+  out.check(want);
+}
+}  // namespace
+
+TEST_CASE("emulated col_sums_bytes_kernel: row offsets, warp strips, flushes, chunks, the window's last byte",
+          "[reduce][emulation]") {
+  // Widths around a warp's 496 columns and a lane's 16; parents whose rows start at every offset
+  // within 16 bytes (odd ld) or at one (ld a multiple of 16, the window off it); rows around U and
+  // the 256-row flush of the 16-bit lanes; one chunk and several (some warps of the last block idle).
+  for (Index cols : {Index(1), Index(15), Index(16), Index(17), Index(495), Index(496), Index(497), Index(1009)})
+    for (Index extra : {Index(0), Index(1), Index(16 - cols % 16)})
+      for (Index c0 : {Index(0), Index(3), Index(15)}) {
+        const Index ld = c0 + cols + extra;
+        check_bytes<8>(1, cols, ld, c0, 1);
+        check_bytes<8>(9, cols, ld, c0, 1);
+        check_bytes<4>(5, cols, ld, c0, 2);
+      }
+  for (Index rows : {Index(255), Index(256), Index(257), Index(600)}) {
+    check_bytes<8>(rows, 33, 37, 1, 1);
+    check_bytes<16>(rows, 500, 501, 2, 1);
+    check_bytes<8>(rows, 17, 17, 0, 3);
+  }
+  check_bytes<16>(1000, 1000, 1003, 5, 9);  // chunks of 112 rows, 2 strips, 18 warps
+}

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <numeric>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 
@@ -428,12 +429,23 @@ inline std::pair<Index, Index> col_row_chunks(Index resident, Index strips, Inde
   return {ceil_div(rows, chunk_rows), chunk_rows};
 }
 
+/// Column sums by chunks of rows: launch_chunks(fin, dst) writes fin(the sum of column c over
+/// chunk k's rows) to dst[k * cols + c]. One chunk writes `out` directly (fin: a cast to Out);
+/// more write Acc partials to a workspace, which col_chunks_kernel combines in chunk order.
+template <class Acc, class Out, class LaunchChunks>
+void col_sums_by_chunks(const Stream& stream, Index cols, Index chunks, Out* out, LaunchChunks&& launch_chunks) {
+  if (chunks == 1) return launch_chunks(CastTo<Acc, Out>{}, out);
+  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
+  launch_chunks(CastTo<Acc, Acc>{}, partials.template as<Acc>());
+  launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, stream.native(),
+         partials.template as<const Acc>(), cols, chunks, out);
+}
+
 template <class T, int V, class Cfg>
 void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Acc = sum_acc_t<T>;
   using Out = sum_t<T>;
   using ToAcc = CastTo<Acc, Acc>;
-  using ToOut = CastTo<Acc, Out>;
   constexpr int WX = Cfg::kWX, WY = Cfg::kWY;
   constexpr int TX = 32 * WX, kThreads = TX * WY;
   // Enough rows in flight per thread for 64 bytes, whatever the vector width.
@@ -453,18 +465,42 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
   const Index resident =
       resident_blocks(reinterpret_cast<const void*>(&col_sums_kernel<T, V, WX, WY, U, ToAcc>), kThreads);
   // One wave, each row chunk at least 4 row steps of every warp.
-  const auto [chunks, chunk_rows] = col_row_chunks(resident, strips, rows, Index(4) * WY * rows_side);
+  Index chunks = 0, chunk_rows = 0;  // (not a structured binding: the lambda below captures them)
+  std::tie(chunks, chunk_rows) = col_row_chunks(resident, strips, rows, Index(4) * WY * rows_side);
   const auto grid = static_cast<unsigned>(strips * chunks);
-  if (chunks == 1) {
-    launch(&col_sums_kernel<T, V, WX, WY, U, ToOut>, grid, kThreads, 0, s, in, rows, cols, ld, strips, chunk_rows, W,
-           out, ToOut{});
-    return;
-  }
-  const auto partials = Workspace::of<Acc>(static_cast<std::size_t>(chunks * cols), stream);
-  launch(&col_sums_kernel<T, V, WX, WY, U, ToAcc>, grid, kThreads, 0, s, in, rows, cols, ld, strips, chunk_rows, W,
-         partials.template as<Acc>(), ToAcc{});
-  launch(&col_chunks_kernel<Acc, Out>, static_cast<unsigned>(ceil_div(cols, 32)), dim3(32, 32), 0, s,
-         partials.template as<const Acc>(), cols, chunks, out);
+  col_sums_by_chunks<Acc>(stream, cols, chunks, out, [&](auto fin, auto* dst) {
+    launch(&col_sums_kernel<T, V, WX, WY, U, decltype(fin)>, grid, kThreads, 0, s, in, rows, cols, ld, strips,
+           chunk_rows, W, dst, fin);
+  });
+}
+
+/// Rows in flight a warp of col_sums_bytes_kernel by default (bench_reduce times the trials
+/// "ours-bytes-u4/u8/u16").
+constexpr int kColBytesU = 8;
+/// Whether launch_col_sums sends u8 windows whose rows do not all start on 16 bytes (other than
+/// the dense narrow ones of the flat kernel) to col_sums_bytes_kernel instead of the element
+/// and narrow-vector tiles, which read 1 to 8 bytes a lane.
+constexpr bool kColBytesDefault = true;
+
+/// Column sums of a u8 window of any alignment by col_sums_bytes_kernel<U>: a warp per 496
+/// columns and chunk of rows, as many chunks (each at least kColBytesFlushRows rows) as fill the
+/// resident warps, combined by col_chunks_kernel where there are several.
+template <int U>
+void launch_col_sums_bytes(const Stream& stream, const std::uint8_t* in, Index rows, Index cols, Index ld,
+                           sum_t<std::uint8_t>* out) {
+  using Acc = sum_acc_t<std::uint8_t>;
+  constexpr Index kWarps = kColBytesThreads / 32;
+  const Index strips = ceil_div(cols, kColBytesWarpCols);
+  const Index resident_warps =
+      resident_blocks(reinterpret_cast<const void*>(&col_sums_bytes_kernel<U, CastTo<Acc, Acc>>), kColBytesThreads) *
+      kWarps;
+  Index chunks = 0, chunk_rows = 0;
+  std::tie(chunks, chunk_rows) = col_row_chunks(resident_warps, strips, rows, kColBytesFlushRows);
+  const auto grid = static_cast<unsigned>(ceil_div(strips * chunks, kWarps));
+  col_sums_by_chunks<Acc>(stream, cols, chunks, out, [&](auto fin, auto* dst) {
+    launch(&col_sums_bytes_kernel<U, decltype(fin)>, grid, kColBytesThreads, 0, stream.native(), in, rows, cols, ld,
+           strips, chunk_rows, dst, fin);
+  });
 }
 
 /// Column sums of a dense (ld == cols, or one row) matrix of 1..Threads columns read as one flat
@@ -504,6 +540,9 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // Rows that do not all start on 16-byte boundaries, narrow and dense: one flat stream of vectors.
   if (!col_vec_fits(in, rows, cols, ld, kVec16<T>) && (ld == cols || rows == 1) && cols <= kColFlatThreads)
     return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
+  if constexpr (std::is_same_v<T, std::uint8_t>)
+    if (kColBytesDefault && !col_vec_fits(in, rows, cols, ld, kVec16<T>))
+      return launch_col_sums_bytes<kColBytesU>(stream, in, rows, cols, ld, out);
   with_col_vec(in, rows, cols, ld, [&](auto v) {
     launch_col_sums_v<T, decltype(v)::value, Cfg>(stream, in, rows, cols, ld, out);
   });
@@ -591,6 +630,16 @@ struct ColWideTrial {
   }
 };
 
+template <class T, int U>
+struct ColBytesTrial {
+  static bool takes(const T*, Index rows, Index cols, Index) {
+    return std::is_same_v<T, std::uint8_t> && rows >= 1 && cols >= 1;
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    if constexpr (std::is_same_v<T, std::uint8_t>) launch_col_sums_bytes<U>(stream, in, rows, cols, ld, out);
+  }
+};
+
 template <class Trial, class T>
 constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
   return NarrowTrial<T>{name, kind, &Trial::takes, &Trial::launch};
@@ -598,7 +647,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 12;
+  static constexpr int kCount = 15;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -619,7 +668,12 @@ struct NarrowTrials {
       narrow_trial<ColElementTrial<T>, T>("ours-v1", NarrowKind::col_sums_any),
       // The short-wide column kernel in the library's configuration (launch_col_sums_wide: 4
       // vectors of at most 4 bytes a thread, 64 bytes in flight), forced where the rows are few.
-      narrow_trial<ColWideTrial<T>, T>("ours-wide-b64m4", NarrowKind::col_sums_any)};
+      narrow_trial<ColWideTrial<T>, T>("ours-wide-b64m4", NarrowKind::col_sums_any),
+      // u8 windows of any alignment as aligned chunks cut by shuffles (launch_col_sums_bytes<U>: U
+      // rows in flight a warp; kColBytesU the default, for the rows col_vec_fits(.., 16) refuses).
+      narrow_trial<ColBytesTrial<T, 4>, T>("ours-bytes-u4", NarrowKind::col_sums_any),
+      narrow_trial<ColBytesTrial<T, 8>, T>("ours-bytes-u8", NarrowKind::col_sums_any),
+      narrow_trial<ColBytesTrial<T, 16>, T>("ours-bytes-u16", NarrowKind::col_sums_any)};
 };
 
 }  // namespace devmat::detail

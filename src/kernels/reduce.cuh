@@ -450,6 +450,128 @@ col_sums_wide_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld,
   }
 }
 
+// ------------------------------------------------------------------ bytes of unaligned rows
+// col_sums_bytes_kernel: column sums of u8 windows whose rows do not all start on 16 bytes (an
+// odd width or stride: col_vec_fits(.., 16) false), which col_sums_kernel and
+// col_sums_wide_kernel could only read a byte (or 2, 4, 8) a lane at a time. Here every row is
+// still read as aligned 16-byte chunks: a warp takes kColBytesWarpCols = 496 columns (31 lanes of
+// 16; lane 31 only loads), and per row lane l loads the l-th aligned chunk from the one that holds
+// the warp's first column, takes chunk l + 1 from lane l + 1 (shuffles), and cuts its 16 columns
+// out of the pair at the row's offset within 16 bytes (the same for the whole warp: a row start
+// plus the warp's first column). Bytes add in 16-bit lanes (two columns a word), flushed to
+// 32-bit sums every kColBytesFlushRows rows.
+
+constexpr int kColBytesThreads = 256;                // 8 warps a block, each on its own strip and rows
+constexpr Index kColBytesWarpCols = 31 * 16;         // columns a warp: 16 a lane, lane 31 loads only
+constexpr Index kColBytesFlushRows = 256;            // 256 * 255 fits a 16-bit lane
+
+/// The aligned 16 bytes at `a`, those outside [lo, hi) read as 0 (byte by byte where the chunk
+/// crosses either end: the window's first and last rows may start or end inside a chunk that
+/// the allocation does not cover).
+__device__ __forceinline__ uint4 col_bytes_chunk(std::uintptr_t a, std::uintptr_t lo, std::uintptr_t hi) {
+  if (a >= lo && a + 16 <= hi) return __ldg(reinterpret_cast<const uint4*>(a));
+  unsigned w[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+  for (int b = 0; b < 16; ++b)
+    if (a + b >= lo && a + b < hi) w[b / 4] |= static_cast<unsigned>(*reinterpret_cast<const std::uint8_t*>(a + b)) << (8 * (b % 4));
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/// Column sums of the rows x cols u8 window at `in` (ld bytes between row starts, any alignment):
+/// warp g of the grid takes columns [s * kColBytesWarpCols, ..) of strip s = g % strips and rows
+/// [k * chunk_rows, (k + 1) * chunk_rows) of chunk k = g / strips (chunk_rows <=
+/// kMaxColChunkRows), U rows in flight, and writes fin(sum) of column c to out[k * cols + c].
+/// Reads only chunks that hold one of the warp's columns, and no byte outside [in, the window's
+/// last byte] (col_bytes_chunk).
+template <int U, class Final>
+__global__ void __launch_bounds__(kColBytesThreads)
+col_sums_bytes_kernel(const std::uint8_t* __restrict__ in, Index rows, Index cols, Index ld, Index strips,
+                      Index chunk_rows, typename Final::Out* __restrict__ out, Final fin) {
+  static_assert(U >= 1 && kColBytesFlushRows % U == 0, "col_sums_bytes_kernel: U rows divide a flush");
+  using Acc = sum_acc_t<std::uint8_t>;
+  using Out = typename Final::Out;
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const Index g = static_cast<Index>(blockIdx.x) * (kColBytesThreads / 32) + threadIdx.x / 32;
+  const Index strip = g % strips, chunk = g / strips;
+  const Index r_begin = chunk * chunk_rows;
+  if (r_begin >= rows) return;  // the whole warp
+  const Index r_end = rows - r_begin < chunk_rows ? rows : r_begin + chunk_rows;
+  const Index c0 = strip * kColBytesWarpCols;
+  const int width = static_cast<int>(cols - c0 < kColBytesWarpCols ? cols - c0 : kColBytesWarpCols);
+  const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(in);
+  const std::uintptr_t hi = lo + static_cast<std::uintptr_t>((rows - 1) * ld + cols);  // past the last byte
+
+  unsigned sums[16];  // columns c0 + 16 lane + j
+#pragma unroll
+  for (int j = 0; j < 16; ++j) sums[j] = 0u;
+  for (Index r0 = r_begin; r0 < r_end; r0 += kColBytesFlushRows) {
+    const Index r1 = r_end - r0 < kColBytesFlushRows ? r_end : r0 + kColBytesFlushRows;
+    unsigned pairs[8];  // word q of the 16 columns: bytes 0 and 2 in pairs[2q], 1 and 3 in pairs[2q + 1]
+#pragma unroll
+    for (int k = 0; k < 8; ++k) pairs[k] = 0u;
+    for (Index r = r0; r < r1; r += U) {
+      uint4 v[U];
+      int shift[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        v[u] = make_uint4(0u, 0u, 0u, 0u);
+        shift[u] = 0;
+        if (r + u < r1) {
+          const std::uintptr_t base = lo + static_cast<std::uintptr_t>((r + u) * ld + c0);  // the warp's first column
+          shift[u] = static_cast<int>(base & 15);
+          const std::uintptr_t a = (base & ~std::uintptr_t(15)) + 16 * static_cast<std::uintptr_t>(lane);
+          if (16 * lane <= shift[u] + width - 1) v[u] = col_bytes_chunk(a, lo, hi);
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        // Bytes shift .. shift + 15 of this lane's chunk and the next lane's: its 16 columns.
+        const unsigned w[8] = {v[u].x, v[u].y, v[u].z, v[u].w, __shfl_down_sync(kAll, v[u].x, 1),
+                               __shfl_down_sync(kAll, v[u].y, 1), __shfl_down_sync(kAll, v[u].z, 1),
+                               __shfl_down_sync(kAll, v[u].w, 1)};
+        const int q = shift[u] >> 2;
+        unsigned t[6], y[5];
+#pragma unroll
+        for (int k = 0; k < 6; ++k) t[k] = (q & 2) ? w[k + 2] : w[k];
+#pragma unroll
+        for (int k = 0; k < 5; ++k) y[k] = (q & 1) ? t[k + 1] : t[k];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) {
+          const unsigned o = __funnelshift_r(y[k], y[k + 1], 8 * (shift[u] & 3));
+          pairs[2 * k] += o & 0x00ff00ffu;
+          pairs[2 * k + 1] += (o >> 8) & 0x00ff00ffu;
+        }
+      }
+    }
+#pragma unroll
+    for (int k = 0; k < 4; ++k) {
+      sums[4 * k] += pairs[2 * k] & 0xffffu;
+      sums[4 * k + 2] += pairs[2 * k] >> 16;
+      sums[4 * k + 1] += pairs[2 * k + 1] & 0xffffu;
+      sums[4 * k + 3] += pairs[2 * k + 1] >> 16;
+    }
+  }
+  const int first = 16 * lane;  // this lane's first column within the warp's
+  if (lane == 31 || first >= width) return;
+  Out* const dst = out + chunk * cols + c0 + first;
+  constexpr int kOutVec = kVec16<Out>;
+  using OutPack = Pack<Out, kOutVec>;
+  if (first + 16 <= width && reinterpret_cast<std::uintptr_t>(dst) % sizeof(OutPack) == 0) {
+#pragma unroll
+    for (int j0 = 0; j0 < 16; j0 += kOutVec) {
+      OutPack o;
+#pragma unroll
+      for (int k = 0; k < kOutVec; ++k) o.v[k] = fin(static_cast<Acc>(sums[j0 + k]));
+      *reinterpret_cast<OutPack*>(dst + j0) = o;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < 16; ++j)
+      if (first + j < width) dst[j] = fin(static_cast<Acc>(sums[j]));
+  }
+}
+
 /// out[c] = sum over k < chunks of partials[k * cols + c]: 32 columns by 32 chunk lanes per
 /// block, combined in a fixed order.
 template <class Acc, class Out>

@@ -229,6 +229,42 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
   }
 }
 
+TEST_CASE("u8 column sums by aligned chunks: every offset within 16 bytes, warp strips, flushes, row chunks",
+          "[reduce][narrow][views][bytes]") {
+  // col_sums_bytes_kernel ("ours-bytes-u*", and the public col_sums of u8 windows that are not
+  // rows of whole 16-byte vectors): a warp takes 496 columns, 16 a lane, sums bytes in 16-bit
+  // lanes flushed every 256 rows, and takes chunks of at least 256 rows where the strips are few.
+  // Parents of a multiple of 16 bytes a row (every row of the window at the same offset, off)
+  // and of an odd width (every row at another); windows from row 1, so the first chunk starts
+  // before the window.
+  const Stream stream = Stream::per_thread();
+  std::vector<Index> cols_list = {1, 16, 17, 495, 496, 497, 993, 4095};
+  std::vector<Index> rows_list = {1, 7, 255, 256, 257, 1000};
+  std::vector<Index> offs = {0, 1, 7, 8, 15};
+  if (under_sanitizer()) {
+    cols_list = {17, 497, 4095};
+    rows_list = {7, 257};
+    offs = {0, 15};
+  }
+  for (Index c : cols_list) {
+    for (Index r : rows_list) {
+      for (Index C : {(c + 15 + 15) / 16 * 16, c + 16 + 3}) {
+        const HostMatrix<std::uint8_t> h = random_matrix<std::uint8_t>(r + 1, C, lo<std::uint8_t>(), hi<std::uint8_t>());
+        const auto a = to_device(h, stream);
+        for (Index off : offs) {
+          if (off + c > C) continue;
+          CAPTURE(shape(r, c), C, off);
+          const MatrixView<const std::uint8_t> v = a.block(1, off, r, c);
+          const std::uint8_t* hw = h.data() + C + off;
+          CHECK(check_trials<std::uint8_t>(stream, v.data(), hw, r, c, C, false, true) >= 3);
+          check_public<std::uint8_t>(stream, v, hw, C);
+        }
+        CHECK(to_eigen(a) == h);  // the parent is intact
+      }
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("row sums of rows of a few chunks: every row offset, tile edges, strided rows",
                    "[reduce][narrow][views]", float, double, std::int32_t, std::uint8_t) {
   using T = TestType;
