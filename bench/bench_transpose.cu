@@ -244,6 +244,7 @@ int main(int argc, char** argv) {
   register_few<std::uint8_t>(12, Index(1) << 24);  // 9 to 15 rows: "ours-rows16h" and "ours-rows16e"
   register_few<std::uint8_t>(9, Index(1) << 24);   // against "ours-rows16", even and odd row counts
   register_few<std::uint8_t>(8, Index(1) << 24);  // the register kernels' largest few-rows side for bytes
+  for (Index r : {10, 11, 13, 14, 15}) register_few<std::uint8_t>(r, Index(1) << 24);  // the rest of 8 .. 16
   register_few<float>(8, Index(1) << 24);         // and for 4 bytes, where the 8 KiB chunk is taken
   register_few<float>(Index(1) << 24, 8);         // the register kernels' largest few-columns side for 4 bytes
   register_few<double>(3, Index(1) << 23);

@@ -203,14 +203,17 @@ bool launch_transpose_few_rows_half(const std::uint8_t* in, Index ld, std::uint8
 
 /// Whether u8 with kTransposeFewRowsHalfMin .. kTransposeFewRowsRegsMax rows takes
 /// transpose_few_rows_half_kernel ("ours-rows16h": 8 columns a thread) by default instead of
-/// transpose_few_rows_regs_kernel (16). Off until the H200 times the two side by side. Registers
+/// transpose_few_rows_regs_kernel (16). Run T5 (H200, bench_transpose, ratio to a copy of the
+/// same bytes, regs kernel -> half kernel): 8 x 2^24 0.887 -> 0.956, 12 x 2^24 0.785 -> 0.925,
+/// 16 x 2^24 0.627 -> 0.914 (ncu at 16 rows: 149 us against 160, DRAM 72% against 67%, 72
+/// registers against 96). Registers
 /// a thread (ptxas, sm_90, CUDA 13; no spills), half kernel against the regs kernel (with pairs
 /// where kN is even): 9 rows 48 / 117, 10 48 / 128, 11 56 / 127, 12 56 / 128 (+24 bytes
 /// spilled), 13 64 / 162, 14 64 / 168, 15 64 / 168, 16 72 / 168; with blocks of 4 warps
 /// (kFewRowsHalfWarps) the half kernel's theoretical occupancy at 16 rows is 7 blocks, 28 warps
 /// of 64 (43.75%) against the regs kernel's 18.75%, at 12 rows 9 blocks (56%).
-inline constexpr bool kTransposeFewRowsHalfDefault = false;
-inline constexpr Index kTransposeFewRowsHalfMin = 9;
+inline constexpr bool kTransposeFewRowsHalfDefault = true;
+inline constexpr Index kTransposeFewRowsHalfMin = 8;
 
 /// The u8 row counts (out on 16 bytes) that take transpose_few_rows_regs_kernel with pairs
 /// ("ours-rows16") before the byte vector kernels, which stage every run through shared memory:
