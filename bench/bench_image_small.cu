@@ -14,7 +14,7 @@
 // memory, R output rows a thread), canny "ours-walk2" and "ours-planes-ring-u<N>" (see
 // register_canny), u8 threshold "ours-2d-c1/c2/c4" (the row-by-row kernel that
 // views take, 16-byte chunks a thread) and "ours-flat-u1/u2/u4/u8" (the flat kernel that a dense
-// image takes, uint4s a thread; ours 4), f32 threshold "ours-geom" (the per-pixel kernel of
+// image takes, uint4s a thread; ours 8, kStreamFlatVecs), f32 threshold "ours-geom" (the per-pixel kernel of
 // views) and "ours-flat-u1/u2/u8", rgb_to_gray "ours-c2/c4" (its row-by-row kernel; ours 1) and
 // "ours-flat-u2/u4", threshold "ours-keep" (see below) beside "memcpy" (a device-to-device copy
 // of the image: the floor of a 1-read 1-write map).
@@ -314,7 +314,7 @@ void register_threshold() {
       a.ld[0] = kSide;
       d::launch_stream_u8(stream_of(input<U8>()), a, out.data(), kSide, kSide, kSide, trunc, c);
     });
-  for (int u : {1, 2, 4, 8})  // the flat kernel (ours, with kStreamFlatVecs), uint4s a thread
+  for (int u : {1, 2, 4, 8})  // the flat kernel (ours: kStreamFlatVecs<U8>), uint4s a thread
     register_variant<U8>("threshold_trunc", "ours-flat-u" + std::to_string(u), ours, [u, trunc](DeviceMatrix<U8>& out) {
       d::StreamArgs<1> a{};
       a.in[0] = input<U8>().data();
@@ -413,11 +413,12 @@ void register_gray_flat() {
 /// "canny_snake_20_100": a serpentine of weak edges through every tile row with one strong end
 /// (test/support/canny_ref.hpp's snake_image: a path of 110 on 100, rows 5 apart), the worst case
 /// for tile-local fills. "ours" is the default (suppression into bit planes by warps walking down
-/// one tile, rounds on the planes 4 a wait, the ring pieces' components past 4 rounds); first
-/// ours and NPP's rows of both images, then the forced configurations: "ours-walk2" (warps
-/// walking down 2 tiles, the default up to run V1), "ours-planes-ring-u0/u1/u2/u4" (the ring
-/// pieces' components after exactly 0 / 1 / 2 / 4 rounds, the flag never read:
-/// CannyConfig::ring_unchecked, no host wait).
+/// one tile, 4 rounds on the planes, then the ring pieces' components behind the last round's
+/// flag, no host wait); first ours and NPP's rows of both images, then the forced
+/// configurations: "ours-walk2" (warps walking down 2 tiles, the default up to run V1),
+/// "ours-planes-ring-m4" (4 rounds, the host reads the flag, then the components where it is
+/// set: the default up to run T6), "ours-planes-ring-u0/u1/u2/u3/u4" (the components after
+/// exactly 0 .. 4 rounds behind the last one's flag: CannyConfig::ring_unchecked).
 void register_canny() {
   const auto smooth = []() -> const DeviceMatrix<U8>& {
     static const DeviceMatrix<U8> m = devmat::box_filter(input<U8>(), 9, 9);
@@ -458,10 +459,15 @@ void register_canny() {
   register_npp<U8>("canny_snake_20_100",
                    [=](DeviceMatrix<U8>& out, const NppStreamContext& ctx) { npp_canny(snake(), out, ctx, 20, 100); });
 #endif
-  for (const char* suffix : {"-walk2", "-planes-ring-u0", "-planes-ring-u1", "-planes-ring-u2", "-planes-ring-u4"}) {
+  for (const char* suffix : {"-walk2", "-planes-ring-m4", "-planes-ring-u0", "-planes-ring-u1", "-planes-ring-u2",
+                             "-planes-ring-u3", "-planes-ring-u4"}) {
     d::CannyConfig config;
     const std::string v = suffix;
     if (v == "-walk2") config.walk_tiles = 2;
+    if (v == "-planes-ring-m4") {  // 4 rounds, the host reads the flag, the components if needed
+      config.max_rounds = 4;
+      config.ring_unchecked = false;
+    }
     if (v.rfind("-planes-ring-u", 0) == 0) {
       config.max_rounds = std::stoi(v.substr(14));
       config.ring_unchecked = true;

@@ -114,8 +114,13 @@ void launch_stream_u8(cudaStream_t s, const StreamArgs<N>& a, std::uint8_t* out,
   }
 }
 
-/// uint4s a thread of stream_flat_kernel by default (bench_image_small times 1, 2, 4 and 8).
-constexpr int kStreamFlatVecs = 4;
+/// uint4s a thread of stream_flat_kernel by default, by the output's element size (bench_image_small
+/// times 1, 2, 4 and 8 as threshold_trunc's "ours-flat-u<N>"): 8 for bytes, which led both H200
+/// runs that timed them (u8 4096^2, Mpix/s, u1 / u2 / u4 / u8 against NPP: run V1 1.494 / 1.461 /
+/// 1.403 / 1.570e6 against 1.562e6, run T5 1.342 / 1.392 / 1.389 / 1.505e6 against 1.416e6); 4
+/// for wider elements (f32: 4.39 / 4.40 / 4.25 / 4.29e5 in V1, within noise).
+template <class T>
+inline constexpr int kStreamFlatVecs = sizeof(T) == 1 ? 8 : 4;
 
 /// Whether stream_flat_kernel can map the planes of `a` (rows x cols) into `out` (rows x cols,
 /// row stride ld_out): every plane and the output dense (row stride cols, or a single row) and
@@ -132,7 +137,7 @@ bool stream_flat_ok(const StreamArgs<N>& a, const void* out, Index ld_out, Index
 /// (stream_flat_ok), on `s` (stream_flat_kernel); vecs_per_thread: 1, 2, 4 or 8 uint4s a thread.
 template <class T, int N, class F>
 void launch_stream_flat(cudaStream_t s, const StreamArgs<N>& a, T* out, Index n, const F& f,
-                        int vecs_per_thread = kStreamFlatVecs) {
+                        int vecs_per_thread = kStreamFlatVecs<T>) {
   if (n <= 0) return;
   const auto run = [&](auto u) {
     constexpr int U = decltype(u)::value;
