@@ -2,10 +2,10 @@
 // a block's threads are host threads, so the union-find's atomics race as on the GPU; blocks run
 // one after another) against canny_reference (support/canny_ref.hpp): the suppression into bit
 // planes (each walk), the rounds to the end, and the ring pieces' components after 0 or 1
-// rounds, exact. Small grids on purpose (few blocks for the per-tile and per-item kernels) so the
-// loops past the grid run too. Noise, smoothed noise, serpentines and spirals of weak edges that
-// cross many tiles, 1xN, Nx1, primes, tile-1/tile/tile+1, inputs at an odd offset with an odd
-// stride.
+// rounds, or behind the flag of 1 or 2 rounds (skipped where those settled every tile), exact.
+// Small grids on purpose (few blocks for the per-tile and per-item kernels) so the loops past
+// the grid run too. Noise, smoothed noise, serpentines and spirals of weak edges that cross many
+// tiles, 1xN, Nx1, primes, tile-1/tile/tile+1, inputs at an odd offset with an odd stride.
 #include <math.h>
 
 #include <algorithm>
@@ -89,8 +89,9 @@ std::vector<U8> smooth(Index r, Index c, int blur) {
   return out;
 }
 
-/// planes: the rounds to the end; rings: the ring pieces' components after 0 or 1 rounds.
-enum class Design { planes, rings };
+/// planes: the rounds to the end; rings: the ring pieces' components after 0 or 1 rounds; gated:
+/// after 1 or 2 rounds, behind the last round's flag.
+enum class Design { planes, rings, gated };
 
 /// Canny of the dense r x c image by the emulated kernels as launch_canny runs them, `blocks`
 /// blocks for the per-tile and per-item kernels.
@@ -127,7 +128,11 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
     int parity = 0;
     // rings: the ring pieces' components after 0 or 1 rounds (by the shape), as launch_canny past
     // max_rounds.
-    const int rounds = design == Design::rings ? static_cast<int>((r * 3 + c) % 2) : 1 << 30;
+    // gated: 1 or 2 rounds, then the components behind the flag of the last (launch_canny's
+    // ring_unchecked): skipped where the rounds settled every tile, run where they did not.
+    const int rounds = design == Design::rings   ? static_cast<int>((r * 3 + c) % 2)
+                       : design == Design::gated ? 1 + static_cast<int>((r + c) % 2)
+                                                 : 1 << 30;
     int changed = 1;
     for (int round = 0; changed && round < rounds; ++round, parity ^= 1) {
       changed = 0;
@@ -136,20 +141,22 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
                                    dirty[parity ^ 1].data());
       });
     }
-    if (design == Design::rings) {
+    if (design != Design::planes) {
+      const int* const gate = design == Design::gated ? &changed : nullptr;
       const std::size_t n_nodes = n_tiles * d::kCannyRingSlots;
       std::vector<unsigned> parent(n_nodes, 0xDEADBEEFu);
       std::vector<U8> strong(n_nodes, 0xA5);
       emu::launch(dim3(blocks), dim3(32 * d::kCannyBitWarps),
-                  [&] { d::canny_ring_pieces_kernel(edge.data(), weak.data(), static_cast<Index>(n_tiles), parent.data(), strong.data()); });
-      for (std::size_t k = 0; k < n_nodes; ++k) CHECK((parent[k] <= k && strong[k] <= 1));  // every node written
+                  [&] { d::canny_ring_pieces_kernel(edge.data(), weak.data(), static_cast<Index>(n_tiles), parent.data(), strong.data(), gate); });
+      if (!gate || changed)
+        for (std::size_t k = 0; k < n_nodes; ++k) CHECK((parent[k] <= k && strong[k] <= 1));  // every node written
       if (tiles_x > 1 || tiles_y > 1)
         emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads),
-                    [&] { d::canny_ring_merge_kernel(edge.data(), weak.data(), parent.data(), r, c, tiles_x, tiles_y); });
+                    [&] { d::canny_ring_merge_kernel(edge.data(), weak.data(), parent.data(), r, c, tiles_x, tiles_y, gate); });
       emu::launch(dim3(blocks), dim3(d::kCannyStreamThreads),
-                  [&] { d::canny_ring_strong_kernel(parent.data(), strong.data(), static_cast<Index>(n_nodes)); });
+                  [&] { d::canny_ring_strong_kernel(parent.data(), strong.data(), static_cast<Index>(n_nodes), gate); });
       emu::launch(dim3(blocks), dim3(32 * d::kCannyBitWarps),
-                  [&] { d::canny_ring_apply_kernel(edge.data(), weak.data(), static_cast<Index>(n_tiles), parent.data(), strong.data()); });
+                  [&] { d::canny_ring_apply_kernel(edge.data(), weak.data(), static_cast<Index>(n_tiles), parent.data(), strong.data(), gate); });
     }
     const bool vec = c % 16 == 0 && reinterpret_cast<std::uintptr_t>(out.data()) % 16 == 0;
     emu::launch(dim3(blocks), dim3(d::kCannyExpandThreads), [&] {
@@ -161,10 +168,10 @@ std::vector<U8> emulated_canny(const std::vector<U8>& dense, Index r, Index c, d
   return out;
 }
 
-/// Both designs.
+/// Every design.
 void check(const std::vector<U8>& img, Index r, Index c, double lo, double hi, unsigned blocks) {
   const std::vector<U8> want = devmat::test::canny_reference(img.data(), r, c, c, lo, hi);
-  for (Design design : {Design::planes, Design::rings}) {
+  for (Design design : {Design::planes, Design::rings, Design::gated}) {
     CAPTURE(r, c, lo, hi, static_cast<int>(design), blocks);
     const std::vector<U8> got = emulated_canny(img, r, c, lo, hi, design, blocks);
     Index bad = 0;

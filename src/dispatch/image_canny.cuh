@@ -28,12 +28,14 @@ constexpr int kCannyWalkTiles = 1;
 /// 4.65e4, but canny_5_15 m1 3.47e4, m2 3.43e4, m4 9.45e4, m8 9.49e4, m16 9.50e4: run V1).
 constexpr int kCannyMaxRounds = 4;
 /// Whether canny's default queues its kCannyMaxRounds rounds and then the ring pieces' components
-/// without reading the changed flag in between (CannyConfig::ring_unchecked):
-/// bench_image_small's "ours-planes-ring-u<N>" rows (N rounds, 0 .. 4). Off: with 0 rounds the
-/// snake ran 0.228 ms against 0.266 for the default, but canny_5_15 0.461 ms against 0.177 (run
-/// V1; u1 .. u4 not measured yet); an image that converges within the rounds pays the components
-/// then.
-constexpr bool kCannyRingUnchecked = false;
+/// without the host reading the changed flag in between (CannyConfig::ring_unchecked): the
+/// components' kernels read the last round's flag on the device and return at once where the
+/// rounds settled every tile, so an image that converges within the rounds (canny_5_15) skips
+/// them as the host's check did, and one that does not (the snake) waits for no host round trip.
+/// bench_image_small's "ours-planes-ring-u<N>" rows (N rounds, 0 .. 4) and "ours-planes-ring-m4"
+/// (the host's check). Before the flag gated them (run V1): with 0 rounds the snake ran 0.228 ms
+/// against 0.266 for the host's check, 4 rounds 0.254; canny_5_15 0.461 ms against 0.177.
+constexpr bool kCannyRingUnchecked = true;
 
 /// How canny's hysteresis runs: `rounds_per_check` rounds queued between two reads of the flag
 /// (each read waits for the stream), up to max_rounds, then the ring pieces' components.
@@ -45,8 +47,8 @@ struct CannyConfig {
   /// 0 for no limit (rounds until nothing changes). The rounds take a launch per tile a weak chain
   /// crosses: a serpentine through every tile row of a 4096^2 image takes ~10^5 rounds.
   int max_rounds = kCannyMaxRounds;
-  /// Queue max_rounds rounds (0: none) and then the ring pieces' components, never reading the
-  /// changed flag (no host wait at all).
+  /// Queue max_rounds rounds (0: none) and then the ring pieces' components, which run only where
+  /// the last round set the changed flag (with no rounds, always); the host never waits.
   bool ring_unchecked = kCannyRingUnchecked;
 };
 
@@ -67,7 +69,8 @@ inline unsigned canny_stream_blocks(unsigned long long items) {
 /// floor()ed: the suppression into bit planes (canny_nms_bits_kernel's warps walking down
 /// config.walk_tiles tiles), the rounds, then (past config.max_rounds, where the ring nodes have
 /// 32-bit indices; else rounds to the end) the ring pieces' components; with ring_unchecked exactly
-/// max_rounds rounds then the components, the flag never read. An empty image launches nothing
+/// max_rounds rounds then the components behind the last round's flag, read on the device only.
+/// An empty image launches nothing
 /// (a grid of no blocks is an invalid launch).
 inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                          int low, int high, const CannyConfig& config = {}) {
@@ -102,33 +105,38 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
   };
   // The ring pieces' components on the planes as they are (raised pixels are edges; each tile
   // is filled on its own by the suppression and by every round, all the ring union needs).
-  const auto ring_components = [&] {
+  const auto ring_components = [&](const int* gate) {
     const std::size_t n_nodes = n_tiles * kCannyRingSlots;
     const auto uf = Workspace::of<unsigned>(n_nodes + ceil_div(n_nodes, sizeof(unsigned)), stream);
     unsigned* const parent = uf.as<unsigned>();
     std::uint8_t* const strong = reinterpret_cast<std::uint8_t*>(parent + n_nodes);
     launch(&canny_ring_pieces_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, static_cast<const unsigned*>(edge),
-           static_cast<const unsigned*>(weak), static_cast<Index>(n_tiles), parent, strong);
+           static_cast<const unsigned*>(weak), static_cast<Index>(n_tiles), parent, strong, gate);
     const unsigned long long border = static_cast<unsigned long long>(tiles_x - 1) * rows +
                                       static_cast<unsigned long long>(tiles_y - 1) * cols;
     if (border > 0)
       launch(&canny_ring_merge_kernel, dim3(canny_stream_blocks(border)), dim3(kCannyStreamThreads), 0, s,
-             static_cast<const unsigned*>(edge), static_cast<const unsigned*>(weak), parent, rows, cols, tiles_x, tiles_y);
+             static_cast<const unsigned*>(edge), static_cast<const unsigned*>(weak), parent, rows, cols, tiles_x, tiles_y, gate);
     launch(&canny_ring_strong_kernel, dim3(canny_stream_blocks(n_nodes)), dim3(kCannyStreamThreads), 0, s, parent, strong,
-           static_cast<Index>(n_nodes));
+           static_cast<Index>(n_nodes), gate);
     launch(&canny_ring_apply_kernel, bits_grid, dim3(32 * kCannyBitWarps), 0, s, edge, static_cast<const unsigned*>(weak),
-           static_cast<Index>(n_tiles), static_cast<const unsigned*>(parent), static_cast<const std::uint8_t*>(strong));
+           static_cast<Index>(n_tiles), static_cast<const unsigned*>(parent), static_cast<const std::uint8_t*>(strong), gate);
   };  // uf is freed stream-ordered, after the kernels
   if (ring && config.ring_unchecked) {
-    for (int r = 0; r < max_rounds; ++r) round();  // the flag is set, never read
-    ring_components();
+    // max_rounds rounds, the flag cleared before the last; the components then run on the device
+    // only where that round raised a ring pixel (the flag set), never waiting for the host.
+    for (int r = 0; r < max_rounds; ++r) {
+      if (r == max_rounds - 1) DEVMAT_CUDA_TRY(cudaMemsetAsync(changed, 0, sizeof(int), s));
+      round();
+    }
+    ring_components(max_rounds > 0 ? changed : nullptr);
   } else {
     // The flag says whether the batch's last round marked anything: when not, no tile is marked
     // for a next round, and every tile is settled.
     int rounds_done = 0;
     for (int h_changed = 1; h_changed;) {
       if (max_rounds > 0 && rounds_done >= max_rounds) {
-        ring_components();
+        ring_components(nullptr);
         break;
       }
       rounds_done += rounds_per_check;
@@ -141,7 +149,7 @@ inline void launch_canny(const Stream& stream, const std::uint8_t* in, Index ld,
     }
   }
   const bool vec = cols % 16 == 0 && reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
-  launch(&canny_bits_expand_kernel, dim3(static_cast<unsigned>(std::min<std::size_t>(ceil_div(n_words, std::size_t(kCannyExpandThreads)), 1u << 20))),
+  launch(&canny_bits_expand_kernel, dim3(static_cast<unsigned>(std::min<std::size_t>(ceil_div(2 * n_words, std::size_t(kCannyExpandThreads)), 1u << 20))),
          dim3(kCannyExpandThreads), 0, s, static_cast<const unsigned*>(edge), out, rows, cols, tiles_x,
          static_cast<Index>(n_words), vec);
 }

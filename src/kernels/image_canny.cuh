@@ -16,6 +16,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace devmat::detail {
 
@@ -76,8 +77,8 @@ __device__ __forceinline__ unsigned canny_tile_fill(unsigned seed, unsigned cand
 // the byte map is written once and never read.
 
 constexpr int kCannyNmsBitsWarps = 8;      // warps (tile columns) a block of canny_nms_bits_kernel
-constexpr int kCannyNmsBitsMinBlocks = 4;  // blocks an SM: 64 registers a thread (no spills with the row loop not unrolled)
-constexpr int kCannyExpandThreads = 256;   // canny_bits_expand_kernel: a row word of a tile a thread
+constexpr int kCannyNmsBitsMinBlocks = 4;  // blocks an SM: at most 64 registers a thread (56, no spills, sm_90, CUDA 13)
+constexpr int kCannyExpandThreads = 256;   // canny_bits_expand_kernel: 16 columns of a row a thread
 
 /// Four bits (n < 16) as four bytes, 0xff per set bit (bit b -> byte b). The shifts 0, 7, 14, 21
 /// put bit b of n at bit 8 b without overlapping, so the product has no carries.
@@ -91,7 +92,11 @@ __device__ __forceinline__ unsigned canny_nibble_bytes(unsigned n) { return ((n 
 /// lane 31 that of column x0 + 32 beside their own (the magnitudes the tile's first and last
 /// columns compare with). Writes, for every tile it takes: edge and weak (32 words each; bits
 /// outside the image 0), dirty0[t] = 1 when a weak pixel is left on the tile's outer ring (else
-/// 0), dirty1[t] = 0.
+/// 0), dirty1[t] = 0. Issue-bound (ncu, H200, 4096^2: 77% of the SM's issue rate at 135 us), so a
+/// row step is kept lean: the rows as 32-bit offsets from the walk's first, the row pointers
+/// moved by one stride where the clamped row changes (no clamp and 64-bit multiply a load), the
+/// warm-up rows' tests resolved at compile time, the row loop unrolled twice (the rolling
+/// window's values renamed, not copied): about 100 instructions a step against 160 before.
 template <int kTiles>
 __global__ void __launch_bounds__(32 * kCannyNmsBitsWarps, kCannyNmsBitsMinBlocks)
 canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows, Index cols, int low, int high, Index tiles_x,
@@ -114,20 +119,32 @@ canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows,
   // The halo column this lane keeps (lane 0: x0 - 1, lane 31: x0 + 32; others unused).
   const bool h_in = lane == 0 ? x0 > 0 : x0 + kCannyTile < cols;
   const Index y0 = tile_y0 * kCannyTile;
-  const Index y_walk = y0 + static_cast<Index>(kTiles) * kCannyTile;
-  const Index y_end = y_walk < rows ? y_walk : rows;  // rows output
+  // Rows from here on by their offset k from y0 (-2 .. 32 kTiles + 2), as 32-bit numbers: row
+  // y0 + k is in the image when k_first <= k < k_rows (k_rows clamped to 32 kTiles + 3).
+  constexpr int kWalk = kTiles * kCannyTile;
+  const int k_rows = static_cast<int>(rows - y0 < kWalk + 3 ? rows - y0 : kWalk + 3);
+  const int k_first = y0 > 0 ? -2 : 0;
   // Rows of horizontal sums and differences ([0] two rows up, [1] one up), own and halo column.
   int hs0 = 0, hs1 = 0, hd0 = 0, hd1 = 0, hs0h = 0, hs1h = 0, hd0h = 0, hd1h = 0;
   // Magnitudes (left, centre, right) of the row above (u) and at (c) the row to suppress, and
   // the gradient at c.
   int ul = 0, uc = 0, ur = 0, cl = 0, cc = 0, cr = 0, gx = 0, gy = 0;
-  int p_next = col[canny_clamp(y0 - 2, rows) * ld], e_next = col_e[canny_clamp(y0 - 2, rows) * ld];
-  // One row: loads pixel row yl (a row ahead), takes the gradient of row yl - 1 (when yl >= y0)
-  // and, when yl >= y0 + 2, suppresses row yl - 2: returns its masks (bit l: column x0 + l).
-  const auto step = [&](Index yl, unsigned& w_mask, unsigned& e_mask) {
+  // The row loaded next, k_load, and where it is: row clamp(y0 + k_load) of both columns. The
+  // pointers move down a row where y0 + k_load is inside 1 .. rows - 1 (the clamped row changes).
+  int k_load = -2;
+  const std::uint8_t* p_row = col + canny_clamp(y0 - 2, rows) * ld;
+  const std::uint8_t* e_row = col_e + (p_row - col);
+  const int k_move_lo = static_cast<int>(y0 >= 3 ? -2 : 1 - y0);  // the first k_load that moves down
+  int p_next = *p_row, e_next = *e_row;
+  // One row: loads the pixel row k + 1 (a row ahead), takes the gradient of row k - 1 (kGrad: k
+  // >= 0) and suppresses row k - 2 (kSuppress: k >= 2): returns its masks (bit l: column x0 + l).
+  const auto step = [&](auto grad, auto suppress, int k, unsigned& w_mask, unsigned& e_mask) {
+    constexpr bool kGrad = decltype(grad)::value, kSuppress = decltype(suppress)::value;
     const int p = p_next, e = e_next;
-    p_next = col[canny_clamp(yl + 1, rows) * ld];  // row rows (clamped) past the end: harmless
-    e_next = col_e[canny_clamp(yl + 1, rows) * ld];
+    ++k_load;
+    if (k_load >= k_move_lo && k_load < k_rows) p_row += ld, e_row += ld;
+    p_next = __ldg(p_row);  // past the image: its last row again, harmless
+    e_next = __ldg(e_row);
     const int eb = __shfl_sync(kAll, e, lane == 0 ? 1 : 2);  // lane 0: x0 - 1; else x0 + 32
     const int ea = __shfl_sync(kAll, e, lane == 0 ? 0 : 3);  // lane 0: x0 - 2; else x0 + 33
     int pl = __shfl_up_sync(kAll, p, 1), pr = __shfl_down_sync(kAll, p, 1);
@@ -137,9 +154,8 @@ canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows,
     // The halo column: lane 0 (x0 - 2, x0 - 1, x0) = (ea, eb, p); lane 31 (x0 + 31, .., + 33) = (p, eb, ea).
     const int hsh = ea + 2 * eb + p, hdh = lane == 0 ? p - ea : ea - p;
     w_mask = e_mask = 0;
-    if (yl >= y0) {
-      const Index ym = yl - 1;
-      const bool y_in = ym >= 0 && ym < rows;
+    if constexpr (kGrad) {
+      const bool y_in = k - 1 >= k_first && k - 1 < k_rows;  // row y0 + k - 1 in the image
       const int dx = hd0 + 2 * hd1 + hd, dy = hs - hs0;
       const int dxh = hd0h + 2 * hd1h + hdh, dyh = hsh - hs0h;
       const int m = x_in && y_in ? ::abs(dx) + ::abs(dy) : 0;
@@ -147,9 +163,9 @@ canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows,
       int ml = __shfl_up_sync(kAll, m, 1), mr = __shfl_down_sync(kAll, m, 1);
       if (lane == 0) ml = mh;
       if (lane == 31) mr = mh;
-      if (yl >= y0 + 2) {  // suppress row yo = yl - 2: u (yo - 1), c (yo), d = (ml, m, mr) (yo + 1)
+      if constexpr (kSuppress) {  // suppress row k - 2: u (k - 3), c (k - 2), d = (ml, m, mr) (k - 1)
         bool peak = false;
-        if (x_in && yl - 2 < rows && cc > low) {
+        if (x_in && k - 2 < k_rows && cc > low) {
           const int ax = ::abs(gx), ay = ::abs(gy) << kShift;
           const int tg22x = ax * kTg22, tg67x = tg22x + (ax << (kShift + 1));
           const bool diag = ay >= tg22x && ay <= tg67x;
@@ -170,13 +186,19 @@ canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows,
     hs0 = hs1, hs1 = hs, hd0 = hd1, hd1 = hd;
     hs0h = hs1h, hs1h = hsh, hd0h = hd1h, hd1h = hdh;
   };
+  using No = std::false_type;
+  using Yes = std::true_type;
   unsigned w_mask, e_mask;
-  for (Index yl = y0 - 2; yl < y0 + 2; ++yl) step(yl, w_mask, e_mask);  // the first gradients
-  for (Index tile_y = tile_y0, ys = y0; ys < y_end; ++tile_y, ys += kCannyTile) {
+  step(No{}, No{}, -2, w_mask, e_mask);  // the first rows' sums
+  step(No{}, No{}, -1, w_mask, e_mask);
+  step(Yes{}, No{}, 0, w_mask, e_mask);  // the first gradients
+  step(Yes{}, No{}, 1, w_mask, e_mask);
+  for (int kt = 0; kt < kWalk && kt < k_rows; kt += kCannyTile) {
+    const Index tile_y = tile_y0 + kt / kCannyTile;
     unsigned weak = 0, edge = 0;  // lane r: row r of the tile
-#pragma unroll 1
+#pragma unroll 2
     for (int r = 0; r < kCannyTile; ++r) {
-      step(ys + r + 2, w_mask, e_mask);  // suppresses row ys + r
+      step(Yes{}, Yes{}, kt + r + 2, w_mask, e_mask);  // suppresses row y0 + kt + r
       if (lane == r) weak = w_mask, edge = e_mask;
     }
     // The tile's own fill (no halo): edges raise the weak runs they touch, 8-connected.
@@ -251,31 +273,29 @@ canny_bits_round_kernel(unsigned* edge_bits, const unsigned* __restrict__ weak_b
 }
 
 /// The edges from the edge plane: out(y, x) = 255 where the bit is set, else 0 (out dense, rows x
-/// cols). Item e is word e of the plane (row r = e % 32 of tile t = e / 32; rows past the image
-/// skipped): its up to 32 bytes, as 16-byte stores when `vec` (the launcher's promise: cols a
-/// multiple of 16 and out 16-byte aligned, so every row segment of a tile is too; the last tile
-/// of a row may hold 16 columns), else byte by byte up to cols. A lane a row: its bytes are whole
-/// 32-byte sectors, and the plane is read in order.
+/// cols). Item e is half h = e % (2 tiles_x) of image row y = e / (2 tiles_x), below the image
+/// skipped: the 16 columns 16 h .. 16 h + 15 of the row (the low or high half of its tile's word),
+/// as one 16-byte store when `vec` (the launcher's promise: cols a multiple of 16 and out 16-byte
+/// aligned; a half past the last column is skipped), else byte by byte up to cols. Adjacent lanes
+/// take adjacent halves of a row, so a warp stores 512 contiguous bytes, whole sectors (a lane a
+/// tile row wrote 32 rows' sectors half at a time: 18.5 us at 4096^2 under ncu).
 __global__ void __launch_bounds__(kCannyExpandThreads)
 canny_bits_expand_kernel(const unsigned* __restrict__ edge_bits, std::uint8_t* __restrict__ out, Index rows, Index cols,
                          Index tiles_x, Index n_words, bool vec) {
+  const Index halves = 2 * tiles_x, n_items = 2 * n_words;
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
-  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n_words; e += stride) {
-    const Index t = e / kCannyTile, tile_y = t / tiles_x, tx = t - tile_y * tiles_x;
-    const Index y = tile_y * kCannyTile + e % kCannyTile;
-    if (y >= rows) continue;
-    const unsigned w = edge_bits[e];
-    const Index left = cols - tx * kCannyTile;  // columns of the row from the tile's first
-    const int n_x = left < kCannyTile ? static_cast<int>(left) : kCannyTile;
-    std::uint8_t* const dst = out + y * cols + tx * kCannyTile;
+  for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n_items; e += stride) {
+    const Index y = e / halves, h = e - y * halves;
+    const Index x0 = h * 16;
+    if (y >= rows || x0 >= cols) continue;
+    const Index word = ((y / kCannyTile) * tiles_x + h / 2) * kCannyTile + y % kCannyTile;
+    const unsigned w = edge_bits[word] >> (16 * (h & 1));
+    std::uint8_t* const dst = out + y * cols + x0;
     if (vec) {
-      uint4* const d = reinterpret_cast<uint4*>(dst);
-      d[0] = make_uint4(canny_nibble_bytes(w & 15u), canny_nibble_bytes((w >> 4) & 15u), canny_nibble_bytes((w >> 8) & 15u),
-                        canny_nibble_bytes((w >> 12) & 15u));
-      if (n_x > 16)
-        d[1] = make_uint4(canny_nibble_bytes((w >> 16) & 15u), canny_nibble_bytes((w >> 20) & 15u),
-                          canny_nibble_bytes((w >> 24) & 15u), canny_nibble_bytes(w >> 28));
+      *reinterpret_cast<uint4*>(dst) = make_uint4(canny_nibble_bytes(w & 15u), canny_nibble_bytes((w >> 4) & 15u),
+                                                  canny_nibble_bytes((w >> 8) & 15u), canny_nibble_bytes((w >> 12) & 15u));
     } else {
+      const int n_x = cols - x0 < 16 ? static_cast<int>(cols - x0) : 16;
       for (int j = 0; j < n_x; ++j) dst[j] = (w >> j) & 1u ? kCannyEdge : std::uint8_t(0);
     }
   }
@@ -345,11 +365,17 @@ __device__ __forceinline__ unsigned canny_cand_row(const unsigned* edge_bits, co
   return edge_bits[tile * kCannyTile + lane] | weak_bits[tile * kCannyTile + lane];
 }
 
+/// Whether the ring kernels run: `gate` null, or the rounds before them left *gate set (their
+/// last round raised a pixel on a tile's ring). Where the rounds settled every tile the four
+/// kernels return at once, with no host wait between the rounds and them.
+__device__ __forceinline__ bool canny_ring_open(const int* gate) { return gate == nullptr || *gate != 0; }
+
 /// A warp a tile: every ring node gets parent = its piece's smallest node (itself when not a
 /// candidate) and strong = whether its piece holds an edge pixel (written for every node).
 __global__ void __launch_bounds__(32 * kCannyBitWarps)
 canny_ring_pieces_kernel(const unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, Index n_tiles,
-                         unsigned* __restrict__ parent, std::uint8_t* __restrict__ strong) {
+                         unsigned* __restrict__ parent, std::uint8_t* __restrict__ strong, const int* gate) {
+  if (!canny_ring_open(gate)) return;
   const int lane = threadIdx.x & 31;
   const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
   constexpr unsigned kInner = 0x7ffffffeu;  // rows 1 .. 30
@@ -397,7 +423,8 @@ canny_ring_pieces_kernel(const unsigned* __restrict__ edge_bits, const unsigned*
 /// Every 8-adjacent pair of pixels in two tiles is one of these.
 __global__ void __launch_bounds__(kCannyStreamThreads)
 canny_ring_merge_kernel(const unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, unsigned* parent,
-                        Index rows, Index cols, Index tiles_x, Index tiles_y) {
+                        Index rows, Index cols, Index tiles_x, Index tiles_y, const int* gate) {
+  if (!canny_ring_open(gate)) return;
   const Index n_down = (tiles_x - 1) * rows;
   const Index n = n_down + (tiles_y - 1) * cols;
   const auto find = [parent](unsigned i) { return canny_find(parent, i); };
@@ -430,7 +457,8 @@ canny_ring_merge_kernel(const unsigned* __restrict__ edge_bits, const unsigned* 
 /// Marks the root of every node flagged strong (strong[root] = 2: a value apart from the pieces'
 /// flags, which other threads read meanwhile), compressing its path. n = n_tiles * 128.
 __global__ void __launch_bounds__(kCannyStreamThreads)
-canny_ring_strong_kernel(unsigned* parent, std::uint8_t* strong, Index n) {
+canny_ring_strong_kernel(unsigned* parent, std::uint8_t* strong, Index n, const int* gate) {
+  if (!canny_ring_open(gate)) return;
   const Index stride = static_cast<Index>(gridDim.x) * blockDim.x;
   for (Index e = static_cast<Index>(blockIdx.x) * blockDim.x + threadIdx.x; e < n; e += stride) {
     const unsigned root = canny_find(parent, static_cast<unsigned>(e));
@@ -442,7 +470,8 @@ canny_ring_strong_kernel(unsigned* parent, std::uint8_t* strong, Index n) {
 /// the edge plane gets the filled pieces (with its own edges).
 __global__ void __launch_bounds__(32 * kCannyBitWarps)
 canny_ring_apply_kernel(unsigned* __restrict__ edge_bits, const unsigned* __restrict__ weak_bits, Index n_tiles,
-                        const unsigned* __restrict__ parent, const std::uint8_t* __restrict__ strong) {
+                        const unsigned* __restrict__ parent, const std::uint8_t* __restrict__ strong, const int* gate) {
+  if (!canny_ring_open(gate)) return;
   const int lane = threadIdx.x & 31;
   const Index warps = static_cast<Index>(gridDim.x) * kCannyBitWarps;
   const auto marked = [&](unsigned s) {
