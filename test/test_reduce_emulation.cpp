@@ -207,11 +207,11 @@ TEST_CASE("emulated row_sums_vec_kernel: rows of 3, partial groups, block edges"
 namespace {
 /// Column sums of the rows x cols u8 window at column c0 of a parent of ld bytes a row (any
 /// alignment), the parent ending on the window's last byte before an inaccessible page, every
-/// byte outside the window poisoned (255), by col_sums_bytes_kernel<U> over `chunks` chunks of
-/// rows (written as partials, chunk k at k * cols), against exact sums, inside poisoned guards.
-template <int U>
+/// byte outside the window poisoned (255), by col_sums_bytes_kernel<U, kWY> over `chunks` chunks
+/// of rows (written as partials, chunk k at k * cols), against exact sums, inside poisoned guards.
+template <int U, int kWY = 1>
 void check_bytes(Index rows, Index cols, Index ld, Index c0, Index chunks) {
-  CAPTURE(U, rows, cols, ld, c0, chunks);
+  CAPTURE(U, kWY, rows, cols, ld, c0, chunks);
   using Acc = d::sum_acc_t<std::uint8_t>;
   const Index elems = (rows - 1) * ld + c0 + cols;
   GuardedBytes buf(static_cast<std::size_t>(elems));
@@ -228,17 +228,17 @@ void check_bytes(Index rows, Index cols, Index ld, Index c0, Index chunks) {
     }
   GuardedOut<Acc> out(chunks * cols);
   const Index strips = (cols + d::kColBytesWarpCols - 1) / d::kColBytesWarpCols;
-  const Index warps = strips * ((rows + chunk_rows - 1) / chunk_rows);
-  const auto blocks = static_cast<unsigned>((warps + 7) / 8);
+  const Index units = strips * ((rows + chunk_rows - 1) / chunk_rows);  // warps (kWY = 1) or blocks
+  const auto blocks = static_cast<unsigned>(kWY == 1 ? (units + 7) / 8 : units);
   emu::launch(dim3(blocks), dim3(d::kColBytesThreads), [&] {
-    d::col_sums_bytes_kernel<U, d::CastTo<Acc, Acc>>(parent + c0, rows, cols, ld, strips, chunk_rows, out.data(),
-                                                    d::CastTo<Acc, Acc>{});
+    d::col_sums_bytes_kernel<U, kWY, d::CastTo<Acc, Acc>>(parent + c0, rows, cols, ld, strips, chunk_rows, out.data(),
+                                                         d::CastTo<Acc, Acc>{});
   });
   out.check(want);
 }
 }  // namespace
 
-TEST_CASE("emulated col_sums_bytes_kernel: row offsets, warp strips, flushes, chunks, the window's last byte",
+TEST_CASE("emulated col_sums_bytes_kernel: row offsets, warp and block strips, flushes, chunks, the window's last byte",
           "[reduce][emulation]") {
   // Widths around a warp's 496 columns and a lane's 16; parents whose rows start at every offset
   // within 16 bytes (odd ld) or at one (ld a multiple of 16, the window off it); rows around U and
@@ -250,6 +250,8 @@ TEST_CASE("emulated col_sums_bytes_kernel: row offsets, warp strips, flushes, ch
         check_bytes<8>(1, cols, ld, c0, 1);
         check_bytes<8>(9, cols, ld, c0, 1);
         check_bytes<4>(5, cols, ld, c0, 2);
+        check_bytes<8, 8>(1, cols, ld, c0, 1);   // a block a strip: warps with no rows
+        check_bytes<8, 8>(23, cols, ld, c0, 2);  // 12 and 11 rows: every 8th a warp
       }
   for (Index rows : {Index(255), Index(256), Index(257), Index(600)}) {
     check_bytes<8>(rows, 33, 37, 1, 1);
@@ -257,4 +259,7 @@ TEST_CASE("emulated col_sums_bytes_kernel: row offsets, warp strips, flushes, ch
     check_bytes<8>(rows, 17, 17, 0, 3);
   }
   check_bytes<16>(1000, 1000, 1003, 5, 9);  // chunks of 112 rows, 2 strips, 18 warps
+  // A block a strip: a warp's 256-row flush (2048 rows of the chunk, and past it), 3 strips.
+  check_bytes<8, 8>(2049, 20, 23, 3, 1);
+  check_bytes<8, 8>(4200, 1000, 1001, 1, 2);
 }

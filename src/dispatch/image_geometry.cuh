@@ -115,9 +115,10 @@ void launch_stream_u8(cudaStream_t s, const StreamArgs<N>& a, std::uint8_t* out,
 }
 
 /// uint4s a thread of stream_flat_kernel by default, by the output's element size (bench_image_small
-/// times 1, 2, 4 and 8 as threshold_trunc's "ours-flat-u<N>"): 8 for bytes, which led both H200
-/// runs that timed them (u8 4096^2, Mpix/s, u1 / u2 / u4 / u8 against NPP: run V1 1.494 / 1.461 /
-/// 1.403 / 1.570e6 against 1.562e6, run T5 1.342 / 1.392 / 1.389 / 1.505e6 against 1.416e6); 4
+/// times 1, 2, 4 and 8 as threshold_trunc's "ours-flat-u<N>"): 8 for bytes, which led two of
+/// the three H200 runs that timed them and tied the third (u8 4096^2, Mpix/s, u1 / u2 / u4 / u8
+/// against NPP: run V1 1.494 / 1.461 / 1.403 / 1.570e6 against 1.562e6, run T5 1.342 / 1.392 /
+/// 1.389 / 1.505e6 against 1.416e6, run T6 1.410 / 1.438 / 1.498 / 1.491e6 against 1.433e6); 4
 /// for wider elements (f32: 4.39 / 4.40 / 4.25 / 4.29e5 in V1, within noise).
 template <class T>
 inline constexpr int kStreamFlatVecs = sizeof(T) == 1 ? 8 : 4;

@@ -479,27 +479,53 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
 constexpr int kColBytesU = 8;
 /// Whether launch_col_sums sends u8 windows whose rows do not all start on 16 bytes (other than
 /// the dense narrow ones of the flat kernel) to col_sums_bytes_kernel instead of the element
-/// and narrow-vector tiles, which read 1 to 8 bytes a lane.
+/// and narrow-vector tiles, which read 1 to 8 bytes a lane: a warp a strip where those warps
+/// fill at least half the resident ones (col_bytes_fills), else a block a strip
+/// (kColBytesBlockDefault). Run T6 (H200, ratio to a CUB sum of the same bytes), a warp a strip:
+/// 67 x 1000003 0.54 -> 0.75 (2017 warps); 4097 x 4095 0.22 against the tiles' 0.77 (9 strips of
+/// 496 columns, chunks of at least 256 rows: 144 warps).
 constexpr bool kColBytesDefault = true;
+/// Whether the windows whose warp-a-strip plan does not fill the GPU take col_sums_bytes_kernel
+/// with a block a strip ("ours-bytes-b8"), else the element tiles.
+constexpr bool kColBytesBlockDefault = true;
 
-/// Column sums of a u8 window of any alignment by col_sums_bytes_kernel<U>: a warp per 496
-/// columns and chunk of rows, as many chunks (each at least kColBytesFlushRows rows) as fill the
-/// resident warps, combined by col_chunks_kernel where there are several.
+/// How col_sums_bytes_kernel<U, kWY> cuts a rows x cols window: strips of 496 columns, chunks of
+/// chunk_rows rows (as many as fill the resident warps (kWY = 1) or blocks (kWY = 8), each at
+/// least kColBytesFlushRows rows a warp (kWY = 1) or 8 a warp (kWY = 8)); `units` warps or blocks.
+struct ColBytesPlan {
+  Index strips, chunks, chunk_rows, resident, units;
+};
+template <int U, int kWY>
+ColBytesPlan plan_col_bytes(Index rows, Index cols) {
+  using Acc = sum_acc_t<std::uint8_t>;
+  ColBytesPlan p{ceil_div(cols, kColBytesWarpCols), 0, 0, 0, 0};
+  const Index blocks =
+      resident_blocks(reinterpret_cast<const void*>(&col_sums_bytes_kernel<U, kWY, CastTo<Acc, Acc>>), kColBytesThreads);
+  p.resident = kWY == 1 ? blocks * (kColBytesThreads / 32) : blocks;
+  const Index min_chunk_rows = kWY == 1 ? kColBytesFlushRows : Index(8) * kWY;
+  std::tie(p.chunks, p.chunk_rows) = col_row_chunks(p.resident, p.strips, rows, min_chunk_rows);
+  p.units = p.strips * p.chunks;
+  return p;
+}
+
+/// Whether col_sums_bytes_kernel's warps a strip for a rows x cols window fill half the resident ones.
 template <int U>
+bool col_bytes_fills(Index rows, Index cols) {
+  const ColBytesPlan p = plan_col_bytes<U, 1>(rows, cols);
+  return 2 * p.units >= p.resident;
+}
+
+/// Column sums of a u8 window of any alignment by col_sums_bytes_kernel<U, kWY> (plan_col_bytes),
+/// the chunks combined by col_chunks_kernel where there are several.
+template <int U, int kWY>
 void launch_col_sums_bytes(const Stream& stream, const std::uint8_t* in, Index rows, Index cols, Index ld,
                            sum_t<std::uint8_t>* out) {
   using Acc = sum_acc_t<std::uint8_t>;
-  constexpr Index kWarps = kColBytesThreads / 32;
-  const Index strips = ceil_div(cols, kColBytesWarpCols);
-  const Index resident_warps =
-      resident_blocks(reinterpret_cast<const void*>(&col_sums_bytes_kernel<U, CastTo<Acc, Acc>>), kColBytesThreads) *
-      kWarps;
-  Index chunks = 0, chunk_rows = 0;
-  std::tie(chunks, chunk_rows) = col_row_chunks(resident_warps, strips, rows, kColBytesFlushRows);
-  const auto grid = static_cast<unsigned>(ceil_div(strips * chunks, kWarps));
-  col_sums_by_chunks<Acc>(stream, cols, chunks, out, [&](auto fin, auto* dst) {
-    launch(&col_sums_bytes_kernel<U, decltype(fin)>, grid, kColBytesThreads, 0, stream.native(), in, rows, cols, ld,
-           strips, chunk_rows, dst, fin);
+  const ColBytesPlan p = plan_col_bytes<U, kWY>(rows, cols);
+  const auto grid = static_cast<unsigned>(kWY == 1 ? ceil_div(p.units, Index(kColBytesThreads / 32)) : p.units);
+  col_sums_by_chunks<Acc>(stream, cols, p.chunks, out, [&](auto fin, auto* dst) {
+    launch(&col_sums_bytes_kernel<U, kWY, decltype(fin)>, grid, kColBytesThreads, 0, stream.native(), in, rows, cols,
+           ld, p.strips, p.chunk_rows, dst, fin);
   });
 }
 
@@ -541,8 +567,10 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   if (!col_vec_fits(in, rows, cols, ld, kVec16<T>) && (ld == cols || rows == 1) && cols <= kColFlatThreads)
     return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
   if constexpr (std::is_same_v<T, std::uint8_t>)
-    if (kColBytesDefault && !col_vec_fits(in, rows, cols, ld, kVec16<T>))
-      return launch_col_sums_bytes<kColBytesU>(stream, in, rows, cols, ld, out);
+    if (kColBytesDefault && !col_vec_fits(in, rows, cols, ld, kVec16<T>)) {
+      if (col_bytes_fills<kColBytesU>(rows, cols)) return launch_col_sums_bytes<kColBytesU, 1>(stream, in, rows, cols, ld, out);
+      if (kColBytesBlockDefault) return launch_col_sums_bytes<kColBytesU, 8>(stream, in, rows, cols, ld, out);
+    }
   with_col_vec(in, rows, cols, ld, [&](auto v) {
     launch_col_sums_v<T, decltype(v)::value, Cfg>(stream, in, rows, cols, ld, out);
   });
@@ -630,13 +658,13 @@ struct ColWideTrial {
   }
 };
 
-template <class T, int U>
+template <class T, int U, int kWY>
 struct ColBytesTrial {
   static bool takes(const T*, Index rows, Index cols, Index) {
     return std::is_same_v<T, std::uint8_t> && rows >= 1 && cols >= 1;
   }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    if constexpr (std::is_same_v<T, std::uint8_t>) launch_col_sums_bytes<U>(stream, in, rows, cols, ld, out);
+    if constexpr (std::is_same_v<T, std::uint8_t>) launch_col_sums_bytes<U, kWY>(stream, in, rows, cols, ld, out);
   }
 };
 
@@ -647,7 +675,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 15;
+  static constexpr int kCount = 16;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -669,11 +697,13 @@ struct NarrowTrials {
       // The short-wide column kernel in the library's configuration (launch_col_sums_wide: 4
       // vectors of at most 4 bytes a thread, 64 bytes in flight), forced where the rows are few.
       narrow_trial<ColWideTrial<T>, T>("ours-wide-b64m4", NarrowKind::col_sums_any),
-      // u8 windows of any alignment as aligned chunks cut by shuffles (launch_col_sums_bytes<U>: U
-      // rows in flight a warp; kColBytesU the default, for the rows col_vec_fits(.., 16) refuses).
-      narrow_trial<ColBytesTrial<T, 4>, T>("ours-bytes-u4", NarrowKind::col_sums_any),
-      narrow_trial<ColBytesTrial<T, 8>, T>("ours-bytes-u8", NarrowKind::col_sums_any),
-      narrow_trial<ColBytesTrial<T, 16>, T>("ours-bytes-u16", NarrowKind::col_sums_any)};
+      // u8 windows of any alignment as aligned chunks cut by shuffles (launch_col_sums_bytes<U, kWY>:
+      // U rows in flight a warp, a warp a strip or a block (b8); kColBytesU the default, for the
+      // rows col_vec_fits(.., 16) refuses).
+      narrow_trial<ColBytesTrial<T, 4, 1>, T>("ours-bytes-u4", NarrowKind::col_sums_any),
+      narrow_trial<ColBytesTrial<T, 8, 1>, T>("ours-bytes-u8", NarrowKind::col_sums_any),
+      narrow_trial<ColBytesTrial<T, 16, 1>, T>("ours-bytes-u16", NarrowKind::col_sums_any),
+      narrow_trial<ColBytesTrial<T, 8, 8>, T>("ours-bytes-b8", NarrowKind::col_sums_any)};
 };
 
 }  // namespace devmat::detail

@@ -214,6 +214,14 @@ bool launch_transpose_few_rows_half(const std::uint8_t* in, Index ld, std::uint8
 /// of 64 (43.75%) against the regs kernel's 18.75%, at 12 rows 9 blocks (56%).
 inline constexpr bool kTransposeFewRowsHalfDefault = true;
 inline constexpr Index kTransposeFewRowsHalfMin = 8;
+/// The odd row counts from which the half kernel is taken by default (run T6, ratio to a copy of
+/// the same bytes, half kernel / byte vectors / regs kernel: 9 rows 0.589 / 0.668 / 0.404, 11
+/// 0.593 / 0.636 / 0.358, 13 0.573 / 0.597 / 0.420, 15 0.560 / 0.485 / 0.398; even rows: 8
+/// 0.956 / 0.697 / 0.932, 10 0.943 / 0.644 / 0.905, 12 0.909 / 0.613 / 0.792, 14 0.917 / 0.464
+/// / 0.804, 16 0.922 / 0.608 / 0.638): odd counts below it keep the byte vectors. The regs kernel
+/// lost to the half kernel at every count from 8 to 16 and is not taken while the half kernel
+/// is the default.
+inline constexpr Index kTransposeFewRowsHalfOddMin = 15;
 
 /// The u8 row counts (out on 16 bytes) that take transpose_few_rows_regs_kernel with pairs
 /// ("ours-rows16") before the byte vector kernels, which stage every run through shared memory:
@@ -223,6 +231,12 @@ inline constexpr Index kTransposeFewRowsHalfMin = 8;
 /// loses, so fewer rows keep the byte vectors.
 inline constexpr Index kTransposeFewRowsRegsMin = 8;
 inline constexpr Index kTransposeFewRowsRegsMax = 16;
+
+/// Whether the default takes transpose_few_rows_half_kernel for u8 with `rows` rows.
+inline bool transpose_few_rows_half_default(Index rows) {
+  return kTransposeFewRowsHalfDefault && rows >= kTransposeFewRowsHalfMin && rows <= kTransposeFewRowsRegsMax &&
+         (rows % 2 == 0 || rows >= kTransposeFewRowsHalfOddMin);
+}
 
 /// transpose_few_cols_span_kernel<T, ld> where a few columns lie kL = ld (2 .. 16) elements
 /// apart (cols <= ld: a window of a narrow matrix, or dense, at any alignment of in; every row
@@ -280,13 +294,11 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
       return launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld,
                                         reinterpret_cast<std::uint8_t*>(out), rows, cols, stream);
     };
-    if constexpr (kTransposeFewRowsHalfDefault) {
-      if (rows >= kTransposeFewRowsHalfMin && rows <= kTransposeFewRowsRegsMax &&
-          launch_transpose_few_rows_half(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                         reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
-        return true;
-    }
-    if (rows >= kTransposeFewRowsRegsMin && rows <= kTransposeFewRowsRegsMax &&
+    if (transpose_few_rows_half_default(rows) &&
+        launch_transpose_few_rows_half(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                       reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+      return true;
+    if (!kTransposeFewRowsHalfDefault && rows >= kTransposeFewRowsRegsMin && rows <= kTransposeFewRowsRegsMax &&
         launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
                                              reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
       return true;

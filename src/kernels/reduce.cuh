@@ -459,11 +459,14 @@ col_sums_wide_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld,
 // the warp's first column, takes chunk l + 1 from lane l + 1 (shuffles), and cuts its 16 columns
 // out of the pair at the row's offset within 16 bytes (the same for the whole warp: a row start
 // plus the warp's first column). Bytes add in 16-bit lanes (two columns a word), flushed to
-// 32-bit sums every kColBytesFlushRows rows.
+// 32-bit sums every kColBytesFlushRows rows of the warp. A block's 8 warps take 8 strips (kWY =
+// 1: many strips) or share one strip's rows, every 8th row each, and add their sums in shared
+// memory in warp order (kWY = 8: few strips, so that more chunks of fewer rows fill the GPU with
+// fewer partial sums to combine).
 
-constexpr int kColBytesThreads = 256;                // 8 warps a block, each on its own strip and rows
+constexpr int kColBytesThreads = 256;                // 8 warps a block
 constexpr Index kColBytesWarpCols = 31 * 16;         // columns a warp: 16 a lane, lane 31 loads only
-constexpr Index kColBytesFlushRows = 256;            // 256 * 255 fits a 16-bit lane
+constexpr Index kColBytesFlushRows = 256;            // rows of a warp; 256 * 255 fits a 16-bit lane
 
 /// The aligned 16 bytes at `a`, those outside [lo, hi) read as 0 (byte by byte where the chunk
 /// crosses either end: the window's first and last rows may start or end inside a chunk that
@@ -477,48 +480,52 @@ __device__ __forceinline__ uint4 col_bytes_chunk(std::uintptr_t a, std::uintptr_
   return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
-/// Column sums of the rows x cols u8 window at `in` (ld bytes between row starts, any alignment):
-/// warp g of the grid takes columns [s * kColBytesWarpCols, ..) of strip s = g % strips and rows
-/// [k * chunk_rows, (k + 1) * chunk_rows) of chunk k = g / strips (chunk_rows <=
-/// kMaxColChunkRows), U rows in flight, and writes fin(sum) of column c to out[k * cols + c].
-/// Reads only chunks that hold one of the warp's columns, and no byte outside [in, the window's
-/// last byte] (col_bytes_chunk).
-template <int U, class Final>
+/// Column sums of the rows x cols u8 window at `in` (ld bytes between row starts, any alignment).
+/// kWY = 1: warp g of the grid takes strip s = g % strips (columns [s * kColBytesWarpCols, ..))
+/// and chunk k = g / strips (rows [k * chunk_rows, (k + 1) * chunk_rows)). kWY = 8: block b takes
+/// strip b % strips and chunk b / strips, its warp w rows w, w + 8, .. of the chunk. U rows in
+/// flight a warp; chunk_rows <= kMaxColChunkRows. Writes fin(sum) of column c over chunk k to
+/// out[k * cols + c]. Reads only chunks that hold one of the warp's columns, and no byte outside
+/// [in, the window's last byte] (col_bytes_chunk).
+template <int U, int kWY, class Final>
 __global__ void __launch_bounds__(kColBytesThreads)
 col_sums_bytes_kernel(const std::uint8_t* __restrict__ in, Index rows, Index cols, Index ld, Index strips,
                       Index chunk_rows, typename Final::Out* __restrict__ out, Final fin) {
   static_assert(U >= 1 && kColBytesFlushRows % U == 0, "col_sums_bytes_kernel: U rows divide a flush");
+  static_assert(kWY == 1 || kWY == kColBytesThreads / 32, "col_sums_bytes_kernel: a warp a strip, or a block");
   using Acc = sum_acc_t<std::uint8_t>;
   using Out = typename Final::Out;
   constexpr unsigned kAll = 0xffffffffu;
-  const int lane = static_cast<int>(threadIdx.x % 32);
-  const Index g = static_cast<Index>(blockIdx.x) * (kColBytesThreads / 32) + threadIdx.x / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const Index g = kWY == 1 ? static_cast<Index>(blockIdx.x) * (kColBytesThreads / 32) + warp : static_cast<Index>(blockIdx.x);
   const Index strip = g % strips, chunk = g / strips;
   const Index r_begin = chunk * chunk_rows;
-  if (r_begin >= rows) return;  // the whole warp
+  if (r_begin >= rows) return;  // the whole warp (kWY = 1) or block (kWY = 8)
   const Index r_end = rows - r_begin < chunk_rows ? rows : r_begin + chunk_rows;
   const Index c0 = strip * kColBytesWarpCols;
   const int width = static_cast<int>(cols - c0 < kColBytesWarpCols ? cols - c0 : kColBytesWarpCols);
   const std::uintptr_t lo = reinterpret_cast<std::uintptr_t>(in);
   const std::uintptr_t hi = lo + static_cast<std::uintptr_t>((rows - 1) * ld + cols);  // past the last byte
+  constexpr Index kStep = kWY;  // between a warp's rows
 
   unsigned sums[16];  // columns c0 + 16 lane + j
 #pragma unroll
   for (int j = 0; j < 16; ++j) sums[j] = 0u;
-  for (Index r0 = r_begin; r0 < r_end; r0 += kColBytesFlushRows) {
-    const Index r1 = r_end - r0 < kColBytesFlushRows ? r_end : r0 + kColBytesFlushRows;
+  for (Index r0 = r_begin + (kWY == 1 ? 0 : warp); r0 < r_end; r0 += kColBytesFlushRows * kStep) {
+    const Index r1 = r_end - r0 < kColBytesFlushRows * kStep ? r_end : r0 + kColBytesFlushRows * kStep;
     unsigned pairs[8];  // word q of the 16 columns: bytes 0 and 2 in pairs[2q], 1 and 3 in pairs[2q + 1]
 #pragma unroll
     for (int k = 0; k < 8; ++k) pairs[k] = 0u;
-    for (Index r = r0; r < r1; r += U) {
+    for (Index r = r0; r < r1; r += U * kStep) {
       uint4 v[U];
       int shift[U];
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         v[u] = make_uint4(0u, 0u, 0u, 0u);
         shift[u] = 0;
-        if (r + u < r1) {
-          const std::uintptr_t base = lo + static_cast<std::uintptr_t>((r + u) * ld + c0);  // the warp's first column
+        const Index ru = r + u * kStep;
+        if (ru < r1) {
+          const std::uintptr_t base = lo + static_cast<std::uintptr_t>(ru * ld + c0);  // the warp's first column
           shift[u] = static_cast<int>(base & 15);
           const std::uintptr_t a = (base & ~std::uintptr_t(15)) + 16 * static_cast<std::uintptr_t>(lane);
           if (16 * lane <= shift[u] + width - 1) v[u] = col_bytes_chunk(a, lo, hi);
@@ -553,22 +560,37 @@ col_sums_bytes_kernel(const std::uint8_t* __restrict__ in, Index rows, Index col
     }
   }
   const int first = 16 * lane;  // this lane's first column within the warp's
-  if (lane == 31 || first >= width) return;
-  Out* const dst = out + chunk * cols + c0 + first;
-  constexpr int kOutVec = kVec16<Out>;
-  using OutPack = Pack<Out, kOutVec>;
-  if (first + 16 <= width && reinterpret_cast<std::uintptr_t>(dst) % sizeof(OutPack) == 0) {
+  Out* const dst = out + chunk * cols + c0;
+  if constexpr (kWY > 1) {
+    // The warps' sums of each column, added in warp order; a thread a column at a time.
+    __shared__ unsigned sum_smem[kWY][kColBytesWarpCols];
+    if (lane < 31)
 #pragma unroll
-    for (int j0 = 0; j0 < 16; j0 += kOutVec) {
-      OutPack o;
+      for (int j = 0; j < 16; ++j) sum_smem[warp][first + j] = sums[j];
+    __syncthreads();
+    for (int c = static_cast<int>(threadIdx.x); c < width; c += kColBytesThreads) {
+      Acc t = Acc(0);
 #pragma unroll
-      for (int k = 0; k < kOutVec; ++k) o.v[k] = fin(static_cast<Acc>(sums[j0 + k]));
-      *reinterpret_cast<OutPack*>(dst + j0) = o;
+      for (int y = 0; y < kWY; ++y) t += sum_smem[y][c];
+      dst[c] = fin(t);
     }
   } else {
+    if (lane == 31 || first >= width) return;
+    constexpr int kOutVec = kVec16<Out>;
+    using OutPack = Pack<Out, kOutVec>;
+    if (first + 16 <= width && reinterpret_cast<std::uintptr_t>(dst + first) % sizeof(OutPack) == 0) {
 #pragma unroll
-    for (int j = 0; j < 16; ++j)
-      if (first + j < width) dst[j] = fin(static_cast<Acc>(sums[j]));
+      for (int j0 = 0; j0 < 16; j0 += kOutVec) {
+        OutPack o;
+#pragma unroll
+        for (int k = 0; k < kOutVec; ++k) o.v[k] = fin(static_cast<Acc>(sums[j0 + k]));
+        *reinterpret_cast<OutPack*>(dst + first + j0) = o;
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < 16; ++j)
+        if (first + j < width) dst[first + j] = fin(static_cast<Acc>(sums[j]));
+    }
   }
 }
 
