@@ -53,7 +53,6 @@ inline unsigned __brev(unsigned x) {
 }
 
 inline int __ffs(int x) { return __builtin_ffs(x); }
-inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 
 #include "kernels/image_canny.cuh"
 

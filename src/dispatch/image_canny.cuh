@@ -1,8 +1,9 @@
 // Launcher of Canny (kernels/image_canny.cuh), on bit planes: the suppression (each tile filled on
-// its own), then rounds over the tiles a change marked (the host reads a flag after every batch of
-// rounds) up to kCannyMaxRounds, then, where chains still cross tiles, the components of the
-// tiles' ring pieces (four kernels, no wait, a cost bound whatever the edges' shapes), then the
-// edge plane expanded to bytes.
+// its own), then kCannyMaxRounds rounds over the tiles a change marked, then, where chains still
+// cross tiles (the last round's flag, read on the device), the components of the tiles' ring
+// pieces (four kernels, a cost bound whatever the edges' shapes), then the edge plane expanded to
+// bytes. No host wait by default; CannyConfig's checked form has the host read the flag after
+// every batch of rounds instead.
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -37,18 +38,23 @@ constexpr int kCannyMaxRounds = 4;
 /// against 0.266 for the host's check, 4 rounds 0.254; canny_5_15 0.461 ms against 0.177.
 constexpr bool kCannyRingUnchecked = true;
 
-/// How canny's hysteresis runs: `rounds_per_check` rounds queued between two reads of the flag
-/// (each read waits for the stream), up to max_rounds, then the ring pieces' components.
+/// How canny's hysteresis runs. Checked (ring_unchecked false): `rounds_per_check` rounds queued
+/// between two reads of the flag by the host (each read waits for the stream), up to max_rounds
+/// (0: until nothing changes), then the ring pieces' components. Unchecked (the default): exactly
+/// max_rounds rounds, then the components behind the last round's flag; rounds_per_check unused.
 struct CannyConfig {
   int rounds_per_check = kCannyRoundsPerCheck;
   /// Tiles a warp of canny_nms_bits_kernel walks down: 1 or 2.
   int walk_tiles = kCannyWalkTiles;
-  /// Rounds (counted in whole batches) before the ring pieces' components finish the hysteresis;
-  /// 0 for no limit (rounds until nothing changes). The rounds take a launch per tile a weak chain
+  /// Rounds before the ring pieces' components finish the hysteresis (checked: counted in whole
+  /// batches, 0 for no limit: rounds until nothing changes; unchecked: exactly these, 0 for none,
+  /// the components then always running). Rounds alone take a launch per tile a weak chain
   /// crosses: a serpentine through every tile row of a 4096^2 image takes ~10^5 rounds.
   int max_rounds = kCannyMaxRounds;
   /// Queue max_rounds rounds (0: none) and then the ring pieces' components, which run only where
-  /// the last round set the changed flag (with no rounds, always); the host never waits.
+  /// the last round set the changed flag (with no rounds, always); the host never waits. The
+  /// components' workspace (640 bytes a tile, from the pool) is taken and their four launches
+  /// queued either way.
   bool ring_unchecked = kCannyRingUnchecked;
 };
 

@@ -416,7 +416,7 @@ decltype(auto) with_col_vec(const T* in, Index rows, Index cols, Index ld, F&& f
   return f(std::integral_constant<int, 1>{});
 }
 
-/// How launch_col_sums_v splits rows x (strips of columns): into as many
+/// How launch_col_sums_v (and launch_col_sums_bytes) split rows x (strips of columns): into as many
 /// row chunks as there are free resident slots per strip (`resident` blocks), each at least
 /// min_chunk_rows rows (one chunk where the rows are fewer) and at most kMaxColChunkRows (the
 /// 32-bit byte sums). Returns {chunks, chunk_rows}: chunks * chunk_rows >= rows, and the last
@@ -553,8 +553,10 @@ void launch_col_sums_flat(const Stream& stream, const T* in, Index rows, Index c
 constexpr int kColFlatThreads = 256;  // the most columns the flat kernel takes, too
 
 /// out[c] = sum of column c of the rows x cols row-major `in` (ld elements between row starts)
-/// on `stream`. Reads V-element vectors, V the widest power of two up to 16 bytes that divides
-/// cols and ld and aligns `in` (so every row start is aligned to it).
+/// on `stream`. Dense narrow windows whose rows are off 16 bytes: one flat stream of vectors
+/// (launch_col_sums_flat); other u8 windows off 16 bytes: aligned 16-byte chunks cut by shuffles
+/// (launch_col_sums_bytes); else V-element vectors, V the widest power of two up to 16 bytes that
+/// divides cols and ld and aligns `in` (so every row start is aligned to it).
 template <class T, class Cfg = DefaultColSumsConfig>
 void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Out = sum_t<T>;

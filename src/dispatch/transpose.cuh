@@ -201,9 +201,11 @@ bool launch_transpose_few_rows_half(const std::uint8_t* in, Index ld, std::uint8
   return false;
 }
 
-/// Whether u8 with kTransposeFewRowsHalfMin .. kTransposeFewRowsRegsMax rows takes
-/// transpose_few_rows_half_kernel ("ours-rows16h": 8 columns a thread) by default instead of
-/// transpose_few_rows_regs_kernel (16). Run T5 (H200, bench_transpose, ratio to a copy of the
+/// Whether u8 with kTransposeFewRowsHalfMin .. kTransposeFewRowsRegsMax rows (even counts, and odd
+/// ones from kTransposeFewRowsHalfOddMin: transpose_few_rows_half_default) takes
+/// transpose_few_rows_half_kernel ("ours-rows16h": 8 columns a thread) by default before the byte
+/// vectors, in place of transpose_few_rows_regs_kernel (16 columns a thread, the default before
+/// it). Run T5 (H200, bench_transpose, ratio to a copy of the
 /// same bytes, regs kernel -> half kernel): 8 x 2^24 0.887 -> 0.956, 12 x 2^24 0.785 -> 0.925,
 /// 16 x 2^24 0.627 -> 0.914 (ncu at 16 rows: 149 us against 160, DRAM 72% against 67%, 72
 /// registers against 96). Registers
@@ -223,9 +225,10 @@ inline constexpr Index kTransposeFewRowsHalfMin = 8;
 /// is the default.
 inline constexpr Index kTransposeFewRowsHalfOddMin = 15;
 
-/// The u8 row counts (out on 16 bytes) that take transpose_few_rows_regs_kernel with pairs
-/// ("ours-rows16") before the byte vector kernels, which stage every run through shared memory:
-/// 8 to 16. H200, ratios to a copy of the same bytes, byte vectors -> register kernel: 8 x 2^24
+/// The u8 row counts (out on 16 bytes) that took transpose_few_rows_regs_kernel with pairs
+/// ("ours-rows16") before the byte vector kernels, which stage every run through shared memory,
+/// while the half kernel was not the default (kTransposeFewRowsHalfDefault), and the half
+/// kernel's range: 8 to 16. H200, ratios to a copy of the same bytes, byte vectors -> register kernel: 8 x 2^24
 /// 0.687 -> 0.925, 16 x 2^24 0.605 -> 0.633 (168 registers a thread at 16 rows: 19% occupancy,
 /// DRAM 44%, latency-bound); at 3 x 2^26 (0.84 -> 0.73) and 5 x 40000001 (0.84 -> 0.66) it
 /// loses, so fewer rows keep the byte vectors.
@@ -257,7 +260,8 @@ bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, I
 
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, runs A and
 /// C of issue 13, U2a and V1), by element size. Ratios to a copy of the same bytes, before -> after:
-/// - 1 byte: up to 16 rows the byte vector kernels (launch_transpose_few_bytes; run C of issue
+/// - 1 byte: 8 to 16 rows (even counts, and 15) the half kernel (transpose_few_rows_half_default;
+///   runs T5 to T8: 0.89-0.96 of a copy); else up to 16 rows the byte vector kernels (launch_transpose_few_bytes; run C of issue
 ///   13, against the register kernels or the chunks: 3 x 2^26 0.78 -> 0.83, 8 x 2^24 0.37 ->
 ///   0.66, 16 x 2^24 0.44 -> 0.57, 5 x 40000001 0.33 -> 0.84); the register kernels up to 16
 ///   dense columns (2^26 x 3: 0.41 -> 0.99, 2^24 x 16: 0.35 -> 0.84; the byte kernels 0.99 and
@@ -298,10 +302,12 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
         launch_transpose_few_rows_half(reinterpret_cast<const std::uint8_t*>(in), ld,
                                        reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
       return true;
-    if (!kTransposeFewRowsHalfDefault && rows >= kTransposeFewRowsRegsMin && rows <= kTransposeFewRowsRegsMax &&
-        launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                             reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
-      return true;
+    if constexpr (!kTransposeFewRowsHalfDefault) {  // (not compiled while the half kernel is the default)
+      if (rows >= kTransposeFewRowsRegsMin && rows <= kTransposeFewRowsRegsMax &&
+          launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                               reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+        return true;
+    }
     if (rows <= kTransposeFewMax && bytes()) return true;  // few rows: the byte vectors first
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
     // Few dense columns the register kernels do not fit (with few rows the call above already

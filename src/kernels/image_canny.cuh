@@ -4,9 +4,9 @@
 // - canny_nms_bits_kernel suppresses (a warp walking down a column of tiles in registers) into
 //   the edge and weak planes and fills each tile on its own;
 // - canny_bits_round_kernel, a round: each marked tile is filled again with its neighbours' edges
-//   as a halo (a few rounds, while the host reads a flag);
-// - past them, the components of the tiles' ring pieces (canny_ring_*_kernel: four kernels,
-//   whatever the chains' lengths) finish the hysteresis;
+//   as a halo (a few rounds; the last sets a flag where it raised a pixel on a tile's ring);
+// - past them, where that flag is set, the components of the tiles' ring pieces
+//   (canny_ring_*_kernel: four kernels, whatever the chains' lengths) finish the hysteresis;
 // - canny_bits_expand_kernel writes 0 / 255 from the edge plane.
 // Device code only; dispatch/image_canny.cuh launches.
 #pragma once
@@ -134,7 +134,8 @@ canny_nms_bits_kernel(const std::uint8_t* __restrict__ in, Index ld, Index rows,
   int k_load = -2;
   const std::uint8_t* p_row = col + canny_clamp(y0 - 2, rows) * ld;
   const std::uint8_t* e_row = col_e + (p_row - col);
-  const int k_move_lo = static_cast<int>(y0 >= 3 ? -2 : 1 - y0);  // the first k_load that moves down
+  // k_load from which the pointers move: 1 - y0 (row y0 + k_load >= 1); y0 is 0 or at least 32.
+  const int k_move_lo = static_cast<int>(y0 >= 3 ? -2 : 1 - y0);
   int p_next = *p_row, e_next = *e_row;
   // One row: loads the pixel row k + 1 (a row ahead), takes the gradient of row k - 1 (kGrad: k
   // >= 0) and suppresses row k - 2 (kSuppress: k >= 2): returns its masks (bit l: column x0 + l).

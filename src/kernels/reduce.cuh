@@ -459,10 +459,10 @@ col_sums_wide_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld,
 // the warp's first column, takes chunk l + 1 from lane l + 1 (shuffles), and cuts its 16 columns
 // out of the pair at the row's offset within 16 bytes (the same for the whole warp: a row start
 // plus the warp's first column). Bytes add in 16-bit lanes (two columns a word), flushed to
-// 32-bit sums every kColBytesFlushRows rows of the warp. A block's 8 warps take 8 strips (kWY =
-// 1: many strips) or share one strip's rows, every 8th row each, and add their sums in shared
-// memory in warp order (kWY = 8: few strips, so that more chunks of fewer rows fill the GPU with
-// fewer partial sums to combine).
+// 32-bit sums every kColBytesFlushRows rows of the warp. A block's 8 warps take 8 (strip, chunk)
+// units of their own (kWY = 1: many strips) or share one strip's rows, every 8th row each, and add
+// their sums in shared memory in warp order (kWY = 8: few strips, so that more chunks of fewer
+// rows fill the GPU with fewer partial sums to combine).
 
 constexpr int kColBytesThreads = 256;                // 8 warps a block
 constexpr Index kColBytesWarpCols = 31 * 16;         // columns a warp: 16 a lane, lane 31 loads only

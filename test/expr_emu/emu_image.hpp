@@ -16,8 +16,6 @@
 #define __align__(n) __attribute__((aligned(n)))
 #endif
 
-inline float4 make_float4(float x, float y, float z, float w) { return float4{x, y, z, w}; }
-inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return uint4{x, y, z, w}; }
 inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
 inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }
 inline float __int_as_float(int v) {

@@ -233,7 +233,8 @@ TEST_CASE("u8 column sums by aligned chunks: every offset within 16 bytes, warp 
           "[reduce][narrow][views][bytes]") {
   // col_sums_bytes_kernel ("ours-bytes-u*", and the public col_sums of u8 windows that are not
   // rows of whole 16-byte vectors): a warp takes 496 columns, 16 a lane, sums bytes in 16-bit
-  // lanes flushed every 256 rows, and takes chunks of at least 256 rows where the strips are few.
+  // lanes flushed every 256 rows of a warp, and where the strips are few takes chunks of at least
+  // 256 rows a warp (a warp a strip) or 64 (a block a strip, the public path there).
   // Parents of a multiple of 16 bytes a row (every row of the window at the same offset, off)
   // and of an odd width (every row at another); windows from row 1, so the first chunk starts
   // before the window.
