@@ -324,8 +324,10 @@ DeviceMatrix<float> median_blur(const MatrixView<const float>& img, int ksize);
 /// OpenCV's four sectors, thresholds floor(low) and floor(high), hysteresis: a pixel is an edge
 /// (255) when it survives suppression with a magnitude above low and is 8-connected through such
 /// pixels to one above high; every other pixel is 0. Exact. Thresholds that are not finite, or
-/// low > high (which OpenCV swaps), are std::invalid_argument. Waits for img's stream (the
-/// hysteresis repeats until nothing changes, which the host reads).
+/// low > high (which OpenCV swaps), are std::invalid_argument. Asynchronous on img's stream (the
+/// hysteresis decides on the device whether chains cross tiles), except for images of more than
+/// 2^25 tiles of 32 x 32 (over 3.4e10 pixels), whose hysteresis repeats until nothing changes,
+/// which the host reads, waiting for the stream.
 Image8 canny(const MatrixView<const std::uint8_t>& img, double low, double high);
 
 }  // namespace devmat
