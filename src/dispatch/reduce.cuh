@@ -480,7 +480,7 @@ constexpr int kColBytesU = 8;
 /// Whether launch_col_sums sends u8 windows whose rows do not all start on 16 bytes (other than
 /// the dense narrow ones of the flat kernel) to col_sums_bytes_kernel instead of the element
 /// and narrow-vector tiles, which read 1 to 8 bytes a lane: a warp a strip where those warps
-/// fill at least half the resident ones (col_bytes_fills), else a block a strip
+/// fill at least half the resident ones (ColBytesPlan::fills), else a block a strip
 /// (kColBytesBlockDefault). Run T6 (H200, ratio to a CUB sum of the same bytes), a warp a strip:
 /// 67 x 1000003 0.54 -> 0.75 (2017 warps); 4097 x 4095 0.22 against the tiles' 0.77 (9 strips of
 /// 496 columns, chunks of at least 256 rows: 144 warps).
@@ -494,6 +494,8 @@ constexpr bool kColBytesBlockDefault = true;
 /// least kColBytesFlushRows rows a warp (kWY = 1) or 8 a warp (kWY = 8)); `units` warps or blocks.
 struct ColBytesPlan {
   Index strips, chunks, chunk_rows, resident, units;
+  /// Whether the units fill at least half the resident warps or blocks.
+  bool fills() const { return 2 * units >= resident; }
 };
 template <int U, int kWY>
 ColBytesPlan plan_col_bytes(Index rows, Index cols) {
@@ -508,25 +510,23 @@ ColBytesPlan plan_col_bytes(Index rows, Index cols) {
   return p;
 }
 
-/// Whether col_sums_bytes_kernel's warps a strip for a rows x cols window fill half the resident ones.
-template <int U>
-bool col_bytes_fills(Index rows, Index cols) {
-  const ColBytesPlan p = plan_col_bytes<U, 1>(rows, cols);
-  return 2 * p.units >= p.resident;
-}
-
-/// Column sums of a u8 window of any alignment by col_sums_bytes_kernel<U, kWY> (plan_col_bytes),
-/// the chunks combined by col_chunks_kernel where there are several.
+/// Column sums of a u8 window of any alignment by col_sums_bytes_kernel<U, kWY> cut as `p`
+/// (plan_col_bytes<U, kWY>(rows, cols), by default), the chunks combined by col_chunks_kernel
+/// where there are several.
 template <int U, int kWY>
 void launch_col_sums_bytes(const Stream& stream, const std::uint8_t* in, Index rows, Index cols, Index ld,
-                           sum_t<std::uint8_t>* out) {
+                           sum_t<std::uint8_t>* out, const ColBytesPlan& p) {
   using Acc = sum_acc_t<std::uint8_t>;
-  const ColBytesPlan p = plan_col_bytes<U, kWY>(rows, cols);
   const auto grid = static_cast<unsigned>(kWY == 1 ? ceil_div(p.units, Index(kColBytesThreads / 32)) : p.units);
   col_sums_by_chunks<Acc>(stream, cols, p.chunks, out, [&](auto fin, auto* dst) {
     launch(&col_sums_bytes_kernel<U, kWY, decltype(fin)>, grid, kColBytesThreads, 0, stream.native(), in, rows, cols,
            ld, p.strips, p.chunk_rows, dst, fin);
   });
+}
+template <int U, int kWY>
+void launch_col_sums_bytes(const Stream& stream, const std::uint8_t* in, Index rows, Index cols, Index ld,
+                           sum_t<std::uint8_t>* out) {
+  launch_col_sums_bytes<U, kWY>(stream, in, rows, cols, ld, out, plan_col_bytes<U, kWY>(rows, cols));
 }
 
 /// Column sums of a dense (ld == cols, or one row) matrix of 1..Threads columns read as one flat
@@ -565,14 +565,19 @@ void launch_col_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     DEVMAT_CUDA_TRY(cudaMemsetAsync(out, 0, static_cast<std::size_t>(cols) * sizeof(Out), stream.native()));
     return;
   }
-  // Rows that do not all start on 16-byte boundaries, narrow and dense: one flat stream of vectors.
-  if (!col_vec_fits(in, rows, cols, ld, kVec16<T>) && (ld == cols || rows == 1) && cols <= kColFlatThreads)
-    return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
-  if constexpr (std::is_same_v<T, std::uint8_t>)
-    if (kColBytesDefault && !col_vec_fits(in, rows, cols, ld, kVec16<T>)) {
-      if (col_bytes_fills<kColBytesU>(rows, cols)) return launch_col_sums_bytes<kColBytesU, 1>(stream, in, rows, cols, ld, out);
-      if (kColBytesBlockDefault) return launch_col_sums_bytes<kColBytesU, 8>(stream, in, rows, cols, ld, out);
+  if (!col_vec_fits(in, rows, cols, ld, kVec16<T>)) {  // rows that do not all start on 16-byte boundaries
+    // Narrow and dense: one flat stream of vectors.
+    if ((ld == cols || rows == 1) && cols <= kColFlatThreads)
+      return launch_col_sums_flat<T, kColFlatThreads>(stream, in, rows, cols, out);
+    // Other bytes: aligned chunks, a warp a strip where those fill the GPU, else a block a strip.
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+      if (kColBytesDefault) {
+        const ColBytesPlan warps = plan_col_bytes<kColBytesU, 1>(rows, cols);
+        if (warps.fills()) return launch_col_sums_bytes<kColBytesU, 1>(stream, in, rows, cols, ld, out, warps);
+        if (kColBytesBlockDefault) return launch_col_sums_bytes<kColBytesU, 8>(stream, in, rows, cols, ld, out);
+      }
     }
+  }
   with_col_vec(in, rows, cols, ld, [&](auto v) {
     launch_col_sums_v<T, decltype(v)::value, Cfg>(stream, in, rows, cols, ld, out);
   });
