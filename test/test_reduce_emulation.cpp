@@ -67,6 +67,27 @@ std::vector<d::sum_acc_t<T>> fill_dense_rows(T* in, Index rows, Index cols) {
   return want;
 }
 
+/// Sets every element of a parent of ld elements a row up to the last of the rows x cols window
+/// at column c0 to `poison`, then the window's to random values in 0 .. hi; returns the column
+/// sums of each chunk of chunk_rows rows of the window (chunk k's at k * cols).
+template <class T>
+std::vector<d::sum_acc_t<T>> fill_window(T* parent, Index rows, Index cols, Index ld, Index c0, T poison, int hi,
+                                         Index chunk_rows) {
+  using Acc = d::sum_acc_t<T>;
+  const Index elems = (rows - 1) * ld + c0 + cols;
+  for (Index e = 0; e < elems; ++e) parent[e] = poison;
+  std::uniform_int_distribution<int> dist(0, hi);
+  const Index chunks = (rows + chunk_rows - 1) / chunk_rows;
+  std::vector<Acc> want(static_cast<std::size_t>(chunks * cols), Acc(0));
+  for (Index r = 0; r < rows; ++r)
+    for (Index c = 0; c < cols; ++c) {
+      const T v = static_cast<T>(dist(emu::rng()));
+      parent[c0 + r * ld + c] = v;
+      want[static_cast<std::size_t>(r / chunk_rows * cols + c)] += static_cast<Acc>(v);
+    }
+  return want;
+}
+
 /// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
 /// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U> on
 /// `blocks` blocks of 256 threads, against exact sums, the output inside poisoned guards.
@@ -120,15 +141,7 @@ void check_wide(Index rows, Index cols, Index ld, Index c0) {
   T* parent = reinterpret_cast<T*>(buf.data());
   REQUIRE(reinterpret_cast<std::uintptr_t>(parent + c0) % (V * sizeof(T)) == 0);
   const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 200 : 1 << 20);
-  for (Index e = 0; e < elems; ++e) parent[e] = poison;
-  std::uniform_int_distribution<int> dist(0, 100);
-  std::vector<Acc> want(static_cast<std::size_t>(cols), Acc(0));
-  for (Index r = 0; r < rows; ++r)
-    for (Index c = 0; c < cols; ++c) {
-      const T v = static_cast<T>(dist(emu::rng()));
-      parent[c0 + r * ld + c] = v;
-      want[static_cast<std::size_t>(c)] += static_cast<Acc>(v);
-    }
+  const std::vector<Acc> want = fill_window(parent, rows, cols, ld, c0, poison, 100, rows);
   GuardedOut<Out> out(cols);
   const auto blocks = static_cast<unsigned>((cols / V + 256 * M - 1) / (256 * M));
   const T* in = parent + c0;
@@ -216,16 +229,9 @@ void check_bytes(Index rows, Index cols, Index ld, Index c0, Index chunks) {
   const Index elems = (rows - 1) * ld + c0 + cols;
   GuardedBytes buf(static_cast<std::size_t>(elems));
   std::uint8_t* parent = buf.data();
-  for (Index e = 0; e < elems; ++e) parent[e] = 255;
   const Index chunk_rows = (rows + chunks - 1) / chunks;
-  std::uniform_int_distribution<int> dist(0, 255);
-  std::vector<Acc> want(static_cast<std::size_t>(chunks * cols), Acc(0));
-  for (Index r = 0; r < rows; ++r)
-    for (Index c = 0; c < cols; ++c) {
-      const auto v = static_cast<std::uint8_t>(dist(emu::rng()));
-      parent[c0 + r * ld + c] = v;
-      want[static_cast<std::size_t>(r / chunk_rows * cols + c)] += v;
-    }
+  const std::vector<Acc> want = fill_window(parent, rows, cols, ld, c0, std::uint8_t(255), 255, chunk_rows);
+  REQUIRE(static_cast<Index>(want.size()) == chunks * cols);  // every chunk has rows
   GuardedOut<Acc> out(chunks * cols);
   const Index strips = (cols + d::kColBytesWarpCols - 1) / d::kColBytesWarpCols;
   const Index units = strips * ((rows + chunk_rows - 1) / chunk_rows);  // warps (kWY = 1) or blocks
