@@ -8,7 +8,8 @@
 // together, 4 pixels a thread); other elements up to about 100 x 100 (u8; float 55 x 55) as one
 // kernel that runs both passes on a tile in shared memory (morph_tile_kernel: the image read
 // once, written once); larger ones as two passes through a workspace. For float, a streaming
-// kernel (morph_stream_kernel, elements up to 32 x 129) takes over from the tile.
+// kernel (morph_stream_kernel, elements up to 32 x 129 past 5 x 5) takes over from the tile; for
+// u8 the tile stays faster (dispatch/image_morph.cuh's morph_stream_default says by how much).
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
@@ -40,14 +41,13 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
-  if (std::is_same_v<T, float> ? morph_small_f32(ksize_rows, ksize_cols) : morph_small(ksize_rows, ksize_cols)) {
+  if (morph_small(ksize_rows, ksize_cols)) {
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
   } else if (morph_stream_default<T>(ksize_rows, ksize_cols)) {
-    if constexpr (std::is_same_v<T, float>)  // never u8 (morph_stream_default)
-      launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
-                                  kMorphStreamSegment);
+    launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
+                                kMorphStreamSegment);
   } else if (morph_tile_fits<T>(ksize_rows, ksize_cols)) {
     launch_morph_tile<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1) {

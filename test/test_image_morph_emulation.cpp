@@ -8,8 +8,11 @@
 // minima a word and four words at a time (morph_tile_kernel's kBatch). A host test,
 // so CI checks the index math that test_image_morph checks on the GPU. The fused float kernel
 // (morph_f32_small_kernel) likewise at 7x7 and 9x9, the sides it may take over from the tile.
-// The streaming kernel (morph_stream_kernel, float: column pass in registers, row pass in shared
-// memory, a strip of 256 pixels a block) likewise: elements 1 x 1 to 32 x 129 with even sides,
+// The streaming kernel (morph_stream_kernel, u8 and float: column pass in registers, row pass in
+// shared memory, a strip of 256 float or 1024 u8 pixels a block, its columns shared evenly among
+// the strips) likewise: elements 1 x 1 to 32 x 129 (u8 also 3 x 513) with even sides, dense rows
+// of whole words (u8: word loads and stores) and rows at odd offsets (u8: the aligned words either
+// side shifted into place),
 // images narrower and wider than a strip, segments of 1 row up to past the image, grid.y cut to
 // 1 so the loop over the segments runs.
 #include <math.h>
@@ -104,20 +107,25 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
   return bad;
 }
 
-/// morph_stream_kernel on the float img into out, `seg` output rows a block, the kernel's KMAX as
-/// the launcher picks it, grid.y cut to 1 (the loop over the segments), its strip and shared
-/// memory as launch_morph_stream sizes them.
-template <bool kErode>
-void run_stream(const Image<float>& img, Output<float>& out, int kr, int kc, int seg) {
-  const d::MorphStreamStrip strip(kr, kc);
+/// morph_stream_kernel on img into out, `seg` output rows a block, the kernel's KMAX as the
+/// launcher picks it, grid.y cut to 1 (the loop over the segments), its strip and shared memory
+/// as launch_morph_stream sizes them.
+template <class T, bool kErode>
+void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg) {
+  const d::MorphStreamStrip strip = d::morph_stream_strip<T>(kr, kc);
   REQUIRE(strip.out_w > 0);
-  REQUIRE(2 * sizeof(float) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch <= 227 * 1024);
+  REQUIRE(strip.out_w % d::kMorphStreamPx<T> == 0);
+  REQUIRE(strip.p0 + strip.out_w + kc - 1 <= d::kMorphStreamStrip<T>);
+  REQUIRE(2 * sizeof(T) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch<T> <= 227 * 1024);
+  const auto out_w = static_cast<int>(d::morph_stream_out_w<T>(strip, img.cols));
+  REQUIRE(out_w <= strip.out_w);
+  REQUIRE(out_w % d::kMorphStreamPx<T> == 0);
   const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);
-  const dim3 grid(static_cast<unsigned>((img.cols + strip.out_w - 1) / strip.out_w), 1);
+  const dim3 grid(static_cast<unsigned>((img.cols + out_w - 1) / out_w), 1);
   const auto go = [&](auto kmax) {
     emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
-      d::morph_stream_kernel<kErode, decltype(kmax)::value>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr,
-                                                            kc, seg, segs);
+      d::morph_stream_kernel<T, kErode, decltype(kmax)::value>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols,
+                                                               kr, kc, out_w, seg, segs);
     });
   };
   if (kr <= 8) go(std::integral_constant<int, 8>{});
@@ -125,42 +133,51 @@ void run_stream(const Image<float>& img, Output<float>& out, int kr, int kc, int
   else go(std::integral_constant<int, 32>{});
 }
 
-void check_stream(bool erode, const Image<float>& img, int kr, int kc, int seg, bool padded) {
+template <class T>
+void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool padded) {
   CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded);
-  Output<float> out(img.rows, img.cols, 12345.0f, padded);
-  if (erode) run_stream<true>(img, out, kr, kc, seg);
-  else run_stream<false>(img, out, kr, kc, seg);
+  Output<T> out(img.rows, img.cols, std::is_same_v<T, float> ? T(12345.0f) : T(0), padded);
+  if (erode) run_stream<T, true>(img, out, kr, kc, seg);
+  else run_stream<T, false>(img, out, kr, kc, seg);
   CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
   CHECK(out.margin_changed() == 0);
 }
 }  // namespace
 
-TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel, float) equal the clipped window's min and max",
-          "[image][morph][emulation][stream]") {
-  // Strips are 256 pixels: widths 1, under a strip, past one and past two; heights under, at and
-  // past the segments; kr up to 32 (the register arrays' three sizes 8, 16, 32) and kc up to 129
-  // (the widest element a strip takes).
-  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 301}, {40, 1}, {13, 17}, {37, 263}, {9, 1100}};
-  const std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},
-                                                     {31, 31}, {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129},
-                                                     {17, 2}, {8, 8}};
+TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) equal the clipped window's min and max",
+                   "[image][morph][emulation][stream]", std::uint8_t, float) {
+  using T = TestType;
+  // Strips are 256 pixels (float) or 1024 (u8): widths 1, under a strip, past one and past two;
+  // dense widths of whole words (u8: the word loads and stores) and not; heights under, at and
+  // past the segments; kr up to 32 (the register arrays' three sizes 8, 16, 32) and kc up to the
+  // widest element a strip takes (float 129, u8 513).
+  const std::vector<std::pair<Index, Index>> shapes = {{1, 1},   {1, 301}, {40, 1},  {13, 17},
+                                                       {37, 263}, {9, 1100}, {6, 2104}, {11, 64}};
+  std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},  {31, 31},
+                                               {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129}, {17, 2}, {8, 8}};
+  if (std::is_same_v<T, std::uint8_t>) {
+    elements.push_back({3, 513});
+    elements.push_back({2, 258});
+  }
   const std::vector<int> segs = {1, 5, 16, 31, 64};
   int n = 0;
   for (const auto& [r, c] : shapes)
     for (bool offset : {true, false}) {
-      const Image<float> img(r, c, offset);
+      const Image<T> img(r, c, offset);
       for (const auto& [kr, kc] : elements) {
         ++n;
-        check_stream(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset);
+        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset);
       }
     }
-  // Both operations, every segment, on a view several strips wide and tall.
-  const Image<float> img(70, 530, true);
-  for (bool erode : {true, false})
-    for (int seg : segs) {
-      check_stream(erode, img, 15, 15, seg, true);
-      check_stream(erode, img, 32, 31, seg, true);
-    }
+  // Both operations, every segment, on a view and a dense image several strips wide and tall.
+  for (bool offset : {true, false}) {
+    const Image<T> img(70, std::is_same_v<T, float> ? 530 : 2080, offset);
+    for (bool erode : {true, false})
+      for (int seg : segs) {
+        check_stream<T>(erode, img, 15, 15, seg, offset);
+        check_stream<T>(erode, img, 32, 31, seg, offset);
+      }
+  }
 }
 
 /// morph_f32_small_kernel<K, K, kErode, R> on img into out, grid.y cut to 1; the result's

@@ -2,7 +2,7 @@
 // memory (launch_morph_tile) where the element fits it; else one separable pass along rows or
 // columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
 // 3 or 5 in one fused pass; float up to 32 x 129, one kernel streaming down strips
-// (launch_morph_stream).
+// (launch_morph_stream, which also takes u8: a candidate the benchmark and the tests force).
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -98,59 +98,66 @@ void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
   else if constexpr (kMorphTileShapes<T> > 2) run(std::integral_constant<int, 2>{});
 }
 
-/// Whether launch_morph_stream takes a kr x kc element: at most 32 rows (its register arrays)
-/// and 129 columns (the strip's outputs stay at least 128 pixels of its 256).
-inline bool morph_stream_fits(int kr, int kc) { return kr >= 1 && kc >= 1 && kr <= 32 && kc <= 129; }
+/// Whether launch_morph_stream<T> takes a kr x kc element: at most 32 rows (its register arrays)
+/// and columns that leave at least half of a strip outputs (float 129, u8 513).
+template <class T>
+bool morph_stream_fits(int kr, int kc) {
+  return kr >= 1 && kc >= 1 && kr <= 32 && kc <= kMorphStreamStrip<T> / 2 + 1 &&
+         2 * morph_stream_strip<T>(kr, kc).out_w >= kMorphStreamStrip<T>;
+}
 
 /// Whether erode/dilate take morph_stream_kernel for a T image and a kr x kc element (after the
-/// fused kernels and the 1 x 1 copy, before the one-kernel tile): float elements it fits. Run U2a
-/// (H200, 4096^2, Mpix/s): float 15x15 1.86e5 against the tile's 1.22e5, 31x31 1.43e5 against
-/// 0.83e5 (7x7 1.68e5 against 1.24e5, but the fused kernel's 1.97e5 takes 7x7 and 9x9). u8 keeps
-/// the tile (kernels/image_morph.cuh says why).
+/// fused kernels and the 1 x 1 copy, before the one-kernel tile): float elements it fits. Run T10
+/// (H200, 4096^2, us): float 7x7 79.0 against the fused kernel's 84.9, 9x9 78.3 against 101.5,
+/// 15x15 65.5, 31x31 75.4 (the first streaming kernel: 88, 106.7; the tile 136, 201); 5x5 93.0
+/// against the fused 71.0. u8 keeps the tile: 31x31 55.1 against 46.6, 7x7 61.2 against 39.6 (its
+/// row pass compares a pixel a step in shared memory, the tile's four).
 template <class T>
 bool morph_stream_default(int kr, int kc) {
-  return std::is_same_v<T, float> && morph_stream_fits(kr, kc);
+  return std::is_same_v<T, float> && morph_stream_fits<T>(kr, kc);
 }
 /// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
 /// else the best "ours-stream-s<rows>" row of bench_image_neigh.
 inline constexpr int kMorphStreamSegment = 0;
 
 /// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
-/// about four waves of `resident` blocks, at least max(16, kr) rows (each block rereads kr rows
-/// around its segment) and at most 256, rounded to whole column blocks of kr rows (a block
-/// completes kr output rows at a time).
+/// one wave of the `resident` blocks (each block rereads kr rows above its segment, so fewer,
+/// longer segments read less), at least max(16, kr) rows, rounded up to whole column blocks of
+/// kr rows (a block completes kr output rows at a time).
 inline int morph_stream_segment(Index rows, long long strips, long long resident, int kr) {
-  const long long want = std::max<long long>(1, 4 * resident / std::max<long long>(1, strips));  // segments
+  const long long want = std::max<long long>(1, resident / std::max<long long>(1, strips));  // segments a strip
   const long long seg = ceil_div(static_cast<unsigned long long>(rows), static_cast<unsigned long long>(want));
-  const long long clamped = std::clamp<long long>(seg, std::max(16, kr), 256);
-  return static_cast<int>(std::max<long long>(kr, (clamped + kr / 2) / kr * kr));
+  const long long at_least = std::max<long long>(seg, std::max(16, kr));
+  return static_cast<int>(std::min<long long>(ceil_div(static_cast<unsigned long long>(at_least), kr) * kr, 1 << 30));
 }
 
-/// out (ld_out) = the erosion (kErode) or dilation of the float image `in` by a kr x kc element
-/// (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel), `seg` output
-/// rows a block (0: morph_stream_segment's choice; bench_image_neigh times 32 .. 256 as
+/// out (ld_out) = the erosion (kErode) or dilation of the u8 or float image `in` by a kr x kc
+/// element (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel), `seg`
+/// output rows a block (0: morph_stream_segment's choice; bench_image_neigh times others as
 /// "ours-stream-s<seg>"). Throws std::invalid_argument for an element it does not take or a
 /// negative seg.
-template <bool kErode>
-void launch_morph_stream(cudaStream_t s, const float* in, Index ld_in, float* out, Index ld_out, Index rows, Index cols, int kr,
+template <bool kErode, class T>
+void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
                          int kc, int seg = 0) {
-  if (!morph_stream_fits(kr, kc))
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
+  if (!morph_stream_fits<T>(kr, kc))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
-                                " (rows 1 .. 32, columns 1 .. 129)");
+                                " (rows 1 .. 32, columns 1 .. " + std::to_string(kMorphStreamStrip<T> / 2 + 1) + ")");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
   if (rows == 0 || cols == 0) return;
-  const MorphStreamStrip strip(kr, kc);
-  const std::size_t smem = 2 * sizeof(float) * static_cast<std::size_t>(kr) * kMorphStreamPitch;
+  const MorphStreamStrip strip = morph_stream_strip<T>(kr, kc);
+  const std::size_t smem = 2 * sizeof(T) * static_cast<std::size_t>(kr) * kMorphStreamPitch<T>;
   const auto run = [&](auto kmax) {
-    const auto kernel = &morph_stream_kernel<kErode, decltype(kmax)::value>;
+    const auto kernel = &morph_stream_kernel<T, kErode, decltype(kmax)::value>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
-    const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), strip.out_w));
+    const int out_w = static_cast<int>(morph_stream_out_w<T>(strip, cols));
+    const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));
     const int rows_a_block =
         seg ? seg : morph_stream_segment(rows, strips, static_cast<long long>(per_sm) * current_device_props().sm_count, kr);
     unsigned segs = 0;
-    const dim3 grid = tile_grid(rows, cols, strip.out_w, rows_a_block, &segs);
-    launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, rows_a_block,
-           segs);
+    const dim3 grid = tile_grid(rows, cols, out_w, rows_a_block, &segs);
+    launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, out_w,
+           rows_a_block, segs);
   };
   if (kr <= 8) run(std::integral_constant<int, 8>{});
   else if (kr <= 16) run(std::integral_constant<int, 16>{});
@@ -162,9 +169,8 @@ inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 
 
 /// Whether launch_morph_small has a kernel for a float kr x kc element: morph_small's, and the
 /// squares 7 x 7 and 9 x 9 (morph_f32_small_kernel loads 4 pixels either side of its 4: sides up
-/// to 9). erode/dilate's choice for float 7 x 7 and 9 x 9: run U1 (H200) timed 7x7 at 1.97e5
-/// Mpix/s with 8 rows a thread ("ours-r8"), against 1.24e5 for morph_tile_kernel and (run U2a)
-/// 1.68e5 for morph_stream_kernel.
+/// to 9): a candidate bench_image_small times; erode/dilate take morph_stream_kernel there since
+/// run T10 (morph_stream_default: 7x7 79.0 us against 84.9, 9x9 78.3 against 101.5).
 inline bool morph_small_f32(int kr, int kc) { return morph_small(kr, kc) || (kr == kc && (kr == 7 || kr == 9)); }
 
 /// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3

@@ -224,19 +224,21 @@ struct MorphTileShape {
 };
 
 /// The tiles launch_morph_tile offers, by index (0: the default), kMorphTileShapes<T> of them.
-/// u8: 64 x 128, 64 x 256; float: 32 x 64, 64 x 64, 32 x 128. Taller and wider tiles read less
+/// u8: 64 x 128, 64 x 256, 128 x 128 (a trial: at 31 x 31 it reads 1.52 times its outputs
+/// against 1.81 for 64 x 128, in 71 KiB of shared memory against 40); float: 32 x 64, 64 x 64,
+/// 32 x 128. Taller and wider tiles read less
 /// halo (a 31 x 31 element reads 30 rows and columns around each tile) but hold more shared
 /// memory, so fewer blocks fit an SM. (u8's 32 x 128 lost to 64 x 128 at every side: H200,
 /// 4096^2, 3x3 .. 31x31 3.65 / 3.71 / 3.78 / 3.44 / 2.77e5 Mpix/s against 3.97 / 4.00 / 4.15 /
 /// 4.13 / 3.59e5, run V1.)
 template <class T>
 constexpr MorphTileShape morph_tile_shape(int index) {
-  constexpr MorphTileShape u8[] = {{64, 128}, {64, 256}};
+  constexpr MorphTileShape u8[] = {{64, 128}, {64, 256}, {128, 128}};
   constexpr MorphTileShape f32[] = {{32, 64}, {64, 64}, {32, 128}};
   return std::is_same_v<T, std::uint8_t> ? u8[index] : f32[index];
 }
 template <class T>
-inline constexpr int kMorphTileShapes = std::is_same_v<T, std::uint8_t> ? 2 : 3;
+inline constexpr int kMorphTileShapes = 3;
 
 /// The (major, minor) items of a (n, minor_n) array a block's threads take in turn, minor
 /// fastest: thread t starts at item t and moves kMorphTileThreads items at a time, without a
@@ -272,7 +274,8 @@ __device__ __forceinline__ void morph_transpose4(float (&)[1]) {}
 /// Van Herk / Gil-Werman's block minima over `lines` lines of `len` words (word (line, pos) at
 /// h[line * line_step + pos * pos_step]), blocks of k along each line: g = the prefix minima of
 /// each block, h (in place) its suffix minima. The window that starts at i is then
-/// op(h[i], g[i + k - 1]). A task is one block of one line, the lines fastest across threads.
+/// op(h[i], g[i + k - 1]). A task is one block of one line, the lines fastest across threads
+/// (blocks of kMorphTileThreads threads: MorphTileWalk, no division a task).
 /// kBatch words are loaded before any of them is combined and stored: the stores may alias the
 /// next loads as far as the compiler knows (pos_step is a runtime value), so one word at a time
 /// is a shared-memory round trip per step of a serial chain; a batch keeps kBatch loads in
@@ -282,9 +285,9 @@ __device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int le
                                                    int pos_step) {
   static_assert(kBatch >= 1, "morph_block_minima: a batch of at least one word");
   const int n_blocks = (len + k - 1) / k;
-  for (int task = threadIdx.x; task < lines * n_blocks; task += blockDim.x) {
-    const int line = task % lines;
-    const int first = (task / lines) * k;
+  for (MorphTileWalk it(lines); it.major < n_blocks; it.next()) {
+    const int line = it.minor;
+    const int first = it.major * k;
     const int last = ::min(first + k, len) - 1;
     W* const hl = h + line * line_step;
     W* const gl = g + line * line_step;
@@ -443,78 +446,205 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
 }
 
 // ------------------------------------------------------------------ streaming strips
-// morph_stream_kernel (float): the whole kr x kc erosion or dilation in one kernel, a block
-// streaming down a strip of the image: each thread owns a pixel column and reduces it along the
-// column by van Herk / Gil-Werman in registers (blocks of kr rows: the block's kr pixels are
-// loaded at once, their prefix minima combined with the previous block's suffix minima give kr
-// output rows, and the suffix minima of this block are kept for the next), so the column pass
-// reads each input row of the strip once (the one-kernel tile rereads kr - 1 rows around every
-// tile) and keeps kr loads in flight a thread. The kr rows of column results go to shared
-// memory, where the row pass runs van Herk along each row (morph_block_minima, any kc) and
-// writes the strip's outputs. A strip is kMorphStreamThreads pixels wide, out_w of them outputs
-// (the rest the row pass's halo); a block takes `seg` output rows of its strip (reading
-// seg + kr - 1 rows). (A u8 instantiation, byte-wise or with four rows a word, lost to the
-// one-kernel tile at every side: H200, 4096^2, 31x31 2.0e5 / 2.8e5 Mpix/s against 3.5e5, 3x3
-// 1.7e5 / 2.6e5 against 5.2e5, run V1.)
+// morph_stream_kernel (u8 and float): the whole kr x kc erosion or dilation in one kernel, a
+// block streaming down a strip of the image. Each thread owns kMorphStreamPx adjacent pixel
+// columns (a float, or four u8 in a word compared bytewise) and reduces them along the column by
+// van Herk / Gil-Werman in registers: blocks of kr rows, each block's kr words loaded at once;
+// their prefix minima combined with the previous block's suffix minima give kr output rows, and
+// this block's suffix minima are kept for the next. So the column pass reads each input row of
+// the strip once and keeps kr loads in flight a thread. The kr rows of column results go to
+// shared memory (pixels, row-major), where the row pass runs van Herk along each row
+// (morph_block_minima, any kc) and the outputs leave kMorphStreamPx pixels a thread. A strip is
+// kMorphStreamStrip<T> pixels wide, out_w of them outputs (the rest the row pass's halo); a block
+// takes `seg` output rows of its strip (reading seg + kr - 1 rows).
+//
+// The loads are the lean part: a thread's column is classed once (inside the image and on word
+// boundaries, or partly outside, or outside), a block of rows all inside the image loads with no
+// test, and the column pass has no per-row select (the suffix array has an identity past the
+// block's last row). The first version tested every pixel's row and column in 64 bits: 126
+// instructions a pixel at 31 x 31 (ncu, run T5), 100 registers.
 
 constexpr int kMorphStreamThreads = kMorphTileThreads;  // 256: MorphTileWalk steps by it
 
-/// Pixels across a strip of morph_stream_kernel: one pixel column a thread.
-inline constexpr int kMorphStreamStrip = kMorphStreamThreads;
+/// Adjacent pixel columns a thread of morph_stream_kernel owns: four u8 (one word), one float.
+template <class T>
+inline constexpr int kMorphStreamPx = std::is_same_v<T, std::uint8_t> ? 4 : 1;
 
-/// Elements between two rows of morph_stream_kernel's shared arrays: an odd number (257), so that
-/// the row pass's tasks, lines fastest, fall in distinct banks.
-inline constexpr int kMorphStreamPitch = kMorphStreamStrip + 1;
+/// Pixels across a strip of morph_stream_kernel: 256 float, 1024 u8.
+template <class T>
+inline constexpr int kMorphStreamStrip = kMorphStreamThreads * kMorphStreamPx<T>;
 
-/// Where a strip of morph_stream_kernel lies for a kr x kc element: the strip starts `lead`
-/// pixels left of its first output (kc / 2), the row pass's first window starts at strip pixel
-/// p0 = lead - kc / 2 = 0, and out_w of the strip's pixels are outputs, out_w + kc - 1 <= strip
-/// - p0. The row pass's tasks (kr rows x its blocks of kc) are taken kMorphStreamThreads at a
-/// time: out_w is cut so that they fill whole rounds (31 x 31: 8 blocks of 31 a row, 248 tasks,
-/// one round; all of the strip's 256 pixels would make 9 blocks, 279 tasks, two rounds of a
-/// 62-step chain for 23 threads). The host sizes the grid with the same numbers; out_w <= 0
-/// when kc does not fit the strip.
+/// Pixels between two rows of morph_stream_kernel's shared arrays: 257 words (an odd number), so
+/// that the row pass's tasks, lines fastest, fall in distinct banks.
+template <class T>
+inline constexpr int kMorphStreamPitch = (kMorphStreamThreads + 1) * kMorphStreamPx<T>;
+
+/// min (erosion) or max (dilation) of two pixels (MorphOp compares words: four u8 at once).
+template <class T, bool kErode>
+struct MorphPixelOp {
+  __device__ __forceinline__ static T apply(T a, T b) {
+    if constexpr (kErode) return b < a ? b : a;
+    else return a < b ? b : a;
+  }
+};
+
+/// Where a strip of morph_stream_kernel lies for a kr x kc element and px pixels a thread: the
+/// strip starts `lead` pixels left of its first output (kc / 2 rounded up to px, so that the
+/// threads' words start on px boundaries), the row pass's first window starts at strip pixel
+/// p0 = lead - kc / 2, and out_w of the strip's pixels are outputs (a multiple of px),
+/// p0 + out_w + kc - 1 <= strip. The row pass's tasks (kr rows x its blocks of kc) are taken
+/// kMorphStreamThreads at a time: out_w is cut so that they fill whole rounds (float 31 x 31: 8
+/// blocks of 31 a row, 248 tasks, one round; all of the strip's 256 pixels would make 9 blocks,
+/// 279 tasks, two rounds of a 62-step chain for 23 threads). The host sizes the grid with the
+/// same numbers; out_w <= 0 when kc does not fit the strip.
 struct MorphStreamStrip {
   int lead, p0, out_w;
-  __host__ __device__ MorphStreamStrip(int kr, int kc) {
-    lead = kc / 2;
-    p0 = 0;
-    const int len = kMorphStreamStrip;  // pixels the row pass may span
-    out_w = len - (kc - 1);
+  __host__ __device__ MorphStreamStrip(int kr, int kc, int px, int strip) {
+    lead = (kc / 2 + px - 1) / px * px;
+    p0 = lead - kc / 2;
+    const int len = strip - p0;  // pixels the row pass may span
+    const auto whole = [px](int n) { return n >= 0 ? n / px * px : -((-n + px - 1) / px * px); };
+    out_w = whole(len - (kc - 1));
     // One round fewer than all of len takes, where that keeps 90% of the outputs.
     const int rounds = (kr * ((len + kc - 1) / kc) + kMorphStreamThreads - 1) / kMorphStreamThreads - 1;
-    const int cut = rounds * kMorphStreamThreads / kr * kc - (kc - 1);  // out_w in that many rounds
+    const int cut = whole(rounds * kMorphStreamThreads / kr * kc - (kc - 1));  // out_w in that many rounds
     if (rounds >= 1 && 10 * cut >= 9 * out_w) out_w = cut;
   }
 };
 
-/// Pixel (y, x) of `in`, `fill` outside the image.
-__device__ __forceinline__ float morph_stream_load(const float* __restrict__ in, Index ld_in, Index rows, Index cols, Index y,
-                                                   Index x, float fill) {
-  return y >= 0 && y < rows && x >= 0 && x < cols ? __ldg(in + y * ld_in + x) : fill;
+/// The strip of morph_stream_kernel<T> for a kr x kc element.
+template <class T>
+__host__ __device__ inline MorphStreamStrip morph_stream_strip(int kr, int kc) {
+  return MorphStreamStrip(kr, kc, kMorphStreamPx<T>, kMorphStreamStrip<T>);
 }
 
-/// The kr x kc erosion (kErode) or dilation of the float image `in` into `out`, kr <= KMAX (the
-/// register arrays of the column pass), kc with MorphStreamStrip(kr, kc).out_w > 0; anchor
+/// Outputs a strip of morph_stream_kernel<T> for an image of `cols` columns: as many strips as
+/// the widest (strip.out_w) need, sharing the columns evenly (a multiple of the pixels a thread),
+/// so that no strip is a sliver (u8 4096 columns: 5 strips of 820, not 4 of 992 and one of 128).
+template <class T>
+inline long long morph_stream_out_w(const MorphStreamStrip& strip, long long cols) {
+  constexpr long long px = kMorphStreamPx<T>;
+  const long long strips = (cols + strip.out_w - 1) / strip.out_w;
+  return ((cols + strips - 1) / strips + px - 1) / px * px;
+}
+
+/// A thread's pixel columns x .. x + kMorphStreamPx - 1 of morph_stream_kernel's input: `word`
+/// when all of them lie inside the image and (u8) the word is 4-byte aligned in every row, so
+/// that a row is one load; else (u8) `some` when any lies inside: a row is the two aligned words
+/// that hold its first and last pixel inside (both hold pixels of the row, so neither reads
+/// past the image), shifted into place, the pixels past the image set to the identity; else none
+/// (the identity). load_rows fills w[0 .. kr - 1] with rows y .. y + kr - 1 (rows outside the
+/// image: the identity).
+template <class T, bool kErode>
+struct MorphStreamColumn {
+  using W = MorphWord<T>;
+  static constexpr int kPx = kMorphStreamPx<T>;
+  const T* col;  // the column's first pixel in row 0 (the image's first pixel where none is inside)
+  Index rows, ld;
+  bool word, some;
+  int last = 0;          // u8, some: the last pixel inside, from x (0 .. 3)
+  unsigned outside = 0;  // u8, some: the bytes of the pixels past the image
+  __device__ MorphStreamColumn(const T* in, Index ld_in, Index rows_, Index cols, Index x) : rows(rows_), ld(ld_in) {
+    some = x + kPx > 0 && x < cols;
+    word = x >= 0 && x + kPx <= cols;
+    col = in + (some ? x : 0);  // x >= 0 where some: strips start on px boundaries, x <= -px left of the image
+    if constexpr (kPx > 1) {
+      word = word && ((reinterpret_cast<std::uintptr_t>(col) | static_cast<std::uintptr_t>(ld)) & (sizeof(W) - 1)) == 0;
+      if (some) {
+        last = static_cast<int>(cols - x < kPx ? cols - x : kPx) - 1;
+        outside = last + 1 < kPx ? ~0u << (8 * (last + 1)) : 0u;
+      }
+    }
+  }
+  /// Row y's pixels (y inside the image).
+  __device__ __forceinline__ W load(const T* p) const {
+    if constexpr (kPx == 1) {
+      return __ldg(p);
+    } else {
+      if (word) return __ldg(reinterpret_cast<const W*>(p));
+      const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(p);
+      const W lo = __ldg(reinterpret_cast<const W*>(a & ~std::uintptr_t{3}));
+      const W hi = __ldg(reinterpret_cast<const W*>((a + static_cast<std::uintptr_t>(last)) & ~std::uintptr_t{3}));
+      const W v = __funnelshift_r(lo, hi, 8u * static_cast<unsigned>(a & 3));
+      return (v & ~outside) | (MorphOp<T, kErode>::identity() & outside);
+    }
+  }
+  template <int KMAX>
+  __device__ __forceinline__ void load_rows(W (&w)[KMAX], Index y, int kr) const {
+    const W id = MorphOp<T, kErode>::identity();
+    const T* p = col + y * ld;  // dereferenced only at rows inside the image; one row further a load
+    if (!some) {
+#pragma unroll
+      for (int j = 0; j < KMAX; ++j) w[j] = id;
+    } else if (y >= 0 && y + kr <= rows) {
+#pragma unroll
+      for (int j = 0; j < KMAX; ++j)
+        if (j < kr) {
+          w[j] = load(p);
+          p += ld;
+        }
+    } else {
+#pragma unroll
+      for (int j = 0; j < KMAX; ++j)
+        if (j < kr) {
+          w[j] = y + j >= 0 && y + j < rows ? load(p) : id;
+          p += ld;
+        }
+    }
+  }
+};
+
+/// Stores v[0 .. kPx - 1] at dst, the pixels x .. of a row of `cols`: one word where all lie
+/// inside and dst is aligned, else those inside one by one.
+template <class T, int kPx>
+__device__ __forceinline__ void morph_store_pixels(T* dst, const T (&v)[kPx], Index x, Index cols) {
+  if constexpr (kPx == 1) {
+    *dst = v[0];
+  } else {
+    if (x + kPx <= cols && (reinterpret_cast<std::uintptr_t>(dst) & (kPx - 1)) == 0) {
+      unsigned w = 0;
+#pragma unroll
+      for (int c = 0; c < kPx; ++c) w |= static_cast<unsigned>(v[c]) << (8 * c);
+      *reinterpret_cast<unsigned*>(dst) = w;
+    } else {
+#pragma unroll
+      for (int c = 0; c < kPx; ++c)
+        if (x + c < cols) dst[c] = v[c];
+    }
+  }
+}
+
+/// The kr x kc erosion (kErode) or dilation of `in` (u8 or float) into `out`, kr <= KMAX (the
+/// register arrays of the column pass), kc with morph_stream_strip<T>(kr, kc).out_w > 0; anchor
 /// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
 /// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
-/// limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr kMorphStreamPitch
-/// floats (the column results, then the row pass's suffix minima h; its prefix minima g).
-template <bool kErode, int KMAX>
+/// limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr kMorphStreamPitch<T>
+/// pixels (the column results, then the row pass's suffix minima h; its prefix minima g).
+template <class T, bool kErode, int KMAX>
 __global__ void __launch_bounds__(kMorphStreamThreads)
-morph_stream_kernel(const float* __restrict__ in, Index ld_in, float* __restrict__ out, Index ld_out, Index rows, Index cols,
-                    int kr, int kc, int seg, unsigned segs) {
-  constexpr int kPitch = kMorphStreamPitch;
+morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
+                    int kr, int kc, int out_w, int seg, unsigned segs) {
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_stream_kernel: u8 or float");
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
-  using Op = MorphOp<float, kErode>;
+  constexpr int kPx = kMorphStreamPx<T>;
+  constexpr int kPitch = kMorphStreamPitch<T>;
+  using Op = MorphOp<T, kErode>;  // on a thread's words
+  using PixOp = MorphPixelOp<T, kErode>;
+  using W = MorphWord<T>;
   DEVMAT_DYNAMIC_SHARED(unsigned char, morph_stream_smem_raw);
-  float* const v_smem = reinterpret_cast<float*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
-  float* const g_smem = v_smem + kr * kPitch;                              // (kr, kPitch): the row pass's g
-  const MorphStreamStrip strip(kr, kc);
+  T* const v_smem = reinterpret_cast<T*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
+  T* const g_smem = v_smem + kr * kPitch;                          // (kr, kPitch): the row pass's g
+  const MorphStreamStrip strip = morph_stream_strip<T>(kr, kc);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
-  const Index x0 = static_cast<Index>(blockIdx.x) * strip.out_w;  // first output pixel of the strip
-  const Index xw = x0 - strip.lead + static_cast<Index>(tid);     // this thread's pixel column
+  const Index x0 = static_cast<Index>(blockIdx.x) * out_w;  // first output pixel of the strip
+  const int w_here = static_cast<int>(cols - x0 < out_w ? cols - x0 : out_w);  // its outputs inside the image
+  // Whether the row pass reads this thread's pixels (strip pixels p0 .. p0 + w_here + kc - 2).
+  const bool needed = kPx * tid < strip.p0 + w_here + kc - 1;
+  const MorphStreamColumn<T, kErode> column(in, ld_in, rows, needed ? cols : 0,
+                                            x0 - strip.lead + static_cast<Index>(kPx) * tid);  // none where not needed
+  W* const v_col = reinterpret_cast<W*>(v_smem + kPx * tid);  // this thread's word of row 0 of v
+  const int m_out = kPx * tid;                                   // this thread's first output pixel of a line
 
   for (unsigned seg_y = blockIdx.y; seg_y < segs; seg_y += gridDim.y) {
     const Index y0 = static_cast<Index>(seg_y) * seg;
@@ -524,53 +654,54 @@ morph_stream_kernel(const float* __restrict__ in, Index ld_in, float* __restrict
     // (b - 1) kr + j); block 0 only leaves its suffix minima for block 1 (the row above the
     // segment's first window, so that every later block completes kr whole rows).
     const int n_blocks = 1 + (n_out + kr - 1) / kr;
-    float cur[KMAX];  // this block's pixels, top to bottom
-    float hs[KMAX];   // the previous block's suffix minima
-    const auto load_block = [&](int b) {
-      const Index yb = y0 - ar - 1 + static_cast<Index>(b) * kr;
+    W cur[KMAX];     // this block's words, top to bottom
+    W hs[KMAX + 1];  // the previous block's suffix minima; hs[j] for j >= kr stays the identity
 #pragma unroll
-      for (int j = 0; j < KMAX; ++j)
-        if (j < kr) cur[j] = morph_stream_load(in, ld_in, rows, cols, yb + j, xw, Op::identity());
-    };
-    load_block(0);
-#pragma unroll
-    for (int j = 0; j < KMAX; ++j) hs[j] = Op::identity();
+    for (int j = 0; j <= KMAX; ++j) hs[j] = Op::identity();
+    column.load_rows(cur, y0 - ar - 1, kr);
     for (int b = 0; b < n_blocks; ++b) {
       if (b > 0) {
         __syncthreads();  // the previous block's rows are no longer read
-        // Column pass: the window ending at row j of this block = op(suffix of the previous
-        // block from j + 1, prefix of this one to j); the window that is this whole block, the
-        // prefix.
-        float g = Op::identity();
+        if (needed) {
+          // Column pass: the window ending at row j of this block = op(suffix of the previous
+          // block from j + 1, prefix of this one to j); at j = kr - 1 the suffix is the identity
+          // and the window is this whole block.
+          W g = Op::identity();
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) {
-          if (j < kr) {
-            g = Op::apply(g, cur[j]);
-            v_smem[j * kPitch + tid] = j < kr - 1 ? Op::apply(hs[j + 1 < KMAX ? j + 1 : j], g) : g;
+          for (int j = 0; j < KMAX; ++j) {
+            if (j < kr) {
+              g = Op::apply(g, cur[j]);
+              v_col[j * (kPitch / kPx)] = Op::apply(hs[j + 1], g);
+            }
           }
         }
       }
 #pragma unroll
       for (int j = KMAX - 1; j >= 0; --j)
-        if (j < kr) hs[j] = j == kr - 1 ? cur[j] : Op::apply(cur[j], hs[j + 1 < KMAX ? j + 1 : j]);
-      if (b + 1 < n_blocks) load_block(b + 1);  // in flight through the row pass
+        if (j < kr) hs[j] = Op::apply(cur[j], hs[j + 1]);
+      if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr);  // in flight
       if (b == 0) continue;
       __syncthreads();
       // Row pass over the rows of this block's results that are outputs: segment rows first_i ..
       const int first_i = (b - 1) * kr;
       const int lines = n_out - first_i < kr ? n_out - first_i : kr;
-      float* const h_rows = v_smem + strip.p0;
-      float* const g_rows = g_smem + strip.p0;
-      morph_block_minima<Op, 4>(h_rows, g_rows, lines, strip.out_w + kc - 1, kc, kPitch, 1);
+      T* const h_rows = v_smem + strip.p0;
+      T* const g_rows = g_smem + strip.p0;
+      morph_block_minima<PixOp, 4>(h_rows, g_rows, lines, w_here + kc - 1, kc, kPitch, 1);
       __syncthreads();
       // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
-      // row's pixels fastest across threads.
-      for (MorphTileWalk it(strip.out_w); it.major < lines; it.next()) {
-        const int m = it.minor;
-        const Index x = x0 + m;
-        if (x >= cols) continue;
-        const Index y = y0 + first_i + it.major;
-        out[y * ld_out + x] = Op::apply(h_rows[it.major * kPitch + m], g_rows[it.major * kPitch + m + kc - 1]);
+      // thread the kPx pixels m = kPx tid .. of each line (those of out_w), down the lines.
+      if (m_out < w_here) {
+        const int at = m_out;  // h[m] and g[m + kc - 1] of each line, kPitch apart
+        const int at_g = m_out + kc - 1 + kr * kPitch;
+        T* dst = out + (y0 + first_i) * ld_out + x0 + m_out;
+        for (int line = 0; line < lines; ++line, dst += ld_out) {
+          const T* const h = h_rows + line * kPitch;
+          T v[kPx];
+#pragma unroll
+          for (int c = 0; c < kPx; ++c) v[c] = PixOp::apply(h[at + c], h[at_g + c]);
+          morph_store_pixels<T, kPx>(dst, v, x0 + m_out, cols);
+        }
       }
     }
   }

@@ -9,8 +9,8 @@
 // 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view, its
 // block minima a word and four words at a time; the
 // fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there); the
-// streaming kernel (morph_stream_kernel, float's path up to 32 x 129) forced for every side from
-// 1 to 32 and widths to 129, segments of 1 row to past the image, past grid.y's limit.
+// streaming kernel (morph_stream_kernel, u8 and float up to 32 rows) forced for every side from
+// 1 to 32 and widths to 129 (u8 to 513), segments of 1 row to past the image, past grid.y's limit.
 #include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
@@ -186,7 +186,7 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
   const H<T> roi_h = parent_h.block(3, 5, r, c);
   const cudaStream_t s = dense.stream().native();
   const std::set<std::pair<int, int>> elements = element_sides(31);
-  const int shapes = std::is_same_v<T, std::uint8_t> ? 2 : 3;  // kernels/image_morph.cuh's kMorphTileShapes<T>
+  const int shapes = 3;  // kernels/image_morph.cuh's kMorphTileShapes<T>
   const int tiles = under_sanitizer() ? 1 : shapes;
   for (auto [kh, kw] : elements)
     for (bool erode_ : {true, false}) {
@@ -228,24 +228,28 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
 }
 
 namespace {
-/// morph_stream_kernel (float) against the reference, as the test case below says.
+/// morph_stream_kernel<T> against the reference, as the test case below says.
+template <class T>
 void check_stream_kernel() {
-  using T = float;
-  // Strips of 256 pixels less the element's width: a dense image crossing several strips, and a
-  // view at an odd offset with an odd stride written into a view of a poisoned parent (nothing
-  // around it may change). Segments: the launcher's choice (0), 1 row,
-  // 7, 32 and 256 (past the image: one segment a strip).
-  const H<T> dense_h = random_image<T>(131, 1100);
-  const H<T> parent_h = random_image<T>(137, 1111);
+  constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
+  // Strips of 256 (float) or 1024 (u8) pixels less the element's width: a dense image crossing
+  // several strips (u8: whole words, the word loads and stores), and a view at an odd offset with
+  // an odd stride written into a view of a poisoned parent (nothing around it may change; u8: a
+  // pixel at a time). Segments: the launcher's choice (0), 1 row, 7, 32 and 256 (past the image:
+  // one segment a strip).
+  const H<T> dense_h = random_image<T>(131, kU8 ? 2300 : 1100);
+  const H<T> parent_h = random_image<T>(137, kU8 ? 2311 : 1111);
   const auto dense = to_device(dense_h);
   const auto parent = to_device(parent_h);
-  const Index r = 129, c = 1037;
+  const Index r = 129, c = kU8 ? 2237 : 1037;
   const MatrixView<const T> roi = parent.block(3, 5, r, c);
   const H<T> roi_h = parent_h.block(3, 5, r, c);
   const cudaStream_t s = dense.stream().native();
   std::set<std::pair<int, int>> elements = element_sides(32);
   for (std::pair<int, int> wide : {std::pair<int, int>{1, 129}, {32, 129}, {3, 128}, {7, 64}, {31, 100}, {2, 127}})
     elements.insert(wide);
+  if (kU8)
+    for (std::pair<int, int> wide : {std::pair<int, int>{1, 513}, {32, 513}, {5, 400}, {31, 257}}) elements.insert(wide);
   const std::vector<int> segs = {0, 1, 7, 32, 256};
   const int every = under_sanitizer() ? 3 : 1;  // a third of the cases under compute-sanitizer (3 and 5 coprime)
   int n = 0;
@@ -296,15 +300,16 @@ void check_stream_kernel() {
   }
   // Elements it does not take, and a negative segment: invalid_argument before anything runs.
   DeviceMatrix<T> out(8, 8, dense.stream());
-  for (auto [kh, kw, seg] : std::vector<std::array<int, 3>>{{33, 3, 0}, {3, 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
+  for (auto [kh, kw, seg] :
+       std::vector<std::array<int, 3>>{{33, 3, 0}, {3, kU8 ? 514 : 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
     CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg),
                     std::invalid_argument);
 }
 }  // namespace
 
-TEST_CASE("the streaming kernel (morph_stream_kernel, float's path), every side up to 32 x 129, is exact",
-          "[image][morph][stream]") {
-  check_stream_kernel();
+TEMPLATE_TEST_CASE("the streaming kernel (morph_stream_kernel), every side up to 32 x 129 (u8 513), is exact",
+                   "[image][morph][stream]", std::uint8_t, float) {
+  check_stream_kernel<TestType>();
 }
 
 

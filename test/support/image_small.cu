@@ -95,10 +95,19 @@ void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* ou
                 int kr, int kc, int shape, int batch) {
   morph_tiled(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, shape, batch);
 }
-void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg) {
+template <class T>
+void morph_streamed(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
+                    int kc, int seg) {
   if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
   else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
+}
+void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
+                  Index rows, Index cols, int kr, int kc, int seg) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
+}
+void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
+                  Index cols, int kr, int kc, int seg) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {
