@@ -123,7 +123,7 @@ inline constexpr int kMorphStreamSegment = 0;
 /// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
 /// one wave of the `resident` blocks (each block rereads kr rows above its segment, so fewer,
 /// longer segments read less), at least max(16, kr) rows, rounded up to whole column blocks of
-/// kr rows (a block completes kr output rows at a time).
+/// kr rows (a block completes kr output rows at a time), at most 2^30 (an int).
 inline int morph_stream_segment(Index rows, long long strips, long long resident, int kr) {
   const long long want = std::max<long long>(1, resident / std::max<long long>(1, strips));  // segments a strip
   const long long seg = ceil_div(static_cast<unsigned long long>(rows), static_cast<unsigned long long>(want));
@@ -167,20 +167,16 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
 /// Whether launch_morph_small has a kernel for a kr x kc element.
 inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
 
-/// Whether launch_morph_small has a kernel for a float kr x kc element: morph_small's, and the
-/// squares 7 x 7 and 9 x 9 (morph_f32_small_kernel loads 4 pixels either side of its 4: sides up
-/// to 9): a candidate bench_image_small times; erode/dilate take morph_stream_kernel there since
-/// run T10 (morph_stream_default: 7x7 79.0 us against 84.9, 9x9 78.3 against 101.5).
-inline bool morph_small_f32(int kr, int kc) { return morph_small(kr, kc) || (kr == kc && (kr == 7 || kr == 9)); }
-
 /// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3
 /// rows 4, 5 rows 8 were the fastest of 4, 8 and 16; float takes the same).
 inline int morph_rows_per_thread(int kr) { return kr == 3 ? 4 : 8; }
 
 /// out (ld_out) = the erosion (kErode) or dilation of `in` (u8 or float) by a kr x kc element
-/// (sides 3 or 5: morph_small; float also 7 x 7 and 9 x 9: morph_small_f32), one fused pass
-/// (morph_u8_small_kernel, morph_f32_small_kernel); r output rows a thread (4, 8 or 16; 0: the
-/// default). Throws std::logic_error for an element it has no kernel for.
+/// (sides 3 or 5: morph_small; float also 7 x 7 and 9 x 9, as morph_f32_small_kernel loads 4
+/// pixels either side of its 4: a candidate bench_image_small times, since erode/dilate take
+/// morph_stream_kernel there from run T10: 7x7 79.0 us against 84.9, 9x9 78.3 against 101.5), one
+/// fused pass (morph_u8_small_kernel, morph_f32_small_kernel); r output rows a thread (4, 8 or 16;
+/// 0: the default). Throws std::logic_error for an element it has no kernel for.
 template <bool kErode, class T>
 void launch_morph_small(cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
                         int kc, int r = 0) {
