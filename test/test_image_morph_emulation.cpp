@@ -116,7 +116,7 @@ void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg) {
   REQUIRE(strip.out_w > 0);
   REQUIRE(strip.out_w % d::kMorphStreamPx<T> == 0);
   REQUIRE(strip.p0 + strip.out_w + kc - 1 <= d::kMorphStreamStrip<T>);
-  REQUIRE(2 * sizeof(T) * static_cast<std::size_t>(kr) * d::kMorphStreamPitch<T> <= 227 * 1024);
+  REQUIRE(d::morph_stream_smem_bytes<T>(kr) <= 227 * 1024);
   const auto out_w = static_cast<int>(d::morph_stream_out_w<T>(strip, img.cols));
   REQUIRE(out_w <= strip.out_w);
   REQUIRE(out_w % d::kMorphStreamPx<T> == 0);

@@ -146,7 +146,7 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
   if (rows == 0 || cols == 0) return;
   const MorphStreamStrip strip = morph_stream_strip<T>(kr, kc);
-  const std::size_t smem = 2 * sizeof(T) * static_cast<std::size_t>(kr) * kMorphStreamPitch<T>;
+  const std::size_t smem = morph_stream_smem_bytes<T>(kr);
   const auto run = [&](auto kmax) {
     const auto kernel = &morph_stream_kernel<T, kErode, decltype(kmax)::value>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);

@@ -474,40 +474,47 @@ inline constexpr int kMorphStreamPx = std::is_same_v<T, std::uint8_t> ? 4 : 1;
 template <class T>
 inline constexpr int kMorphStreamStrip = kMorphStreamThreads * kMorphStreamPx<T>;
 
-/// Pixels between two rows of morph_stream_kernel's shared arrays: 257 words (an odd number), so
-/// that the row pass's tasks, lines fastest, fall in distinct banks.
+/// Words (MorphWord<T>) between two lines of morph_stream_kernel's shared arrays. Float: a line
+/// is a row, a word a pixel; 257 words (odd), so that the row pass's tasks, lines fastest, fall
+/// in distinct banks. u8: a line is four rows, a word the four pixels of one column in them (so
+/// that the row pass compares four rows at once); 1028 words, a multiple of 4 (16-byte stores)
+/// and 4 modulo 32, so that the at most 8 lines of one position fall in distinct banks.
 template <class T>
-inline constexpr int kMorphStreamPitch = (kMorphStreamThreads + 1) * kMorphStreamPx<T>;
+inline constexpr int kMorphStreamPitch = kMorphStreamStrip<T> + (std::is_same_v<T, std::uint8_t> ? 4 : 1);
 
-/// min (erosion) or max (dilation) of two pixels (MorphOp compares words: four u8 at once).
-template <class T, bool kErode>
-struct MorphPixelOp {
-  __device__ __forceinline__ static T apply(T a, T b) {
-    if constexpr (kErode) return b < a ? b : a;
-    else return a < b ? b : a;
-  }
-};
+/// Lines of morph_stream_kernel's shared arrays for a block of kr rows (float kr, u8 kr / 4 up).
+template <class T>
+__host__ __device__ constexpr int morph_stream_lines(int kr) {
+  return std::is_same_v<T, std::uint8_t> ? (kr + 3) / 4 : kr;
+}
+
+/// Bytes of morph_stream_kernel's dynamic shared memory for kr rows: the column results (then
+/// the row pass's suffix minima h) and the row pass's prefix minima g.
+template <class T>
+constexpr std::size_t morph_stream_smem_bytes(int kr) {
+  return 2 * sizeof(MorphWord<T>) * static_cast<std::size_t>(morph_stream_lines<T>(kr)) * kMorphStreamPitch<T>;
+}
 
 /// Where a strip of morph_stream_kernel lies for a kr x kc element and px pixels a thread: the
 /// strip starts `lead` pixels left of its first output (kc / 2 rounded up to px, so that the
 /// threads' words start on px boundaries), the row pass's first window starts at strip pixel
 /// p0 = lead - kc / 2, and out_w of the strip's pixels are outputs (a multiple of px),
-/// p0 + out_w + kc - 1 <= strip. The row pass's tasks (kr rows x its blocks of kc) are taken
+/// p0 + out_w + kc - 1 <= strip. The row pass's tasks (its `lines` x its blocks of kc) are taken
 /// kMorphStreamThreads at a time: out_w is cut so that they fill whole rounds (float 31 x 31: 8
 /// blocks of 31 a row, 248 tasks, one round; all of the strip's 256 pixels would make 9 blocks,
 /// 279 tasks, two rounds of a 62-step chain for 23 threads). The host sizes the grid with the
 /// same numbers; out_w <= 0 when kc does not fit the strip.
 struct MorphStreamStrip {
   int lead, p0, out_w;
-  __host__ __device__ MorphStreamStrip(int kr, int kc, int px, int strip) {
+  __host__ __device__ MorphStreamStrip(int lines, int kc, int px, int strip) {
     lead = (kc / 2 + px - 1) / px * px;
     p0 = lead - kc / 2;
     const int len = strip - p0;  // pixels the row pass may span
     const auto whole = [px](int n) { return n >= 0 ? n / px * px : -((-n + px - 1) / px * px); };
     out_w = whole(len - (kc - 1));
     // One round fewer than all of len takes, where that keeps 90% of the outputs.
-    const int rounds = (kr * ((len + kc - 1) / kc) + kMorphStreamThreads - 1) / kMorphStreamThreads - 1;
-    const int cut = whole(rounds * kMorphStreamThreads / kr * kc - (kc - 1));  // out_w in that many rounds
+    const int rounds = (lines * ((len + kc - 1) / kc) + kMorphStreamThreads - 1) / kMorphStreamThreads - 1;
+    const int cut = whole(rounds * kMorphStreamThreads / lines * kc - (kc - 1));  // out_w in that many rounds
     if (rounds >= 1 && 10 * cut >= 9 * out_w) out_w = cut;
   }
 };
@@ -515,7 +522,7 @@ struct MorphStreamStrip {
 /// The strip of morph_stream_kernel<T> for a kr x kc element.
 template <class T>
 __host__ __device__ inline MorphStreamStrip morph_stream_strip(int kr, int kc) {
-  return MorphStreamStrip(kr, kc, kMorphStreamPx<T>, kMorphStreamStrip<T>);
+  return MorphStreamStrip(morph_stream_lines<T>(kr), kc, kMorphStreamPx<T>, kMorphStreamStrip<T>);
 }
 
 /// Outputs a strip of morph_stream_kernel<T> for an image of `cols` columns: as many strips as
@@ -594,23 +601,18 @@ struct MorphStreamColumn {
   }
 };
 
-/// Stores v[0 .. kPx - 1] at dst, the pixels x .. of a row of `cols`: one word where all lie
-/// inside and dst is aligned, else those inside one by one.
-template <class T, int kPx>
-__device__ __forceinline__ void morph_store_pixels(T* dst, const T (&v)[kPx], Index x, Index cols) {
-  if constexpr (kPx == 1) {
-    *dst = v[0];
+/// Stores the word w (a float, or the u8 pixels x .. x + 3 of a row of `cols`) at dst: one store
+/// where all lie inside and dst is aligned, else those inside one by one.
+template <class T>
+__device__ __forceinline__ void morph_store_word(T* dst, MorphWord<T> w, Index x, Index cols) {
+  if constexpr (std::is_same_v<T, float>) {
+    *dst = w;
+  } else if (x + 4 <= cols && (reinterpret_cast<std::uintptr_t>(dst) & 3) == 0) {
+    *reinterpret_cast<unsigned*>(dst) = w;
   } else {
-    if (x + kPx <= cols && (reinterpret_cast<std::uintptr_t>(dst) & (kPx - 1)) == 0) {
-      unsigned w = 0;
 #pragma unroll
-      for (int c = 0; c < kPx; ++c) w |= static_cast<unsigned>(v[c]) << (8 * c);
-      *reinterpret_cast<unsigned*>(dst) = w;
-    } else {
-#pragma unroll
-      for (int c = 0; c < kPx; ++c)
-        if (x + c < cols) dst[c] = v[c];
-    }
+    for (int c = 0; c < 4; ++c)
+      if (x + c < cols) dst[c] = static_cast<T>(w >> (8 * c));
   }
 }
 
@@ -618,22 +620,24 @@ __device__ __forceinline__ void morph_store_pixels(T* dst, const T (&v)[kPx], In
 /// register arrays of the column pass), kc with morph_stream_strip<T>(kr, kc).out_w > 0; anchor
 /// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
 /// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
-/// limit, the rest looped over: `segs` in all); dynamic shared memory 2 kr kMorphStreamPitch<T>
-/// pixels (the column results, then the row pass's suffix minima h; its prefix minima g).
+/// limit, the rest looped over: `segs` in all); dynamic shared memory morph_stream_smem_bytes<T>(kr)
+/// (the column results, then the row pass's suffix minima h; its prefix minima g).
 template <class T, bool kErode, int KMAX>
 __global__ void __launch_bounds__(kMorphStreamThreads)
 morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
                     int kr, int kc, int out_w, int seg, unsigned segs) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_stream_kernel: u8 or float");
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
+  constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
+  static_assert(!kU8 || KMAX % 4 == 0, "morph_stream_kernel: u8 rows go four to a shared word");
   constexpr int kPx = kMorphStreamPx<T>;
   constexpr int kPitch = kMorphStreamPitch<T>;
-  using Op = MorphOp<T, kErode>;  // on a thread's words
-  using PixOp = MorphPixelOp<T, kErode>;
+  using Op = MorphOp<T, kErode>;  // on words: a float, or four u8 (of a row in registers, of a column in shared memory)
   using W = MorphWord<T>;
   DEVMAT_DYNAMIC_SHARED(unsigned char, morph_stream_smem_raw);
-  T* const v_smem = reinterpret_cast<T*>(morph_stream_smem_raw);  // (kr, kPitch): column results, then h
-  T* const g_smem = v_smem + kr * kPitch;                          // (kr, kPitch): the row pass's g
+  const int n_lines = morph_stream_lines<T>(kr);
+  W* const v_smem = reinterpret_cast<W*>(morph_stream_smem_raw);  // (n_lines, kPitch): column results, then h
+  W* const g_smem = v_smem + n_lines * kPitch;                     // (n_lines, kPitch): the row pass's g
   const MorphStreamStrip strip = morph_stream_strip<T>(kr, kc);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
@@ -643,8 +647,8 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
   const bool needed = kPx * tid < strip.p0 + w_here + kc - 1;
   const MorphStreamColumn<T, kErode> column(in, ld_in, rows, needed ? cols : 0,
                                             x0 - strip.lead + static_cast<Index>(kPx) * tid);  // none where not needed
-  W* const v_col = reinterpret_cast<W*>(v_smem + kPx * tid);  // this thread's word of row 0 of v
-  const int m_out = kPx * tid;                                   // this thread's first output pixel of a line
+  W* const v_col = v_smem + kPx * tid;  // this thread's first word of line 0 of v
+  const int m_out = kPx * tid;          // this thread's first output pixel of a row
 
   for (unsigned seg_y = blockIdx.y; seg_y < segs; seg_y += gridDim.y) {
     const Index y0 = static_cast<Index>(seg_y) * seg;
@@ -667,11 +671,33 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
           // block from j + 1, prefix of this one to j); at j = kr - 1 the suffix is the identity
           // and the window is this whole block.
           W g = Op::identity();
+          if constexpr (kU8) {
+            // Rows 4q .. 4q + 3 (the identity past kr), transposed into the words of the thread's
+            // four pixel columns on line q: one 16-byte store.
 #pragma unroll
-          for (int j = 0; j < KMAX; ++j) {
-            if (j < kr) {
-              g = Op::apply(g, cur[j]);
-              v_col[j * (kPitch / kPx)] = Op::apply(hs[j + 1], g);
+            for (int q = 0; q < KMAX / 4; ++q) {
+              if (4 * q < kr) {
+                W v[4];
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                  const int j = 4 * q + r;
+                  v[r] = Op::identity();
+                  if (j < kr) {
+                    g = Op::apply(g, cur[j]);
+                    v[r] = Op::apply(hs[j + 1], g);
+                  }
+                }
+                morph_transpose4(v);
+                *reinterpret_cast<uint4*>(v_col + q * kPitch) = make_uint4(v[0], v[1], v[2], v[3]);
+              }
+            }
+          } else {
+#pragma unroll
+            for (int j = 0; j < KMAX; ++j) {
+              if (j < kr) {
+                g = Op::apply(g, cur[j]);
+                v_col[j * kPitch] = Op::apply(hs[j + 1], g);
+              }
             }
           }
         }
@@ -684,23 +710,32 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       __syncthreads();
       // Row pass over the rows of this block's results that are outputs: segment rows first_i ..
       const int first_i = (b - 1) * kr;
-      const int lines = n_out - first_i < kr ? n_out - first_i : kr;
-      T* const h_rows = v_smem + strip.p0;
-      T* const g_rows = g_smem + strip.p0;
-      morph_block_minima<PixOp, 4>(h_rows, g_rows, lines, w_here + kc - 1, kc, kPitch, 1);
+      const int out_rows = n_out - first_i < kr ? n_out - first_i : kr;
+      const int lines = morph_stream_lines<T>(out_rows);
+      W* const h_rows = v_smem + strip.p0;
+      W* const g_rows = g_smem + strip.p0;
+      morph_block_minima<Op, 4>(h_rows, g_rows, lines, w_here + kc - 1, kc, kPitch, 1);
       __syncthreads();
       // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
-      // thread the kPx pixels m = kPx tid .. of each line (those of out_w), down the lines.
+      // thread the kPx pixels m = kPx tid .. of each row (those of out_w), down the lines (u8:
+      // four columns of a line transposed back into four rows).
       if (m_out < w_here) {
-        const int at = m_out;  // h[m] and g[m + kc - 1] of each line, kPitch apart
-        const int at_g = m_out + kc - 1 + kr * kPitch;
+        const W* h = h_rows + m_out;
+        const W* g = g_rows + m_out + kc - 1;
         T* dst = out + (y0 + first_i) * ld_out + x0 + m_out;
-        for (int line = 0; line < lines; ++line, dst += ld_out) {
-          const T* const h = h_rows + line * kPitch;
-          T v[kPx];
+        for (int line = 0; line < lines; ++line, h += kPitch, g += kPitch) {
+          if constexpr (kU8) {
+            W v[4];
 #pragma unroll
-          for (int c = 0; c < kPx; ++c) v[c] = PixOp::apply(h[at + c], h[at_g + c]);
-          morph_store_pixels<T, kPx>(dst, v, x0 + m_out, cols);
+            for (int c = 0; c < 4; ++c) v[c] = Op::apply(h[c], g[c]);
+            morph_transpose4(v);
+#pragma unroll
+            for (int r = 0; r < 4; ++r, dst += ld_out)
+              if (4 * line + r < out_rows) morph_store_word<T>(dst, v[r], x0 + m_out, cols);
+          } else {
+            morph_store_word<T>(dst, Op::apply(*h, *g), x0 + m_out, cols);
+            dst += ld_out;
+          }
         }
       }
     }
