@@ -110,8 +110,10 @@ bool morph_stream_fits(int kr, int kc) {
 /// fused kernels and the 1 x 1 copy, before the one-kernel tile): float elements it fits. Run T10
 /// (H200, 4096^2, us): float 7x7 79.0 against the fused kernel's 84.9, 9x9 78.3 against 101.5,
 /// 15x15 65.5, 31x31 75.4 (the first streaming kernel: 88, 106.7; the tile 136, 201); 5x5 93.0
-/// against the fused 71.0. u8 keeps the tile: 31x31 55.1 against 46.6, 7x7 61.2 against 39.6 (its
-/// row pass compares a pixel a step in shared memory, the tile's four).
+/// against the fused 71.0. u8 keeps the tile for now: with a row pass of a pixel a step the
+/// stream took 55.1 us at 31x31 against 46.6, 61.2 at 7x7 against 39.6 (run T10); its row pass
+/// now compares four rows at once, timed only by a standalone harness so far (see the branch's
+/// log), and it takes only images whose rows end on 4 bytes (morph_stream_reads_rows).
 template <class T>
 bool morph_stream_default(int kr, int kc) {
   return std::is_same_v<T, float> && morph_stream_fits<T>(kr, kc);
@@ -134,8 +136,8 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 /// out (ld_out) = the erosion (kErode) or dilation of the u8 or float image `in` by a kr x kc
 /// element (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel), `seg`
 /// output rows a block (0: morph_stream_segment's choice; bench_image_neigh times others as
-/// "ours-stream-s<seg>"). Throws std::invalid_argument for an element it does not take or a
-/// negative seg.
+/// "ours-stream-s<seg>"). Throws std::invalid_argument for an element it does not take, a u8
+/// image whose rows do not end on 4 bytes (morph_stream_reads_rows) or a negative seg.
 template <bool kErode, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
                          int kc, int seg = 0) {
@@ -143,6 +145,8 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
   if (!morph_stream_fits<T>(kr, kc))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
                                 " (rows 1 .. 32, columns 1 .. " + std::to_string(kMorphStreamStrip<T> / 2 + 1) + ")");
+  if (rows > 0 && cols > 0 && !morph_stream_reads_rows(in, ld_in, cols))
+    throw std::invalid_argument("devmat: launch_morph_stream: u8 rows must end on 4 bytes (ld and in + cols)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
   if (rows == 0 || cols == 0) return;
   const MorphStreamStrip strip = morph_stream_strip<T>(kr, kc);

@@ -535,13 +535,24 @@ inline long long morph_stream_out_w(const MorphStreamStrip& strip, long long col
   return ((cols + strips - 1) / strips + px - 1) / px * px;
 }
 
+/// Whether morph_stream_kernel may read `in` (rows of `cols` pixels, `ld` apart): float always;
+/// u8 where every row ends on a 4-byte boundary (ld a multiple of 4, in + cols aligned), so that
+/// its aligned words (MorphStreamColumn) never reach past a row's last pixel. They may start up
+/// to 3 bytes before a row's first pixel (the row before, or the parent of a view): inside the
+/// same allocation, as an allocation starts aligned.
+template <class T>
+__host__ __device__ inline bool morph_stream_reads_rows(const T* in, Index ld, Index cols) {
+  if constexpr (std::is_same_v<T, float>) return true;
+  else return ((static_cast<unsigned long long>(ld) | (reinterpret_cast<std::uintptr_t>(in + cols))) & 3) == 0;
+}
+
 /// A thread's pixel columns x .. x + kMorphStreamPx - 1 of morph_stream_kernel's input: `word`
 /// when all of them lie inside the image and (u8) the word is 4-byte aligned in every row, so
 /// that a row is one load; else (u8) `some` when any lies inside: a row is the two aligned words
-/// that hold its first and last pixel inside (both hold pixels of the row, so neither reads
-/// past the image), shifted into place, the pixels past the image set to the identity; else none
-/// (the identity). load_rows fills w[0 .. kr - 1] with rows y .. y + kr - 1 (rows outside the
-/// image: the identity).
+/// that hold its first and last pixel inside, shifted into place, the pixels past the image set
+/// to the identity (morph_stream_reads_rows: neither word reaches past the row's last pixel);
+/// else none (the identity). load_rows fills w[0 .. kr - 1] with rows y .. y + kr - 1 (rows
+/// outside the image: the identity).
 template <class T, bool kErode>
 struct MorphStreamColumn {
   using W = MorphWord<T>;
@@ -616,8 +627,10 @@ __device__ __forceinline__ void morph_store_word(T* dst, MorphWord<T> w, Index x
   }
 }
 
-/// The kr x kc erosion (kErode) or dilation of `in` (u8 or float) into `out`, kr <= KMAX (the
-/// register arrays of the column pass), kc with morph_stream_strip<T>(kr, kc).out_w > 0; anchor
+/// The kr x kc erosion (kErode) or dilation of `in` (u8 or float, morph_stream_reads_rows) into
+/// `out`, kr <= KMAX (the register arrays of the column pass), kc with
+/// morph_stream_strip<T>(kr, kc).out_w > 0, `out_w` outputs a strip (0 < out_w <= that, a multiple
+/// of kMorphStreamPx<T>: morph_stream_out_w); anchor
 /// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
 /// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
 /// limit, the rest looped over: `segs` in all); dynamic shared memory morph_stream_smem_bytes<T>(kr)

@@ -233,15 +233,16 @@ template <class T>
 void check_stream_kernel() {
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
   // Strips of 256 (float) or 1024 (u8) pixels less the element's width: a dense image crossing
-  // several strips (u8: whole words, the word loads and stores), and a view at an odd offset with
-  // an odd stride written into a view of a poisoned parent (nothing around it may change; u8: a
-  // pixel at a time). Segments: the launcher's choice (0), 1 row, 7, 32 and 256 (past the image:
-  // one segment a strip).
+  // several strips (u8: whole words, the word loads and stores), and a view at an odd offset
+  // written into a view of a poisoned parent (nothing around it may change; float: an odd
+  // stride; u8: rows that start off 4 bytes and end on them, as the kernel requires, read as two
+  // aligned words a row and stored a pixel at a time). Segments: the launcher's choice (0), 1
+  // row, 7, 32 and 256 (past the image: one segment a strip).
   const H<T> dense_h = random_image<T>(131, kU8 ? 2300 : 1100);
-  const H<T> parent_h = random_image<T>(137, kU8 ? 2311 : 1111);
+  const H<T> parent_h = random_image<T>(137, kU8 ? 2312 : 1111);
   const auto dense = to_device(dense_h);
   const auto parent = to_device(parent_h);
-  const Index r = 129, c = kU8 ? 2237 : 1037;
+  const Index r = 129, c = kU8 ? 2235 : 1037;  // u8: 3 * 2312 + 5 + 2235 is a multiple of 4
   const MatrixView<const T> roi = parent.block(3, 5, r, c);
   const H<T> roi_h = parent_h.block(3, 5, r, c);
   const cudaStream_t s = dense.stream().native();
@@ -303,6 +304,9 @@ void check_stream_kernel() {
   for (auto [kh, kw, seg] :
        std::vector<std::array<int, 3>>{{33, 3, 0}, {3, kU8 ? 514 : 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
     CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg),
+                    std::invalid_argument);
+  if (kU8)  // rows that end off 4 bytes: the view's rows start at 1 mod 4 and hold 6 pixels
+    CHECK_THROWS_AS(small::morph_stream(true, s, roi.data(), roi.stride(), out.data(), 8, 8, 6, 3, 3, 0),
                     std::invalid_argument);
 }
 }  // namespace
