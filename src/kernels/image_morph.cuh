@@ -280,12 +280,13 @@ __device__ __forceinline__ void morph_transpose4(float (&)[1]) {}
 /// next loads as far as the compiler knows (pos_step is a runtime value), so one word at a time
 /// is a shared-memory round trip per step of a serial chain; a batch keeps kBatch loads in
 /// flight (the suffix pass still overwrites only words it has read: those past `pos`).
+/// `tasks` is MorphTileWalk(lines) and n_blocks = ceil(len / k), made once by callers that run
+/// the same shape many times (the walk's divisions cost as much as a short chain).
 template <class Op, int kBatch = 1, class W>
-__device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int len, int k, int line_step,
-                                                   int pos_step) {
+__device__ __forceinline__ void morph_block_minima(W* h, W* g, MorphTileWalk it, int n_blocks, int len, int k,
+                                                   int line_step, int pos_step) {
   static_assert(kBatch >= 1, "morph_block_minima: a batch of at least one word");
-  const int n_blocks = (len + k - 1) / k;
-  for (MorphTileWalk it(lines); it.major < n_blocks; it.next()) {
+  for (; it.major < n_blocks; it.next()) {
     const int line = it.minor;
     const int first = it.major * k;
     const int last = ::min(first + k, len) - 1;
@@ -330,6 +331,11 @@ __device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int le
     }
   }
 }
+template <class Op, int kBatch = 1, class W>
+__device__ __forceinline__ void morph_block_minima(W* h, W* g, int lines, int len, int k, int line_step,
+                                                   int pos_step) {
+  morph_block_minima<Op, kBatch>(h, g, MorphTileWalk(lines), (len + k - 1) / k, len, k, line_step, pos_step);
+}
 
 /// The kr x kc erosion (kErode) or dilation of `in` into `out`, a TH x TW tile a block, both
 /// passes in shared memory (MorphTileLayout; kr, kc >= 1, anchor (kr / 2, kc / 2), pixels outside
@@ -356,6 +362,9 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
   const int tid = threadIdx.x;
   const Index x0 = static_cast<Index>(blockIdx.x) * TW;
   const Index xa = x0 - static_cast<Index>(lay.hl) * P;  // image column of the column pass's word 0
+  // The block minima's tasks, the same for every tile: made once.
+  const MorphTileWalk col_tasks(lay.cl), row_tasks(TH / P);
+  const int col_blocks = (lay.len_a + kr - 1) / kr, row_blocks = (TW + kc - 1 + kc - 1) / kc;
 
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
     const Index y0 = static_cast<Index>(tile_y) * TH;
@@ -391,7 +400,7 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
     }
     __syncthreads();
     // Column pass: block minima down each word column.
-    morph_block_minima<Op, kBatch>(a_smem, g_smem, lay.cl, lay.len_a, kr, 1, lay.cl);
+    morph_block_minima<Op, kBatch>(a_smem, g_smem, col_tasks, col_blocks, lay.len_a, kr, 1, lay.cl);
     __syncthreads();
     // Its results, rows qP .. qP + P - 1 of word column j, transposed into b: line q, pixel
     // columns jP .. jP + P - 1.
@@ -411,7 +420,8 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
     // Row pass: block minima along each line of b from the tile's first input pixel (off); g2
     // over a.
     W* const g2_smem = a_smem;
-    morph_block_minima<Op, kBatch>(b_smem + lay.off, g2_smem + lay.off, TH / P, TW + kc - 1, kc, lay.pitch_b, 1);
+    morph_block_minima<Op, kBatch>(b_smem + lay.off, g2_smem + lay.off, row_tasks, row_blocks, TW + kc - 1, kc,
+                                   lay.pitch_b, 1);
     __syncthreads();
     // Its results, pixel columns mP .. mP + P - 1 of line q, transposed back into rows and
     // stored a word (P pixels of a row) at a time, a row's words fastest across threads.
@@ -660,6 +670,10 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
   const bool needed = kPx * tid < strip.p0 + w_here + kc - 1;
   const MorphStreamColumn<T, kErode> column(in, ld_in, rows, needed ? cols : 0,
                                             x0 - strip.lead + static_cast<Index>(kPx) * tid);  // none where not needed
+  // The row pass's tasks for a whole block of rows, the same for every block but a segment's
+  // last: made once.
+  const MorphTileWalk full_tasks(n_lines);
+  const int row_len = w_here + kc - 1, row_blocks = (row_len + kc - 1) / kc;
   W* const v_col = v_smem + kPx * tid;  // this thread's first word of line 0 of v
   const int m_out = kPx * tid;          // this thread's first output pixel of a row
 
@@ -727,7 +741,8 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       const int lines = morph_stream_lines<T>(out_rows);
       W* const h_rows = v_smem + strip.p0;
       W* const g_rows = g_smem + strip.p0;
-      morph_block_minima<Op, 4>(h_rows, g_rows, lines, w_here + kc - 1, kc, kPitch, 1);
+      morph_block_minima<Op, 4>(h_rows, g_rows, lines == n_lines ? full_tasks : MorphTileWalk(lines), row_blocks,
+                                row_len, kc, kPitch, 1);
       __syncthreads();
       // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
       // thread the kPx pixels m = kPx tid .. of each row (those of out_w), down the lines (u8:
