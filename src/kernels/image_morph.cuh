@@ -605,19 +605,21 @@ struct MorphStreamColumn {
 #pragma unroll
       for (int j = 0; j < KMAX; ++j) w[j] = id;
     } else if (y >= 0 && y + kr <= rows) {
+      // `break`, not `if (j < kr)`: row j's code is reached only from row j - 1's, so the
+      // compiler keeps the addresses in registers instead of remaking them in each guarded block.
 #pragma unroll
-      for (int j = 0; j < KMAX; ++j)
-        if (j < kr) {
-          w[j] = load(p);
-          p += ld;
-        }
+      for (int j = 0; j < KMAX; ++j) {
+        if (j >= kr) break;
+        w[j] = load(p);
+        p += ld;
+      }
     } else {
 #pragma unroll
-      for (int j = 0; j < KMAX; ++j)
-        if (j < kr) {
-          w[j] = y + j >= 0 && y + j < rows ? load(p) : id;
-          p += ld;
-        }
+      for (int j = 0; j < KMAX; ++j) {
+        if (j >= kr) break;
+        w[j] = y + j >= 0 && y + j < rows ? load(p) : id;
+        p += ld;
+      }
     }
   }
 };
@@ -721,10 +723,9 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
           } else {
 #pragma unroll
             for (int j = 0; j < KMAX; ++j) {
-              if (j < kr) {
-                g = Op::apply(g, cur[j]);
-                v_col[j * kPitch] = Op::apply(hs[j + 1], g);
-              }
+              if (j >= kr) break;  // as load_rows: one exit, not a guarded block a row
+              g = Op::apply(g, cur[j]);
+              v_col[j * kPitch] = Op::apply(hs[j + 1], g);
             }
           }
         }
