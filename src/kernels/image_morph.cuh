@@ -624,21 +624,6 @@ struct MorphStreamColumn {
   }
 };
 
-/// Stores the word w (a float, or the u8 pixels x .. x + 3 of a row of `cols`) at dst: one store
-/// where all lie inside and dst is aligned, else those inside one by one.
-template <class T>
-__device__ __forceinline__ void morph_store_word(T* dst, MorphWord<T> w, Index x, Index cols) {
-  if constexpr (std::is_same_v<T, float>) {
-    *dst = w;
-  } else if (x + 4 <= cols && (reinterpret_cast<std::uintptr_t>(dst) & 3) == 0) {
-    *reinterpret_cast<unsigned*>(dst) = w;
-  } else {
-#pragma unroll
-    for (int c = 0; c < 4; ++c)
-      if (x + c < cols) dst[c] = static_cast<T>(w >> (8 * c));
-  }
-}
-
 /// The kr x kc erosion (kErode) or dilation of `in` (u8 or float, morph_stream_reads_rows) into
 /// `out`, kr <= KMAX (the register arrays of the column pass), kc with
 /// morph_stream_strip<T>(kr, kc).out_w > 0, `out_w` outputs a strip (0 < out_w <= that, a multiple
@@ -751,7 +736,9 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       if (m_out < w_here) {
         const W* h = h_rows + m_out;
         const W* g = g_rows + m_out + kc - 1;
-        T* dst = out + (y0 + first_i) * ld_out + x0 + m_out;
+        const Index x = x0 + m_out;
+        T* row = out + (y0 + first_i) * ld_out;  // u8: the row; float: its pixel x
+        if constexpr (!kU8) row += x;
         for (int line = 0; line < lines; ++line, h += kPitch, g += kPitch) {
           if constexpr (kU8) {
             W v[4];
@@ -759,11 +746,11 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
             for (int c = 0; c < 4; ++c) v[c] = Op::apply(h[c], g[c]);
             morph_transpose4(v);
 #pragma unroll
-            for (int r = 0; r < 4; ++r, dst += ld_out)
-              if (4 * line + r < out_rows) morph_store_word<T>(dst, v[r], x0 + m_out, cols);
+            for (int r = 0; r < 4; ++r, row += ld_out)
+              if (4 * line + r < out_rows) store_word(row, x, cols, v[r]);  // border.cuh: a word where aligned and inside
           } else {
-            morph_store_word<T>(dst, Op::apply(*h, *g), x0 + m_out, cols);
-            dst += ld_out;
+            *row = Op::apply(*h, *g);
+            row += ld_out;
           }
         }
       }
