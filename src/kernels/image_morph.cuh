@@ -556,6 +556,15 @@ __host__ __device__ inline bool morph_stream_reads_rows(const T* in, Index ld, I
   else return ((static_cast<unsigned long long>(ld) | (reinterpret_cast<std::uintptr_t>(in + cols))) & 3) == 0;
 }
 
+/// Whether morph_stream_kernel's unrolled loops over a block's kr <= KMAX rows leave by one
+/// `break` at row kr rather than guarding each row (`continue`). With `break`, row j's code is
+/// reached only from row j - 1's, so the compiler keeps the addresses in registers instead of
+/// remaking them in each guarded block (float column pass: ~11 -> 7 SASS instructions a row);
+/// but at KMAX 32, and for u8, it held more registers (u8 spilled 8-40 bytes) and ran slower.
+/// Run E2 (H200, 4096^2): see the commit that set it.
+template <class T, int KMAX>
+inline constexpr bool kMorphRowsBreak = std::is_same_v<T, float> && KMAX <= 16;
+
 /// A thread's pixel columns x .. x + kMorphStreamPx - 1 of morph_stream_kernel's input: `word`
 /// when all of them lie inside the image and (u8) the word is 4-byte aligned in every row, so
 /// that a row is one load; else (u8) `some` when any lies inside: a row is the two aligned words
@@ -605,18 +614,22 @@ struct MorphStreamColumn {
 #pragma unroll
       for (int j = 0; j < KMAX; ++j) w[j] = id;
     } else if (y >= 0 && y + kr <= rows) {
-      // `break`, not `if (j < kr)`: row j's code is reached only from row j - 1's, so the
-      // compiler keeps the addresses in registers instead of remaking them in each guarded block.
 #pragma unroll
       for (int j = 0; j < KMAX; ++j) {
-        if (j >= kr) break;
+        if (j >= kr) {
+          if constexpr (kMorphRowsBreak<T, KMAX>) break;
+          else continue;
+        }
         w[j] = load(p);
         p += ld;
       }
     } else {
 #pragma unroll
       for (int j = 0; j < KMAX; ++j) {
-        if (j >= kr) break;
+        if (j >= kr) {
+          if constexpr (kMorphRowsBreak<T, KMAX>) break;
+          else continue;
+        }
         w[j] = y + j >= 0 && y + j < rows ? load(p) : id;
         p += ld;
       }
@@ -708,7 +721,10 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
           } else {
 #pragma unroll
             for (int j = 0; j < KMAX; ++j) {
-              if (j >= kr) break;  // as load_rows: one exit, not a guarded block a row
+              if (j >= kr) {  // as load_rows
+                if constexpr (kMorphRowsBreak<T, KMAX>) break;
+                else continue;
+              }
               g = Op::apply(g, cur[j]);
               v_col[j * kPitch] = Op::apply(hs[j + 1], g);
             }
