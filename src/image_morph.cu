@@ -9,7 +9,7 @@
 // kernel that runs both passes on a tile in shared memory (morph_tile_kernel: the image read
 // once, written once); larger ones as two passes through a workspace. For float, a streaming
 // kernel (morph_stream_kernel, elements up to 32 x 129 past 5 x 5) takes over from the tile; for
-// u8 the tile stays faster (dispatch/image_morph.cuh's morph_stream_default says by how much).
+// u8 from 17 x 17 (dispatch/image_morph.cuh's morph_stream_default says where each wins).
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
@@ -45,7 +45,7 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
-  } else if (morph_stream_default<T>(ksize_rows, ksize_cols)) {
+  } else if (morph_stream_default<T>(img.data(), img.stride(), cols, ksize_rows, ksize_cols)) {
     launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
                                 kMorphStreamSegment);
   } else if (morph_tile_fits<T>(ksize_rows, ksize_cols)) {

@@ -1,8 +1,8 @@
 // Launchers of erosion and dilation (kernels/image_morph.cuh): both passes on a tile in shared
 // memory (launch_morph_tile) where the element fits it; else one separable pass along rows or
 // columns, tiled in shared memory up to kMorphMaxTiledSide, direct past it; elements with sides
-// 3 or 5 in one fused pass; float up to 32 x 129, one kernel streaming down strips
-// (launch_morph_stream, which also takes u8: a candidate the benchmark and the tests force).
+// 3 or 5 in one fused pass; float up to 32 x 129 and u8 from 17 x 17 to 32 x 513, one kernel
+// streaming down strips (launch_morph_stream; the benchmark and the tests force it on u8 elsewhere).
 #pragma once
 
 #include "dispatch/common.hpp"
@@ -106,17 +106,22 @@ bool morph_stream_fits(int kr, int kc) {
          2 * morph_stream_strip<T>(kr, kc).out_w >= kMorphStreamStrip<T>;
 }
 
-/// Whether erode/dilate take morph_stream_kernel for a T image and a kr x kc element (after the
-/// fused kernels and the 1 x 1 copy, before the one-kernel tile): float elements it fits. Run T10
-/// (H200, 4096^2, us): float 7x7 79.0 against the fused kernel's 84.9, 9x9 78.3 against 101.5,
-/// 15x15 65.5, 31x31 75.4 (the first streaming kernel: 88, 106.7; the tile 136, 201); 5x5 93.0
-/// against the fused 71.0. u8 keeps the tile for now: with a row pass of a pixel a step the
-/// stream took 55.1 us at 31x31 against 46.6, 61.2 at 7x7 against 39.6 (run T10); its row pass
-/// now compares four rows at once, timed only by a standalone harness so far (see the branch's
-/// log), and it takes only images whose rows end on 4 bytes (morph_stream_reads_rows).
+/// Whether erode/dilate take morph_stream_kernel for a T image (`in`, rows `ld` apart, `cols`
+/// pixels) and a kr x kc element (after the fused kernels and the 1 x 1 copy, before the
+/// one-kernel tile).
+/// - float: elements it fits. Run T10 (H200, 4096^2, us): 7x7 79.0 against the fused kernel's
+///   84.9, 9x9 78.3 against 101.5, 15x15 65.5, 31x31 75.4 (the tile 136, 201); 5x5 93.0 against
+///   the fused 71.0.
+/// - u8: elements of more than 16 rows and columns (the register arrays of 32 rows), on images
+///   whose rows end on 4 bytes (morph_stream_reads_rows). Run E2 (standalone harness, dilate,
+///   us, stream against the 64 x 128 tile): 31x31 37.4 against 41.9, 21x21 36.8 against 37.0;
+///   at 16 rows or fewer the tile as fast or faster (9x9 34.3 against 39.4, 7x7 35.3 against
+///   35.6, 11x11 and 15x15 within 0.6).
 template <class T>
-bool morph_stream_default(int kr, int kc) {
-  return std::is_same_v<T, float> && morph_stream_fits<T>(kr, kc);
+bool morph_stream_default(const T* in, Index ld, Index cols, int kr, int kc) {
+  if (!morph_stream_fits<T>(kr, kc)) return false;
+  if constexpr (std::is_same_v<T, float>) return true;
+  else return kr > 16 && kc > 16 && morph_stream_reads_rows(in, ld, cols);
 }
 /// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
 /// else the best "ours-stream-s<rows>" row of bench_image_neigh.

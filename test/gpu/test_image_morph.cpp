@@ -420,6 +420,29 @@ TEMPLATE_TEST_CASE("morphology of a region of interest is that of its dense copy
   CHECK(to_eigen(img) == h);  // the parent is intact
 }
 
+TEST_CASE("u8 morphology from 17x17: windows whose rows end on 4 bytes (the streaming kernel) and others",
+          "[image][morph][views]") {
+  // erode/dilate take the streaming kernel for u8 elements past 16 x 16 only where every row
+  // ends on 4 bytes (morph_stream_default); the others keep the tile. Both must be exact.
+  const H<std::uint8_t> h = random_image<std::uint8_t>(300, 520);
+  const auto img = to_device(h);
+  for (const auto& w : std::vector<std::array<Index, 4>>{
+           {0, 0, 300, 520}, {2, 4, 150, 512}, {5, 1, 203, 515}, {1, 0, 299, 519}, {9, 13, 37, 3}, {0, 3, 300, 1}}) {
+    CAPTURE(w[0], w[1], w[2], w[3]);
+    const MatrixView<const std::uint8_t> roi = img.block(w[0], w[1], w[2], w[3]);
+    const H<std::uint8_t> dense = h.block(w[0], w[1], w[2], w[3]);
+    for (auto [kh, kw] : std::vector<std::pair<int, int>>{{17, 17}, {21, 21}, {31, 31}, {32, 40}, {17, 300}, {31, 16}}) {
+      CAPTURE(kh, kw);
+      for (Morph m : {Morph::erode, Morph::dilate}) {
+        CAPTURE(name(m));
+        poison_next<std::uint8_t>(w[2], w[3], img.stream());
+        CHECK(to_eigen(run<std::uint8_t>(m, roi, kh, kw)) == ref(m, dense, kh, kw));
+      }
+    }
+  }
+  CHECK(to_eigen(img) == h);  // the parent is intact
+}
+
 TEST_CASE("float morphology keeps infinities", "[image][morph]") {
   H<float> h = random_image<float>(40, 50);
   h(0, 0) = std::numeric_limits<float>::infinity();
