@@ -390,6 +390,8 @@ int main(int argc, char** argv) {
   register_partial_typed<std::int32_t>(false, 67, 1000003);
   register_partial_typed<std::uint8_t>(false, 67, 1000003);
   register_partial_typed<std::uint8_t>(false, 4097, 4095);  // an odd-sized image: rows at every offset
+  register_partial_typed<std::int32_t>(false, 16385, 16383);  // odd squares: every row at another phase
+  register_partial_typed<double>(false, 16383, 16385);
   // Their trials: the shared-memory tiles and the flat row stream (kRowFlatDefault), the
   // element-tile column kernel and the short-wide kernel forced.
   register_narrow_trials<double>(d::NarrowKind::row_sums, Index(1) << 23, 16);
@@ -399,6 +401,8 @@ int main(int argc, char** argv) {
   register_narrow_trials<std::int32_t>(d::NarrowKind::col_sums_any, 67, 1000003);
   register_narrow_trials<std::uint8_t>(d::NarrowKind::col_sums_any, 67, 1000003);
   register_narrow_trials<std::uint8_t>(d::NarrowKind::col_sums_any, 4097, 4095);
+  register_narrow_trials<std::int32_t>(d::NarrowKind::col_sums_any, 16385, 16383);
+  register_narrow_trials<double>(d::NarrowKind::col_sums_any, 16383, 16385);
 
   const Index sq = 16384;
   register_row_sums(sq, sq);
@@ -418,7 +422,8 @@ int main(int argc, char** argv) {
       {1000003, 67},                 // primes
       {67, 1000003},
       {3, (Index(1) << 24) - 1},     // short-wide, odd: rows 3 elements off each other's alignment
-      {16385, 16383}};               // odd square: every row at another offset
+      {16385, 16383},                // odd square: every row at another offset
+      {5003, 4001}};                 // odd, not square
   for (auto [r, c] : aspects) register_row_sums(r, c);
   // The row teams' neighbours: the default for 2^24x16 f32 is the butterfly (l2g4k2 before it), for
   // 2^20x256 l32g4k2.
@@ -445,7 +450,7 @@ int main(int argc, char** argv) {
     register_narrow_trials(d::NarrowKind::col_sums_tall, r, c);
   // Column sums of unaligned rows: the element tiles, the short-wide kernel.
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{
-           {67, 1000003}, {3, (Index(1) << 24) - 1}, {16385, 16383}, {1000003, 67}, {Index(1) << 20, 33}})
+           {67, 1000003}, {3, (Index(1) << 24) - 1}, {16385, 16383}, {5003, 4001}, {1000003, 67}, {Index(1) << 20, 33}})
     register_narrow_trials(d::NarrowKind::col_sums_any, r, c);
   register_col_wide_config<8>(16, Index(1) << 24);  // the default has 4 rows in flight
   register_col_wide_config<16>(16, Index(1) << 24);

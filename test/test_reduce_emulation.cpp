@@ -269,3 +269,59 @@ TEST_CASE("emulated col_sums_bytes_kernel: row offsets, warp and block strips, f
   check_bytes<8, 8>(2049, 20, 23, 3, 1);
   check_bytes<8, 8>(4200, 1000, 1001, 1, 2);
 }
+
+namespace {
+/// Column sums of the rows x cols window at column c0 of a parent of ld elements a row (4- or
+/// 8-byte T, any alignment), the parent ending on the window's last element before an
+/// inaccessible page, every element outside the window poisoned, by col_sums_phase_kernel<T, WX,
+/// U> over `chunks` chunks of rows (partials, chunk k at k * cols), against exact sums, inside
+/// poisoned guards.
+template <class T, int WX, int U>
+void check_phase(Index rows, Index cols, Index ld, Index c0, Index chunks) {
+  CAPTURE(sizeof(T), WX, U, rows, cols, ld, c0, chunks);
+  using Acc = d::sum_acc_t<T>;
+  const Index elems = (rows - 1) * ld + c0 + cols;
+  GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
+  T* parent = reinterpret_cast<T*>(buf.data());
+  const Index chunk_rows = (rows + chunks - 1) / chunks;
+  const std::vector<Acc> want = fill_window(parent, rows, cols, ld, c0, static_cast<T>(1 << 20), 100, chunk_rows);
+  const Index real_chunks = (rows + chunk_rows - 1) / chunk_rows;
+  GuardedOut<Acc> out(real_chunks * cols);
+  const Index strips = (cols + WX * d::kColPhaseWarpCols<T> - 1) / (WX * d::kColPhaseWarpCols<T>);
+  emu::launch(dim3(static_cast<unsigned>(strips * real_chunks)), dim3(d::kColPhaseThreads), [&] {
+    d::col_sums_phase_kernel<T, WX, U, d::CastTo<Acc, Acc>>(parent + c0, rows, cols, ld, strips, chunk_rows,
+                                                            out.data(), d::CastTo<Acc, Acc>{});
+  });
+  out.check(want);
+}
+
+template <class T, int WX, int U>
+void check_phase_shapes() {
+  constexpr Index V = d::kVec16<T>, kWarp = d::kColPhaseWarpCols<T>;
+  // Widths inside a lane's vector, around a warp's 31 vectors and a block's WX warps; parents whose
+  // rows start at every phase pattern (ld = 1, 2, 3 mod 4 elements, or a whole vector with the
+  // window off it); rows around a group of V, U groups and the warp rows; one chunk and several.
+  for (Index cols : {Index(1), V + 1, kWarp - 1, kWarp, kWarp + 1, WX * kWarp - 1, WX * kWarp + 3, 2 * WX * kWarp + 5})
+    for (Index extra : {Index(0), Index(1), Index(2), Index(3), V - cols % V})
+      for (Index c0 : {Index(0), Index(1), V - 1}) {
+        const Index ld = c0 + cols + extra;
+        check_phase<T, WX, U>(1, cols, ld, c0, 1);
+        check_phase<T, WX, U>(V + 1, cols, ld, c0, 1);
+        check_phase<T, WX, U>(37, cols, ld, c0, 2);
+        check_phase<T, WX, U>(3 * V * 8 * U + 5, cols, ld, c0, 3);
+      }
+  check_phase<T, WX, U>(2051, 100, 103, 1, 1);
+  check_phase<T, WX, U>(2051, 1000, 1001, 3, 5);
+}
+}  // namespace
+
+TEST_CASE("emulated col_sums_phase_kernel: phases, lanes past a warp's columns, strips, row groups and chunks",
+          "[reduce][emulation]") {
+  check_phase_shapes<float, 4, 2>();  // the library's (dispatch/reduce.cuh's kColPhaseWX, kColPhaseU)
+  check_phase_shapes<std::int32_t, 4, 2>();
+  check_phase_shapes<double, 4, 2>();
+  check_phase_shapes<float, 2, 2>();  // the trials' other widths
+  check_phase_shapes<float, 8, 2>();
+  check_phase_shapes<double, 8, 1>();
+  check_phase_shapes<std::int32_t, 1, 3>();
+}

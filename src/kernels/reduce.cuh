@@ -382,6 +382,128 @@ col_sums_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Inde
   }
 }
 
+// ------------------------------------------------------------------ 4- and 8-byte elements of unaligned rows
+// col_sums_phase_kernel: column sums of a window of 4- or 8-byte elements whose rows do not all
+// start on 16 bytes (an odd width or stride, or an odd offset: col_vec_fits(.., kVec16) false),
+// which col_sums_kernel could only read an element a lane at a time. Here every row is read as
+// aligned 16-byte vectors of V = kVec16<T> elements and no lane shuffles: a row's offset into
+// its first vector (its phase, 0 .. V - 1 elements) repeats every V rows (V rows are V ld
+// elements, whole vectors), so a lane adds the rows r = j (mod V) of its chunk into accumulators
+// of their own, acc[j], whose V components hold the same V columns on every such row. The phases
+// are lined up with the columns once, at the end, in shared memory. A warp takes
+// kColPhaseWarpCols = 31 V columns (the 32 aligned vectors under them cover them at any phase);
+// a block's WX warps take WX neighbouring strips of the same rows, its WY = 8 / WX warp rows
+// every WY-th group of V rows.
+
+constexpr int kColPhaseThreads = 256;
+
+/// Columns a warp of col_sums_phase_kernel<T, ..> takes: 31 vectors' worth.
+template <class T>
+inline constexpr int kColPhaseWarpCols = 31 * kVec16<T>;
+
+/// Column sums of the rows x cols window at `in` (4- or 8-byte T, ld elements between row
+/// starts, any alignment of T): block b takes columns [s, s + WX kColPhaseWarpCols) for strip s =
+/// b % strips (warp w the w % WX-th kColPhaseWarpCols of them) and rows [k chunk_rows, (k + 1)
+/// chunk_rows) for chunk k = b / strips (warp row y = w / WX the groups of V rows y, y + WY, ..),
+/// U groups in flight a warp; writes fin(sum) of column c over chunk k to out[k * cols + c],
+/// adding the warp rows and phases in a fixed order. Loads only the aligned vectors that hold
+/// one of the window's elements (so none past its allocation); bytes of such a vector outside
+/// the warp's columns are added into accumulators that are never read.
+template <class T, int WX, int U, class Final>
+__global__ void __launch_bounds__(kColPhaseThreads)
+col_sums_phase_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Index strips, Index chunk_rows,
+                      typename Final::Out* __restrict__ out, Final fin) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "col_sums_phase_kernel: 4- or 8-byte elements");
+  static_assert(WX >= 1 && (kColPhaseThreads / 32) % WX == 0, "col_sums_phase_kernel: WX divides the 8 warps");
+  constexpr int V = kVec16<T>;
+  constexpr int WY = kColPhaseThreads / 32 / WX;
+  constexpr int kWarpCols = kColPhaseWarpCols<T>;
+  constexpr int kBlockCols = WX * kWarpCols;
+  using Acc = sum_acc_t<T>;
+  using P = Pack<T, V>;
+  static_assert(WY * V * WX * 32 * V * sizeof(Acc) <= 48 * 1024, "col_sums_phase_kernel: partials exceed 48 KiB");
+  __shared__ Acc part_smem[WY][V][WX * 32 * V];  // (warp row, phase, warp's aligned position)
+
+  const Index strip = blockIdx.x % strips, chunk = blockIdx.x / strips;
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const int wx = warp % WX, wy = warp / WX;
+  const Index r_begin = chunk * chunk_rows;
+  const Index r_end = rows - r_begin < chunk_rows ? rows : r_begin + chunk_rows;
+  const Index c_block = strip * kBlockCols;
+  const Index c0 = c_block + static_cast<Index>(wx) * kWarpCols;  // the warp's first column
+  const Index width = cols - c0 < kWarpCols ? cols - c0 : kWarpCols;  // may be <= 0: the warp loads nothing
+  // Phase of rows r_begin + j + V g: the element offset of (r_begin + j, c_block) in its vector
+  // (the same for every warp of the block: a warp's columns are whole vectors apart).
+  const unsigned base = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in) / sizeof(T)) +
+                        static_cast<unsigned>(r_begin * ld + c_block);
+  int phase[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) phase[j] = static_cast<int>((base + static_cast<unsigned>(j) * static_cast<unsigned>(ld)) & (V - 1));
+
+  Acc acc[V][V];
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+#pragma unroll
+    for (int k = 0; k < V; ++k) acc[j][k] = Acc(0);
+  // Lane l's vector of phase j: elements V l - phase[j] .. of the warp's row run; loaded where it
+  // holds one of the warp's columns.
+  const P* p[V];
+  bool on[V];
+#pragma unroll
+  for (int j = 0; j < V; ++j) {
+    on[j] = V * lane - phase[j] < width;
+    p[j] = reinterpret_cast<const P*>(in + (r_begin + j + static_cast<Index>(V) * wy) * ld + c0 - phase[j]) + lane;
+  }
+  const Index group_step = static_cast<Index>(V) * WY;  // rows between a warp's groups
+  const Index p_step = static_cast<Index>(WY) * ld;     // vectors between them (V WY rows)
+  Index r = r_begin + static_cast<Index>(V) * wy;      // first row of the warp's next group
+  for (; r + (U - 1) * group_step + V <= r_end; r += U * group_step) {
+    P v[U][V];
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if (on[j]) v[u][j] = load_pack(p[j] + u * p_step);
+        else v[u][j] = P{};
+      }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int j = 0; j < V; ++j)
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[j][k] += static_cast<Acc>(v[u][j].v[k]);
+#pragma unroll
+    for (int j = 0; j < V; ++j) p[j] += U * p_step;
+  }
+  for (; r < r_end; r += group_step) {  // the last groups, each row checked
+#pragma unroll
+    for (int j = 0; j < V; ++j) {
+      if (on[j] && r + j < r_end) {
+        const P v = load_pack(p[j]);
+#pragma unroll
+        for (int k = 0; k < V; ++k) acc[j][k] += static_cast<Acc>(v.v[k]);
+      }
+      p[j] += p_step;
+    }
+  }
+  // acc[j][k] is column V lane + k - phase[j] of the warp's (one of its columns where 0 <= that <
+  // width). To shared memory by aligned position, then a thread a column of the block.
+#pragma unroll
+  for (int j = 0; j < V; ++j)
+#pragma unroll
+    for (int k = 0; k < V; ++k) part_smem[wy][j][wx * 32 * V + V * lane + k] = acc[j][k];
+  __syncthreads();
+  for (int t = static_cast<int>(threadIdx.x); t < kBlockCols; t += kColPhaseThreads) {
+    if (c_block + t >= cols) break;
+    const int at = (t / kWarpCols) * 32 * V + t % kWarpCols;  // warp t / kWarpCols, phase 0's position
+    Acc sum = Acc(0);
+    for (int y = 0; y < WY; ++y)
+#pragma unroll
+      for (int j = 0; j < V; ++j) sum += part_smem[y][j][at + phase[j]];
+    out[chunk * cols + c_block + t] = fin(sum);
+  }
+}
+
 /// Column sums of a short, wide matrix: a thread sums the V adjacent columns of each of its M
 /// vectors (block b, thread i: vectors b M Threads + i + m Threads, m < M) down every row, in row
 /// order, U rows of each in flight, and writes the V sums (as 16-byte stores where `out` is

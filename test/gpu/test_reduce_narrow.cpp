@@ -229,6 +229,30 @@ TEMPLATE_TEST_CASE("column sums of unaligned rows: every start offset, strip and
   }
 }
 
+TEMPLATE_TEST_CASE("column sums of tall unaligned windows of 4- and 8-byte elements: row chunks, strips, phases",
+                   "[reduce][narrow][views][phase]", float, double, std::int32_t) {
+  // col_sums_phase_kernel ("ours-phase-x*", and the public col_sums of such windows past the
+  // short-wide ones): windows whose rows start at every phase pattern (ld 1, 2 or 3 elements off
+  // a vector, the start off it), tall enough to be cut into several chunks of rows, wide enough
+  // for several strips of a block's columns.
+  using T = TestType;
+  const Stream stream = Stream::per_thread();
+  std::vector<std::array<Index, 4>> shapes = {// rows, cols, parent width, column offset
+                                              {20011, 1001, 1003, 1}, {5003, 4001, 4001, 0}, {4099, 2000, 2002, 2},
+                                              {65537, 37, 40, 3},     {3001, 3001, 3004, 0}, {1031, 129, 131, 1}};
+  if (under_sanitizer()) shapes = {{4099, 1001, 1003, 1}, {1031, 129, 131, 1}};
+  for (const auto& [r, c, C, off] : shapes) {
+    CAPTURE(shape(r, c), C, off);
+    const HostMatrix<T> h = random_matrix<T>(r, C, lo<T>(), hi<T>());
+    const auto a = to_device(h, stream);
+    const MatrixView<const T> v = a.block(0, off, r, c);
+    const T* hw = h.data() + off;
+    CHECK(check_trials<T>(stream, v.data(), hw, r, c, C, false, true) >= 4);  // the tiles and the three phase widths
+    check_public<T>(stream, v, hw, C);
+    CHECK(to_eigen(a) == h);  // the parent is intact
+  }
+}
+
 TEST_CASE("u8 column sums by aligned chunks: every offset within 16 bytes, warp strips, flushes, row chunks",
           "[reduce][narrow][views][bytes]") {
   // col_sums_bytes_kernel ("ours-bytes-u*", and the public col_sums of u8 windows that are not
