@@ -324,4 +324,5 @@ TEST_CASE("emulated col_sums_phase_kernel: phases, lanes past a warp's columns, 
   check_phase_shapes<float, 8, 2>();
   check_phase_shapes<double, 8, 1>();
   check_phase_shapes<std::int32_t, 1, 3>();
+  check_phase_shapes<float, 4, 1>();
 }

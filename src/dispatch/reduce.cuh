@@ -441,8 +441,9 @@ void col_sums_by_chunks(const Stream& stream, Index cols, Index chunks, Out* out
          partials.template as<const Acc>(), cols, chunks, out);
 }
 
-/// Groups of V rows in flight a warp of col_sums_phase_kernel, and its warps across a block (WX:
-/// strips of the same rows side by side); bench_reduce times "ours-phase-x<WX>".
+/// Groups of V rows a round of col_sums_phase_kernel (a warp's next round in flight while it adds
+/// one), and its warps across a block (WX: strips of the same rows side by side); bench_reduce
+/// times "ours-phase-x<WX>u<U>".
 constexpr int kColPhaseU = 2;
 constexpr int kColPhaseWX = 4;
 /// Whether windows of 4- or 8-byte elements whose rows do not all start on 16 bytes, past the
@@ -451,21 +452,21 @@ constexpr int kColPhaseWX = 4;
 constexpr bool kColPhaseDefault = true;
 
 /// Column sums of a window of 4- or 8-byte elements at any alignment by
-/// col_sums_phase_kernel<T, WX, kColPhaseU>: strips of WX kColPhaseWarpCols columns, chunks of
+/// col_sums_phase_kernel<T, WX, U>: strips of WX kColPhaseWarpCols columns, chunks of
 /// rows that fill the resident blocks (at least 4 groups of V rows a warp row), combined by
 /// col_chunks_kernel where there are several.
-template <class T, int WX = kColPhaseWX>
+template <class T, int WX = kColPhaseWX, int U = kColPhaseU>
 void launch_col_sums_phase(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
   using Acc = sum_acc_t<T>;
   constexpr int WY = kColPhaseThreads / 32 / WX;
   const Index strips = ceil_div(cols, Index(WX) * kColPhaseWarpCols<T>);
   const Index resident = resident_blocks(
-      reinterpret_cast<const void*>(&col_sums_phase_kernel<T, WX, kColPhaseU, CastTo<Acc, Acc>>), kColPhaseThreads);
+      reinterpret_cast<const void*>(&col_sums_phase_kernel<T, WX, U, CastTo<Acc, Acc>>), kColPhaseThreads);
   Index chunks = 0, chunk_rows = 0;  // (not a structured binding: the lambda below captures them)
   std::tie(chunks, chunk_rows) = col_row_chunks(resident, strips, rows, Index(4) * kVec16<T> * WY);
   const auto grid = static_cast<unsigned>(strips * chunks);
   col_sums_by_chunks<Acc>(stream, cols, chunks, out, [&](auto fin, auto* dst) {
-    launch(&col_sums_phase_kernel<T, WX, kColPhaseU, decltype(fin)>, grid, kColPhaseThreads, 0, stream.native(), in,
+    launch(&col_sums_phase_kernel<T, WX, U, decltype(fin)>, grid, kColPhaseThreads, 0, stream.native(), in,
            rows, cols, ld, strips, chunk_rows, dst, fin);
   });
 }
@@ -708,11 +709,11 @@ struct ColBytesTrial {
   }
 };
 
-template <class T, int WX>
+template <class T, int WX, int U>
 struct ColPhaseTrial {
   static bool takes(const T*, Index rows, Index cols, Index) { return sizeof(T) >= 4 && rows >= 1 && cols >= 1; }
   static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-    if constexpr (sizeof(T) >= 4) launch_col_sums_phase<T, WX>(stream, in, rows, cols, ld, out);
+    if constexpr (sizeof(T) >= 4) launch_col_sums_phase<T, WX, U>(stream, in, rows, cols, ld, out);
   }
 };
 
@@ -723,7 +724,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 19;
+  static constexpr int kCount = 21;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -753,11 +754,13 @@ struct NarrowTrials {
       narrow_trial<ColBytesTrial<T, 16, 1>, T>("ours-bytes-u16", NarrowKind::col_sums_any),
       narrow_trial<ColBytesTrial<T, 8, 8>, T>("ours-bytes-b8", NarrowKind::col_sums_any),
       // 4- and 8-byte windows of any alignment as aligned vectors, a lane's rows kept apart by
-      // phase (launch_col_sums_phase<T, WX>: WX warps across a block; kColPhaseWX the default,
-      // kColPhaseDefault, past the short-wide windows).
-      narrow_trial<ColPhaseTrial<T, 2>, T>("ours-phase-x2", NarrowKind::col_sums_any),
-      narrow_trial<ColPhaseTrial<T, 4>, T>("ours-phase-x4", NarrowKind::col_sums_any),
-      narrow_trial<ColPhaseTrial<T, 8>, T>("ours-phase-x8", NarrowKind::col_sums_any)};
+      // phase (launch_col_sums_phase<T, WX, U>: WX warps across a block, rounds of U groups of
+      // rows; kColPhaseWX, kColPhaseU the default, kColPhaseDefault, past the short-wide windows).
+      narrow_trial<ColPhaseTrial<T, 2, 2>, T>("ours-phase-x2u2", NarrowKind::col_sums_any),
+      narrow_trial<ColPhaseTrial<T, 4, 2>, T>("ours-phase-x4u2", NarrowKind::col_sums_any),
+      narrow_trial<ColPhaseTrial<T, 8, 2>, T>("ours-phase-x8u2", NarrowKind::col_sums_any),
+      narrow_trial<ColPhaseTrial<T, 4, 1>, T>("ours-phase-x4u1", NarrowKind::col_sums_any),
+      narrow_trial<ColPhaseTrial<T, 8, 1>, T>("ours-phase-x8u1", NarrowKind::col_sums_any)};
 };
 
 }  // namespace devmat::detail
