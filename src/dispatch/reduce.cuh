@@ -447,8 +447,12 @@ void col_sums_by_chunks(const Stream& stream, Index cols, Index chunks, Out* out
 constexpr int kColPhaseU = 2;
 constexpr int kColPhaseWX = 4;
 /// Whether windows of 4- or 8-byte elements whose rows do not all start on 16 bytes, past the
-/// short-wide ones, take col_sums_phase_kernel (aligned vectors, a lane's rows kept apart by
-/// phase) instead of col_sums_kernel on narrower vectors (one element a lane at odd widths).
+/// short-wide ones and at least a block of the phase kernel wide, take col_sums_phase_kernel
+/// (aligned vectors, a lane's rows kept apart by phase) instead of col_sums_kernel on narrower
+/// vectors (one element a lane at odd widths). Run T13 (H200, of a CUB sum of the same bytes,
+/// col_sums_kernel -> phase x4u2): f32 16385x16383 0.835 -> 0.971, 5003x4001 0.943 -> 1.047, i32
+/// 16385x16383 0.730 -> 0.984, f64 16383x16385 0.945 -> 0.967 (ncu, f32: DRAM 93% of peak, from
+/// the element tiles' 82%).
 constexpr bool kColPhaseDefault = true;
 
 /// Column sums of a window of 4- or 8-byte elements at any alignment by
@@ -492,7 +496,10 @@ void launch_col_sums_v(const Stream& stream, const T* in, Index rows, Index cols
   if (rows <= kMaxColChunkRows &&
       units * 2 >= resident_blocks(reinterpret_cast<const void*>(wide), kTeamThreads) * kTeamThreads)
     return launch_col_sums_wide<T, V>(s, in, rows, cols, ld, out);
-  if constexpr (kPhase && V < kVec16<T> && sizeof(T) >= 4) return launch_col_sums_phase<T>(stream, in, rows, cols, ld, out);
+  // The phase kernel from a block's worth of columns (kColPhaseWX strips of kColPhaseWarpCols):
+  // narrower windows would leave warps of every block idle (measured on 4001 to 16385 columns).
+  if constexpr (kPhase && V < kVec16<T> && sizeof(T) >= 4)
+    if (cols >= kColPhaseWX * kColPhaseWarpCols<T>) return launch_col_sums_phase<T>(stream, in, rows, cols, ld, out);
   const int W = static_cast<int>(std::min<Index>(units, TX));
   const int rows_side = TX / W;
   const Index strips = ceil_div(units, W);
