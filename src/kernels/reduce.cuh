@@ -451,61 +451,61 @@ col_sums_phase_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld
   // accumulators that are never read, so that every load is unconditional.
   if (width <= 0) goto combine;  // the whole warp: no columns here
   {
-  const P* p[V];
+    const P* p[V];
 #pragma unroll
-  for (int j = 0; j < V; ++j) {
-    const int l = V * lane - phase[j] < width ? lane : 0;
-    p[j] = reinterpret_cast<const P*>(in + (r_begin + j + static_cast<Index>(V) * wy) * ld + c0 - phase[j]) + l;
-  }
-  const Index group_step = static_cast<Index>(V) * WY;  // rows between a warp's groups
-  const Index p_step = static_cast<Index>(WY) * ld;     // vectors between them (V WY rows)
-  Index r = r_begin + static_cast<Index>(V) * wy;      // first row of the warp's next group
-  // Rounds of U groups, the next round's loads issued before the current round's adds (with the
-  // adds of a round after its own loads, the compiler placed each add by its load and a warp had
-  // one load in flight: 0.67 of a CUB sum, f32 16385x16383, against 0.82 for the element tiles).
-  const auto full_round = [&] { return r + (U - 1) * group_step + V <= r_end; };
-  const auto load_round = [&](P (&v)[U][V]) {
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int j = 0; j < V; ++j) v[u][j] = load_pack(p[j] + u * p_step);
-#pragma unroll
-    for (int j = 0; j < V; ++j) p[j] += U * p_step;
-    r += U * group_step;
-  };
-  const auto add_round = [&](const P (&v)[U][V]) {
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int j = 0; j < V; ++j)
-#pragma unroll
-        for (int k = 0; k < V; ++k) acc[j][k] += static_cast<Acc>(v[u][j].v[k]);
-  };
-  if (full_round()) {
-    P cur[U][V];
-    load_round(cur);
-    while (full_round()) {
-      P next[U][V];
-      load_round(next);
-      add_round(cur);
+    for (int j = 0; j < V; ++j) {
+      const int l = V * lane - phase[j] < width ? lane : 0;
+      p[j] = reinterpret_cast<const P*>(in + (r_begin + j + static_cast<Index>(V) * wy) * ld + c0 - phase[j]) + l;
+    }
+    const Index group_step = static_cast<Index>(V) * WY;  // rows between a warp's groups
+    const Index p_step = static_cast<Index>(WY) * ld;     // vectors between them (V WY rows)
+    Index r = r_begin + static_cast<Index>(V) * wy;      // first row of the warp's next group
+    // Rounds of U groups, the next round's loads issued before the current round's adds (with the
+    // adds of a round after its own loads, the compiler placed each add by its load and a warp had
+    // one load in flight: 0.67 of a CUB sum, f32 16385x16383, against 0.82 for the element tiles).
+    const auto full_round = [&] { return r + (U - 1) * group_step + V <= r_end; };
+    const auto load_round = [&](P (&v)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u)
 #pragma unroll
-        for (int j = 0; j < V; ++j) cur[u][j] = next[u][j];
-    }
-    add_round(cur);
-  }
-  for (; r < r_end; r += group_step) {  // the last groups, each row checked
+        for (int j = 0; j < V; ++j) v[u][j] = load_pack(p[j] + u * p_step);
 #pragma unroll
-    for (int j = 0; j < V; ++j) {
-      if (r + j < r_end) {
-        const P v = load_pack(p[j]);
+      for (int j = 0; j < V; ++j) p[j] += U * p_step;
+      r += U * group_step;
+    };
+    const auto add_round = [&](const P (&v)[U][V]) {
 #pragma unroll
-        for (int k = 0; k < V; ++k) acc[j][k] += static_cast<Acc>(v.v[k]);
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int j = 0; j < V; ++j)
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[j][k] += static_cast<Acc>(v[u][j].v[k]);
+    };
+    if (full_round()) {
+      P cur[U][V];
+      load_round(cur);
+      while (full_round()) {
+        P next[U][V];
+        load_round(next);
+        add_round(cur);
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+#pragma unroll
+          for (int j = 0; j < V; ++j) cur[u][j] = next[u][j];
       }
-      p[j] += p_step;
+      add_round(cur);
     }
-  }
+    for (; r < r_end; r += group_step) {  // the last groups, each row checked
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        if (r + j < r_end) {
+          const P v = load_pack(p[j]);
+#pragma unroll
+          for (int k = 0; k < V; ++k) acc[j][k] += static_cast<Acc>(v.v[k]);
+        }
+        p[j] += p_step;
+      }
+    }
   }
 combine:
   // acc[j][k] is column V lane + k - phase[j] of the warp's (one of its columns where 0 <= that <
