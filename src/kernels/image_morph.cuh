@@ -565,6 +565,20 @@ __host__ __device__ inline bool morph_stream_reads_rows(const T* in, Index ld, I
 template <class T, int KMAX>
 inline constexpr bool kMorphRowsBreak = std::is_same_v<T, float> && KMAX <= 16;
 
+/// f(j) for rows j = 0 .. kr - 1 of an unrolled loop over KMAX rows, left at row kr as
+/// kMorphRowsBreak<T, KMAX> says.
+template <class T, int KMAX, class F>
+__device__ __forceinline__ void morph_for_rows(int kr, F&& f) {
+#pragma unroll
+  for (int j = 0; j < KMAX; ++j) {
+    if (j >= kr) {
+      if constexpr (kMorphRowsBreak<T, KMAX>) break;
+      else continue;
+    }
+    f(j);
+  }
+}
+
 /// A thread's pixel columns x .. x + kMorphStreamPx - 1 of morph_stream_kernel's input: `word`
 /// when all of them lie inside the image and (u8) the word is 4-byte aligned in every row, so
 /// that a row is one load; else (u8) `some` when any lies inside: a row is the two aligned words
@@ -614,25 +628,15 @@ struct MorphStreamColumn {
 #pragma unroll
       for (int j = 0; j < KMAX; ++j) w[j] = id;
     } else if (y >= 0 && y + kr <= rows) {
-#pragma unroll
-      for (int j = 0; j < KMAX; ++j) {
-        if (j >= kr) {
-          if constexpr (kMorphRowsBreak<T, KMAX>) break;
-          else continue;
-        }
+      morph_for_rows<T, KMAX>(kr, [&](int j) {
         w[j] = load(p);
         p += ld;
-      }
+      });
     } else {
-#pragma unroll
-      for (int j = 0; j < KMAX; ++j) {
-        if (j >= kr) {
-          if constexpr (kMorphRowsBreak<T, KMAX>) break;
-          else continue;
-        }
+      morph_for_rows<T, KMAX>(kr, [&](int j) {
         w[j] = y + j >= 0 && y + j < rows ? load(p) : id;
         p += ld;
-      }
+      });
     }
   }
 };
@@ -719,15 +723,10 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
               }
             }
           } else {
-#pragma unroll
-            for (int j = 0; j < KMAX; ++j) {
-              if (j >= kr) {  // as load_rows
-                if constexpr (kMorphRowsBreak<T, KMAX>) break;
-                else continue;
-              }
+            morph_for_rows<T, KMAX>(kr, [&](int j) {
               g = Op::apply(g, cur[j]);
               v_col[j * kPitch] = Op::apply(hs[j + 1], g);
-            }
+            });
           }
         }
       }
