@@ -5,7 +5,7 @@
 // bytes), and the alternatives of each default forced (TransposeTrials: the vector tile of any
 // alignment "ours-vec-n<vectors>c<column bytes>", for bytes the shift tile "ours-shift-w4b8",
 // and the few-rows / few-columns kernels one by one: "ours-chunk...", "ours-regs16",
-// "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct", "ours-rows16h",
+// "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct", "ours-rows16h", "ours-rows16hs",
 // "ours-rows16e"). GB/s count bytes read plus bytes written.
 #include "random.cuh"
 #include "support.hpp"

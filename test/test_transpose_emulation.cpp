@@ -295,13 +295,13 @@ void launch_rows_regs_emu(bool pairs, const std::uint8_t* in, Index ld, std::uin
   }
 }
 
-template <int kN = 2>
+template <bool kStage = false, int kN = 2>
 void launch_rows_half_emu(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols) {
   if constexpr (kN <= 16) {
-    if (rows != kN) return launch_rows_half_emu<kN + 1>(in, ld, out, rows, cols);
+    if (rows != kN) return launch_rows_half_emu<kStage, kN + 1>(in, ld, out, rows, cols);
     constexpr Index kThreads = 32 * d::kFewRowsHalfWarps;
     const dim3 grid(static_cast<unsigned>((cols + 8 * kThreads - 1) / (8 * kThreads)));
-    emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_half_kernel<kN>(in, ld, out, cols); });
+    emu::launch(grid, dim3(kThreads), [&] { d::transpose_few_rows_half_kernel<kN, kStage>(in, ld, out, cols); });
   } else {
     FAIL("launch_rows_half_emu: more than 16 rows");
   }
@@ -354,7 +354,8 @@ void check_rows_regs_lane_ext(Index rows, Index cols, Index ld, Index c0, Index 
 }
 
 void check_rows_half(Index rows, Index cols, Index ld, Index c0, Index pre) {
-  check_rows_kernel(&launch_rows_half_emu<>, rows, cols, ld, c0, pre);
+  check_rows_kernel(&launch_rows_half_emu<false>, rows, cols, ld, c0, pre);
+  check_rows_kernel(&launch_rows_half_emu<true>, rows, cols, ld, c0, pre);  // "ours-rows16hs"
 }
 }  // namespace
 
@@ -397,8 +398,9 @@ TEST_CASE("emulated transpose_few_rows_regs_kernel with lane-loaded 33rd vectors
     }
 }
 
-// transpose_few_rows_half_kernel (8 columns a thread, lane pairs storing whole vectors, lane i
-// loading the warp's 33rd word of row i for lane 31): every row count, odd ones (the odd lane's
+// transpose_few_rows_half_kernel (8 columns a thread, lane pairs storing whole vectors, or with
+// kStage the warp's run through shared memory; lane i loading the warp's 33rd word of row i for
+// lane 31), both forms: every row count, odd ones (the odd lane's
 // bytes half a vector into the pair's run) included, columns around a lane's 8, a pair's 16, a
 // warp's 256 and a block's 1024 (odd counts: a partial last word, pair and vector), dense and
 // through odd strides, the first element at every offset into a vector.

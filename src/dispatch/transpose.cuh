@@ -184,19 +184,19 @@ bool launch_transpose_few_rows_regs(const std::uint8_t* in, Index ld, std::uint8
   return false;
 }
 
-/// transpose_few_rows_half_kernel<kN> where rows == kN (2 .. 16), at any alignment of in and
-/// ld, out on 16 bytes. Returns whether it launched.
-template <int kN = 2>
+/// transpose_few_rows_half_kernel<kN, kStage> where rows == kN (2 .. 16), at any alignment of
+/// in and ld, out on 16 bytes. Returns whether it launched.
+template <bool kStage = false, int kN = 2>
 bool launch_transpose_few_rows_half(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                                     cudaStream_t stream) {
   if constexpr (kN <= kTransposeFewMax) {
     if (rows == kN && is_aligned(out, 16)) {
       constexpr Index kThreads = 32 * kFewRowsHalfWarps;
-      launch(&transpose_few_rows_half_kernel<kN>, static_cast<unsigned>(ceil_div(cols, 8 * kThreads)),
+      launch(&transpose_few_rows_half_kernel<kN, kStage>, static_cast<unsigned>(ceil_div(cols, 8 * kThreads)),
              dim3(kThreads), 0, stream, in, ld, out, cols);
       return true;
     }
-    return launch_transpose_few_rows_half<kN + 1>(in, ld, out, rows, cols, stream);
+    return launch_transpose_few_rows_half<kStage, kN + 1>(in, ld, out, rows, cols, stream);
   }
   return false;
 }
@@ -512,14 +512,14 @@ void launch_transpose_few_rows_regs_in(const T* in, Index ld, T* out, Index rows
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
-/// Every shape with transpose_few_rows_half_kernel where it applies: 2 to 16 rows of bytes (the
-/// rest as launch_transpose).
-template <class T>
+/// Every shape with transpose_few_rows_half_kernel<.., kStage> where it applies: 2 to 16 rows of
+/// bytes (the rest as launch_transpose).
+template <class T, bool kStage = false>
 void launch_transpose_few_rows_half_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   static_assert(sizeof(T) == 1, "launch_transpose_few_rows_half_in: bytes");
   if (rows == 0 || cols == 0) return;
-  if (launch_transpose_few_rows_half(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                     reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+  if (launch_transpose_few_rows_half<kStage>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                             reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
     return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
@@ -541,6 +541,7 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
 /// one span of 16-byte vectors at any alignment of in; "ours-rows16": bytes of 2 to 16 rows in
 /// registers, lanes trading vectors in pairs so that stores write whole sectors, "-direct"
 /// without; "ours-rows16h": the same on 8 columns a thread, transpose_few_rows_half_kernel;
+/// "ours-rows16hs": that kernel storing its run through shared memory (kStage);
 /// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt),
 /// and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>) and
@@ -556,7 +557,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 16;
+  static constexpr int kCount = 17;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
@@ -566,6 +567,7 @@ struct TransposeTrials<T, 1> {
       TransposeTrial<T>{"ours-rows16", &launch_transpose_few_rows_regs_in<T, true>},
       TransposeTrial<T>{"ours-rows16-direct", &launch_transpose_few_rows_regs_in<T, false>},
       TransposeTrial<T>{"ours-rows16h", &launch_transpose_few_rows_half_in<T>},
+      TransposeTrial<T>{"ours-rows16hs", &launch_transpose_few_rows_half_in<T, true>},
       TransposeTrial<T>{"ours-rows16e", &launch_transpose_few_rows_regs_in<T, true, true>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 8, 256>("ours-vec-n8c256"),

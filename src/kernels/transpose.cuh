@@ -1238,7 +1238,12 @@ inline constexpr int kFewRowsHalfWarps = 4;
 /// store writes the pair's 32 adjacent bytes. Registers a thread (sm_90, ptxas): 48 at 9 rows,
 /// 56 at 12, 72 at 16, against transpose_few_rows_regs_kernel's 117, 128 and 168 (the list at
 /// kTransposeFewRowsHalfDefault, dispatch/transpose.cuh).
-template <int kN>
+/// kStage: the warp stores its run through shared memory instead (each lane's 8 kN bytes as kN
+/// 8-byte words at 8 kN L, then the run as consecutive vectors, 32 a store: whole 128-byte
+/// lines). Where kN is odd, a pair's 16 kN bytes start half a vector into a 32-byte sector for
+/// every other pair, so the pair stores write two half sectors where even counts write one whole
+/// (9-15 rows measured 0.57-0.59 of a copy against 0.91-0.96 for even counts, run T6).
+template <int kN, bool kStage = false>
 __global__ void __launch_bounds__(32 * kFewRowsHalfWarps)
 transpose_few_rows_half_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
                                Index cols) {
@@ -1280,6 +1285,24 @@ transpose_few_rows_half_kernel(const unsigned char* __restrict__ in, Index ld, u
   unsigned y[kWords];  // bytes [8 kN L, 8 kN (L + 1)) of the warp's run
   interleave_row_words<kN, 2>(x, y);
 
+  if constexpr (kStage) {
+    // Lanes L and L + 16 share banks (8 kN L bytes apart, kN odd: two wavefronts a store, the
+    // least 256 bytes take); the reads are consecutive vectors.
+    __shared__ uint4 stage_smem[kFewRowsHalfWarps][16 * kN];  // a warp's run: 256 kN bytes
+    const int warp = static_cast<int>(threadIdx.x >> 5);
+    auto* words = reinterpret_cast<uint2*>(stage_smem[warp]);
+#pragma unroll
+    for (int w = 0; w < kN; ++w) words[kN * lane + w] = make_uint2(y[2 * w], y[2 * w + 1]);
+    __syncwarp();
+    unsigned char* run = out + j0 * kN;  // on a vector (out is, and j0 kN is a multiple of 256)
+    const int valid = static_cast<int>((cols - j0 < 256 ? cols - j0 : 256) * kN);  // bytes of the run
+#pragma unroll
+    for (int s = 0; s < (kN + 1) / 2; ++s) {
+      const int v = lane + 32 * s;
+      if (v < 16 * kN && 16 * v < valid) store_vec_bytes(run + 16 * v, stage_smem[warp][v], 0, valid - 16 * v);
+    }
+    return;
+  }
   // Pair run word w (0 <= w < 4 kN): the even lane's y[w] below 2 kN, the odd lane's y[w - 2 kN]
   // from there. Store t writes the pair's vectors 2t (even lane) and 2t + 1 (odd lane).
   const bool odd = (lane & 1) != 0;

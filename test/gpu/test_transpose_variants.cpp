@@ -221,7 +221,8 @@ TEST_CASE("transpose_few_rows_regs_kernel forced on few rows of bytes", "[transp
 
 TEST_CASE("transpose_few_rows_half_kernel and the lane-loaded 33rd vectors forced on few rows of bytes",
           "[transpose][trial][rows16h][rows16e]") {
-  // "ours-rows16h" (8 columns a thread) and "ours-rows16e" (transpose_few_rows_regs_kernel with
+  // "ours-rows16h" (8 columns a thread; "ours-rows16hs" its run stored through shared memory) and
+  // "ours-rows16e" (transpose_few_rows_regs_kernel with
   // kLaneExt), also run by the "[rows16]" case above as "ours-rows" trials: every row count from
   // 8 to 16 (odd ones: the half kernel's odd lanes start half a vector into their pair's run), 2,
   // and 1 and 17 (the default kernels); columns around a lane's 8 or 16, a pair's 16, a warp's
@@ -233,7 +234,7 @@ TEST_CASE("transpose_few_rows_half_kernel and the lane-loaded 33rd vectors force
   const std::vector<Index> cols_list = under_sanitizer() ? std::vector<Index>{9, 263, 1031}
                                                          : std::vector<Index>{1, 7, 8, 9, 17, 255, 257, 263, 511,
                                                                               513, 1023, 1025, 1031, 65537};
-  for (const std::string name : {"ours-rows16h", "ours-rows16e"}) {
+  for (const std::string name : {"ours-rows16h", "ours-rows16hs", "ours-rows16e"}) {
     int trial = -1;
     for (int i = 0; i < transpose_trial_count<T>(); ++i)
       if (transpose_trial_name<T>(i) == name) trial = i;
