@@ -201,45 +201,23 @@ bool launch_transpose_few_rows_half(const std::uint8_t* in, Index ld, std::uint8
   return false;
 }
 
-/// Whether u8 with kTransposeFewRowsHalfMin .. kTransposeFewRowsRegsMax rows (even counts, and odd
-/// ones from kTransposeFewRowsHalfOddMin: transpose_few_rows_half_default) takes
-/// transpose_few_rows_half_kernel ("ours-rows16h": 8 columns a thread) by default before the byte
-/// vectors, in place of transpose_few_rows_regs_kernel (16 columns a thread, the default before
-/// it). Run T5 (H200, bench_transpose, ratio to a copy of the
-/// same bytes, regs kernel -> half kernel): 8 x 2^24 0.887 -> 0.956, 12 x 2^24 0.785 -> 0.925,
-/// 16 x 2^24 0.627 -> 0.914 (ncu at 16 rows: 149 us against 160, DRAM 72% against 67%, 72
-/// registers against 96). Registers
-/// a thread (ptxas, sm_90, CUDA 13; no spills), half kernel against the regs kernel (with pairs
-/// where kN is even): 9 rows 48 / 117, 10 48 / 128, 11 56 / 127, 12 56 / 128 (+24 bytes
-/// spilled), 13 64 / 162, 14 64 / 168, 15 64 / 168, 16 72 / 168; with blocks of 4 warps
-/// (kFewRowsHalfWarps) the half kernel's theoretical occupancy at 16 rows is 7 blocks, 28 warps
-/// of 64 (43.75%) against the regs kernel's 18.75%, at 12 rows 9 blocks (56%).
-inline constexpr bool kTransposeFewRowsHalfDefault = true;
-inline constexpr Index kTransposeFewRowsHalfMin = 8;
-/// The odd row counts from which the half kernel is taken by default (run T6, ratio to a copy of
-/// the same bytes, half kernel / byte vectors / regs kernel: 9 rows 0.589 / 0.668 / 0.404, 11
-/// 0.593 / 0.636 / 0.358, 13 0.573 / 0.597 / 0.420, 15 0.560 / 0.485 / 0.398; even rows: 8
-/// 0.956 / 0.697 / 0.932, 10 0.943 / 0.644 / 0.905, 12 0.909 / 0.613 / 0.792, 14 0.917 / 0.464
-/// / 0.804, 16 0.922 / 0.608 / 0.638): odd counts below it keep the byte vectors. The regs kernel
-/// lost to the half kernel at every count from 8 to 16 and is not taken while the half kernel
-/// is the default.
-inline constexpr Index kTransposeFewRowsHalfOddMin = 15;
-
-/// The u8 row counts (out on 16 bytes) that took transpose_few_rows_regs_kernel with pairs
-/// ("ours-rows16") before the byte vector kernels, which stage every run through shared memory,
-/// while the half kernel was not the default (kTransposeFewRowsHalfDefault), and the half
-/// kernel's range: 8 to 16. H200, ratios to a copy of the same bytes, byte vectors -> register kernel: 8 x 2^24
-/// 0.687 -> 0.925, 16 x 2^24 0.605 -> 0.633 (168 registers a thread at 16 rows: 19% occupancy,
-/// DRAM 44%, latency-bound); at 3 x 2^26 (0.84 -> 0.73) and 5 x 40000001 (0.84 -> 0.66) it
-/// loses, so fewer rows keep the byte vectors.
-inline constexpr Index kTransposeFewRowsRegsMin = 8;
-inline constexpr Index kTransposeFewRowsRegsMax = 16;
-
-/// Whether the default takes transpose_few_rows_half_kernel for u8 with `rows` rows.
-inline bool transpose_few_rows_half_default(Index rows) {
-  return kTransposeFewRowsHalfDefault && rows >= kTransposeFewRowsHalfMin && rows <= kTransposeFewRowsRegsMax &&
-         (rows % 2 == 0 || rows >= kTransposeFewRowsHalfOddMin);
-}
+/// u8 with 2 to 16 rows (out on 16 bytes) takes transpose_few_rows_half_kernel with its run
+/// staged through shared memory ("ours-rows16hs", kStage) by default, before the byte vectors.
+/// Session 14's standalone harness (H200, best of 5 x 20 launches, us, against a device copy of
+/// the same bytes; pair stores "ours-rows16h" / staged / byte vectors / copy): 3 x 2^26 114.7 /
+/// 97.6 / 114.7 / 96.8; 5 x 40000001 116.6 / 97.6 / 115.8 / 98.3; 7 x 2^24 83.5 / 58.8 / 92.3
+/// / 57.8; 9 x 2^24 127.6 / 75.3 / 112.1 / 73.8; 11 x 2^24 157.1 / 91.6 / 143.7 / 89.8; 13 x
+/// 2^24 188.6 / 107.6 / 180.2 / 105.3; 15 x 2^24 221.2 / 125.5 / 256.7 / 120.8; even counts
+/// 8 x 2^24 69.2 / 66.8 / 96.2 / 65.6, 12 x 2^24 105.4 / 99.2 / 159.8 / 96.8, 16 x 2^24 141.6 /
+/// 131.8 (141.2 before the swizzle of kN = 16) / 212.5 / 128.0; odd strides, offsets and widths
+/// alike (9 x (2^24 - 1) of 2^24 + 3 from byte 5: 76.4 against 106.4 paired). Before it, the
+/// pair stores were the default at 8 to 16 rows (even counts, and 15) and the byte vectors
+/// elsewhere (run T6, ratios to a copy: 9 rows 0.589, 11 0.593, 13 0.573 paired, 0.668 / 0.636 /
+/// 0.597 as byte vectors): at odd counts every other pair's stores start half a vector into a
+/// 32-byte sector. transpose_few_rows_regs_kernel (16 columns a thread, "ours-rows16") lost to
+/// the half kernel at every count from 8 to 16 (run T6: 16 rows 0.638 against 0.922) and stays a
+/// trial.
+inline constexpr Index kTransposeFewRowsHalfMax = kTransposeFewMax;
 
 /// transpose_few_cols_span_kernel<T, ld> where a few columns lie kL = ld (2 .. 16) elements
 /// apart (cols <= ld: a window of a narrow matrix, or dense, at any alignment of in; every row
@@ -260,10 +238,10 @@ bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, I
 
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, runs A and
 /// C of issue 13, U2a and V1), by element size. Ratios to a copy of the same bytes, before -> after:
-/// - 1 byte: 8 to 16 rows (even counts, and 15) the half kernel (transpose_few_rows_half_default;
-///   runs T5 to T8: 0.89-0.96 of a copy); else up to 16 rows the byte vector kernels (launch_transpose_few_bytes; run C of issue
-///   13, against the register kernels or the chunks: 3 x 2^26 0.78 -> 0.83, 8 x 2^24 0.37 ->
-///   0.66, 16 x 2^24 0.44 -> 0.57, 5 x 40000001 0.33 -> 0.84); the register kernels up to 16
+/// - 1 byte: 2 to 16 rows the half kernel staging its runs (kTransposeFewRowsHalfMax; session
+///   14: 0.96-0.99 of a copy, where the byte vectors of run C of issue 13 had 3 x 2^26 0.83, 8 x
+///   2^24 0.66, 16 x 2^24 0.57, 5 x 40000001 0.84); else (out off 16 bytes) up to 16 rows the
+///   byte vector kernels (launch_transpose_few_bytes); the register kernels up to 16
 ///   dense columns (2^26 x 3: 0.41 -> 0.99, 2^24 x 16: 0.35 -> 0.84; the byte kernels 0.99 and
 ///   0.78 there), the byte kernels for the dense columns they do not fit (40000001 x 5: 0.33 ->
 ///   0.83). Then few columns at most 16 bytes apart that neither takes (a window of a narrow
@@ -298,16 +276,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
       return launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld,
                                         reinterpret_cast<std::uint8_t*>(out), rows, cols, stream);
     };
-    if (transpose_few_rows_half_default(rows) &&
-        launch_transpose_few_rows_half(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                       reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+    if (rows <= kTransposeFewRowsHalfMax &&
+        launch_transpose_few_rows_half<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                             reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
       return true;
-    if constexpr (!kTransposeFewRowsHalfDefault) {  // (not compiled while the half kernel is the default)
-      if (rows >= kTransposeFewRowsRegsMin && rows <= kTransposeFewRowsRegsMax &&
-          launch_transpose_few_rows_regs<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                               reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
-        return true;
-    }
     if (rows <= kTransposeFewMax && bytes()) return true;  // few rows: the byte vectors first
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
     // Few dense columns the register kernels do not fit (with few rows the call above already

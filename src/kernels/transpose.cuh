@@ -1236,8 +1236,8 @@ inline constexpr int kFewRowsHalfWarps = 4;
 /// and store them as whole vectors, the even lane vector 2t of the pair's run and the odd lane
 /// vector 2t + 1 (each word it does not hold from the other lane by shuffle), so that each
 /// store writes the pair's 32 adjacent bytes. Registers a thread (sm_90, ptxas): 48 at 9 rows,
-/// 56 at 12, 72 at 16, against transpose_few_rows_regs_kernel's 117, 128 and 168 (the list at
-/// kTransposeFewRowsHalfDefault, dispatch/transpose.cuh).
+/// 56 at 12, 72 at 16, against transpose_few_rows_regs_kernel's 117, 128 and 168 (the default with
+/// kStage: kTransposeFewRowsHalfMax, dispatch/transpose.cuh).
 /// kStage: the warp stores its run through shared memory instead (each lane's 8 kN bytes as kN
 /// 8-byte words at 8 kN L, then the run as consecutive vectors, 32 a store: whole 128-byte
 /// lines). Where kN is odd, a pair's 16 kN bytes start half a vector into a 32-byte sector for
@@ -1286,20 +1286,28 @@ transpose_few_rows_half_kernel(const unsigned char* __restrict__ in, Index ld, u
   interleave_row_words<kN, 2>(x, y);
 
   if constexpr (kStage) {
-    // Lanes L and L + 16 share banks (8 kN L bytes apart, kN odd: two wavefronts a store, the
-    // least 256 bytes take); the reads are consecutive vectors.
+    // Lane L writes its kN 8-byte words from word kN L: at odd kN no two lanes of a half warp
+    // share a bank (two wavefronts a store, the least 256 bytes take), at kN = 2 mod 4 two do.
+    // At kN = 4, 8 and 16 the stride would put 4, 8 or 16 lanes on one bank, so vector v is kept
+    // at v ^ ((v >> 3) & 7) (a permutation within each 128 bytes: the reads of 32 consecutive
+    // vectors stay whole lines; the writes of a half warp two lanes a bank).
+    constexpr bool kSwizzle = kN == 4 || kN == 8 || kN == 16;
+    const auto at = [](int v) { return kSwizzle ? v ^ ((v >> 3) & 7) : v; };
     __shared__ uint4 stage_smem[kFewRowsHalfWarps][16 * kN];  // a warp's run: 256 kN bytes
     const int warp = static_cast<int>(threadIdx.x >> 5);
     auto* words = reinterpret_cast<uint2*>(stage_smem[warp]);
 #pragma unroll
-    for (int w = 0; w < kN; ++w) words[kN * lane + w] = make_uint2(y[2 * w], y[2 * w + 1]);
+    for (int w = 0; w < kN; ++w) {
+      const int q = kN * lane + w;  // the word's place in the run
+      words[2 * at(q >> 1) + (q & 1)] = make_uint2(y[2 * w], y[2 * w + 1]);
+    }
     __syncwarp();
     unsigned char* run = out + j0 * kN;  // on a vector (out is, and j0 kN is a multiple of 256)
     const int valid = static_cast<int>((cols - j0 < 256 ? cols - j0 : 256) * kN);  // bytes of the run
 #pragma unroll
     for (int s = 0; s < (kN + 1) / 2; ++s) {
       const int v = lane + 32 * s;
-      if (v < 16 * kN && 16 * v < valid) store_vec_bytes(run + 16 * v, stage_smem[warp][v], 0, valid - 16 * v);
+      if (v < 16 * kN && 16 * v < valid) store_vec_bytes(run + 16 * v, stage_smem[warp][at(v)], 0, valid - 16 * v);
     }
     return;
   }
