@@ -47,6 +47,7 @@ inline uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) { return
 struct alignas(8) uint2 {
   unsigned x, y;
 };
+inline uint2 make_uint2(unsigned x, unsigned y) { return uint2{x, y}; }
 
 inline thread_local uint3 threadIdx;
 inline thread_local uint3 blockIdx;
