@@ -240,8 +240,9 @@ bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, I
 /// C of issue 13, U2a and V1), by element size. Ratios to a copy of the same bytes, before -> after:
 /// - 1 byte: 2 to 16 rows the half kernel staging its runs (kTransposeFewRowsHalfMax; session
 ///   14: 0.96-0.99 of a copy, where the byte vectors of run C of issue 13 had 3 x 2^26 0.83, 8 x
-///   2^24 0.66, 16 x 2^24 0.57, 5 x 40000001 0.84); else (out off 16 bytes) up to 16 rows the
-///   byte vector kernels (launch_transpose_few_bytes); the register kernels up to 16
+///   2^24 0.66, 16 x 2^24 0.57, 5 x 40000001 0.84; the byte vectors' few-rows kernel needs out
+///   on 16 bytes too, so it is a default of no shape since: an output off 16 bytes takes the
+///   chunks where it is on 4 bytes, else the tiles); the register kernels up to 16
 ///   dense columns (2^26 x 3: 0.41 -> 0.99, 2^24 x 16: 0.35 -> 0.84; the byte kernels 0.99 and
 ///   0.78 there), the byte kernels for the dense columns they do not fit (40000001 x 5: 0.33 ->
 ///   0.83). Then few columns at most 16 bytes apart that neither takes (a window of a narrow
@@ -280,7 +281,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
         launch_transpose_few_rows_half<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
                                              reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
       return true;
-    if (rows <= kTransposeFewMax && bytes()) return true;  // few rows: the byte vectors first
+    // Few rows (the half kernel did not take them: out off 16 bytes, where the byte vectors' rows
+    // kernel does not run either): the byte vectors' dense-columns kernel first, for shapes
+    // with few of both.
+    if (rows <= kTransposeFewMax && bytes()) return true;
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
     // Few dense columns the register kernels do not fit (with few rows the call above already
     // tried these arguments).
