@@ -133,6 +133,9 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
         name.rfind("ours-chunk", 0) == 0 || name.rfind("ours-regs", 0) == 0 || name.rfind("ours-bytes", 0) == 0 ||
         name.rfind("ours-span", 0) == 0 || name.rfind("ours-rows", 0) == 0;
     if (few != few_trial) continue;
+    const bool short_side = (rows > d::kTransposeFewMax && rows <= d::kTransposeRunMax) ||
+                            (cols > d::kTransposeFewMax && cols <= d::kTransposeRunMax);
+    if (name == "ours-run" && !short_side) continue;  // elsewhere the default
     benchmark::RegisterBenchmark(b::name(op_name, dtype<T>(), shape_of(rows, cols), trial.name).c_str(),
                                  [=](benchmark::State& st) {
       const auto A = random_matrix<T>(R, C);
@@ -249,6 +252,20 @@ int main(int argc, char** argv) {
   register_few<float>(Index(1) << 24, 8);         // the register kernels' largest few-columns side for 4 bytes
   register_few<double>(3, Index(1) << 23);
   register_few<double>(Index(1) << 23, 3);
+
+  // One side of 17 to 127 elements (the run kernels where they won, else the tiles): odd
+  // counts with rows off their words, and counts of whole 8-byte words on dense 16-byte rows.
+  for (Index r : {17, 24, 31, 40, 63, 100, 127}) {
+    const Index n_u8 = (Index(1) << 26) / r;
+    register_unaligned<std::uint8_t>(r, r % 2 ? n_u8 | 1 : n_u8 / 16 * 16);
+    register_unaligned<std::uint8_t>(r % 2 ? n_u8 | 1 : n_u8 / 16 * 16, r);
+  }
+  for (Index r : {17, 24, 31, 40, 63}) {
+    const Index n_f = (Index(1) << 24) / r;
+    register_unaligned<float>(r, r % 2 ? n_f | 1 : n_f / 16 * 16);
+    register_unaligned<float>(r % 2 ? n_f | 1 : n_f / 16 * 16, r);
+  }
+  register_view<std::uint8_t>(32, (Index(1) << 21) + 7, 1, 3, 24, Index(1) << 21);  // 24 rows through a stride
 
   // Windows whose rows all start unaligned (odd offset and stride).
   register_view<float>(n, n, 1, 3, n - 2, n - 5);

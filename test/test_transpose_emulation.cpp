@@ -209,8 +209,12 @@ void launch_span_emu(const T* in, Index ld, T* out, Index rows, Index cols) {
   }
 }
 
-template <class T>
-void check_span(Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
+/// `launch` (in, ld, out, rows, cols) on the rows x cols window at column c0 of a matrix of
+/// stride ld whose last element is the last before an inaccessible page, `pre` elements past
+/// the buffer's start, into a poisoned buffer at element offset `at` from a 16-byte boundary:
+/// exact against the transpose, the guards untouched.
+template <class T, class Launch>
+void check_launch(Launch launch, Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
   CAPTURE(sizeof(T), rows, cols, ld, c0, pre, at);
   const Index elems = (rows - 1) * ld + c0 + cols;  // from the matrix's start to the window's last element
   GuardedBytes buf(static_cast<std::size_t>(pre + elems) * sizeof(T));
@@ -224,7 +228,7 @@ void check_span(Index rows, Index cols, Index ld, Index c0, Index pre, Index at)
   std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16), poison);
   T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
   const Index lead_out = aligned - out_buf.data();
-  launch_span_emu<T>(in, ld, aligned + at, rows, cols);
+  launch(in, ld, aligned + at, rows, cols);
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
@@ -235,6 +239,11 @@ void check_span(Index rows, Index cols, Index ld, Index c0, Index pre, Index at)
   }
   CHECK(bad == 0);
   CHECK(guards == 0);
+}
+
+template <class T>
+void check_span(Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
+  check_launch<T>(&launch_span_emu<T>, rows, cols, ld, c0, pre, at);
 }
 
 template <class T>
@@ -422,5 +431,92 @@ TEST_CASE("emulated transpose_few_rows_half_kernel at every input offset into a 
       check_rows_half(rows, 1033, 1033, 0, pre);                   // dense, odd: each row at its own offset
       check_rows_half(rows, 523, 523 + 2 * rows + 1, 3, pre);      // a window through an odd stride
       check_rows_half(rows, 8 * (pre + 1) + 1, 8 * (pre + 1) + 1, 0, pre);  // a few lanes, odd
+    }
+}
+
+// transpose_rows_run_kernel and transpose_cols_run_kernel (one short side of 17 to a few hundred
+// elements through shared memory in output order / as a span): the regions the launchers make
+// (RowsRunShape / ColsRunShape: K = 4, 2 and 1 pieces, odd sides unpadded and even ones padded,
+// regions of 8, 16 and 32 KiB), rows and columns around them, windows through odd strides
+// ending on the last byte before an inaccessible page, inputs and outputs at every offset into
+// a word. Bytes, floats and doubles.
+namespace {
+template <class T>
+void launch_rows_run_emu(int tile_bytes, const T* in, Index ld, T* out, Index rows, Index cols) {
+  const d::RowsRunShape shape(rows, cols, sizeof(T), tile_bytes);
+  const dim3 grid(static_cast<unsigned>((cols + shape.cb - 1) / shape.cb));
+  const auto run = [&](auto k_c, auto pad_c) {
+    emu::launch(grid, dim3(d::kTransposeRunThreads), [&] {
+      d::transpose_rows_run_kernel<T, decltype(k_c)::value, decltype(pad_c)::value>(
+          in, ld, out, static_cast<int>(rows), cols, shape.cb, shape.units, shape.g);
+    });
+  };
+  const auto with_pad = [&](auto k_c) {
+    if (shape.g == d::kTransposeRunNoPad) run(k_c, std::false_type{});
+    else run(k_c, std::true_type{});
+  };
+  if (shape.k == 4) with_pad(std::integral_constant<int, 4>{});
+  else if (shape.k == 2) with_pad(std::integral_constant<int, 2>{});
+  else with_pad(std::integral_constant<int, 1>{});
+}
+
+template <class T>
+void launch_cols_run_emu(int tile_bytes, const T* in, Index ld, T* out, Index rows, Index cols) {
+  const d::ColsRunShape shape(rows, cols, ld, sizeof(T), tile_bytes);
+  const dim3 grid(static_cast<unsigned>((rows + shape.ra - 1) / shape.ra));
+  const auto run = [&](auto pad_c) {
+    emu::launch(grid, dim3(d::kTransposeRunThreads), [&] {
+      d::transpose_cols_run_kernel<T, decltype(pad_c)::value>(in, ld, out, rows, static_cast<int>(cols), shape.ra,
+                                                              shape.g);
+    });
+  };
+  if (shape.g == d::kTransposeRunNoPad) run(std::false_type{});
+  else run(std::true_type{});
+}
+
+template <class T>
+void check_rows_run(int tile_bytes, Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
+  CAPTURE(tile_bytes, d::RowsRunShape(rows, cols, sizeof(T), tile_bytes).k);
+  check_launch<T>([&](const T* in, Index l, T* out, Index r, Index c) { launch_rows_run_emu<T>(tile_bytes, in, l, out, r, c); },
+                  rows, cols, ld, c0, pre, at);
+}
+
+template <class T>
+void check_cols_run(int tile_bytes, Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
+  CAPTURE(tile_bytes);
+  check_launch<T>([&](const T* in, Index l, T* out, Index r, Index c) { launch_cols_run_emu<T>(tile_bytes, in, l, out, r, c); },
+                  rows, cols, ld, c0, pre, at);
+}
+
+template <class T>
+void check_run_shapes(const std::vector<Index>& shorts, const std::vector<Index>& longs) {
+  constexpr Index kV = 16 / sizeof(T);
+  int n = 0;
+  for (Index few : shorts)
+    for (Index len : longs)
+      for (int tile : {8192, 16384, 32768}) {
+        check_rows_run<T>(tile, few, len, len, 0, n % kV, (n * 3) % kV);                   // dense
+        check_rows_run<T>(tile, few, len, len + 2 * (n % 5) + 3, n % 7 + 1, 0, n % kV);  // a window, odd stride
+        check_cols_run<T>(tile, len, few, few, 0, (n + 1) % kV, (n * 5) % kV);            // dense
+        check_cols_run<T>(tile, len, few, few + n % 9 + 1, n % 9 + 1 - n % 2, (n + 2) % kV, 0);  // a window
+        ++n;
+      }
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_rows_run_kernel and transpose_cols_run_kernel equal the transpose",
+          "[transpose][emulation][run]") {
+  check_run_shapes<std::uint8_t>({17, 18, 20, 24, 31, 32, 33, 40, 63, 64, 100, 127, 128}, {1, 129, 1016, 1017, 2100});
+  check_run_shapes<float>({17, 18, 24, 31, 32, 40, 64, 127}, {1, 33, 255, 257, 1030});
+  check_run_shapes<double>({17, 24, 31, 32, 127}, {1, 129, 520});
+}
+
+TEST_CASE("emulated run kernels at every input and output offset into a word", "[transpose][emulation][run]") {
+  for (Index pre = 0; pre < 16; ++pre)
+    for (Index at = 0; at < 4; ++at) {
+      check_rows_run<std::uint8_t>(16384, 17, 1100, 1100, 0, pre, at);
+      check_rows_run<std::uint8_t>(16384, 24, 1033, 1037, 3, pre, at);
+      check_cols_run<std::uint8_t>(32768, 1100, 17, 17, 0, pre, at);
+      check_cols_run<std::uint8_t>(32768, 1033, 24, 31, 5, pre, at);
     }
 }

@@ -13,6 +13,7 @@
 #include <devmat/error.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -236,6 +237,48 @@ bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, I
   return false;
 }
 
+/// transpose_rows_run_kernel (rows, at most a few hundred, whole in each region) on regions of
+/// about `tile_bytes` (RowsRunShape).
+template <class T>
+void launch_transpose_rows_run(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                               int tile_bytes = 16384) {
+  if (rows == 0 || cols == 0) return;
+  const RowsRunShape shape(rows, cols, sizeof(T), tile_bytes);
+  const auto run = [&](auto k_c, auto pad_c) {
+    const auto kernel = &transpose_rows_run_kernel<T, decltype(k_c)::value, decltype(pad_c)::value>;
+    if (shape.smem > 48 * 1024)
+      DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shape.smem));
+    launch(kernel, dim3(static_cast<unsigned>(ceil_div(cols, shape.cb))), dim3(kTransposeRunThreads),
+           static_cast<std::size_t>(shape.smem), stream, in, ld, out, static_cast<int>(rows), cols, shape.cb,
+           shape.units, shape.g);
+  };
+  const auto with_pad = [&](auto k_c) {
+    if (shape.g == kTransposeRunNoPad) run(k_c, std::false_type{});
+    else run(k_c, std::true_type{});
+  };
+  if (shape.k == 4) with_pad(std::integral_constant<int, 4>{});
+  else if (shape.k == 2) with_pad(std::integral_constant<int, 2>{});
+  else with_pad(std::integral_constant<int, 1>{});
+}
+
+/// transpose_cols_run_kernel (columns, at most a few hundred, whole in each region; ld at most
+/// twice cols) on regions of about `tile_bytes` (ColsRunShape).
+template <class T>
+void launch_transpose_cols_run(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                               int tile_bytes = 16384) {
+  if (rows == 0 || cols == 0) return;
+  const ColsRunShape shape(rows, cols, ld, sizeof(T), tile_bytes);
+  const auto run = [&](auto pad_c) {
+    const auto kernel = &transpose_cols_run_kernel<T, decltype(pad_c)::value>;
+    if (shape.smem > 48 * 1024)
+      DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shape.smem));
+    launch(kernel, dim3(static_cast<unsigned>(ceil_div(rows, shape.ra))), dim3(kTransposeRunThreads),
+           static_cast<std::size_t>(shape.smem), stream, in, ld, out, rows, static_cast<int>(cols), shape.ra, shape.g);
+  };
+  if (shape.g == kTransposeRunNoPad) run(std::false_type{});
+  else run(std::true_type{});
+}
+
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, runs A and
 /// C of issue 13, U2a and V1), by element size. Ratios to a copy of the same bytes, before -> after:
 /// - 1 byte: 2 to 16 rows the half kernel staging its runs (kTransposeFewRowsHalfMax; session
@@ -363,6 +406,61 @@ bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index 
   return rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) && is_aligned(out, kWordBytes);
 }
 
+/// Short sides the run kernels take: more than kTransposeFewMax elements, at most this many.
+inline constexpr Index kTransposeRunMax = 127;
+
+/// A matrix with one side of 17 to 127 elements (kTransposeRunMax) on the run kernels where they
+/// won against the tiles (standalone harness on the H200, session 15, 2^26-byte matrices, dense
+/// rows odd and whole 16 bytes, and windows through odd strides; ratios to a copy of the same
+/// bytes, tile -> run):
+/// - u8 few rows (any stride), regions of 16 KiB up to 48 rows, else 32 KiB: 17 rows 0.06 ->
+///   0.85-0.88, 24 0.11-0.20 -> 0.78-0.86, 31 0.11 -> 0.86-0.89, 32 0.15-0.24 -> 0.79-0.81, 40
+///   0.19-0.33 -> 0.77-0.87, 63 0.22 -> 0.78-0.80, 64 0.29-0.46 -> 0.77-0.78, 100 0.43 -> 0.60,
+///   127 0.39-0.40 -> 0.65-0.68; the 128-byte tile keeps rows from 96 where its 4-byte words
+///   fit (100 x 671088: 0.83 against 0.68).
+/// - u8 few dense columns, regions of 32 KiB: 17 columns 0.38 -> 0.70-0.74, 24 0.26-0.51 ->
+///   0.65-0.70, 31 0.61 -> 0.67-0.72, 32 0.32-0.56 -> 0.64-0.65, 40 (whole 8-byte words, the
+///   256-byte tile) 0.42 -> 0.70, 64 likewise 0.55 -> 0.63, 100 odd 0.48 -> 0.50, 127 0.42-0.56
+///   -> 0.54-0.69; the narrow vector tile keeps 33 to 80 columns where it runs (40 odd rows 0.73
+///   against 0.63, 63: 0.87-0.89 against 0.63-0.70), the 128-byte tile from 96 where its words
+///   fit (100 x 671088: 0.83 against 0.67). Windows (ld > cols) stay on the tiles (the run
+///   kernel reads the gaps: 0.38-0.50 against 0.40-0.75).
+/// - f32 few rows up to 31, regions of 16 KiB (17 rows 0.48 -> 0.93-0.97, 24 0.64-0.77 ->
+///   0.81-0.87, 31 0.79 -> 0.96); from 32 the 64-element tile as fast or faster (40: 0.91-1.00
+///   against 0.80-0.84). f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24:
+///   0.80-0.84 -> 0.83-0.88); from 31 the tiles. 8-byte elements: the tiles (not measured on the
+///   run kernels). Returns whether one launched.
+template <class T>
+bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  using D = DefaultTranspose<T>;
+  const auto short_side = [](Index n) { return n > kTransposeFewMax && n <= kTransposeRunMax; };
+  if (short_side(rows) && rows <= cols) {
+    if constexpr (sizeof(T) == 1) {
+      if (rows >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
+      launch_transpose_rows_run(in, ld, out, rows, cols, stream, rows <= 48 ? 16384 : 32768);
+      return true;
+    } else if constexpr (sizeof(T) == 4) {
+      if (rows > 31) return false;
+      launch_transpose_rows_run(in, ld, out, rows, cols, stream, 16384);
+      return true;
+    }
+  } else if (short_side(cols) && cols < rows && ld == cols) {
+    if constexpr (sizeof(T) == 1) {
+      const bool narrow_vec =
+          cols <= D::kVecNarrowCols && rows >= D::kVecMinSide && !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols);
+      if (cols > 32 && narrow_vec) return false;
+      if (cols >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
+      launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
+      return true;
+    } else if constexpr (sizeof(T) == 4) {
+      if (cols > 24) return false;
+      launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
+      return true;
+    }
+  }
+  return false;
+}
+
 /// The tile transpose with Tile where its words fit, else Mid, else Fallback (any shape: a
 /// ShiftTile, or a tile of one element a word).
 template <class T, class Tile, class Mid, class Fallback>
@@ -382,8 +480,8 @@ void launch_transpose_words(const T* in, Index ld, T* out, Index rows, Index col
 /// out (dense, cols x rows) = transpose of in (rows x cols, ld elements between row starts),
 /// on `stream`. A single row is already its own transpose in memory, and so is a dense single
 /// column: a copy. A few rows or a few columns (at most kTransposeFewMax) take
-/// launch_transpose_few (`few` = false skips it, for the bench); the rest the kernels of
-/// DefaultTranspose.
+/// launch_transpose_few, a short side (to kTransposeRunMax) launch_transpose_short_side where it
+/// won (`few` = false skips both, for the bench); the rest the kernels of DefaultTranspose.
 template <class T>
 void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream, bool few = true) {
   if (rows == 0 || cols == 0) return;
@@ -393,6 +491,7 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
     return;
   }
   if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  if (few && launch_transpose_short_side<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
   if constexpr (D::kVec) {
     if (rows >= D::kVecMinSide && !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols)) {
@@ -509,6 +608,21 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
+/// Every shape with a short side of 17 to kTransposeRunMax elements on the run kernels (few
+/// rows: regions of 16 KiB up to 48 rows, else 32 KiB; few columns 32 apart at most twice their
+/// count: 32 KiB), whether or not launch_transpose_short_side takes it (the rest as
+/// launch_transpose).
+template <class T>
+void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  const auto short_side = [](Index n) { return n > kTransposeFewMax && n <= kTransposeRunMax; };
+  if (short_side(rows) && rows <= cols)
+    return launch_transpose_rows_run(in, ld, out, rows, cols, stream, rows <= 48 ? 16384 : 32768);
+  if (short_side(cols) && cols < rows && ld <= 2 * cols)
+    return launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
 /// The alternatives for T (by element size), each a default somewhere, forced so that one run
 /// shows how close they come: the few-rows / few-columns kernels one at a time
 /// ("ours-chunk<KiB>k-t<threads>"; "ours-regs16": the register kernels for 1- and 4-byte
@@ -519,7 +633,7 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
 /// without; "ours-rows16h": the same on 8 columns a thread, transpose_few_rows_half_kernel;
 /// "ours-rows16hs": that kernel storing its run through shared memory (kStage);
 /// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt),
-/// and past those shapes
+/// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>) and
 /// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
@@ -533,9 +647,10 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 17;
+  static constexpr int kCount = 18;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
+      TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},
@@ -553,9 +668,10 @@ struct TransposeTrials<T, 1> {
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 9;
+  static constexpr int kCount = 10;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
@@ -565,9 +681,10 @@ struct TransposeTrials<T, 4> {
 };
 template <class T>
 struct TransposeTrials<T, 8> {
-  static constexpr int kCount = 7;
+  static constexpr int kCount = 8;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
+      TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 16, 256>("ours-vec-n16c256"),

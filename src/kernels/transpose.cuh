@@ -25,6 +25,9 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
@@ -906,6 +909,310 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
     } else {
 #pragma unroll 4
       for (int rr = tid; rr < n; rr += kThreads) out_row[r0 + rr] = chunk_smem[chunk_slot<T>(rr * cols + i)];
+    }
+  }
+}
+
+// ------------------------------------------------------------------ one short side
+// A matrix with one side of 17 to a few hundred elements: square tiles would stand mostly
+// idle, and the few-rows kernels' registers do not reach. transpose_rows_run_kernel (few rows)
+// and transpose_cols_run_kernel (few columns) move a region that holds the short side whole
+// through shared memory: each element goes straight to its place in output order (bytes from
+// the aligned 4-byte words under each row, one byte store each), then the region leaves as
+// output runs (one contiguous run for few rows; a run an output row for few columns).
+// The byte and word stores of the first step hit the banks with a stride of the short side:
+// conflict-free for odd sides; for even ones a pad of one word after every 2^g words
+// (rect_slot, g chosen on the host by transpose_rect_pad) spreads them.
+
+/// Threads of a transpose_rows_run_kernel / transpose_cols_run_kernel block.
+inline constexpr int kTransposeRunThreads = 256;
+/// Aligned words (or elements) a lane loads before it stores any.
+inline constexpr int kTransposeRunBatch = 4;
+/// No pad: rect_slot's g for odd short sides.
+inline constexpr int kTransposeRunNoPad = 29;
+
+/// Where logical element p of a run kernel's region lives in shared memory, in elements: a pad
+/// of one word (4 bytes, or an 8-byte element) after every 2^g (g = kTransposeRunNoPad: none).
+template <class T>
+__host__ __device__ __forceinline__ int rect_slot(int p, int g) {
+  if constexpr (sizeof(T) == 1) return p + ((p >> (g + 2)) << 2);
+  else return p + (p >> g);
+}
+
+/// The pad of the run kernels' shared memory (rect_slot's g) for a short side of n elements:
+/// none where n is odd (a warp's stores, n words apart, meet every bank once); else the g of
+/// 2 .. 11 under which they meet the fewest times (a model of the stores: 32 lanes n words
+/// apart from any start, each bank's distinct words counted), the first such. Computed once a side.
+inline int transpose_run_pad_search(int n) {
+  if (n % 2 == 1 || n <= 0) return kTransposeRunNoPad;
+  int best_g = kTransposeRunNoPad, best = 1 << 30;
+  for (int g : {kTransposeRunNoPad, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}) {
+    int worst = 0, sum = 0;
+    for (int w0 = 0; w0 < 3 * n; w0 += (n + 2) / 3) {
+      int count[32] = {}, last[32];
+      std::fill(last, last + 32, -1);
+      int deg = 0;
+      for (int lane = 0; lane < 32; ++lane) {
+        const int w = w0 + lane * n, phys = w + (w >> g), bank = phys & 31;
+        if (last[bank] != phys) ++count[bank];  // lanes on one word share it
+        last[bank] = phys;
+        deg = std::max(deg, count[bank]);
+      }
+      worst = std::max(worst, deg);
+      sum += deg;
+    }
+    if (worst * 4096 + sum < best) best = worst * 4096 + sum, best_g = g;
+  }
+  return best_g;
+}
+inline int transpose_run_pad(int n) {
+  constexpr int kTable = 256;  // sides searched once; longer ones (no default takes them) each call
+  static const auto table = [] {
+    std::array<signed char, kTable + 1> t{};
+    for (int m = 0; m <= kTable; ++m) t[static_cast<std::size_t>(m)] = static_cast<signed char>(transpose_run_pad_search(m));
+    return t;
+  }();
+  return n >= 0 && n <= kTable ? table[static_cast<std::size_t>(n)] : transpose_run_pad_search(n);
+}
+
+/// rect_slot for elements of `elem` bytes, on the host.
+inline int rect_slot_host(int p, int g, std::size_t elem) {
+  return elem == 1 ? rect_slot<std::uint8_t>(p, g) : rect_slot<float>(p, g);
+}
+
+/// The regions of transpose_rows_run_kernel for a rows x cols matrix of `elem` bytes elements
+/// and about `tile_bytes` a region (host): pieces of 128 K bytes (u8, 32 K aligned words) or
+/// 32 K elements a row, K = 4, or 2 or 1 where a piece of every row would pass 1.5 tile_bytes;
+/// as many pieces a row as come nearest tile_bytes (at least one, no more than the columns
+/// need); cb columns a region (bytes: 8 short of the pieces, so that the aligned words under
+/// them at any alignment fit); pad g; smem bytes.
+struct RowsRunShape {
+  int k, units, cb, g, smem;
+  RowsRunShape(Index rows, Index cols, std::size_t elem, int tile_bytes) {
+    const Index word = elem == 1 ? 4 : 1;                                 // elements a lane's load
+    const Index row_bytes = 32 * word * static_cast<Index>(elem) * rows;  // K = 1: a piece of every row
+    k = 4 * row_bytes <= tile_bytes * 3 / 2 ? 4 : (2 * row_bytes <= tile_bytes * 3 / 2 ? 2 : 1);
+    const Index piece = 32 * word * k, piece_bytes = row_bytes * k, slack = elem == 1 ? 8 : 0;
+    Index n = (tile_bytes + piece_bytes / 2) / piece_bytes;
+    n = n < 1 ? 1 : n;
+    const Index need = (cols + slack + piece - 1) / piece;
+    units = static_cast<int>(n < need ? n : need);
+    cb = static_cast<int>(piece * units - slack);
+    g = transpose_run_pad(static_cast<int>(rows));
+    smem = static_cast<int>(elem) * (rect_slot_host(static_cast<int>(rows) * cb, g, elem)) + 16;
+  }
+};
+
+/// The regions of transpose_cols_run_kernel for a rows x cols matrix (stride ld) of `elem`
+/// bytes elements and about `tile_bytes` a region (host): ra rows (at least 128, in multiples of
+/// 128, at most rows), pad g for gathers ld apart, smem bytes (the span and a word).
+struct ColsRunShape {
+  int ra, g, smem;
+  ColsRunShape(Index rows, Index /*cols*/, Index ld, std::size_t elem, int tile_bytes) {
+    const Index per_row = ld * static_cast<Index>(elem), fit = tile_bytes / per_row / 128 * 128;
+    const Index want = fit < 128 ? 128 : fit;
+    ra = static_cast<int>(rows < want ? rows : want);
+    g = transpose_run_pad(static_cast<int>(ld));
+    smem = static_cast<int>(elem) * (rect_slot_host(ra * static_cast<int>(ld) + 4, g, elem)) + 16;
+  }
+};
+
+/// The items [lo, hi) of a grid of n items that warp `warp` of `warps` takes: as even a share
+/// as whole items allow, consecutive, so that a warp sets up each major line once.
+struct WarpRange {
+  int lo, hi;
+  __device__ WarpRange(int n, int warp, int warps)
+      : lo(static_cast<int>(static_cast<long long>(n) * warp / warps)),
+        hi(static_cast<int>(static_cast<long long>(n) * (warp + 1) / warps)) {}
+};
+
+/// Where logical element p of a run kernel's region lives: rect_slot<T>(p, g) where kPad, else p.
+template <class T, bool kPad>
+__device__ __forceinline__ int run_slot(int p, int g) {
+  if constexpr (kPad) return rect_slot<T>(p, g);
+  else return p;
+}
+
+/// The few-rows transpose (out, dense cols x rows, = the transpose of in, rows x cols, ld
+/// apart; any stride and alignment), rows <= a region's: block b takes input columns [c0, c0 +
+/// cb), c0 = b cb, all rows, whose transpose is the contiguous run out[c0 rows ..): each element
+/// goes to slot b rows + a of shared memory (output order), then the run leaves in order. A row
+/// of the region is `units` pieces of 32 K aligned 4-byte words (bytes; host: cb = 128 K units
+/// - 8, so that the words under cb bytes at any alignment fit) or of 32 K elements (cb = 32 K
+/// units), the warps taking (row, piece) in turn, each lane K words or elements of it. Pad g
+/// (rect_slot) where kPad; dynamic shared memory RowsRunShape::smem.
+template <class T, int K, bool kPad>
+__global__ void __launch_bounds__(kTransposeRunThreads)
+transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols, int cb,
+                          int units, int g) {
+  constexpr int kThreads = kTransposeRunThreads, kWarps = kThreads / 32;
+  DEVMAT_DYNAMIC_SHARED(unsigned char, run_smem_raw);
+  T* const tile = reinterpret_cast<T*>(run_smem_raw);
+  const Index c0 = static_cast<Index>(blockIdx.x) * cb;
+  const int nr = rows, nc = static_cast<int>(cols - c0 < cb ? cols - c0 : cb);
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+
+  // Phase 1: element (a, b) of the region to slot b nr + a. Warp items (a, piece), consecutive
+  // ones a warp, row a's pointer made once a row.
+  const WarpRange range(nr * units, warp, kWarps);
+  int a = range.lo / units, piece = range.lo - a * units;
+  const T* src = in + (c0 + a * ld);
+  for (int item = range.lo; item < range.hi; ++item) {
+    if (piece == units) {
+      piece = 0;
+      ++a;
+      src += ld;
+    }
+    if constexpr (sizeof(T) == 1) {
+      // Word w = 32 K piece + 32 k + lane under row a: byte t is region column 4w + t - s.
+      const unsigned char* const src_b = reinterpret_cast<const unsigned char*>(src);
+      const int s = static_cast<int>(reinterpret_cast<std::uintptr_t>(src_b) & 3);
+      const unsigned* const base = reinterpret_cast<const unsigned*>(src_b - s);
+      const int w0 = 32 * K * piece + lane;
+      if (a + 1 == nr && c0 + nc == cols) {
+        // The matrix's last row: its last word may reach past the matrix, so bytes one by one.
+        for (int k = 0; k < K; ++k)
+          for (int t = 0; t < 4; ++t) {
+            const int b = 4 * (w0 + 32 * k) + t - s;
+            if (b >= 0 && b < nc) tile[run_slot<T, kPad>(b * nr + a, g)] = __ldg(src_b + b);
+          }
+      } else {
+        unsigned v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = 4 * (w0 + 32 * k) < nc + s ? __ldg(base + w0 + 32 * k) : 0u;
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const int b = 4 * (w0 + 32 * k) - s;
+          int p = b * nr + a;
+          if (b >= 0 && b + 4 <= nc) {
+#pragma unroll
+            for (int t = 0; t < 4; ++t, p += nr) tile[run_slot<T, kPad>(p, g)] = static_cast<unsigned char>(v[k] >> (8 * t));
+          } else {
+#pragma unroll
+            for (int t = 0; t < 4; ++t, p += nr)
+              if (static_cast<unsigned>(b + t) < static_cast<unsigned>(nc))
+                tile[run_slot<T, kPad>(p, g)] = static_cast<unsigned char>(v[k] >> (8 * t));
+          }
+        }
+      }
+    } else {
+      const int b0 = 32 * K * piece + lane;
+      T v[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (b0 + 32 * k < nc) v[k] = __ldg(src + b0 + 32 * k);
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (b0 + 32 * k < nc) tile[run_slot<T, kPad>((b0 + 32 * k) * nr + a, g)] = v[k];
+    }
+    ++piece;
+  }
+  __syncthreads();
+
+  // Phase 2: the run out[c0 nr, (c0 + nc) nr) in order (bytes as words where it starts on one).
+  const int total = nc * nr;
+  T* const run = out + c0 * nr;
+  if constexpr (sizeof(T) == 1) {
+    if ((reinterpret_cast<std::uintptr_t>(run) & 3) == 0) {
+      int e = 4 * static_cast<int>(threadIdx.x);
+      for (; e + 4 <= total; e += 4 * kThreads)
+        *reinterpret_cast<unsigned*>(run + e) = *reinterpret_cast<const unsigned*>(tile + run_slot<T, kPad>(e, g));
+      for (; e < total; ++e) run[e] = tile[run_slot<T, kPad>(e, g)];  // the last, partial word
+      return;
+    }
+  }
+  for (int e = threadIdx.x; e < total; e += kThreads) run[e] = tile[run_slot<T, kPad>(e, g)];
+}
+
+/// The few-columns transpose (out, dense cols x rows, = the transpose of in, rows x cols, ld
+/// apart, ld <= 2 cols at most a region's span; any alignment): block b takes input rows [r0,
+/// r0 + ra), r0 = b ra, as one span of memory (the gaps between rows too: bytes as the aligned
+/// 4-byte words under it) into shared memory in input order, then writes the run of each
+/// output row j: out[j rows + r0 ..] from the span's elements j, j + ld, ... (bytes gathered
+/// into the aligned words under the run, byte-exact at its ends). Pad g (rect_slot) where kPad,
+/// for the gathers ld apart; dynamic shared memory ColsRunShape::smem.
+template <class T, bool kPad>
+__global__ void __launch_bounds__(kTransposeRunThreads)
+transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols, int ra,
+                          int g) {
+  constexpr int kThreads = kTransposeRunThreads, K = kTransposeRunBatch;
+  DEVMAT_DYNAMIC_SHARED(unsigned char, run_smem_raw);
+  T* const tile = reinterpret_cast<T*>(run_smem_raw);
+  const Index r0 = static_cast<Index>(blockIdx.x) * ra;
+  const int nr = static_cast<int>(rows - r0 < ra ? rows - r0 : ra), nc = cols, pitch = static_cast<int>(ld);
+  const int span = (nr - 1) * pitch + nc;  // elements from the region's first to its last
+  const bool last = r0 + nr == rows;       // the span ends at the matrix's end
+  const int tid = threadIdx.x;
+  int s = 0;  // bytes: the span's offset in its first aligned word
+
+  // Phase 1: the span, element e to slot s + e.
+  if constexpr (sizeof(T) == 1) {
+    const unsigned char* const src = reinterpret_cast<const unsigned char*>(in) + r0 * ld;
+    s = static_cast<int>(reinterpret_cast<std::uintptr_t>(src) & 3);
+    const unsigned* const base = reinterpret_cast<const unsigned*>(src - s);
+    const int words = (s + span + 3) >> 2, whole = last ? (s + span) >> 2 : words;  // words read as words
+    for (int w0 = tid; w0 < words; w0 += K * kThreads) {
+      unsigned v[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int w = w0 + k * kThreads;
+        v[k] = 0;
+        if (w < whole) v[k] = __ldg(base + w);
+        else if (w < words) v[k] = load_word_bytes(reinterpret_cast<const unsigned char*>(base + w), 0, (s + span) & 3);
+      }
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+        const int w = w0 + k * kThreads;
+        if (w < words) *reinterpret_cast<unsigned*>(tile + run_slot<T, kPad>(4 * w, g)) = v[k];
+      }
+    }
+  } else {
+    const T* const src = in + r0 * ld;
+    for (int e0 = tid; e0 < span; e0 += K * kThreads) {
+      T v[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (e0 + k * kThreads < span) v[k] = __ldg(src + e0 + k * kThreads);
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (e0 + k * kThreads < span) tile[run_slot<T, kPad>(e0 + k * kThreads, g)] = v[k];
+    }
+  }
+  __syncthreads();
+
+  // Phase 2: run j (out row j, elements r0 .. r0 + nr) from slots s + i ld + j. Warp items (j,
+  // chunk): 32 aligned words (bytes) or elements of run j, consecutive ones a warp.
+  const int lane = tid & 31, warp = tid >> 5;
+  constexpr int kChunk = sizeof(T) == 1 ? 128 : 32;  // elements a chunk
+  const int chunks = (nr + (sizeof(T) == 1 ? 6 : 0) + kChunk - 1) / kChunk;
+  const WarpRange range(nc * chunks, warp, kThreads / 32);
+  int j = range.lo / chunks, chunk = range.lo - j * chunks;
+  T* dst = out + (j * rows + r0);
+  for (int item = range.lo; item < range.hi; ++item, ++chunk) {
+    if (chunk == chunks) {
+      chunk = 0;
+      ++j;
+      dst += rows;
+    }
+    if constexpr (sizeof(T) == 1) {
+      // The aligned word w = 32 chunk + lane over run j; byte t is run element 4w + t - sd.
+      unsigned char* const dst_b = reinterpret_cast<unsigned char*>(dst);
+      const int sd = static_cast<int>(reinterpret_cast<std::uintptr_t>(dst_b) & 3);
+      const int i0 = 4 * (32 * chunk + lane) - sd;
+      if (i0 >= nr) continue;
+      int q = s + i0 * pitch + j;
+      if (i0 >= 0 && i0 + 4 <= nr) {
+        unsigned v = 0;
+#pragma unroll
+        for (int t = 0; t < 4; ++t, q += pitch) v |= static_cast<unsigned>(tile[run_slot<T, kPad>(q, g)]) << (8 * t);
+        *reinterpret_cast<unsigned*>(dst_b + i0) = v;
+      } else {
+        for (int t = 0; t < 4; ++t, q += pitch)
+          if (i0 + t >= 0 && i0 + t < nr) dst_b[i0 + t] = tile[run_slot<T, kPad>(q, g)];
+      }
+    } else {
+      const int i = 32 * chunk + lane;
+      if (i < nr) dst[i] = tile[run_slot<T, kPad>(i * pitch + j, g)];
     }
   }
 }

@@ -2,7 +2,8 @@
 // tiles (the widest words that fit; else the vector tile, the byte shift tile or one element a
 // word), the few-rows and few-columns kernels (sides up to 16: register and byte vector kernels
 // where 16-byte vectors line up, the span kernel for columns at most 16 apart, chunks
-// elsewhere) around their block edges, and views at odd offsets and strides.
+// elsewhere) around their block edges, the run kernels of one side of 17 to 127 elements, and
+// views at odd offsets and strides.
 #include "support/util.hpp"
 
 #include <array>
@@ -78,6 +79,33 @@ TEMPLATE_TEST_CASE("transpose with a few rows or a few columns equals Eigen's", 
       check_transpose<TestType>(few, n, s);
       check_transpose<TestType>(n, few, s);
     }
+}
+
+// One side of 17 to 127 elements (the run kernels where they won, dispatch/transpose.cuh's
+// launch_transpose_short_side; else the tiles): short sides odd, even, whole 4- and 8-byte
+// words, and at both ends of each kernel's range (17, 31, 32, 48, 49, 95, 96, 127); long sides
+// around the regions (a u8 region of 16 KiB holds 1016 columns of 17 rows, 504 of 31; of
+// 32 KiB 248 of 127) and primes, both orientations, and windows through odd strides.
+TEMPLATE_TEST_CASE("transpose with one short side equals Eigen's", "[transpose][run]", float, double, std::int32_t,
+                   std::uint8_t) {
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  for (Index few : {17, 18, 24, 31, 32, 40, 48, 49, 63, 64, 95, 96, 100, 127})
+    for (Index n : {248, 503, 1017, 2029, 4100}) {
+      check_transpose<T>(few, n, s);
+      check_transpose<T>(n, few, s);
+    }
+  for (auto [R, C] : {std::pair<Index, Index>{40, 3001}, {3001, 40}, {130, 2003}, {2003, 130}}) {
+    const HostMatrix<T> h = random_matrix<T>(R, C, 0, std::is_same_v<T, std::uint8_t> ? 255 : 1000);
+    const auto a = to_device(h, s);
+    if (R < C) {
+      check_view_transpose<T>(h, a, 1, 3, R - 7, C - 5);    // 33 / 123 rows through a stride
+      check_view_transpose<T>(h, a, 0, 1, 24, C - 1);       // ending at the allocation's end
+    } else {
+      check_view_transpose<T>(h, a, 3, 1, R - 5, C - 7);    // 33 / 123 columns through a stride
+      check_view_transpose<T>(h, a, 1, C - 24, R - 1, 24);  // ending at the allocation's end
+    }
+  }
 }
 
 TEMPLATE_TEST_CASE("transpose of ragged shapes equals Eigen's", "[transpose]", float, double, std::int32_t,
