@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -212,12 +213,17 @@ void launch_span_emu(const T* in, Index ld, T* out, Index rows, Index cols) {
 /// `launch` (in, ld, out, rows, cols) on the rows x cols window at column c0 of a matrix of
 /// stride ld whose last element is the last before an inaccessible page, `pre` elements past
 /// the buffer's start, into a poisoned buffer at element offset `at` from a 16-byte boundary:
-/// exact against the transpose, the guards untouched.
+/// exact against the transpose, the guards untouched; with `exact`, no load past the window's
+/// last element even inside its word (emu::ExactReads; the buffer's last bytes unread).
 template <class T, class Launch>
-void check_launch(Launch launch, Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
+void check_launch(Launch launch, Index rows, Index cols, Index ld, Index c0, Index pre, Index at, bool exact = false) {
   CAPTURE(sizeof(T), rows, cols, ld, c0, pre, at);
   const Index elems = (rows - 1) * ld + c0 + cols;  // from the matrix's start to the window's last element
-  GuardedBytes buf(static_cast<std::size_t>(pre + elems) * sizeof(T));
+  const std::size_t bytes = static_cast<std::size_t>(pre + elems) * sizeof(T);
+  // exact: the matrix ends 16 to 19 elements' bytes before the guard page, at every offset into a word.
+  GuardedBytes buf(bytes + (exact ? (16 + (static_cast<std::size_t>(at) % 4)) * sizeof(T) : 0));
+  std::optional<emu::ExactReads> exact_reads;
+  if (exact) exact_reads.emplace(buf, bytes);
   T* base = reinterpret_cast<T*>(buf.data()) + pre;
   std::uniform_int_distribution<int> dist(0, 250);
   for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
@@ -478,14 +484,14 @@ template <class T>
 void check_rows_run(int tile_bytes, Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
   CAPTURE(tile_bytes, d::RowsRunShape(rows, cols, sizeof(T), tile_bytes).k);
   check_launch<T>([&](const T* in, Index l, T* out, Index r, Index c) { launch_rows_run_emu<T>(tile_bytes, in, l, out, r, c); },
-                  rows, cols, ld, c0, pre, at);
+                  rows, cols, ld, c0, pre, at, true);
 }
 
 template <class T>
 void check_cols_run(int tile_bytes, Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
   CAPTURE(tile_bytes);
   check_launch<T>([&](const T* in, Index l, T* out, Index r, Index c) { launch_cols_run_emu<T>(tile_bytes, in, l, out, r, c); },
-                  rows, cols, ld, c0, pre, at);
+                  rows, cols, ld, c0, pre, at, true);
 }
 
 template <class T>

@@ -1055,6 +1055,7 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   // Phase 1: element (a, b) of the region to slot b nr + a. Warp items (a, piece), consecutive
   // ones a warp, row a's pointer made once a row.
   const WarpRange range(nr * units, warp, kWarps);
+  const unsigned char* const end = reinterpret_cast<const unsigned char*>(in + (rows - 1) * ld + cols);  // past the last
   int a = range.lo / units, piece = range.lo - a * units;
   const T* src = in + (c0 + a * ld);
   for (int item = range.lo; item < range.hi; ++item) {
@@ -1069,8 +1070,9 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
       const int s = static_cast<int>(reinterpret_cast<std::uintptr_t>(src_b) & 3);
       const unsigned* const base = reinterpret_cast<const unsigned*>(src_b - s);
       const int w0 = 32 * K * piece + lane;
-      if (a + 1 == nr && c0 + nc == cols) {
-        // The matrix's last row: its last word may reach past the matrix, so bytes one by one.
+      if (src_b + nc + 3 > end) {
+        // A word past the row's last byte could reach past the matrix's (its last row, or one a
+        // few bytes before it): bytes one by one.
         for (int k = 0; k < K; ++k)
           for (int t = 0; t < 4; ++t) {
             const int b = 4 * (w0 + 32 * k) + t - s;

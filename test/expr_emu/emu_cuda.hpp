@@ -85,6 +85,22 @@ inline void check_read(const void* p, std::size_t n) {
 }  // namespace emu
 #define DEVMAT_EXPR_CHECK_READ(p, bytes) emu::check_read((p), (bytes))
 
+namespace emu {
+/// Exact reads (emu_guarded.hpp's ExactReads): while g_exact_lo is set, a load that touches the
+/// mapping [g_map_lo, g_map_hi) outside the bytes [g_exact_lo, g_exact_hi) aborts, so a word read
+/// that runs past a matrix's last byte fails even where it ends on the guard page's boundary.
+inline const unsigned char *g_exact_lo = nullptr, *g_exact_hi = nullptr, *g_map_lo = nullptr, *g_map_hi = nullptr;
+inline void check_exact(const void* p, std::size_t n) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  if (g_exact_lo == nullptr || b + n <= g_map_lo || b >= g_map_hi) return;
+  if (b < g_exact_lo || b + n > g_exact_hi) {
+    std::fprintf(stderr, "emulation: %zu-byte load at %p outside the buffer's bytes [%p, %p)\n", n, p,
+                 static_cast<const void*>(g_exact_lo), static_cast<const void*>(g_exact_hi));
+    std::abort();
+  }
+}
+}  // namespace emu
+
 // ------------------------------------------------------------------ intrinsics
 template <class T>
 T __ldg(const T* p) {
@@ -92,6 +108,7 @@ T __ldg(const T* p) {
     std::fprintf(stderr, "emulation: misaligned %zu-byte load at %p\n", sizeof(T), static_cast<const void*>(p));
     std::abort();
   }
+  emu::check_exact(p, sizeof(T));
   return *p;
 }
 /// The cache-streaming load (ld.global.cs): on the host, __ldg's checked read.
