@@ -2,9 +2,11 @@
 // bytes whose rows are not whole 4-byte words where the vector tile does not run) run on the CPU
 // through the CUDA emulation (expr_emu/), exact against the plain transpose: u8 with 4-byte
 // words, both tile orders. Sides around the tile (32 W rows, 31 W columns), 1, primes, inputs
-// at every offset into a word with odd strides, each matrix ending on the last byte before an
-// inaccessible page (a read past it faults), outputs at every offset into a word inside a
-// poisoned buffer whose guards must stay poisoned. Misaligned word loads abort (emu_cuda.hpp).
+// at every offset into a word with odd strides, each matrix ending 16 to 19 elements before an
+// inaccessible page at every offset into a word over the shapes, its loads held to its bytes
+// (emu::ExactReads: a word read past its last byte aborts even where a page guard could not see
+// it), outputs at every offset into a word inside a poisoned buffer whose guards must stay
+// poisoned. Misaligned word loads abort (emu_cuda.hpp).
 
 #include <algorithm>
 #include <cstdint>
@@ -35,15 +37,18 @@ namespace {
 using emu::GuardedBytes;
 
 /// The rows x cols window at column `c0` of a matrix of ld >= c0 + cols elements whose last
-/// element (that of the window's last row) is the last byte before an inaccessible page, its
-/// first element `lead` elements past a word; the kernel's output at element offset `at` of a
-/// poisoned buffer.
+/// element (that of the window's last row) is the last the kernel may read (emu::ExactReads), a
+/// few elements before an inaccessible page, its first element `lead` elements past a word; the
+/// kernel's output at element offset `at` of a poisoned buffer.
 template <class T, int W, int BY>
 void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down) {
   CAPTURE(sizeof(T), W, BY, rows, cols, ld, c0, at, down);
   using Tile = d::ShiftTile<W, BY>;
   const Index elems = (rows - 1) * ld + c0 + cols;  // from the buffer's start to the window's last element
-  GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
+  // The matrix ends 16 to 19 elements before the guard page, at every offset into a 16-byte
+  // vector over the shapes, its loads held to its bytes (emu::ExactReads).
+  GuardedBytes buf(static_cast<std::size_t>(elems + 16 + (rows + cols + c0) % 4) * sizeof(T));
+  const emu::ExactReads exact(buf, static_cast<std::size_t>(elems) * sizeof(T));
   T* base = reinterpret_cast<T*>(buf.data());
   std::uniform_int_distribution<int> dist(0, 250);
   for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
@@ -109,7 +114,10 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
   CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at);
   using Tile = d::VecTile<T, kNV, kColBytes, 256>;
   const Index elems = (rows - 1) * ld + c0 + cols;
-  GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
+  // The matrix ends 16 to 19 elements before the guard page, at every offset into a 16-byte
+  // vector over the shapes, its loads held to its bytes (emu::ExactReads).
+  GuardedBytes buf(static_cast<std::size_t>(elems + 16 + (rows + cols + c0) % 4) * sizeof(T));
+  const emu::ExactReads exact(buf, static_cast<std::size_t>(elems) * sizeof(T));
   T* base = reinterpret_cast<T*>(buf.data());
   std::uniform_int_distribution<int> dist(0, 250);
   for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
@@ -211,7 +219,8 @@ void launch_span_emu(const T* in, Index ld, T* out, Index rows, Index cols) {
 }
 
 /// `launch` (in, ld, out, rows, cols) on the rows x cols window at column c0 of a matrix of
-/// stride ld whose last element is the last before an inaccessible page, `pre` elements past
+/// stride ld whose last element is the last before an inaccessible page (with `exact`, the last
+/// it may read, 16 to 19 elements before that page), `pre` elements past
 /// the buffer's start, into a poisoned buffer at element offset `at` from a 16-byte boundary:
 /// exact against the transpose, the guards untouched; with `exact`, no load past the window's
 /// last element even inside its word (emu::ExactReads; the buffer's last bytes unread).
@@ -249,7 +258,7 @@ void check_launch(Launch launch, Index rows, Index cols, Index ld, Index c0, Ind
 
 template <class T>
 void check_span(Index rows, Index cols, Index ld, Index c0, Index pre, Index at) {
-  check_launch<T>(&launch_span_emu<T>, rows, cols, ld, c0, pre, at);
+  check_launch<T>(&launch_span_emu<T>, rows, cols, ld, c0, pre, at, true);
 }
 
 template <class T>
@@ -323,13 +332,16 @@ void launch_rows_half_emu(const std::uint8_t* in, Index ld, std::uint8_t* out, I
 }
 
 /// The few-rows register kernel `launch` (in, ld, out, rows, cols) on the rows x cols window at
-/// column c0 of a matrix of stride ld that ends on the last byte before an inaccessible page,
-/// `pre` bytes past a vector, into a poisoned output on a vector.
+/// column c0 of a matrix of stride ld whose last byte is the last the kernel may read
+/// (emu::ExactReads, a few bytes before an inaccessible page), `pre` bytes past a vector, into a
+/// poisoned output on a vector.
 template <class Launch>
 void check_rows_kernel(Launch launch, Index rows, Index cols, Index ld, Index c0, Index pre) {
   CAPTURE(rows, cols, ld, c0, pre);
   const Index elems = (rows - 1) * ld + c0 + cols;
-  GuardedBytes buf(static_cast<std::size_t>(pre + elems));
+  // The matrix ends 16 to 19 bytes before the guard page, its loads held to its bytes.
+  GuardedBytes buf(static_cast<std::size_t>(pre + elems + 16 + (rows + cols + c0) % 4));
+  const emu::ExactReads exact(buf, static_cast<std::size_t>(pre + elems));
   std::uint8_t* base = buf.data() + pre;
   std::uniform_int_distribution<int> dist(0, 250);
   for (Index e = 0; e < elems; ++e) base[e] = static_cast<std::uint8_t>(dist(emu::rng()));
@@ -444,8 +456,8 @@ TEST_CASE("emulated transpose_few_rows_half_kernel at every input offset into a 
 // elements through shared memory in output order / as a span): the regions the launchers make
 // (RowsRunShape / ColsRunShape: K = 4, 2 and 1 pieces, odd sides unpadded and even ones padded,
 // regions of 8, 16 and 32 KiB), rows and columns around them, windows through odd strides
-// ending on the last byte before an inaccessible page, inputs and outputs at every offset into
-// a word. Bytes, floats and doubles.
+// ending a few elements before an inaccessible page at every offset into a word, read exactly
+// (emu::ExactReads), inputs and outputs at every offset into a word. Bytes, floats and doubles.
 namespace {
 template <class T>
 void launch_rows_run_emu(int tile_bytes, const T* in, Index ld, T* out, Index rows, Index cols) {
