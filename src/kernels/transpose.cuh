@@ -17,8 +17,11 @@
 // transpose_few_cols_bytes_kernel), or in registers at any alignment, byte permutes and no
 // shared memory (transpose_few_rows_regs_kernel; transpose_few_rows_half_kernel on half the
 // columns a thread, for more warps in flight), and few columns at most 16 elements apart as
-// one span of 16-byte vectors (transpose_few_cols_span_kernel). Device code only; dispatch/transpose.cuh picks the kernel
-// and launches it.
+// one span of 16-byte vectors (transpose_few_cols_span_kernel). One side of 17 to a few hundred
+// elements goes through a region that holds it whole (transpose_rows_run_kernel /
+// transpose_cols_run_kernel). Device code, and the run kernels' region shapes (RowsRunShape,
+// ColsRunShape) that their launchers and the emulation share; dispatch/transpose.cuh picks the
+// kernel and launches it.
 #pragma once
 
 #include "common.cuh"
