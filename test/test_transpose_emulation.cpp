@@ -462,34 +462,19 @@ namespace {
 template <class T>
 void launch_rows_run_emu(int tile_bytes, const T* in, Index ld, T* out, Index rows, Index cols) {
   const d::RowsRunShape shape(rows, cols, sizeof(T), tile_bytes);
-  const dim3 grid(static_cast<unsigned>((cols + shape.cb - 1) / shape.cb));
-  const auto run = [&](auto k_c, auto pad_c) {
-    emu::launch(grid, dim3(d::kTransposeRunThreads), [&] {
-      d::transpose_rows_run_kernel<T, decltype(k_c)::value, decltype(pad_c)::value>(
-          in, ld, out, static_cast<int>(rows), cols, shape.cb, shape.units, shape.g);
-    });
-  };
-  const auto with_pad = [&](auto k_c) {
-    if (shape.g == d::kTransposeRunNoPad) run(k_c, std::false_type{});
-    else run(k_c, std::true_type{});
-  };
-  if (shape.k == 4) with_pad(std::integral_constant<int, 4>{});
-  else if (shape.k == 2) with_pad(std::integral_constant<int, 2>{});
-  else with_pad(std::integral_constant<int, 1>{});
+  d::with_rows_run_kernel<T>(shape, [&](auto kernel) {
+    emu::launch(dim3(shape.blocks), dim3(d::kTransposeRunThreads),
+                [&] { kernel(in, ld, out, static_cast<int>(rows), cols, shape.cb, shape.units, shape.g); });
+  });
 }
 
 template <class T>
 void launch_cols_run_emu(int tile_bytes, const T* in, Index ld, T* out, Index rows, Index cols) {
   const d::ColsRunShape shape(rows, cols, ld, sizeof(T), tile_bytes);
-  const dim3 grid(static_cast<unsigned>((rows + shape.ra - 1) / shape.ra));
-  const auto run = [&](auto pad_c) {
-    emu::launch(grid, dim3(d::kTransposeRunThreads), [&] {
-      d::transpose_cols_run_kernel<T, decltype(pad_c)::value>(in, ld, out, rows, static_cast<int>(cols), shape.ra,
-                                                              shape.g);
-    });
-  };
-  if (shape.g == d::kTransposeRunNoPad) run(std::false_type{});
-  else run(std::true_type{});
+  d::with_cols_run_kernel<T>(shape, [&](auto kernel) {
+    emu::launch(dim3(shape.blocks), dim3(d::kTransposeRunThreads),
+                [&] { kernel(in, ld, out, rows, static_cast<int>(cols), shape.ra, shape.g); });
+  });
 }
 
 template <class T>

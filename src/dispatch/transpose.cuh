@@ -13,7 +13,6 @@
 #include <devmat/error.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
@@ -244,21 +243,12 @@ void launch_transpose_rows_run(const T* in, Index ld, T* out, Index rows, Index 
                                int tile_bytes = 16384) {
   if (rows == 0 || cols == 0) return;
   const RowsRunShape shape(rows, cols, sizeof(T), tile_bytes);
-  const auto run = [&](auto k_c, auto pad_c) {
-    const auto kernel = &transpose_rows_run_kernel<T, decltype(k_c)::value, decltype(pad_c)::value>;
+  with_rows_run_kernel<T>(shape, [&](auto kernel) {
     if (shape.smem > 48 * 1024)
       DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shape.smem));
-    launch(kernel, dim3(static_cast<unsigned>(ceil_div(cols, shape.cb))), dim3(kTransposeRunThreads),
-           static_cast<std::size_t>(shape.smem), stream, in, ld, out, static_cast<int>(rows), cols, shape.cb,
-           shape.units, shape.g);
-  };
-  const auto with_pad = [&](auto k_c) {
-    if (shape.g == kTransposeRunNoPad) run(k_c, std::false_type{});
-    else run(k_c, std::true_type{});
-  };
-  if (shape.k == 4) with_pad(std::integral_constant<int, 4>{});
-  else if (shape.k == 2) with_pad(std::integral_constant<int, 2>{});
-  else with_pad(std::integral_constant<int, 1>{});
+    launch(kernel, dim3(shape.blocks), dim3(kTransposeRunThreads), static_cast<std::size_t>(shape.smem), stream, in,
+           ld, out, static_cast<int>(rows), cols, shape.cb, shape.units, shape.g);
+  });
 }
 
 /// transpose_cols_run_kernel (columns, at most a few hundred, whole in each region; ld at most
@@ -268,15 +258,12 @@ void launch_transpose_cols_run(const T* in, Index ld, T* out, Index rows, Index 
                                int tile_bytes = 16384) {
   if (rows == 0 || cols == 0) return;
   const ColsRunShape shape(rows, cols, ld, sizeof(T), tile_bytes);
-  const auto run = [&](auto pad_c) {
-    const auto kernel = &transpose_cols_run_kernel<T, decltype(pad_c)::value>;
+  with_cols_run_kernel<T>(shape, [&](auto kernel) {
     if (shape.smem > 48 * 1024)
       DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shape.smem));
-    launch(kernel, dim3(static_cast<unsigned>(ceil_div(rows, shape.ra))), dim3(kTransposeRunThreads),
-           static_cast<std::size_t>(shape.smem), stream, in, ld, out, rows, static_cast<int>(cols), shape.ra, shape.g);
-  };
-  if (shape.g == kTransposeRunNoPad) run(std::false_type{});
-  else run(std::true_type{});
+    launch(kernel, dim3(shape.blocks), dim3(kTransposeRunThreads), static_cast<std::size_t>(shape.smem), stream, in,
+           ld, out, rows, static_cast<int>(cols), shape.ra, shape.g);
+  });
 }
 
 /// The few-rows / few-columns kernels that won on the H200 (bench_transpose's trials, runs A and
@@ -409,6 +396,13 @@ bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index 
 /// Short sides the run kernels take: more than kTransposeFewMax elements, at most this many.
 inline constexpr Index kTransposeRunMax = 127;
 
+/// Whether a side of n elements is one the run kernels take.
+inline bool transpose_run_side(Index n) { return n > kTransposeFewMax && n <= kTransposeRunMax; }
+
+/// The region bytes of the few-rows run kernel for `rows`: 16 KiB up to 48 rows, else 32 KiB
+/// (standalone harness, session 15: 16 KiB ahead at 17-40 rows, 32 KiB from 63).
+inline int transpose_rows_run_bytes(Index rows) { return rows <= 48 ? 16384 : 32768; }
+
 /// A matrix with one side of 17 to 127 elements (kTransposeRunMax) on the run kernels where they
 /// won against the tiles (standalone harness on the H200, session 15, 2^26-byte matrices, dense
 /// rows odd and whole 16 bytes, and windows through odd strides; ratios to a copy of the same
@@ -433,18 +427,17 @@ inline constexpr Index kTransposeRunMax = 127;
 template <class T>
 bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   using D = DefaultTranspose<T>;
-  const auto short_side = [](Index n) { return n > kTransposeFewMax && n <= kTransposeRunMax; };
-  if (short_side(rows) && rows <= cols) {
+  if (transpose_run_side(rows) && rows <= cols) {
     if constexpr (sizeof(T) == 1) {
       if (rows >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
-      launch_transpose_rows_run(in, ld, out, rows, cols, stream, rows <= 48 ? 16384 : 32768);
-      return true;
     } else if constexpr (sizeof(T) == 4) {
       if (rows > 31) return false;
-      launch_transpose_rows_run(in, ld, out, rows, cols, stream, 16384);
-      return true;
+    } else {
+      return false;
     }
-  } else if (short_side(cols) && cols < rows && ld == cols) {
+    launch_transpose_rows_run(in, ld, out, rows, cols, stream, transpose_rows_run_bytes(rows));
+    return true;
+  } else if (transpose_run_side(cols) && cols < rows && ld == cols) {
     if constexpr (sizeof(T) == 1) {
       const bool narrow_vec =
           cols <= D::kVecNarrowCols && rows >= D::kVecMinSide && !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols);
@@ -609,16 +602,14 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
 }
 
 /// Every shape with a short side of 17 to kTransposeRunMax elements on the run kernels (few
-/// rows: regions of 16 KiB up to 48 rows, else 32 KiB; few columns 32 apart at most twice their
-/// count: 32 KiB), whether or not launch_transpose_short_side takes it (the rest as
-/// launch_transpose).
+/// rows: transpose_rows_run_bytes; few columns at most twice their count apart: 32 KiB),
+/// whether or not launch_transpose_short_side takes it (the rest as launch_transpose).
 template <class T>
 void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  const auto short_side = [](Index n) { return n > kTransposeFewMax && n <= kTransposeRunMax; };
-  if (short_side(rows) && rows <= cols)
-    return launch_transpose_rows_run(in, ld, out, rows, cols, stream, rows <= 48 ? 16384 : 32768);
-  if (short_side(cols) && cols < rows && ld <= 2 * cols)
+  if (transpose_run_side(rows) && rows <= cols)
+    return launch_transpose_rows_run(in, ld, out, rows, cols, stream, transpose_rows_run_bytes(rows));
+  if (transpose_run_side(cols) && cols < rows && ld <= 2 * cols)
     return launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }

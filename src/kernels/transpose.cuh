@@ -925,7 +925,7 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 // output runs (one contiguous run for few rows; a run an output row for few columns).
 // The byte and word stores of the first step hit the banks with a stride of the short side:
 // conflict-free for odd sides; for even ones a pad of one word after every 2^g words
-// (rect_slot, g chosen on the host by transpose_rect_pad) spreads them.
+// (rect_slot, g chosen on the host by transpose_run_pad) spreads them.
 
 /// Threads of a transpose_rows_run_kernel / transpose_cols_run_kernel block.
 inline constexpr int kTransposeRunThreads = 256;
@@ -991,6 +991,7 @@ inline int rect_slot_host(int p, int g, std::size_t elem) {
 /// them at any alignment fit); pad g; smem bytes.
 struct RowsRunShape {
   int k, units, cb, g, smem;
+  unsigned blocks;  // of the grid: regions along the columns
   RowsRunShape(Index rows, Index cols, std::size_t elem, int tile_bytes) {
     const Index word = elem == 1 ? 4 : 1;                                 // elements a lane's load
     const Index row_bytes = 32 * word * static_cast<Index>(elem) * rows;  // K = 1: a piece of every row
@@ -1003,6 +1004,7 @@ struct RowsRunShape {
     cb = static_cast<int>(piece * units - slack);
     g = transpose_run_pad(static_cast<int>(rows));
     smem = static_cast<int>(elem) * (rect_slot_host(static_cast<int>(rows) * cb, g, elem)) + 16;
+    blocks = static_cast<unsigned>((cols + cb - 1) / cb);
   }
 };
 
@@ -1011,12 +1013,14 @@ struct RowsRunShape {
 /// 128, at most rows), pad g for gathers ld apart, smem bytes (the span and a word).
 struct ColsRunShape {
   int ra, g, smem;
+  unsigned blocks;  // of the grid: regions down the rows
   ColsRunShape(Index rows, Index /*cols*/, Index ld, std::size_t elem, int tile_bytes) {
     const Index per_row = ld * static_cast<Index>(elem), fit = tile_bytes / per_row / 128 * 128;
     const Index want = fit < 128 ? 128 : fit;
     ra = static_cast<int>(rows < want ? rows : want);
     g = transpose_run_pad(static_cast<int>(ld));
     smem = static_cast<int>(elem) * (rect_slot_host(ra * static_cast<int>(ld) + 4, g, elem)) + 16;
+    blocks = static_cast<unsigned>((rows + ra - 1) / ra);
   }
 };
 
@@ -1043,7 +1047,8 @@ __device__ __forceinline__ int run_slot(int p, int g) {
 /// of the region is `units` pieces of 32 K aligned 4-byte words (bytes; host: cb = 128 K units
 /// - 8, so that the words under cb bytes at any alignment fit) or of 32 K elements (cb = 32 K
 /// units), the warps taking (row, piece) in turn, each lane K words or elements of it. Pad g
-/// (rect_slot) where kPad; dynamic shared memory RowsRunShape::smem.
+/// (rect_slot) where kPad; dynamic shared memory RowsRunShape::smem (with_rows_run_kernel picks
+/// the instance).
 template <class T, int K, bool kPad>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols, int cb,
@@ -1135,7 +1140,8 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 /// 4-byte words under it) into shared memory in input order, then writes the run of each
 /// output row j: out[j rows + r0 ..] from the span's elements j, j + ld, ... (bytes gathered
 /// into the aligned words under the run, byte-exact at its ends). Pad g (rect_slot) where kPad,
-/// for the gathers ld apart; dynamic shared memory ColsRunShape::smem.
+/// for the gathers ld apart; dynamic shared memory ColsRunShape::smem (with_cols_run_kernel picks
+/// the instance).
 template <class T, bool kPad>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols, int ra,
@@ -1220,6 +1226,27 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
       if (i < nr) dst[i] = tile[run_slot<T, kPad>(i * pitch + j, g)];
     }
   }
+}
+
+/// f(kernel) with the transpose_rows_run_kernel<T, K, kPad> instance for `shape` (its K, and a
+/// pad where it has one): the one choice the launcher and the emulation tests share.
+template <class T, class F>
+void with_rows_run_kernel(const RowsRunShape& shape, F&& f) {
+  const auto with_pad = [&](auto k_c) {
+    constexpr int K = decltype(k_c)::value;
+    if (shape.g == kTransposeRunNoPad) f(&transpose_rows_run_kernel<T, K, false>);
+    else f(&transpose_rows_run_kernel<T, K, true>);
+  };
+  if (shape.k == 4) with_pad(std::integral_constant<int, 4>{});
+  else if (shape.k == 2) with_pad(std::integral_constant<int, 2>{});
+  else with_pad(std::integral_constant<int, 1>{});
+}
+
+/// f(kernel) with the transpose_cols_run_kernel<T, kPad> instance for `shape`.
+template <class T, class F>
+void with_cols_run_kernel(const ColsRunShape& shape, F&& f) {
+  if (shape.g == kTransposeRunNoPad) f(&transpose_cols_run_kernel<T, false>);
+  else f(&transpose_cols_run_kernel<T, true>);
 }
 
 /// A few-rows transpose in registers, with no shared memory (kN input rows, kV = 16 / sizeof(T)
