@@ -474,16 +474,18 @@ morph_tile_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, In
 // block's last row). The first version tested every pixel's row and column in 64 bits: 126
 // instructions a pixel at 31 x 31 (ncu, run T5), 100 registers.
 //
-// Tried and left (session 16, H200 runs 12 and 13, 4096^2): the row pass in registers instead of
-// morph_block_minima's shared-memory chains, a task one segment of min(kc, 16) outputs of a line
-// (the segment's words, the rest of the window folded in, then the next segment's prefix), the
-// column pass's suffix minima moved to shared memory to make room, two blocks an SM asked for.
+// Tried and left (session 16, bench_image_neigh on the H200, 4096^2): the row pass in registers
+// instead of morph_block_minima's shared-memory chains, a task one segment of min(kc, 16) outputs
+// of a line (the segment's words, the rest of the window folded in, then the next segment's
+// prefix), the column pass's suffix minima moved to shared memory to make room, two blocks an SM
+// asked for.
 // It executed more instructions, not fewer (float 31 x 31: 35.5M with a guard-free path for
 // whole segments, 43.4M without, against 28.6M by blocks: the per-word guards of loops over a
 // runtime kc cost more than the chains they replace) and ran slower: float 31 x 31 92 us against
 // 73, 21 x 21 91 against 72, 7 x 7 67 against 66; u8 31 x 31 45 us, no better than this kernel at
 // 128 registers (42-43.5). Its first form (segments of kc <= 32, 182 registers, one block an
-// SM) ran float 31 x 31 at 100 us. The code is on the unmerged branch morph-segments.
+// SM) ran float 31 x 31 at 100 us. Its code was kept only on a local branch (morph-segments),
+// not landed; it may not survive, and this description is enough to rebuild it.
 
 constexpr int kMorphStreamThreads = kMorphTileThreads;  // 256: MorphTileWalk steps by it
 
