@@ -167,16 +167,22 @@ void register_morph_tiles(bool erode, int k) {
 
 /// morph_stream_kernel (a block streams down a strip, the column pass in registers, the row
 /// pass in shared memory) forced beside "ours", as "ours-stream" (the launcher's rows a block)
-/// and "ours-stream-s<seg>" (seg output rows a block).
+/// and "ours-stream-s<seg>" (seg output rows a block); morph_stream_doubling_kernel (its row
+/// pass by doubling windows, up to 16 rows) as "ours-stream-dbl[-s<seg>]".
 template <class T>
 void register_morph_stream(bool erode, int k) {
   const std::vector<int> segs = k == 31 || k == 7 ? std::vector<int>{0, 64, 128, 256} : std::vector<int>{0};
-  for (int seg : segs)
-    register_forced_morph<T>(erode, k, seg ? "ours-stream-s" + std::to_string(seg) : "ours-stream",
-                             [=](cudaStream_t s, const T* in, T* out) {
-                               if (erode) devmat::detail::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg);
-                               else devmat::detail::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg);
-                             });
+  for (bool doubling : {false, true})
+    for (int seg : segs)
+      if (!doubling || k <= 16) {  // the doubling kernel takes up to 16 rows
+        const std::string impl =
+            std::string(doubling ? "ours-stream-dbl" : "ours-stream") + (seg ? "-s" + std::to_string(seg) : "");
+        register_forced_morph<T>(erode, k, impl, [=](cudaStream_t s, const T* in, T* out) {
+          namespace dd = devmat::detail;
+          if (erode) dd::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling);
+          else dd::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling);
+        });
+      }
 }
 
 template <class T>
@@ -344,8 +350,8 @@ int main(int argc, char** argv) {
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<std::uint8_t>(false, k);
   register_morph_tiles<std::uint8_t>(true, 31);
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<float>(true, k);
-  for (int k : {3, 5, 7, 9, 15, 31}) register_morph_stream<std::uint8_t>(false, k);
-  for (int k : {3, 5, 7, 9, 15, 31}) register_morph_stream<float>(true, k);
+  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph_stream<std::uint8_t>(false, k);
+  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph_stream<float>(true, k);
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
   for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);

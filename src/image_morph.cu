@@ -9,7 +9,10 @@
 // kernel that runs both passes on a tile in shared memory (morph_tile_kernel: the image read
 // once, written once); larger ones as two passes through a workspace. For float, a streaming
 // kernel (morph_stream_kernel, elements up to 32 x 129 past 5 x 5) takes over from the tile; for
-// u8 from 17 x 17 (dispatch/image_morph.cuh's morph_stream_default says where each wins).
+// u8 from 17 x 17 (dispatch/image_morph.cuh's morph_stream_default says where each wins). Float
+// elements of up to 16 rows take its twin whose row pass doubles windows instead
+// (morph_stream_doubling_kernel: log2 of the width in steps, each a load, an op and a store a
+// row; morph_stream_doubles).
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
@@ -47,7 +50,7 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
   } else if (morph_stream_default<T>(img.data(), img.stride(), cols, ksize_rows, ksize_cols)) {
     launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
-                                kMorphStreamSegment);
+                                kMorphStreamSegment, morph_stream_doubles<T>(ksize_rows, ksize_cols));
   } else if (morph_tile_fits<T>(ksize_rows, ksize_cols)) {
     launch_morph_tile<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1) {

@@ -107,48 +107,66 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
   return bad;
 }
 
-/// morph_stream_kernel on img into out, `seg` output rows a block, the kernel's KMAX as the
-/// launcher picks it, grid.y cut to 1 (the loop over the segments), its strip and shared memory
-/// as launch_morph_stream sizes them.
+/// morph_stream_kernel (or, `doubling`, morph_stream_doubling_kernel) on img into out, `seg`
+/// output rows a block, the kernel's KMAX as the launcher picks it, grid.y cut to 1 (the loop over
+/// the segments), its strip and shared memory as launch_morph_stream sizes them.
 template <class T, bool kErode>
-void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg) {
+void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bool doubling) {
   REQUIRE(d::morph_stream_reads_rows(img.data(), img.ld, img.cols));
-  const d::MorphStreamStrip strip = d::morph_stream_strip<T>(kr, kc);
-  REQUIRE(strip.out_w > 0);
-  REQUIRE(strip.out_w % d::kMorphStreamPx<T> == 0);
-  REQUIRE(strip.p0 + strip.out_w + kc - 1 <= d::kMorphStreamStrip<T>);
-  REQUIRE(d::morph_stream_smem_bytes<T>(kr) <= 227 * 1024);
-  const auto out_w = static_cast<int>(d::morph_stream_out_w<T>(strip, img.cols));
-  REQUIRE(out_w <= strip.out_w);
+  int max_out_w = 0;
+  if (doubling) {
+    const d::MorphDoublingStrip strip = d::morph_doubling_strip<T>(kc);
+    REQUIRE(strip.p0 + strip.out_w + kc - 1 <= d::kMorphStreamStrip<T>);
+    REQUIRE(d::morph_doubling_smem_bytes<T>(d::morph_doubling_rows(kr)) <= 227 * 1024);
+    max_out_w = strip.out_w;
+  } else {
+    const d::MorphStreamStrip strip = d::morph_stream_strip<T>(kr, kc);
+    REQUIRE(strip.p0 + strip.out_w + kc - 1 <= d::kMorphStreamStrip<T>);
+    REQUIRE(d::morph_stream_smem_bytes<T>(kr) <= 227 * 1024);
+    max_out_w = strip.out_w;
+  }
+  REQUIRE(max_out_w > 0);
+  REQUIRE(max_out_w % d::kMorphStreamPx<T> == 0);
+  const auto out_w = static_cast<int>(d::morph_stream_out_w<T>(max_out_w, img.cols));
+  REQUIRE(out_w <= max_out_w);
   REQUIRE(out_w % d::kMorphStreamPx<T> == 0);
   const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);
   const dim3 grid(static_cast<unsigned>((img.cols + out_w - 1) / out_w), 1);
   const auto go = [&](auto kmax) {
+    constexpr int KMAX = decltype(kmax)::value;
     emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
-      d::morph_stream_kernel<T, kErode, decltype(kmax)::value>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols,
-                                                               kr, kc, out_w, seg, segs);
+      if constexpr (KMAX <= d::kMorphDoublingMaxRows)
+        if (doubling)
+          return d::morph_stream_doubling_kernel<T, kErode, KMAX>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols,
+                                                                  kr, kc, out_w, seg, segs);
+      if constexpr (KMAX % 8 == 0)
+        d::morph_stream_kernel<T, kErode, KMAX>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr, kc, out_w,
+                                                seg, segs);
     });
   };
-  if (kr <= 8) go(std::integral_constant<int, 8>{});
-  else if (kr <= 16) go(std::integral_constant<int, 16>{});
+  const int kmax = doubling ? d::morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32;
+  if (kmax == 8) go(std::integral_constant<int, 8>{});
+  else if (kmax == 12) go(std::integral_constant<int, 12>{});
+  else if (kmax == 16) go(std::integral_constant<int, 16>{});
   else go(std::integral_constant<int, 32>{});
 }
 
 template <class T>
-void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool padded) {
-  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded);
+void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool padded, bool doubling) {
+  CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded, doubling);
   if (!d::morph_stream_reads_rows(img.data(), img.ld, img.cols)) return;  // u8 rows ending off 4 bytes: not taken
+  if (doubling && kr > d::kMorphDoublingMaxRows) return;                  // not taken
   Output<T> out(img.rows, img.cols, std::is_same_v<T, float> ? T(12345.0f) : T(0), padded);
-  if (erode) run_stream<T, true>(img, out, kr, kc, seg);
-  else run_stream<T, false>(img, out, kr, kc, seg);
+  if (erode) run_stream<T, true>(img, out, kr, kc, seg, doubling);
+  else run_stream<T, false>(img, out, kr, kc, seg, doubling);
   CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
   CHECK(out.margin_changed() == 0);
 }
-}  // namespace
 
-TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) equal the clipped window's min and max",
-                   "[image][morph][emulation][stream]", std::uint8_t, float) {
-  using T = TestType;
+/// check_stream over the shapes, elements and segments below, on morph_stream_kernel or
+/// (`doubling`) morph_stream_doubling_kernel.
+template <class T>
+void check_stream_shapes(bool doubling) {
   // Strips are 256 pixels (float) or 1024 (u8): widths 1, under a strip, past one and past two;
   // dense widths of whole words (u8: the word loads and stores) and not; heights under, at and
   // past the segments; kr up to 32 (the register arrays' three sizes 8, 16, 32) and kc up to the
@@ -158,7 +176,8 @@ TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) eq
   const std::vector<std::pair<Index, Index>> shapes = {{1, 1},    {1, 301},  {40, 1},   {13, 17},  {37, 263},
                                                        {9, 1100}, {6, 2104}, {11, 64},  {37, 265}, {5, 1029}};
   std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},  {31, 31},
-                                               {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129}, {17, 2}, {8, 8}};
+                                               {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129}, {17, 2}, {8, 8},
+                                               {11, 13}};
   if (std::is_same_v<T, std::uint8_t>) {
     elements.push_back({3, 513});
     elements.push_back({2, 258});
@@ -170,7 +189,7 @@ TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) eq
       const Image<T> img(r, c, offset);
       for (const auto& [kr, kc] : elements) {
         ++n;
-        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset);
+        check_stream<T>(n % 2 == 0, img, kr, kc, segs[static_cast<std::size_t>(n) % segs.size()], offset, doubling);
       }
     }
   // Both operations, every segment, on a view and a dense image several strips wide and tall.
@@ -178,10 +197,22 @@ TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) eq
     const Image<T> img(70, std::is_same_v<T, float> ? 530 : (offset ? 2081 : 2080), offset);
     for (bool erode : {true, false})
       for (int seg : segs) {
-        check_stream<T>(erode, img, 15, 15, seg, offset);
-        check_stream<T>(erode, img, 32, 31, seg, offset);
+        check_stream<T>(erode, img, 15, 15, seg, offset, doubling);
+        check_stream<T>(erode, img, 32, 31, seg, offset, doubling);
       }
   }
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("emulated streaming erode and dilate (morph_stream_kernel) equal the clipped window's min and max",
+                   "[image][morph][emulation][stream]", std::uint8_t, float) {
+  check_stream_shapes<TestType>(false);
+}
+
+TEMPLATE_TEST_CASE("emulated streaming erode and dilate with the doubling row pass (morph_stream_doubling_kernel) equal "
+                   "the clipped window's min and max",
+                   "[image][morph][emulation][stream][doubling]", std::uint8_t, float) {
+  check_stream_shapes<TestType>(true);
 }
 
 /// morph_f32_small_kernel<K, K, kErode, R> on img into out, grid.y cut to 1; the result's

@@ -98,12 +98,23 @@ void launch_morph_tile(cudaStream_t s, const T* in, Index ld_in, T* out, Index l
   else if constexpr (kMorphTileShapes<T> > 2) run(std::integral_constant<int, 2>{});
 }
 
-/// Whether launch_morph_stream<T> takes a kr x kc element: at most 32 rows (its register arrays)
-/// and columns that leave at least half of a strip outputs (float 129, u8 513).
+/// Outputs a strip of launch_morph_stream's kernel at most: morph_stream_kernel's, or
+/// (`doubling`) morph_stream_doubling_kernel's.
 template <class T>
-bool morph_stream_fits(int kr, int kc) {
-  return kr >= 1 && kc >= 1 && kr <= 32 && kc <= kMorphStreamStrip<T> / 2 + 1 &&
-         2 * morph_stream_strip<T>(kr, kc).out_w >= kMorphStreamStrip<T>;
+int morph_stream_max_out_w(int kr, int kc, bool doubling) {
+  return doubling ? morph_doubling_strip<T>(kc).out_w : morph_stream_strip<T>(kr, kc).out_w;
+}
+
+/// Rows launch_morph_stream<T> takes at most (its register arrays): 32, or 16 with the doubling
+/// row pass (kMorphDoublingMaxRows).
+inline int morph_stream_max_rows(bool doubling) { return doubling ? kMorphDoublingMaxRows : 32; }
+
+/// Whether launch_morph_stream<T> takes a kr x kc element: at most morph_stream_max_rows rows and
+/// columns that leave at least half of a strip outputs (float 129, u8 513).
+template <class T>
+bool morph_stream_fits(int kr, int kc, bool doubling = false) {
+  return kr >= 1 && kc >= 1 && kr <= morph_stream_max_rows(doubling) && kc <= kMorphStreamStrip<T> / 2 + 1 &&
+         2 * morph_stream_max_out_w<T>(kr, kc, doubling) >= kMorphStreamStrip<T>;
 }
 
 /// Whether erode/dilate take morph_stream_kernel for a T image (`in`, rows `ld` apart, `cols`
@@ -123,6 +134,18 @@ bool morph_stream_default(const T* in, Index ld, Index cols, int kr, int kc) {
   if constexpr (std::is_same_v<T, float>) return true;
   else return kr > 16 && kc > 16 && morph_stream_reads_rows(in, ld, cols);
 }
+/// Whether erode/dilate's streaming kernel (morph_stream_default) is the one with the doubling
+/// row pass (morph_stream_doubling_kernel): float elements of at most 16 rows. Session 17 (H200,
+/// 4096^2, erode, us, doubling against morph_stream_kernel, both with floats compared by one
+/// FMNMX): 7x7 55.0 against 60.6, 11x11 62.1 against 64.1, 15x15 55.8 against 58.2, 9x9 67.5 at
+/// 16 register rows against 65.4 (now 12 rows: morph_doubling_rows); past 16 rows it lost
+/// (kMorphDoublingMaxRows). u8 keeps morph_stream_kernel (15x15 39.0 against 39.6, 7x7 40.8
+/// against 40.1, 9x9 50.0 against 44.0).
+template <class T>
+bool morph_stream_doubles(int kr, int kc) {
+  return std::is_same_v<T, float> && morph_stream_fits<T>(kr, kc, true);
+}
+
 /// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
 /// else the best "ours-stream-s<rows>" row of bench_image_neigh.
 inline constexpr int kMorphStreamSegment = 0;
@@ -139,27 +162,32 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 }
 
 /// out (ld_out) = the erosion (kErode) or dilation of the u8 or float image `in` by a kr x kc
-/// element (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel), `seg`
-/// output rows a block (0: morph_stream_segment's choice; bench_image_neigh times others as
-/// "ours-stream-s<seg>"). Throws std::invalid_argument for an element it does not take, a u8
-/// image whose rows do not end on 4 bytes (morph_stream_reads_rows) or a negative seg.
+/// element (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel, or
+/// `doubling` morph_stream_doubling_kernel), `seg` output rows a block (0: morph_stream_segment's
+/// choice; bench_image_neigh times others as "ours-stream-s<seg>"). Throws std::invalid_argument
+/// for an element it does not take, a u8 image whose rows do not end on 4 bytes
+/// (morph_stream_reads_rows) or a negative seg.
 template <bool kErode, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
-                         int kc, int seg = 0) {
+                         int kc, int seg = 0, bool doubling = false) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
-  if (!morph_stream_fits<T>(kr, kc))
+  if (!morph_stream_fits<T>(kr, kc, doubling))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
-                                " (rows 1 .. 32, columns 1 .. " + std::to_string(kMorphStreamStrip<T> / 2 + 1) + ")");
+                                " (rows 1 .. " + std::to_string(morph_stream_max_rows(doubling)) + ", columns 1 .. " +
+                                std::to_string(kMorphStreamStrip<T> / 2 + 1) + ")");
   if (rows > 0 && cols > 0 && !morph_stream_reads_rows(in, ld_in, cols))
     throw std::invalid_argument("devmat: launch_morph_stream: u8 rows must end on 4 bytes (ld and in + cols)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
   if (rows == 0 || cols == 0) return;
-  const MorphStreamStrip strip = morph_stream_strip<T>(kr, kc);
-  const std::size_t smem = morph_stream_smem_bytes<T>(kr);
   const auto run = [&](auto kmax) {
-    const auto kernel = &morph_stream_kernel<T, kErode, decltype(kmax)::value>;
+    constexpr int KMAX = decltype(kmax)::value;
+    const std::size_t smem = doubling ? morph_doubling_smem_bytes<T>(KMAX) : morph_stream_smem_bytes<T>(kr);
+    void (*kernel)(const T*, Index, T*, Index, Index, Index, int, int, int, int, unsigned) = nullptr;
+    if constexpr (KMAX <= kMorphDoublingMaxRows) kernel = &morph_stream_doubling_kernel<T, kErode, KMAX>;
+    if constexpr (KMAX % 8 == 0)  // morph_stream_kernel's 8, 16 and 32
+      if (!doubling) kernel = &morph_stream_kernel<T, kErode, KMAX>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
-    const int out_w = static_cast<int>(morph_stream_out_w<T>(strip, cols));
+    const int out_w = static_cast<int>(morph_stream_out_w<T>(morph_stream_max_out_w<T>(kr, kc, doubling), cols));
     const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));
     const int rows_a_block =
         seg ? seg : morph_stream_segment(rows, strips, static_cast<long long>(per_sm) * current_device_props().sm_count, kr);
@@ -168,8 +196,12 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, out_w,
            rows_a_block, segs);
   };
-  if (kr <= 8) run(std::integral_constant<int, 8>{});
-  else if (kr <= 16) run(std::integral_constant<int, 16>{});
+  // The register rows: morph_stream_kernel's 8, 16 or 32; the doubling kernel's 8, 12 or 16
+  // (morph_doubling_rows), as it computes every one of them.
+  const int kmax = doubling ? morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32;
+  if (kmax == 8) run(std::integral_constant<int, 8>{});
+  else if (kmax == 12) run(std::integral_constant<int, 12>{});
+  else if (kmax == 16) run(std::integral_constant<int, 16>{});
   else run(std::integral_constant<int, 32>{});
 }
 

@@ -552,13 +552,14 @@ __host__ __device__ inline MorphStreamStrip morph_stream_strip(int kr, int kc) {
   return MorphStreamStrip(morph_stream_lines<T>(kr), kc, kMorphStreamPx<T>, kMorphStreamStrip<T>);
 }
 
-/// Outputs a strip of morph_stream_kernel<T> for an image of `cols` columns: as many strips as
-/// the widest (strip.out_w) need, sharing the columns evenly (a multiple of the pixels a thread),
-/// so that no strip is a sliver (u8 4096 columns: 5 strips of 820, not 4 of 992 and one of 128).
+/// Outputs a strip of morph_stream_kernel<T> or morph_stream_doubling_kernel<T> for an image of
+/// `cols` columns, at most `max_out_w` a strip (its strip's out_w): as many strips as the widest
+/// need, sharing the columns evenly (a multiple of the pixels a thread), so that no strip is a
+/// sliver (u8 4096 columns: 5 strips of 820, not 4 of 992 and one of 128).
 template <class T>
-inline long long morph_stream_out_w(const MorphStreamStrip& strip, long long cols) {
+inline long long morph_stream_out_w(int max_out_w, long long cols) {
   constexpr long long px = kMorphStreamPx<T>;
-  const long long strips = (cols + strip.out_w - 1) / strip.out_w;
+  const long long strips = (cols + max_out_w - 1) / max_out_w;
   return ((cols + strips - 1) / strips + px - 1) / px * px;
 }
 
@@ -784,6 +785,186 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
             *row = Op::apply(*h, *g);
             row += ld_out;
           }
+        }
+      }
+    }
+  }
+}
+
+// ------------------------------------------------------------------ streaming strips, doubling
+// morph_stream_doubling_kernel (u8 and float): morph_stream_kernel's strips, segments and column
+// pass (van Herk / Gil-Werman in registers, kr rows at a time), with the row pass done by
+// doubling windows instead of van Herk's chains: each thread keeps its column results (one word:
+// a float, or four u8 of a row) in registers, and a step combines each with the word `span`
+// pixels to its right, read from shared memory where the step before left them, so that windows
+// of span pixels become windows of 2 span: floor(log2(kc)) steps, then the kc window is
+// op(w[p], w[p + kc - span]) (two windows of span <= kc that cover it). Every step is, for each
+// row, one load, one op and one store, over KMAX rows with no test (the rows past kr are
+// computed and never stored: their shared memory is there, KMAX lines), so that the loads of a
+// step are in flight together; no loop over kc and no serial chain (morph_block_minima's chains
+// are kc steps of a load, an op and a store each waiting for the one before). The cost grows
+// with log2(kc): 4 steps at 17 .. 31, 2 at 4 .. 7. Shared memory: two arrays of (KMAX, 256)
+// words that the steps read and write in turn, one barrier a step. Up to 16 rows
+// (kMorphDoublingMaxRows); float erode/dilate take it there (dispatch/image_morph.cuh).
+
+/// Where a strip of morph_stream_doubling_kernel<T> lies for an element kc wide: it starts
+/// `lead` pixels left of its first output (kc / 2 rounded up to kMorphStreamPx<T>, so that the
+/// threads' words start on px boundaries), the first output's window starts at strip pixel
+/// p0 = lead - kc / 2, and out_w of its kMorphStreamStrip<T> pixels are outputs (a multiple of
+/// px, p0 + out_w + kc - 1 <= strip; <= 0 when kc does not fit the strip).
+struct MorphDoublingStrip {
+  int lead, p0, out_w;
+  __host__ __device__ MorphDoublingStrip(int kc, int px, int strip) {
+    lead = (kc / 2 + px - 1) / px * px;
+    p0 = lead - kc / 2;
+    const int n = strip - p0 - (kc - 1);
+    out_w = n >= 0 ? n / px * px : -((-n + px - 1) / px * px);
+  }
+};
+
+/// The strip of morph_stream_doubling_kernel<T> for an element kc wide.
+template <class T>
+__host__ __device__ inline MorphDoublingStrip morph_doubling_strip(int kc) {
+  return MorphDoublingStrip(kc, kMorphStreamPx<T>, kMorphStreamStrip<T>);
+}
+
+/// Rows a block of morph_stream_doubling_kernel at most: past 16 its register arrays (the block's
+/// words in flight, the suffix minima and the windows, KMAX each) crowd 128 registers, and it ran
+/// slower than morph_stream_kernel (H200, 4096^2, float, us: 21x21 70.8 at KMAX 24 against 70.9,
+/// 31x31 74.9 at KMAX 32 against 72.9; u8 31x31 50.1 against 42.0, spilling 168 bytes).
+constexpr int kMorphDoublingMaxRows = 16;
+
+/// The register rows (KMAX) of the morph_stream_doubling_kernel instance that takes kr rows
+/// (kr <= kMorphDoublingMaxRows): 8, 12 or 16, the first at or above kr (its rows past kr are
+/// computed for nothing).
+__host__ __device__ constexpr int morph_doubling_rows(int kr) { return kr <= 8 ? 8 : kr <= 12 ? 12 : 16; }
+
+/// Bytes of dynamic shared memory of morph_stream_doubling_kernel<T, ., KMAX>: two (KMAX, 256)
+/// arrays of words.
+template <class T>
+constexpr std::size_t morph_doubling_smem_bytes(int kmax) {
+  return 2 * sizeof(MorphWord<T>) * static_cast<std::size_t>(kmax) * kMorphStreamThreads;
+}
+
+/// The word of pixels p .. p + kMorphStreamPx<T> - 1 of a line of words (a float: word p; u8:
+/// the bytes of words p / 4 and p / 4 + 1 shifted into place), words past the line's last
+/// (kMorphStreamThreads - 1) read as its last: the pixels they would give are never outputs'.
+template <class T>
+__device__ __forceinline__ MorphWord<T> morph_line_word(const MorphWord<T>* line, int p) {
+  constexpr int kLast = kMorphStreamThreads - 1;
+  if constexpr (std::is_same_v<T, float>) {
+    return line[::min(p, kLast)];
+  } else {
+    const int q = p >> 2;
+    const unsigned lo = line[::min(q, kLast)];
+    return __funnelshift_r(lo, line[::min(q + 1, kLast)], 8u * static_cast<unsigned>(p & 3));
+  }
+}
+
+/// The kr x kc erosion (kErode) or dilation of `in` (u8 or float, morph_stream_reads_rows) into
+/// `out`, kr <= KMAX (morph_doubling_rows), kc with
+/// morph_doubling_strip<T>(kc).out_w > 0, `out_w` outputs a strip (0 < out_w <= that, a multiple
+/// of kMorphStreamPx<T>); anchor (kr / 2, kc / 2), pixels outside the image ignored, as
+/// morph_pass_kernel. Block kMorphStreamThreads threads; grid (strips, segments of `seg` output
+/// rows up to the grid's limit, the rest looped over: `segs` in all); dynamic shared memory
+/// morph_doubling_smem_bytes<T>(KMAX).
+template <class T, bool kErode, int KMAX>
+__global__ void __launch_bounds__(kMorphStreamThreads, 2)
+morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows,
+                             Index cols, int kr, int kc, int out_w, int seg, unsigned segs) {
+  static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>,
+                "morph_stream_doubling_kernel: u8 or float");
+  static_assert(KMAX >= 1 && KMAX <= kMorphDoublingMaxRows, "morph_stream_doubling_kernel: 1 to 16 rows a block");
+  constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
+  constexpr int kPx = kMorphStreamPx<T>;
+  constexpr int kPitch = kMorphStreamThreads;  // words a line
+  using Op = MorphOp<T, kErode>;
+  using W = MorphWord<T>;
+  DEVMAT_DYNAMIC_SHARED(unsigned char, morph_doubling_smem_raw);
+  W* src = reinterpret_cast<W*>(morph_doubling_smem_raw);  // (KMAX, kPitch): what the row pass reads last
+  W* dst = src + KMAX * kPitch;                            // (KMAX, kPitch): the other, the column pass's
+  const MorphDoublingStrip strip = morph_doubling_strip<T>(kc);
+  const int ar = kr / 2;
+  const int tid = threadIdx.x;
+  const Index x0 = static_cast<Index>(blockIdx.x) * out_w;  // first output pixel of the strip
+  const int w_here = static_cast<int>(cols - x0 < out_w ? cols - x0 : out_w);  // its outputs inside the image
+  // Whether an output's window covers this thread's pixels (strip pixels p0 .. p0 + w_here + kc - 2).
+  const bool needed = kPx * tid < strip.p0 + w_here + kc - 1;
+  const MorphStreamColumn<T, kErode> column(in, ld_in, rows, needed ? cols : 0,
+                                            x0 - strip.lead + static_cast<Index>(kPx) * tid);  // none where not needed
+  int top = 1;  // the widest window of the doubling steps: the largest power of two <= kc
+  while (2 * top <= kc) top *= 2;
+  const Index x_out = x0 + kPx * tid;  // this thread's first output pixel
+  const bool outputs = kPx * tid < w_here;
+  const int q = strip.p0 + kPx * tid;  // the strip pixel where its first output's window starts
+
+  for (unsigned seg_y = blockIdx.y; seg_y < segs; seg_y += gridDim.y) {
+    const Index y0 = static_cast<Index>(seg_y) * seg;
+    const int n_out = static_cast<int>(rows - y0 < seg ? rows - y0 : seg);  // output rows of this segment
+    // Column blocks of kr input rows from y0 - ar - 1, as morph_stream_kernel: block b >= 1
+    // completes the windows of segment rows (b - 1) kr .. b kr - 1. Rows kr .. KMAX - 1 of cur
+    // are never loaded and stay the identity, so that hs past kr does too.
+    const int n_blocks = 1 + (n_out + kr - 1) / kr;
+    W cur[KMAX];     // this block's words, top to bottom
+    W hs[KMAX + 1];  // the previous block's suffix minima
+#pragma unroll
+    for (int j = 0; j < KMAX; ++j) cur[j] = hs[j] = Op::identity();
+    hs[KMAX] = Op::identity();
+    column.load_rows(cur, y0 - ar - 1, kr);
+    for (int b = 0; b < n_blocks; ++b) {
+      W w[KMAX];  // the rows' windows along the row, span pixels wide
+      if (b > 0) {
+        // Column pass: the window ending at row j of this block = op(suffix of the previous
+        // block from j + 1, prefix of this one to j); into dst, the array the previous block's
+        // outputs do not read (its last reads of it came before a barrier).
+        W g = Op::identity();
+#pragma unroll
+        for (int j = 0; j < KMAX; ++j) {
+          g = Op::apply(g, cur[j]);
+          w[j] = Op::apply(hs[j + 1], g);
+          dst[j * kPitch + tid] = w[j];
+        }
+      }
+#pragma unroll
+      for (int j = KMAX - 1; j >= 0; --j) hs[j] = Op::apply(cur[j], hs[j + 1]);
+      if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr);  // in flight
+      if (b == 0) continue;
+      // Row pass: w[j] holds the window of `span` pixels from this thread's first; each step
+      // reads the window span pixels on from the array the step before wrote (src) and writes
+      // its own to the other (dst), a barrier after each write.
+      for (int span = 1;; span *= 2) {
+        __syncthreads();
+        W* const t = src;
+        src = dst;
+        dst = t;
+        if (span == top) break;
+        const int p = kPx * tid + span;
+        W v[KMAX];
+#pragma unroll
+        for (int j = 0; j < KMAX; ++j) v[j] = morph_line_word<T>(src + j * kPitch, p);
+#pragma unroll
+        for (int j = 0; j < KMAX; ++j) {
+          w[j] = Op::apply(w[j], v[j]);
+          dst[j * kPitch + tid] = w[j];
+        }
+      }
+      // The kc window from strip pixel q: op(w[q], w[q + kc - top]), w of span top in src.
+#pragma unroll
+      for (int j = 0; j < KMAX; ++j) {
+        const W* line = src + j * kPitch;
+        const W lo = strip.p0 == 0 ? w[j] : morph_line_word<T>(line, q);
+        w[j] = kc == top ? lo : Op::apply(lo, morph_line_word<T>(line, q + kc - top));
+      }
+      if (outputs) {
+        const int first_i = (b - 1) * kr;
+        const int out_rows = n_out - first_i < kr ? n_out - first_i : kr;
+        T* row = out + (y0 + first_i) * ld_out;
+#pragma unroll
+        for (int j = 0; j < KMAX; ++j) {
+          if (j >= out_rows) break;
+          if constexpr (kU8) store_word(row, x_out, cols, w[j]);  // border.cuh: a word where aligned and inside
+          else row[x_out] = w[j];
+          row += ld_out;
         }
       }
     }

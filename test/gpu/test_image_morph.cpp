@@ -9,8 +9,9 @@
 // 31 (square, 1 x k, k x 1, k x (32 - k)), on aligned rows and on an odd view into a view, its
 // block minima a word and four words at a time; the
 // fused float kernel forced at 7x7 and 9x9 (a candidate for erode/dilate's choice there); the
-// streaming kernel (morph_stream_kernel, u8 and float up to 32 rows) forced for every side from
-// 1 to 32 and widths to 129 (u8 to 513), segments of 1 row to past the image, past grid.y's limit.
+// streaming kernels (morph_stream_kernel up to 32 rows, morph_stream_doubling_kernel up to 16,
+// u8 and float) forced for every side from 1 to 32 and widths to 129 (u8 to 513), segments of 1
+// row to past the image, past grid.y's limit.
 #include "support/image_small.hpp"
 #include "support/opencv.hpp"
 
@@ -228,9 +229,10 @@ TEMPLATE_TEST_CASE("the one-kernel tile (morph_tile_kernel), every tile shape, e
 }
 
 namespace {
-/// morph_stream_kernel<T> against the reference, as the test case below says.
+/// morph_stream_kernel<T> (or, `doubling`, morph_stream_doubling_kernel<T>) against the
+/// reference, as the test cases below say.
 template <class T>
-void check_stream_kernel() {
+void check_stream_kernel(bool doubling) {
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
   // Strips of 256 (float) or 1024 (u8) pixels less the element's width: a dense image crossing
   // several strips (u8: whole words, the word loads and stores), and a view at an odd offset
@@ -254,20 +256,21 @@ void check_stream_kernel() {
   const std::vector<int> segs = {0, 1, 7, 32, 256};
   const int every = under_sanitizer() ? 3 : 1;  // a third of the cases under compute-sanitizer (3 and 5 coprime)
   int n = 0;
+  const int max_rows = doubling ? 16 : 32;  // the doubling kernel's register arrays hold 16 rows
   for (auto [kh, kw] : elements)
     for (bool erode_ : {true, false}) {
-      if (++n % every != 0) continue;
+      if (kh > max_rows || ++n % every != 0) continue;
       const int seg = segs[static_cast<std::size_t>(n) % segs.size()];
       CAPTURE(kh, kw, erode_, seg);
       auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
       small::morph_stream(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(), dense_h.cols(),
-                          kh, kw, seg);
+                          kh, kw, seg, doubling);
       CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
       const int seg2 = segs[static_cast<std::size_t>(n + 2) % segs.size()];
       CAPTURE(seg2);
       auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
       small::morph_stream(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
-                          out_parent.cols(), r, c, kh, kw, seg2);
+                          out_parent.cols(), r, c, kh, kw, seg2, doubling);
       const H<T> got = to_eigen(out_parent);
       CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
       CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
@@ -280,13 +283,14 @@ void check_stream_kernel() {
     for (auto [rr, cc] : std::vector<std::pair<Index, Index>>{{4096, 4096}, {4097, kU8 ? 4092 : 4095}}) {
       const H<T> big_h = random_image<T>(rr, cc);
       const auto big = to_device(big_h);
-      for (int k : {7, 15, 31})
+      for (int k : {7, 11, 15, 31})
         for (bool erode_ : {true, false}) {
+          if (k > max_rows) continue;
           const H<T> want = morph_ref(big_h, k, k, erode_);
           for (int seg : {0, 32, 128}) {
             CAPTURE(rr, cc, k, erode_, seg);
             auto out = DeviceMatrix<T>::constant(rr, cc, poison_value<T>(), big.stream());
-            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg);
+            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg, doubling);
             CHECK(to_eigen(out) == want);
           }
         }
@@ -298,24 +302,30 @@ void check_stream_kernel() {
     const H<T> tall_h = random_image<T>(70001, w);
     const auto tall = to_device(tall_h);
     auto out = DeviceMatrix<T>::constant(70001, w, poison_value<T>(), tall.stream());
-    small::morph_stream(true, tall.stream().native(), tall.data(), w, out.data(), w, 70001, w, 3, 3, 1);
+    small::morph_stream(true, tall.stream().native(), tall.data(), w, out.data(), w, 70001, w, 3, 3, 1, doubling);
     CHECK(to_eigen(out) == morph_ref(tall_h, 3, 3, true));
   }
   // Elements it does not take, and a negative segment: invalid_argument before anything runs.
   DeviceMatrix<T> out(8, 8, dense.stream());
-  for (auto [kh, kw, seg] :
-       std::vector<std::array<int, 3>>{{33, 3, 0}, {3, kU8 ? 514 : 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
-    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg),
+  for (auto [kh, kw, seg] : std::vector<std::array<int, 3>>{
+           {max_rows + 1, 3, 0}, {3, kU8 ? 514 : 130, 0}, {0, 3, 0}, {3, 0, 0}, {3, 3, -1}})
+    CHECK_THROWS_AS(small::morph_stream(true, s, dense.data(), dense.cols(), out.data(), 8, 8, 8, kh, kw, seg, doubling),
                     std::invalid_argument);
   if (kU8)  // rows that end off 4 bytes: the view's rows start at 1 mod 4 and hold 6 pixels
-    CHECK_THROWS_AS(small::morph_stream(true, s, roi.data(), roi.stride(), out.data(), 8, 8, 6, 3, 3, 0),
+    CHECK_THROWS_AS(small::morph_stream(true, s, roi.data(), roi.stride(), out.data(), 8, 8, 6, 3, 3, 0, doubling),
                     std::invalid_argument);
 }
 }  // namespace
 
 TEMPLATE_TEST_CASE("the streaming kernel (morph_stream_kernel), every side up to 32 x 129 (u8 513), is exact",
                    "[image][morph][stream]", std::uint8_t, float) {
-  check_stream_kernel<TestType>();
+  check_stream_kernel<TestType>(false);
+}
+
+TEMPLATE_TEST_CASE("the streaming kernel with the doubling row pass (morph_stream_doubling_kernel), every side up to "
+                   "16 x 129 (u8 513), is exact",
+                   "[image][morph][stream][doubling]", std::uint8_t, float) {
+  check_stream_kernel<TestType>(true);
 }
 
 

@@ -97,17 +97,17 @@ void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* ou
 }
 template <class T>
 void morph_streamed(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
-                    int kc, int seg) {
-  if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
-  else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
+                    int kc, int seg, bool doubling) {
+  if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
+  else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
 }
 void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                  Index rows, Index cols, int kr, int kc, int seg) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
+                  Index rows, Index cols, int kr, int kc, int seg, bool doubling) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
 }
 void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg);
+                  Index cols, int kr, int kc, int seg, bool doubling) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {
