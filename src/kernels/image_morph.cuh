@@ -659,6 +659,25 @@ struct MorphStreamColumn {
   }
 };
 
+/// A block's strip of morph_stream_kernel or morph_stream_doubling_kernel (`strip`: its lead
+/// and p0) for a thread: the strip's first output pixel x0 (out_w a strip), its outputs inside the
+/// image (w_here), whether an output's window covers the thread's pixels (`needed`: strip pixels
+/// p0 .. p0 + w_here + kc - 2) and its input column (none where not needed).
+template <class T, bool kErode>
+struct MorphStreamThread {
+  Index x0;
+  int w_here;
+  bool needed;
+  MorphStreamColumn<T, kErode> column;
+  template <class Strip>
+  __device__ MorphStreamThread(const Strip& strip, const T* in, Index ld_in, Index rows, Index cols, int kc, int out_w)
+      : x0(static_cast<Index>(blockIdx.x) * out_w),
+        w_here(static_cast<int>(cols - x0 < out_w ? cols - x0 : out_w)),
+        needed(kMorphStreamPx<T> * static_cast<int>(threadIdx.x) < strip.p0 + w_here + kc - 1),
+        column(in, ld_in, rows, needed ? cols : 0,
+               x0 - strip.lead + static_cast<Index>(kMorphStreamPx<T>) * static_cast<Index>(threadIdx.x)) {}
+};
+
 /// The kr x kc erosion (kErode) or dilation of `in` (u8 or float, morph_stream_reads_rows) into
 /// `out`, kr <= KMAX (the register arrays of the column pass), kc with
 /// morph_stream_strip<T>(kr, kc).out_w > 0, `out_w` outputs a strip (0 < out_w <= that, a multiple
@@ -686,12 +705,11 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
   const MorphStreamStrip strip = morph_stream_strip<T>(kr, kc);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
-  const Index x0 = static_cast<Index>(blockIdx.x) * out_w;  // first output pixel of the strip
-  const int w_here = static_cast<int>(cols - x0 < out_w ? cols - x0 : out_w);  // its outputs inside the image
-  // Whether the row pass reads this thread's pixels (strip pixels p0 .. p0 + w_here + kc - 2).
-  const bool needed = kPx * tid < strip.p0 + w_here + kc - 1;
-  const MorphStreamColumn<T, kErode> column(in, ld_in, rows, needed ? cols : 0,
-                                            x0 - strip.lead + static_cast<Index>(kPx) * tid);  // none where not needed
+  const MorphStreamThread<T, kErode> me(strip, in, ld_in, rows, cols, kc, out_w);
+  const Index x0 = me.x0;
+  const int w_here = me.w_here;
+  const bool needed = me.needed;  // whether the row pass reads this thread's pixels
+  const MorphStreamColumn<T, kErode>& column = me.column;
   // The row pass's tasks for a whole block of rows, the same for every block but a segment's
   // last: made once.
   const MorphTileWalk full_tasks(n_lines);
@@ -806,6 +824,11 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
 // with log2(kc): 4 steps at 17 .. 31, 2 at 4 .. 7. Shared memory: two arrays of (KMAX, 256)
 // words that the steps read and write in turn, one barrier a step. Up to 16 rows
 // (kMorphDoublingMaxRows); float erode/dilate take it there (dispatch/image_morph.cuh).
+// Not tried yet, for 17 .. 32 rows without 32-row register arrays: column blocks of 16 rows, and
+// the kr window ending at row e as op(W16(e - (kr - 16)), W16(e)), two 16-row windows (van Herk's
+// results of this block and the one before) that cover it, the earlier ones read back from a
+// 32-line ring of each thread's own column in shared memory (no barrier: a thread reads only what
+// it wrote), one block more at each segment's top.
 
 /// Where a strip of morph_stream_doubling_kernel<T> lies for an element kc wide: it starts
 /// `lead` pixels left of its first output (kc / 2 rounded up to kMorphStreamPx<T>, so that the
@@ -886,16 +909,12 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
   const MorphDoublingStrip strip = morph_doubling_strip<T>(kc);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
-  const Index x0 = static_cast<Index>(blockIdx.x) * out_w;  // first output pixel of the strip
-  const int w_here = static_cast<int>(cols - x0 < out_w ? cols - x0 : out_w);  // its outputs inside the image
-  // Whether an output's window covers this thread's pixels (strip pixels p0 .. p0 + w_here + kc - 2).
-  const bool needed = kPx * tid < strip.p0 + w_here + kc - 1;
-  const MorphStreamColumn<T, kErode> column(in, ld_in, rows, needed ? cols : 0,
-                                            x0 - strip.lead + static_cast<Index>(kPx) * tid);  // none where not needed
+  const MorphStreamThread<T, kErode> me(strip, in, ld_in, rows, cols, kc, out_w);
+  const MorphStreamColumn<T, kErode>& column = me.column;
   int top = 1;  // the widest window of the doubling steps: the largest power of two <= kc
   while (2 * top <= kc) top *= 2;
-  const Index x_out = x0 + kPx * tid;  // this thread's first output pixel
-  const bool outputs = kPx * tid < w_here;
+  const Index x_out = me.x0 + kPx * tid;  // this thread's first output pixel
+  const bool outputs = kPx * tid < me.w_here;
   const int q = strip.p0 + kPx * tid;  // the strip pixel where its first output's window starts
 
   for (unsigned seg_y = blockIdx.y; seg_y < segs; seg_y += gridDim.y) {
