@@ -824,11 +824,15 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
 // with log2(kc): 4 steps at 17 .. 31, 2 at 4 .. 7. Shared memory: two arrays of (KMAX, 256)
 // words that the steps read and write in turn, one barrier a step. Up to 16 rows
 // (kMorphDoublingMaxRows); float erode/dilate take it there (dispatch/image_morph.cuh).
-// Not tried yet, for 17 .. 32 rows without 32-row register arrays: column blocks of 16 rows, and
-// the kr window ending at row e as op(W16(e - (kr - 16)), W16(e)), two 16-row windows (van Herk's
-// results of this block and the one before) that cover it, the earlier ones read back from a
-// 32-line ring of each thread's own column in shared memory (no barrier: a thread reads only what
-// it wrote), one block more at each segment's top.
+// Tried and left (session 17), for 17 .. 32 rows without 32-row register arrays: column blocks
+// of 16 rows, and the kr window ending at row e as op(W16(e - (kr - 16)), W16(e)), two 16-row
+// windows (van Herk's results of this block and the one before) that cover it, the earlier ones
+// read back from a 32-line ring of each thread's own column in shared memory (no barrier: a
+// thread reads only what it wrote), one block more at each segment's top. Exact (emulation), 96
+// registers, and no faster: H200, 4096^2 float erode, 21x21 70.8 us against morph_stream_kernel's
+// 68.4, 31x31 72.7 against 71.0 (15x15 on the doubling kernel 59.3 in the same run). So past 16
+// rows the 32-row register arrays were not what held it back; the code is on the local branch
+// morph-split only (it may not survive; this is enough to rebuild it).
 
 /// Where a strip of morph_stream_doubling_kernel<T> lies for an element kc wide: it starts
 /// `lead` pixels left of its first output (kc / 2 rounded up to kMorphStreamPx<T>, so that the
