@@ -113,20 +113,13 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
 template <class T, bool kErode>
 void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bool doubling) {
   REQUIRE(d::morph_stream_reads_rows(img.data(), img.ld, img.cols));
-  int max_out_w = 0;
-  if (doubling) {
-    const d::MorphDoublingStrip strip = d::morph_doubling_strip<T>(kc);
-    REQUIRE(strip.p0 + strip.out_w + kc - 1 <= d::kMorphStreamStrip<T>);
-    REQUIRE(d::morph_doubling_smem_bytes<T>(d::morph_doubling_rows(kr)) <= 227 * 1024);
-    max_out_w = strip.out_w;
-  } else {
-    const d::MorphStreamStrip strip = d::morph_stream_strip<T>(kr, kc);
-    REQUIRE(strip.p0 + strip.out_w + kc - 1 <= d::kMorphStreamStrip<T>);
-    REQUIRE(d::morph_stream_smem_bytes<T>(kr) <= 227 * 1024);
-    max_out_w = strip.out_w;
-  }
+  const d::MorphStrip strip = doubling ? d::morph_doubling_strip<T>(kc) : d::morph_stream_strip<T>(kr, kc);
+  const int max_out_w = strip.out_w;
   REQUIRE(max_out_w > 0);
   REQUIRE(max_out_w % d::kMorphStreamPx<T> == 0);
+  REQUIRE(strip.p0 + max_out_w + kc - 1 <= d::kMorphStreamStrip<T>);
+  REQUIRE((doubling ? d::morph_doubling_smem_bytes<T>(d::morph_doubling_rows(kr)) : d::morph_stream_smem_bytes<T>(kr)) <=
+          227 * 1024);
   const auto out_w = static_cast<int>(d::morph_stream_out_w<T>(max_out_w, img.cols));
   REQUIRE(out_w <= max_out_w);
   REQUIRE(out_w % d::kMorphStreamPx<T> == 0);

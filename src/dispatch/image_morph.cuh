@@ -135,14 +135,17 @@ bool morph_stream_default(const T* in, Index ld, Index cols, int kr, int kc) {
   else return kr > 16 && kc > 16 && morph_stream_reads_rows(in, ld, cols);
 }
 /// Whether erode/dilate's streaming kernel (morph_stream_default) is the one with the doubling
-/// row pass (morph_stream_doubling_kernel): float elements of at most 16 rows. Session 17 (H200,
-/// 4096^2, erode, us, doubling against morph_stream_kernel, both with floats compared by one
-/// FMNMX): 7x7 55.0 against 60.6, 11x11 62.1 against 64.1, 15x15 55.8 against 58.2, 9x9 67.5 at
-/// 16 register rows against 65.4 (now 12 rows: morph_doubling_rows; run M1: 57.0 against 63.6);
-/// past 16 rows it lost (kMorphDoublingMaxRows). A later run on another lease, its kernel with
-/// the split code (left, image_morph.cuh) compiled in: 7x7 53.3 against 61.2, 9x9 60.2 against 63.7, 11x11 56.9
-/// against 62.7, but 15x15 59.3 against 56.9 (15x15 a wash across runs). u8 keeps morph_stream_kernel (15x15 39.0 against 39.6, 7x7 40.8
-/// against 40.1, 9x9 50.0 against 44.0).
+/// row pass (morph_stream_doubling_kernel): float elements of at most 16 rows. H200, 4096^2,
+/// float erode, us, doubling against morph_stream_kernel, both comparing by one FMNMX:
+/// - session 17, first run: 7x7 55.0 against 60.6, 11x11 62.1 against 64.1, 15x15 55.8 against
+///   58.2, 9x9 67.5 at 16 register rows against 65.4 (now 12: morph_doubling_rows);
+/// - run M1: 7x7 52.6 against 58.6, 9x9 57.0 against 63.6, 11x11 55.7 against 62.2, 15x15 53.9
+///   against 56.5;
+/// - a later run on another lease, its kernel with the split code (left, image_morph.cuh)
+///   compiled in: 7x7 53.3 against 61.2, 9x9 60.2 against 63.7, 11x11 56.9 against 62.7, but
+///   15x15 59.3 against 56.9 (15x15 a wash across runs).
+/// Past 16 rows it lost (kMorphDoublingMaxRows). u8 keeps morph_stream_kernel (15x15 39.0
+/// against 39.6, 7x7 40.8 against 40.1, 9x9 50.0 against 44.0).
 template <class T>
 bool morph_stream_doubles(int kr, int kc) {
   return std::is_same_v<T, float> && morph_stream_fits<T>(kr, kc, true);

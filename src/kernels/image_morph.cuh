@@ -522,26 +522,35 @@ constexpr std::size_t morph_stream_smem_bytes(int kr) {
   return 2 * sizeof(MorphWord<T>) * static_cast<std::size_t>(morph_stream_lines<T>(kr)) * kMorphStreamPitch<T>;
 }
 
-/// Where a strip of morph_stream_kernel lies for a kr x kc element and px pixels a thread: the
-/// strip starts `lead` pixels left of its first output (kc / 2 rounded up to px, so that the
-/// threads' words start on px boundaries), the row pass's first window starts at strip pixel
-/// p0 = lead - kc / 2, and out_w of the strip's pixels are outputs (a multiple of px),
-/// p0 + out_w + kc - 1 <= strip. The row pass's tasks (its `lines` x its blocks of kc) are taken
+/// Where a strip of kMorphStreamStrip<T> pixels lies for an element kc wide and px pixels a
+/// thread: it starts `lead` pixels left of its first output (kc / 2 rounded up to px, so that the
+/// threads' words start on px boundaries), the first output's window starts at strip pixel
+/// p0 = lead - kc / 2, and out_w of its pixels are outputs, all that fit (a multiple of px,
+/// p0 + out_w + kc - 1 <= strip; <= 0 when kc does not fit the strip). The strip of
+/// morph_stream_doubling_kernel; morph_stream_kernel's cuts out_w (MorphStreamStrip).
+struct MorphStrip {
+  int lead, p0, out_w;
+  __host__ __device__ MorphStrip(int kc, int px, int strip) {
+    lead = (kc / 2 + px - 1) / px * px;
+    p0 = lead - kc / 2;
+    out_w = whole(strip - p0 - (kc - 1), px);
+  }
+  /// n rounded toward zero to a multiple of px.
+  __host__ __device__ static int whole(int n, int px) { return n >= 0 ? n / px * px : -((-n + px - 1) / px * px); }
+};
+
+/// Where a strip of morph_stream_kernel lies for a kr x kc element and px pixels a thread:
+/// MorphStrip's, but for out_w. The row pass's tasks (its `lines` x its blocks of kc) are taken
 /// kMorphStreamThreads at a time: out_w is cut so that they fill whole rounds (float 31 x 31: 8
 /// blocks of 31 a row, 248 tasks, one round; all of the strip's 256 pixels would make 9 blocks,
 /// 279 tasks, two rounds of a 62-step chain for 23 threads). The host sizes the grid with the
 /// same numbers; out_w <= 0 when kc does not fit the strip.
-struct MorphStreamStrip {
-  int lead, p0, out_w;
-  __host__ __device__ MorphStreamStrip(int lines, int kc, int px, int strip) {
-    lead = (kc / 2 + px - 1) / px * px;
-    p0 = lead - kc / 2;
+struct MorphStreamStrip : MorphStrip {
+  __host__ __device__ MorphStreamStrip(int lines, int kc, int px, int strip) : MorphStrip(kc, px, strip) {
     const int len = strip - p0;  // pixels the row pass may span
-    const auto whole = [px](int n) { return n >= 0 ? n / px * px : -((-n + px - 1) / px * px); };
-    out_w = whole(len - (kc - 1));
     // One round fewer than all of len takes, where that keeps 90% of the outputs.
     const int rounds = (lines * ((len + kc - 1) / kc) + kMorphStreamThreads - 1) / kMorphStreamThreads - 1;
-    const int cut = whole(rounds * kMorphStreamThreads / lines * kc - (kc - 1));  // out_w in that many rounds
+    const int cut = whole(rounds * kMorphStreamThreads / lines * kc - (kc - 1), px);  // out_w in that many rounds
     if (rounds >= 1 && 10 * cut >= 9 * out_w) out_w = cut;
   }
 };
@@ -834,25 +843,10 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
 // rows the 32-row register arrays were not what held it back; the code is on the local branch
 // morph-split only (it may not survive; this is enough to rebuild it).
 
-/// Where a strip of morph_stream_doubling_kernel<T> lies for an element kc wide: it starts
-/// `lead` pixels left of its first output (kc / 2 rounded up to kMorphStreamPx<T>, so that the
-/// threads' words start on px boundaries), the first output's window starts at strip pixel
-/// p0 = lead - kc / 2, and out_w of its kMorphStreamStrip<T> pixels are outputs (a multiple of
-/// px, p0 + out_w + kc - 1 <= strip; <= 0 when kc does not fit the strip).
-struct MorphDoublingStrip {
-  int lead, p0, out_w;
-  __host__ __device__ MorphDoublingStrip(int kc, int px, int strip) {
-    lead = (kc / 2 + px - 1) / px * px;
-    p0 = lead - kc / 2;
-    const int n = strip - p0 - (kc - 1);
-    out_w = n >= 0 ? n / px * px : -((-n + px - 1) / px * px);
-  }
-};
-
 /// The strip of morph_stream_doubling_kernel<T> for an element kc wide.
 template <class T>
-__host__ __device__ inline MorphDoublingStrip morph_doubling_strip(int kc) {
-  return MorphDoublingStrip(kc, kMorphStreamPx<T>, kMorphStreamStrip<T>);
+__host__ __device__ inline MorphStrip morph_doubling_strip(int kc) {
+  return MorphStrip(kc, kMorphStreamPx<T>, kMorphStreamStrip<T>);
 }
 
 /// Rows a block of morph_stream_doubling_kernel at most: past 16 its register arrays (the block's
@@ -910,7 +904,7 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
   DEVMAT_DYNAMIC_SHARED(unsigned char, morph_doubling_smem_raw);
   W* src = reinterpret_cast<W*>(morph_doubling_smem_raw);  // (KMAX, kPitch): what the row pass reads last
   W* dst = src + KMAX * kPitch;                            // (KMAX, kPitch): the other, the column pass's
-  const MorphDoublingStrip strip = morph_doubling_strip<T>(kc);
+  const MorphStrip strip = morph_doubling_strip<T>(kc);
   const int ar = kr / 2;
   const int tid = threadIdx.x;
   const MorphStreamThread<T, kErode> me(strip, in, ld_in, rows, cols, kc, out_w);
