@@ -1,5 +1,5 @@
-// What the device headers compiled at run time (kernels/common.cuh, reduce_block.cuh, cast.cuh,
-// expr_ops.cuh, expr.cuh) take from the standard library, for NVRTC, which has no standard
+// What the device headers compiled at run time (kernels/common.cuh, reduce_block.cuh,
+// byte_lanes.cuh, cast.cuh, expr_ops.cuh, expr.cuh) take from the standard library, for NVRTC, which has no standard
 // headers: the engine (src/expr/engine.cpp) hands this text to NVRTC under the names
 // <cstddef>, <cstdint>, <cstring>, <limits>, <type_traits> and <cuda_runtime.h>. Only what
 // those headers use, for the types devmat has; the host's LP64 sizes (long is 64 bits).

@@ -4,6 +4,7 @@
 // code only.
 #pragma once
 
+#include "kernels/byte_lanes.cuh"
 #include "kernels/common.cuh"
 
 #include <cstdint>
@@ -187,7 +188,7 @@ struct ThresholdWord {
     switch (kind) {
       case kThBinary: return above & max4;
       case kThBinaryInv: return ~above & max4;
-      case kThTrunc: return __vminu4(p[0], t4);  // t < 0: t4 = 0, every pixel 0
+      case kThTrunc: return vmin_u8x4(p[0], t4);  // t < 0: t4 = 0, every pixel 0
       case kThToZero: return above & p[0];
       default: return ~above & p[0];  // kThToZeroInv
     }

@@ -2,12 +2,13 @@
 // median is found by forgetful selection: of the first k^2 / 2 + 2 window values, the minimum
 // and the maximum cannot be the median; both are dropped and the next value taken, until three
 // are left, whose median it is. Unrolled into registers (about k^4 / 2 min/max pairs), and for
-// u8 four horizontally adjacent pixels at once in one 32-bit word (__vminu4 / __vmaxu4). The
+// u8 four horizontally adjacent pixels at once in one 32-bit word (vmin_u8x4 / vmax_u8x4). The
 // pair variant (kPair) takes two vertically adjacent outputs a thread, the k (k - 1) values
 // their windows share once (k 5: 120 + 2 x 45 min/max pairs for two outputs, not 2 x 165).
 // Device code only; dispatch/image_median.cuh launches.
 #pragma once
 
+#include "byte_lanes.cuh"
 #include "common.cuh"
 
 #include <cuda_runtime.h>
@@ -27,12 +28,15 @@ constexpr int kMedianTileWF32 = kMedianThreadsX;                          // 32
 
 /// Four u8 lanes in a word.
 struct MedianU8x4 {
-  __device__ __forceinline__ static unsigned lo(unsigned a, unsigned b) { return __vminu4(a, b); }
-  __device__ __forceinline__ static unsigned hi(unsigned a, unsigned b) { return __vmaxu4(a, b); }
+  __device__ __forceinline__ static unsigned lo(unsigned a, unsigned b) { return vmin_u8x4(a, b); }
+  __device__ __forceinline__ static unsigned hi(unsigned a, unsigned b) { return vmax_u8x4(a, b); }
 };
+/// Floats by fminf / fmaxf: one FMNMX each, where a compare and a select (`b < a ? b : a`) are
+/// two instructions (FSETP, FSEL), as in the morphology kernels. A NaN that meets a number is
+/// passed over (the pair keeps the number twice).
 struct MedianF32 {
-  __device__ __forceinline__ static float lo(float a, float b) { return b < a ? b : a; }
-  __device__ __forceinline__ static float hi(float a, float b) { return a < b ? b : a; }
+  __device__ __forceinline__ static float lo(float a, float b) { return fminf(a, b); }
+  __device__ __forceinline__ static float hi(float a, float b) { return fmaxf(a, b); }
 };
 
 /// Forgetful selection in stages, fully unrolled: forgetful_start takes values 0..kHeld-1,

@@ -9,6 +9,7 @@
 #pragma once
 
 #include "border.cuh"
+#include "byte_lanes.cuh"
 #include "common.cuh"
 
 #include <cuda_runtime.h>
@@ -36,7 +37,7 @@ template <class T, bool kRows>
 inline constexpr int kMorphPack = std::is_same_v<T, std::uint8_t> && !kRows ? 4 : 1;
 
 /// min (erosion) or max (dilation), and the value that leaves the other operand unchanged. u8
-/// words are compared bytewise (__vminu4 / __vmaxu4), so one word may hold one pixel or four.
+/// words are compared bytewise (vmin_u8x4 / vmax_u8x4: byte_lanes.cuh), so one word may hold one pixel or four.
 /// Floats by fminf / fmaxf: one FMNMX (a compare and a select, `b < a ? b : a`, are two
 /// instructions, FSETP and FSEL; session 17, H200, 4096^2 erode: 5x5 70.6 -> 65.0 us, 7x7 67.8
 /// -> 60.3, 31x31 74.8 -> 72.7), and a NaN pixel is passed over wherever it lies in the window
@@ -45,7 +46,7 @@ template <class T, bool kErode>
 struct MorphOp {
   using W = MorphWord<T>;
   __device__ __forceinline__ static W apply(W a, W b) {
-    if constexpr (std::is_same_v<T, std::uint8_t>) return kErode ? __vminu4(a, b) : __vmaxu4(a, b);
+    if constexpr (std::is_same_v<T, std::uint8_t>) return kErode ? vmin_u8x4(a, b) : vmax_u8x4(a, b);
     else if constexpr (kErode) return fminf(a, b);
     else return fmaxf(a, b);
   }
@@ -183,7 +184,7 @@ morph_pass_direct_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ 
 //    thread loads 16 aligned bytes (4 words) at a time;
 //  - its results go, transposed for u8 (__byte_perm), to `b`: words of P vertically adjacent
 //    pixels (rows qP .. qP + P - 1 of column c), (TH / P, cl * P) at an odd pitch, so that the
-//    row pass again compares P pixels at once (__vminu4 / __vmaxu4) along the word's line;
+//    row pass again compares P pixels at once (vmin_u8x4 / vmax_u8x4) along the word's line;
 //  - the row pass's prefix minima go to g2 (over `a`, no longer read by then), and its results,
 //    transposed back, go from registers to the image as words of P pixels of a row.
 
@@ -989,7 +990,7 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
 }
 
 /// The KR x KC erosion (kErode) or dilation of u8 `img`, rows and columns fused in one pass, 4
-/// pixels a word (__vminu4 / __vmaxu4), R output rows a thread (border.cuh's u8 neighbourhood
+/// pixels a word (vmin_u8x4 / vmax_u8x4), R output rows a thread (border.cuh's u8 neighbourhood
 /// tile; grid (tiles along x, tiles along y up to the grid's limit, the rest looped over)).
 /// Pixels outside the image are ignored, as morph_pass_kernel. KR, KC odd, 3..7 (the funnel
 /// shifts stay under 32 bits).
@@ -1001,7 +1002,7 @@ morph_u8_small_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8
                 "morph_u8_small_kernel: odd sides from 3 to 7");
   constexpr int kAR = KR / 2, kAC = KC / 2;
   const unsigned fill = kErode ? 0xffffffffu : 0u;
-  const auto op = [](unsigned a, unsigned b) { return kErode ? __vminu4(a, b) : __vmaxu4(a, b); };
+  const auto op = [](unsigned a, unsigned b) { return kErode ? vmin_u8x4(a, b) : vmax_u8x4(a, b); };
   const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
   if (x >= cols) return;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {

@@ -5,6 +5,7 @@
 // on timing: no atomics, so the same input gives bitwise the same result on every run.
 #pragma once
 
+#include "byte_lanes.cuh"
 #include "common.cuh"
 
 #include <cuda_runtime.h>
@@ -202,8 +203,8 @@ struct MinMaxReducer {
 #pragma unroll
         for (int k = 0; k < V / 4; ++k) w[u * (V / 4) + k] = word_of(p[u], k);
       const unsigned m = tree_combine(w, [](unsigned a, unsigned b) {
-        if constexpr (kMax) return __vmaxu4(a, b);
-        else return __vminu4(a, b);
+        if constexpr (kMax) return vmax_u8x4(a, b);
+        else return vmin_u8x4(a, b);
       });
 #pragma unroll
       for (int k = 0; k < 4; ++k) add(s, static_cast<T>((m >> (8 * k)) & 0xFFu));

@@ -157,6 +157,30 @@ inline unsigned __vcmpgtu4(unsigned a, unsigned b) {
   for (int k = 0; k < 4; ++k) r |= (((a >> (8 * k)) & 255u) > ((b >> (8 * k)) & 255u) ? 255u : 0u) << (8 * k);
   return r;
 }
+/// Unsigned 16-bit lanes (VIMNMX.U16x2 on sm_90).
+inline unsigned __vminu2(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int k = 0; k < 2; ++k) {
+    const unsigned x = (a >> (16 * k)) & 0xFFFFu, y = (b >> (16 * k)) & 0xFFFFu;
+    r |= (x < y ? x : y) << (16 * k);
+  }
+  return r;
+}
+inline unsigned __vmaxu2(unsigned a, unsigned b) {
+  unsigned r = 0;
+  for (int k = 0; k < 2; ++k) {
+    const unsigned x = (a >> (16 * k)) & 0xFFFFu, y = (b >> (16 * k)) & 0xFFFFu;
+    r |= (x > y ? x : y) << (16 * k);
+  }
+  return r;
+}
+/// PRMT with selectors 0..7 per nibble (the kernels use no sign-replicating modes).
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+  const unsigned long long v = static_cast<unsigned long long>(y) << 32 | x;
+  unsigned r = 0;
+  for (int b = 0; b < 4; ++b) r |= static_cast<unsigned>((v >> (8 * ((s >> (4 * b)) & 7u))) & 0xffu) << (8 * b);
+  return r;
+}
 inline unsigned __vminu4(unsigned a, unsigned b) {
   unsigned r = 0;
   for (int k = 0; k < 4; ++k) {

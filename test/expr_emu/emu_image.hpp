@@ -23,13 +23,6 @@ inline float __int_as_float(int v) {
   std::memcpy(&f, &v, sizeof f);
   return f;
 }
-/// PRMT with selectors 0..7 per nibble (the kernels use no sign-replicating modes).
-inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
-  const unsigned long long v = static_cast<unsigned long long>(y) << 32 | x;
-  unsigned r = 0;
-  for (int b = 0; b < 4; ++b) r |= static_cast<unsigned>((v >> (8 * ((s >> (4 * b)) & 7u))) & 0xffu) << (8 * b);
-  return r;
-}
 inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 /// A block's threads are host threads: atomic as on the GPU.
