@@ -10,9 +10,9 @@
 // once, written once); larger ones as two passes through a workspace. For float, a streaming
 // kernel (morph_stream_kernel, elements up to 32 x 129 past 5 x 5) takes over from the tile; for
 // u8 from 17 x 17 (dispatch/image_morph.cuh's morph_stream_default says where each wins). Float
-// elements of up to 16 rows take its twin whose row pass doubles windows instead
-// (morph_stream_doubling_kernel: log2 of the width in steps, each a load, an op and a store a
-// row; morph_stream_doubles).
+// elements of up to 16 rows, and u8 ones of 7 to 16 rows and at least 7 columns, take its twin
+// whose row pass doubles windows instead (morph_stream_doubling_kernel: log2 of the width in
+// steps, each a load, an op and a store a row; morph_stream_doubles).
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"

@@ -269,8 +269,8 @@ double otsu_threshold(const MatrixView<const std::uint8_t>& img);
 // one iteration, pixels outside the image ignored (OpenCV's default border for morphology,
 // BORDER_CONSTANT with morphologyDefaultBorderValue()). A view is an image of its own, as for the
 // filters above. The cost per pixel barely grows with the element (van Herk / Gil-Werman along
-// columns; along rows the same, or for float elements of up to 16 rows windows doubled in
-// log2(ksize_cols) steps). Floats compare as fminf / fmaxf, which pass over NaN pixels (a window
+// columns; along rows the same, or for float elements of up to 16 rows and u8 ones of 7 to 16
+// rows windows doubled in log2(ksize_cols) steps). Floats compare as fminf / fmaxf, which pass over NaN pixels (a window
 // of nothing but NaNs has no defined result). Runs on img's stream; a side below 1 is a
 // shape_error.
 
@@ -318,7 +318,9 @@ DeviceMatrix<double> integral(const MatrixView<const float>& img);
 ///@{
 /// Median of the ksize x ksize window around each pixel, borders replicated, as OpenCV's
 /// medianBlur. ksize 1 (a copy), 3, 5 or 7 for u8; 1, 3 or 5 for float (the sizes OpenCV takes
-/// for float); any other is a shape_error. Exact: the result is always one of the inputs.
+/// for float); any other is a shape_error. Exact: the result is always one of the inputs. Floats
+/// compare as fminf / fmaxf, which pass over a NaN where it meets a number: with NaN pixels in a
+/// window the result is one of its values, not necessarily the median of its numbers.
 Image8 median_blur(const MatrixView<const std::uint8_t>& img, int ksize);
 DeviceMatrix<float> median_blur(const MatrixView<const float>& img, int ksize);
 ///@}

@@ -117,6 +117,26 @@ bool morph_stream_fits(int kr, int kc, bool doubling = false) {
          2 * morph_stream_max_out_w<T>(kr, kc, doubling) >= kMorphStreamStrip<T>;
 }
 
+/// Whether erode/dilate's streaming kernel (morph_stream_default) is the one with the doubling
+/// row pass (morph_stream_doubling_kernel): float elements of at most 16 rows, u8 ones of 7 to
+/// 16 rows and at least 7 columns. H200, 4096^2,
+/// float erode, us, doubling against morph_stream_kernel, both comparing by one FMNMX:
+/// - session 17, first run: 7x7 55.0 against 60.6, 11x11 62.1 against 64.1, 15x15 55.8 against
+///   58.2, 9x9 67.5 at 16 register rows against 65.4 (now 12: morph_doubling_rows);
+/// - run M1: 7x7 52.6 against 58.6, 9x9 57.0 against 63.6, 11x11 55.7 against 62.2, 15x15 53.9
+///   against 56.5;
+/// - a later run on another lease, its kernel with the split code (left, image_morph.cuh)
+///   compiled in: 7x7 53.3 against 61.2, 9x9 60.2 against 63.7, 11x11 56.9 against 62.7, but
+///   15x15 59.3 against 56.9 (15x15 a wash across runs).
+/// Past 16 rows it lost (kMorphDoublingMaxRows). u8: elements of 7 to 16 rows and at least 7
+/// columns (morph_stream_default); with __vminu4's compares it had lost there to
+/// morph_stream_kernel (15x15 39.0 against 39.6, 7x7 40.8 against 40.1, 9x9 50.0 against 44.0).
+template <class T>
+bool morph_stream_doubles(int kr, int kc) {
+  if (!morph_stream_fits<T>(kr, kc, true)) return false;
+  return std::is_same_v<T, float> || (kr >= 7 && kc >= 7);
+}
+
 /// Whether erode/dilate take morph_stream_kernel for a T image (`in`, rows `ld` apart, `cols`
 /// pixels) and a kr x kc element (after the fused kernels and the 1 x 1 copy, before the
 /// one-kernel tile).
@@ -128,27 +148,19 @@ bool morph_stream_fits(int kr, int kc, bool doubling = false) {
 ///   us, stream against the 64 x 128 tile): 31x31 37.4 against 41.9, 21x21 36.8 against 37.0;
 ///   at 16 rows or fewer the tile as fast or faster (9x9 34.3 against 39.4, 7x7 35.3 against
 ///   35.6, 11x11 and 15x15 within 0.6).
+/// - u8, from session 18 (the byte compares by vmin_u8x4, three ALU instructions where __vminu4
+///   takes five, and the doubling kernel's row pass is mostly compares): elements of 7 to 16 rows and at least 7 columns
+///   on morph_stream_doubling_kernel (morph_stream_doubles). H200, 4096^2 dilate, us, doubling
+///   against the 64 x 128 tile that took them (first run): 7x7 36.1 against 38.9, 9x9 38.1
+///   against 37.9, 11x11 36.2 against 38.7, 15x15 35.6 against 40.0; run N2, the doubling kernel
+///   the default: 7x7 35.6 against the forced tile's 37.1, 15x15 36.6 against 38.5. Below 7 rows its register rows (8 at
+///   least) would mostly be computed for nothing.
 template <class T>
 bool morph_stream_default(const T* in, Index ld, Index cols, int kr, int kc) {
-  if (!morph_stream_fits<T>(kr, kc)) return false;
-  if constexpr (std::is_same_v<T, float>) return true;
-  else return kr > 16 && kc > 16 && morph_stream_reads_rows(in, ld, cols);
-}
-/// Whether erode/dilate's streaming kernel (morph_stream_default) is the one with the doubling
-/// row pass (morph_stream_doubling_kernel): float elements of at most 16 rows. H200, 4096^2,
-/// float erode, us, doubling against morph_stream_kernel, both comparing by one FMNMX:
-/// - session 17, first run: 7x7 55.0 against 60.6, 11x11 62.1 against 64.1, 15x15 55.8 against
-///   58.2, 9x9 67.5 at 16 register rows against 65.4 (now 12: morph_doubling_rows);
-/// - run M1: 7x7 52.6 against 58.6, 9x9 57.0 against 63.6, 11x11 55.7 against 62.2, 15x15 53.9
-///   against 56.5;
-/// - a later run on another lease, its kernel with the split code (left, image_morph.cuh)
-///   compiled in: 7x7 53.3 against 61.2, 9x9 60.2 against 63.7, 11x11 56.9 against 62.7, but
-///   15x15 59.3 against 56.9 (15x15 a wash across runs).
-/// Past 16 rows it lost (kMorphDoublingMaxRows). u8 keeps morph_stream_kernel (15x15 39.0
-/// against 39.6, 7x7 40.8 against 40.1, 9x9 50.0 against 44.0).
-template <class T>
-bool morph_stream_doubles(int kr, int kc) {
-  return std::is_same_v<T, float> && morph_stream_fits<T>(kr, kc, true);
+  if constexpr (std::is_same_v<T, float>) return morph_stream_fits<T>(kr, kc);
+  else
+    return morph_stream_reads_rows(in, ld, cols) &&
+           ((kr > 16 && kc > 16 && morph_stream_fits<T>(kr, kc)) || morph_stream_doubles<T>(kr, kc));
 }
 
 /// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
