@@ -14,19 +14,16 @@ namespace devmat::detail {
 /// bytes 0 and 2. Three ALU instructions and two shifts (IMAD.SHL, on the FMA pipe) where
 /// __vminu4 takes five ALU instructions and one IMAD (cuobjdump, sm_90); a chain or a sorting
 /// network that meets one word twice shifts it once. Earlier architectures: __vminu4.
-__device__ __forceinline__ unsigned vmin_u8x4(unsigned a, unsigned b) {
+template <bool kMax>
+__device__ __forceinline__ unsigned minmax_u8x4(unsigned a, unsigned b) {
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-  return __byte_perm(__vminu2(a << 8, b << 8), __vminu2(a, b), 0x7351);
+  const auto lanes = [](unsigned x, unsigned y) { return kMax ? __vmaxu2(x, y) : __vminu2(x, y); };
+  return __byte_perm(lanes(a << 8, b << 8), lanes(a, b), 0x7351);
 #else
-  return __vminu4(a, b);
+  return kMax ? __vmaxu4(a, b) : __vminu4(a, b);
 #endif
 }
-__device__ __forceinline__ unsigned vmax_u8x4(unsigned a, unsigned b) {
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-  return __byte_perm(__vmaxu2(a << 8, b << 8), __vmaxu2(a, b), 0x7351);
-#else
-  return __vmaxu4(a, b);
-#endif
-}
+__device__ __forceinline__ unsigned vmin_u8x4(unsigned a, unsigned b) { return minmax_u8x4<false>(a, b); }
+__device__ __forceinline__ unsigned vmax_u8x4(unsigned a, unsigned b) { return minmax_u8x4<true>(a, b); }
 
 }  // namespace devmat::detail

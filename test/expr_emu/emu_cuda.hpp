@@ -144,49 +144,29 @@ inline unsigned __dp4a(unsigned a, unsigned b, unsigned c) {
   for (int k = 0; k < 4; ++k) c += ((a >> (8 * k)) & 0xFFu) * ((b >> (8 * k)) & 0xFFu);
   return c;
 }
-inline unsigned __vmaxu4(unsigned a, unsigned b) {
+/// The lanes of kBits bits of a and b, lane by lane f(lane of a, lane of b) (unsigned).
+template <int kBits, class F>
+inline unsigned emu_lanes(unsigned a, unsigned b, F f) {
+  constexpr unsigned kMask = (1u << kBits) - 1u;
   unsigned r = 0;
-  for (int k = 0; k < 4; ++k) {
-    const unsigned x = (a >> (8 * k)) & 0xFFu, y = (b >> (8 * k)) & 0xFFu;
-    r |= (x > y ? x : y) << (8 * k);
-  }
+  for (int k = 0; k < 32 / kBits; ++k) r |= (f((a >> (kBits * k)) & kMask, (b >> (kBits * k)) & kMask) & kMask) << (kBits * k);
   return r;
 }
+inline unsigned emu_min(unsigned x, unsigned y) { return x < y ? x : y; }
+inline unsigned emu_max(unsigned x, unsigned y) { return x > y ? x : y; }
+inline unsigned __vminu4(unsigned a, unsigned b) { return emu_lanes<8>(a, b, emu_min); }
+inline unsigned __vmaxu4(unsigned a, unsigned b) { return emu_lanes<8>(a, b, emu_max); }
 inline unsigned __vcmpgtu4(unsigned a, unsigned b) {
-  unsigned r = 0;
-  for (int k = 0; k < 4; ++k) r |= (((a >> (8 * k)) & 255u) > ((b >> (8 * k)) & 255u) ? 255u : 0u) << (8 * k);
-  return r;
+  return emu_lanes<8>(a, b, [](unsigned x, unsigned y) { return x > y ? 255u : 0u; });
 }
 /// Unsigned 16-bit lanes (VIMNMX.U16x2 on sm_90).
-inline unsigned __vminu2(unsigned a, unsigned b) {
-  unsigned r = 0;
-  for (int k = 0; k < 2; ++k) {
-    const unsigned x = (a >> (16 * k)) & 0xFFFFu, y = (b >> (16 * k)) & 0xFFFFu;
-    r |= (x < y ? x : y) << (16 * k);
-  }
-  return r;
-}
-inline unsigned __vmaxu2(unsigned a, unsigned b) {
-  unsigned r = 0;
-  for (int k = 0; k < 2; ++k) {
-    const unsigned x = (a >> (16 * k)) & 0xFFFFu, y = (b >> (16 * k)) & 0xFFFFu;
-    r |= (x > y ? x : y) << (16 * k);
-  }
-  return r;
-}
+inline unsigned __vminu2(unsigned a, unsigned b) { return emu_lanes<16>(a, b, emu_min); }
+inline unsigned __vmaxu2(unsigned a, unsigned b) { return emu_lanes<16>(a, b, emu_max); }
 /// PRMT with selectors 0..7 per nibble (the kernels use no sign-replicating modes).
 inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
   const unsigned long long v = static_cast<unsigned long long>(y) << 32 | x;
   unsigned r = 0;
   for (int b = 0; b < 4; ++b) r |= static_cast<unsigned>((v >> (8 * ((s >> (4 * b)) & 7u))) & 0xffu) << (8 * b);
-  return r;
-}
-inline unsigned __vminu4(unsigned a, unsigned b) {
-  unsigned r = 0;
-  for (int k = 0; k < 4; ++k) {
-    const unsigned x = (a >> (8 * k)) & 0xFFu, y = (b >> (8 * k)) & 0xFFu;
-    r |= (x < y ? x : y) << (8 * k);
-  }
   return r;
 }
 

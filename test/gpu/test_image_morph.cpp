@@ -432,10 +432,11 @@ TEMPLATE_TEST_CASE("morphology of a region of interest is that of its dense copy
   CHECK(to_eigen(img) == h);  // the parent is intact
 }
 
-TEST_CASE("u8 morphology from 17x17: windows whose rows end on 4 bytes (the streaming kernel) and others",
+TEST_CASE("u8 morphology from 7x7: windows whose rows end on 4 bytes (the streaming kernels) and others",
           "[image][morph][views]") {
-  // erode/dilate take the streaming kernel for u8 elements past 16 x 16 only where every row
-  // ends on 4 bytes (morph_stream_default); the others keep the tile. Both must be exact.
+  // erode/dilate take the streaming kernels for u8 elements of 7 to 16 rows (the doubling one)
+  // and past 16 x 16 only where every row ends on 4 bytes (morph_stream_default); the others keep
+  // the tile. Both must be exact.
   const H<std::uint8_t> h = random_image<std::uint8_t>(300, 520);
   const auto img = to_device(h);
   for (const auto& w : std::vector<std::array<Index, 4>>{
@@ -443,7 +444,7 @@ TEST_CASE("u8 morphology from 17x17: windows whose rows end on 4 bytes (the stre
     CAPTURE(w[0], w[1], w[2], w[3]);
     const MatrixView<const std::uint8_t> roi = img.block(w[0], w[1], w[2], w[3]);
     const H<std::uint8_t> dense = h.block(w[0], w[1], w[2], w[3]);
-    for (auto [kh, kw] : std::vector<std::pair<int, int>>{{17, 17}, {21, 21}, {31, 31}, {32, 40}, {17, 300}, {31, 16}}) {
+    for (auto [kh, kw] : std::vector<std::pair<int, int>>{{17, 17}, {21, 21}, {31, 31}, {32, 40}, {17, 300}, {31, 16}, {7, 7}, {9, 12}, {16, 16}, {13, 40}, {8, 301}, {12, 6}}) {
       CAPTURE(kh, kw);
       for (Morph m : {Morph::erode, Morph::dilate}) {
         CAPTURE(name(m));
