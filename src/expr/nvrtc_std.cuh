@@ -1,8 +1,8 @@
 // What the device headers compiled at run time (kernels/common.cuh, reduce_block.cuh,
-// byte_lanes.cuh, cast.cuh, expr_ops.cuh, expr.cuh) take from the standard library, for NVRTC, which has no standard
-// headers: the engine (src/expr/engine.cpp) hands this text to NVRTC under the names
-// <cstddef>, <cstdint>, <cstring>, <limits>, <type_traits> and <cuda_runtime.h>. Only what
-// those headers use, for the types devmat has; the host's LP64 sizes (long is 64 bits).
+// byte_lanes.cuh, cast.cuh, expr_ops.cuh, expr.cuh) take from the standard library, for NVRTC,
+// which has no standard headers: the engine (src/expr/engine.cpp) hands this text to NVRTC under
+// the names <cstddef>, <cstdint>, <cstring>, <limits>, <type_traits> and <cuda_runtime.h>. Only
+// what those headers use, for the types devmat has; the host's LP64 sizes (long is 64 bits).
 // NVRTC has no __builtin_huge_val: infinities and NaN come from their bits (not usable in
 // constant expressions, which nothing here needs).
 #ifndef DEVMAT_NVRTC_STD_CUH

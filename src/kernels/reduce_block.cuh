@@ -202,10 +202,7 @@ struct MinMaxReducer {
       for (int u = 0; u < U; ++u)
 #pragma unroll
         for (int k = 0; k < V / 4; ++k) w[u * (V / 4) + k] = word_of(p[u], k);
-      const unsigned m = tree_combine(w, [](unsigned a, unsigned b) {
-        if constexpr (kMax) return vmax_u8x4(a, b);
-        else return vmin_u8x4(a, b);
-      });
+      const unsigned m = tree_combine(w, [](unsigned a, unsigned b) { return minmax_u8x4<kMax>(a, b); });
 #pragma unroll
       for (int k = 0; k < 4; ++k) add(s, static_cast<T>((m >> (8 * k)) & 0xFFu));
     } else {

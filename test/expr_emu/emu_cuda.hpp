@@ -149,7 +149,10 @@ template <int kBits, class F>
 inline unsigned emu_lanes(unsigned a, unsigned b, F f) {
   constexpr unsigned kMask = (1u << kBits) - 1u;
   unsigned r = 0;
-  for (int k = 0; k < 32 / kBits; ++k) r |= (f((a >> (kBits * k)) & kMask, (b >> (kBits * k)) & kMask) & kMask) << (kBits * k);
+  for (int k = 0; k < 32 / kBits; ++k) {
+    const int shift = kBits * k;
+    r |= (f((a >> shift) & kMask, (b >> shift) & kMask) & kMask) << shift;
+  }
   return r;
 }
 inline unsigned emu_min(unsigned x, unsigned y) { return x < y ? x : y; }
