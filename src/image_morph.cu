@@ -5,7 +5,7 @@
 // outside the image ignored (BORDER_CONSTANT with morphologyDefaultBorderValue()), one
 // iteration. A view is an image of its own (its edges are the borders, as the other filters;
 // OpenCV's BORDER_ISOLATED). Elements with sides 3 or 5 run as one fused pass (rows and columns
-// together, 4 pixels a thread); other elements up to about 100 x 100 (u8; float 55 x 55) as one
+// together, 4 pixels a thread; float 5 x 5 on the doubling kernel below, morph_fused); other elements up to about 100 x 100 (u8; float 55 x 55) as one
 // kernel that runs both passes on a tile in shared memory (morph_tile_kernel: the image read
 // once, written once); larger ones as two passes through a workspace. For float, a streaming
 // kernel (morph_stream_kernel, elements up to 32 x 129 past 5 x 5) takes over from the tile; for
@@ -44,7 +44,7 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
-  if (morph_small(ksize_rows, ksize_cols)) {
+  if (morph_fused<T>(ksize_rows, ksize_cols)) {
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);

@@ -118,8 +118,9 @@ void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bo
   REQUIRE(max_out_w > 0);
   REQUIRE(max_out_w % d::kMorphStreamPx<T> == 0);
   REQUIRE(strip.p0 + max_out_w + kc - 1 <= d::kMorphStreamStrip<T>);
-  REQUIRE((doubling ? d::morph_doubling_smem_bytes<T>(d::morph_doubling_rows(kr)) : d::morph_stream_smem_bytes<T>(kr)) <=
-          227 * 1024);
+  const std::size_t smem =
+      doubling ? d::morph_doubling_smem_bytes<T>(d::morph_doubling_rows(kr)) : d::morph_stream_smem_bytes<T>(kr);
+  REQUIRE(smem <= 227 * 1024);
   const auto out_w = static_cast<int>(d::morph_stream_out_w<T>(max_out_w, img.cols));
   REQUIRE(out_w <= max_out_w);
   REQUIRE(out_w % d::kMorphStreamPx<T> == 0);
@@ -137,11 +138,7 @@ void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bo
                                                 seg, segs);
     });
   };
-  const int kmax = doubling ? d::morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32;
-  if (kmax == 8) go(std::integral_constant<int, 8>{});
-  else if (kmax == 12) go(std::integral_constant<int, 12>{});
-  else if (kmax == 16) go(std::integral_constant<int, 16>{});
-  else go(std::integral_constant<int, 32>{});
+  d::with_morph_stream_rows(kr, doubling, go);
 }
 
 template <class T>

@@ -148,13 +148,14 @@ bool morph_stream_doubles(int kr, int kc) {
 ///   us, stream against the 64 x 128 tile): 31x31 37.4 against 41.9, 21x21 36.8 against 37.0;
 ///   at 16 rows or fewer the tile as fast or faster (9x9 34.3 against 39.4, 7x7 35.3 against
 ///   35.6, 11x11 and 15x15 within 0.6).
-/// - u8, from session 18 (the byte compares by vmin_u8x4, three ALU instructions where __vminu4
-///   takes five, and the doubling kernel's row pass is mostly compares): elements of 7 to 16 rows and at least 7 columns
-///   on morph_stream_doubling_kernel (morph_stream_doubles). H200, 4096^2 dilate, us, doubling
-///   against the 64 x 128 tile that took them (first run): 7x7 36.1 against 38.9, 9x9 38.1
-///   against 37.9, 11x11 36.2 against 38.7, 15x15 35.6 against 40.0; run N2, the doubling kernel
-///   the default: 7x7 35.6 against the forced tile's 37.1, 15x15 36.6 against 38.5. Below 7 rows its register rows (8 at
-///   least) would mostly be computed for nothing.
+/// - u8, from session 18 (the byte compares by vmin_u8x4, three ALU instructions where
+///   __vminu4 takes five, and the doubling kernel's row pass is mostly compares): elements of 7
+///   to 16 rows and at least 7 columns on morph_stream_doubling_kernel (morph_stream_doubles).
+///   H200, 4096^2 dilate, us, doubling against the 64 x 128 tile that took them (first run): 7x7
+///   36.1 against 38.9, 9x9 38.1 against 37.9, 11x11 36.2 against 38.7, 15x15 35.6 against
+///   40.0; run N2, the doubling kernel the default: 7x7 35.6 against the forced tile's 37.1,
+///   15x15 36.6 against 38.5. Below 7 rows its register rows (8 at least) would mostly be
+///   computed for nothing.
 template <class T>
 bool morph_stream_default(const T* in, Index ld, Index cols, int kr, int kc) {
   if constexpr (std::is_same_v<T, float>) return morph_stream_fits<T>(kr, kc);
@@ -213,17 +214,20 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, out_w,
            rows_a_block, segs);
   };
-  // The register rows: morph_stream_kernel's 8, 16 or 32; the doubling kernel's 8, 12 or 16
-  // (morph_doubling_rows), as it computes every one of them.
-  const int kmax = doubling ? morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32;
-  if (kmax == 8) run(std::integral_constant<int, 8>{});
-  else if (kmax == 12) run(std::integral_constant<int, 12>{});
-  else if (kmax == 16) run(std::integral_constant<int, 16>{});
-  else run(std::integral_constant<int, 32>{});
+  with_morph_stream_rows(kr, doubling, run);
 }
 
 /// Whether launch_morph_small has a kernel for a kr x kc element.
 inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 3 || kc == 5); }
+
+/// Whether erode/dilate take launch_morph_small's fused pass for a T image: its elements
+/// (morph_small) but float 5 x 5, which runs faster on morph_stream_doubling_kernel at 6
+/// register rows (H200, 4096^2 erode, us, same run: 55.8 against the fused 58.6 with its launch
+/// bounds, 64.5 without).
+template <class T>
+bool morph_fused(int kr, int kc) {
+  return morph_small(kr, kc) && !(std::is_same_v<T, float> && kr == 5 && kc == 5);
+}
 
 /// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3
 /// rows 4, 5 rows 8 were the fastest of 4, 8 and 16; float takes the same).

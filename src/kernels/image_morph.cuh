@@ -37,7 +37,8 @@ template <class T, bool kRows>
 inline constexpr int kMorphPack = std::is_same_v<T, std::uint8_t> && !kRows ? 4 : 1;
 
 /// min (erosion) or max (dilation), and the value that leaves the other operand unchanged. u8
-/// words are compared bytewise (vmin_u8x4 / vmax_u8x4: byte_lanes.cuh), so one word may hold one pixel or four.
+/// words are compared bytewise (minmax_u8x4: byte_lanes.cuh), so one word may hold one pixel or
+/// four.
 /// Floats by fminf / fmaxf: one FMNMX (a compare and a select, `b < a ? b : a`, are two
 /// instructions, FSETP and FSEL; session 17, H200, 4096^2 erode: 5x5 70.6 -> 65.0 us, 7x7 67.8
 /// -> 60.3, 31x31 74.8 -> 72.7), and a NaN pixel is passed over wherever it lies in the window
@@ -46,7 +47,7 @@ template <class T, bool kErode>
 struct MorphOp {
   using W = MorphWord<T>;
   __device__ __forceinline__ static W apply(W a, W b) {
-    if constexpr (std::is_same_v<T, std::uint8_t>) return kErode ? vmin_u8x4(a, b) : vmax_u8x4(a, b);
+    if constexpr (std::is_same_v<T, std::uint8_t>) return minmax_u8x4<!kErode>(a, b);
     else if constexpr (kErode) return fminf(a, b);
     else return fmaxf(a, b);
   }
@@ -593,6 +594,18 @@ __host__ __device__ inline bool morph_stream_reads_rows(const T* in, Index ld, I
 template <class T, int KMAX>
 inline constexpr bool kMorphRowsBreak = std::is_same_v<T, float> && KMAX <= 16;
 
+/// Whether MorphStreamColumn::load_rows (and morph_stream_doubling_kernel's stores) take each of
+/// KMAX rows predicated, the address advanced whatever the row (about 4 SASS instructions a
+/// row), rather than through morph_for_rows: its `break` left the rows past kr in different
+/// registers on each way out, about 15 moves a row at 16 rows (cuobjdump, sm_90). Float only
+/// (u8's 32-row morph_stream_kernel took 188 registers, not 128), and not at 12 or 16 rows, where
+/// the doubling kernel ran slower for it in spite of 21% fewer instructions (H200, 4096^2 float
+/// erode, us, predicated against morph_for_rows, same run: 9x9 60.7 against 58.1, 15x15 59.3
+/// against 55.9; but 7x7 53.3 against 55.1, and morph_stream_kernel's 32 rows 21x21 68.0 against
+/// 70.2, 31x31 69.4 against 72.3).
+template <class T, int KMAX>
+inline constexpr bool kMorphRowsPredicated = std::is_same_v<T, float> && (KMAX <= 8 || KMAX > 16);
+
 /// f(j) for rows j = 0 .. kr - 1 of an unrolled loop over KMAX rows, left at row kr as
 /// kMorphRowsBreak<T, KMAX> says.
 template <class T, int KMAX, class F>
@@ -656,10 +669,18 @@ struct MorphStreamColumn {
 #pragma unroll
       for (int j = 0; j < KMAX; ++j) w[j] = id;
     } else if (y >= 0 && y + kr <= rows) {
-      morph_for_rows<T, KMAX>(kr, [&](int j) {
-        w[j] = load(p);
-        p += ld;
-      });
+      if constexpr (kMorphRowsPredicated<T, KMAX>) {
+#pragma unroll
+        for (int j = 0; j < KMAX; ++j) {
+          if (j < kr) w[j] = load(p);
+          p += ld;
+        }
+      } else {
+        morph_for_rows<T, KMAX>(kr, [&](int j) {
+          w[j] = load(p);
+          p += ld;
+        });
+      }
     } else {
       morph_for_rows<T, KMAX>(kr, [&](int j) {
         w[j] = y + j >= 0 && y + j < rows ? load(p) : id;
@@ -857,9 +878,28 @@ __host__ __device__ inline MorphStrip morph_doubling_strip(int kc) {
 constexpr int kMorphDoublingMaxRows = 16;
 
 /// The register rows (KMAX) of the morph_stream_doubling_kernel instance that takes kr rows
-/// (kr <= kMorphDoublingMaxRows): 8, 12 or 16, the first at or above kr (its rows past kr are
-/// computed for nothing).
-__host__ __device__ constexpr int morph_doubling_rows(int kr) { return kr <= 8 ? 8 : kr <= 12 ? 12 : 16; }
+/// (kr <= kMorphDoublingMaxRows): 4, 6, 8, 12 or 16, the first at or above kr (its rows past kr
+/// are computed for nothing: H200, 4096^2 float erode, us, 3x3 59.1 at 4 rows against 77.2 at 8,
+/// 5x5 55.8 at 6 against 60.5 at 8).
+__host__ __device__ constexpr int morph_doubling_rows(int kr) {
+  return kr <= 4 ? 4 : kr <= 6 ? 6 : kr <= 8 ? 8 : kr <= 12 ? 12 : 16;
+}
+
+/// f(std::integral_constant<int, KMAX>{}) with the register rows of the streaming kernel that
+/// takes kr rows: morph_stream_doubling_kernel's morph_doubling_rows(kr) (`doubling`), else
+/// morph_stream_kernel's 8, 16 or 32 (it computes only rows below kr). For the launcher and the
+/// emulation alike.
+template <class F>
+void with_morph_stream_rows(int kr, bool doubling, F&& f) {
+  switch (doubling ? morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32) {
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 6: return f(std::integral_constant<int, 6>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    case 12: return f(std::integral_constant<int, 12>{});
+    case 16: return f(std::integral_constant<int, 16>{});
+    default: return f(std::integral_constant<int, 32>{});
+  }
+}
 
 /// Bytes of dynamic shared memory of morph_stream_doubling_kernel<T, ., KMAX>: two (KMAX, 256)
 /// arrays of words.
@@ -977,17 +1017,33 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
         const int first_i = (b - 1) * kr;
         const int out_rows = n_out - first_i < kr ? n_out - first_i : kr;
         T* row = out + (y0 + first_i) * ld_out;
+        if constexpr (kMorphRowsPredicated<T, KMAX>) {
+          row += x_out;
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) {
-          if (j >= out_rows) break;
-          if constexpr (kU8) store_word(row, x_out, cols, w[j]);  // border.cuh: a word where aligned and inside
-          else row[x_out] = w[j];
-          row += ld_out;
+          for (int j = 0; j < KMAX; ++j) {
+            if (j < out_rows) *row = w[j];
+            row += ld_out;
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < KMAX; ++j) {
+            if (j >= out_rows) break;
+            if constexpr (kU8) store_word(row, x_out, cols, w[j]);  // border.cuh: a word where aligned and inside
+            else row[x_out] = w[j];
+            row += ld_out;
+          }
         }
       }
     }
   }
 }
+
+/// Blocks an SM the fused kernels' launch bounds ask for: u8 4 (64 registers; 5x5 took 80
+/// without), float 3 (80; 5x5 took 108, and now spills 24 bytes). H200, 4096^2, us, with the
+/// bounds against without, same run: u8 dilate 5x5 33.2 against 37.1, 3x3 28.8 against 29.7;
+/// float dilate 5x5 58.6 against 64.1, 3x3 47.4 against 47.8.
+template <class T>
+inline constexpr int kMorphSmallBlocks = std::is_same_v<T, std::uint8_t> ? 4 : 3;
 
 /// The KR x KC erosion (kErode) or dilation of u8 `img`, rows and columns fused in one pass, 4
 /// pixels a word (vmin_u8x4 / vmax_u8x4), R output rows a thread (border.cuh's u8 neighbourhood
@@ -995,14 +1051,13 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
 /// Pixels outside the image are ignored, as morph_pass_kernel. KR, KC odd, 3..7 (the funnel
 /// shifts stay under 32 bits).
 template <int KR, int KC, bool kErode, int R>
-__global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
+__global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY, kMorphSmallBlocks<std::uint8_t>)
 morph_u8_small_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8_t* __restrict__ out, Index ld_out,
                       Index rows, Index cols, unsigned tiles_y) {
   static_assert(KR % 2 == 1 && KC % 2 == 1 && KR >= 3 && KC >= 3 && KR <= 7 && KC <= 7,
                 "morph_u8_small_kernel: odd sides from 3 to 7");
+  using Op = MorphOp<std::uint8_t, kErode>;
   constexpr int kAR = KR / 2, kAC = KC / 2;
-  const unsigned fill = kErode ? 0xffffffffu : 0u;
-  const auto op = [](unsigned a, unsigned b) { return kErode ? vmin_u8x4(a, b) : vmax_u8x4(a, b); };
   const Index x = (static_cast<Index>(blockIdx.x) * kNbrThreadsX + threadIdx.x) * 4;
   if (x >= cols) return;
   for (unsigned tile_y = blockIdx.y; tile_y < tiles_y; tile_y += gridDim.y) {
@@ -1012,10 +1067,11 @@ morph_u8_small_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8
 #pragma unroll
     for (int i = 0; i < R + KR - 1; ++i) {
       unsigned l, c, r;
-      load_row_words<false>(img, ld, rows, cols, y0 - kAR + i, x, fill, l, c, r);
+      load_row_words<false>(img, ld, rows, cols, y0 - kAR + i, x, Op::identity(), l, c, r);
       unsigned v = c;
 #pragma unroll
-      for (int s = 1; s <= kAC; ++s) v = op(v, op(__funnelshift_r(l, c, 8 * (4 - s)), __funnelshift_r(c, r, 8 * s)));
+      for (int s = 1; s <= kAC; ++s)
+        v = Op::apply(v, Op::apply(__funnelshift_r(l, c, 8 * (4 - s)), __funnelshift_r(c, r, 8 * s)));
       h[i] = v;
     }
 #pragma unroll
@@ -1023,7 +1079,7 @@ morph_u8_small_kernel(const std::uint8_t* __restrict__ img, Index ld, std::uint8
       if (y0 + j >= rows) break;
       unsigned v = h[j];
 #pragma unroll
-      for (int i = 1; i < KR; ++i) v = op(v, h[j + i]);
+      for (int i = 1; i < KR; ++i) v = Op::apply(v, h[j + i]);
       store_word(out + (y0 + j) * ld_out, x, cols, v);
     }
   }
@@ -1061,7 +1117,7 @@ __device__ __forceinline__ void morph_load_row_f32(const float* __restrict__ img
 /// kNbrTileH<R> pixels a block). Pixels outside the image are ignored, as morph_pass_kernel. The
 /// two-pass kernels read and wrote a workspace and ran at 0.78 TB/s for a 3x3 element at 4096^2.
 template <int KR, int KC, bool kErode, int R>
-__global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY)
+__global__ void __launch_bounds__(kNbrThreadsX * kNbrThreadsY, kMorphSmallBlocks<float>)
 morph_f32_small_kernel(const float* __restrict__ img, Index ld, float* __restrict__ out, Index ld_out, Index rows,
                        Index cols, unsigned tiles_y) {
   static_assert(KR % 2 == 1 && KC % 2 == 1 && KR >= 3 && KC >= 3 && KR <= 9 && KC <= 9,
