@@ -5,10 +5,11 @@
 // outside the image ignored (BORDER_CONSTANT with morphologyDefaultBorderValue()), one
 // iteration. A view is an image of its own (its edges are the borders, as the other filters;
 // OpenCV's BORDER_ISOLATED). Elements with sides 3 or 5 run as one fused pass (rows and columns
-// together, 4 pixels a thread; float 5 x 5 on the doubling kernel below, morph_fused); other elements up to about 100 x 100 (u8; float 55 x 55) as one
-// kernel that runs both passes on a tile in shared memory (morph_tile_kernel: the image read
-// once, written once); larger ones as two passes through a workspace. For float, a streaming
-// kernel (morph_stream_kernel, elements up to 32 x 129 past 5 x 5) takes over from the tile; for
+// together, 4 pixels a thread; float 5 x 5 on the doubling kernel below: morph_fused); other
+// elements up to about 100 x 100 (u8; float 55 x 55) as one kernel that runs both passes on a
+// tile in shared memory (morph_tile_kernel: the image read once, written once); larger ones as
+// two passes through a workspace. For float, a streaming kernel (morph_stream_kernel, elements
+// up to 32 x 129 past 5 x 5) takes over from the tile; for
 // u8 from 17 x 17 (dispatch/image_morph.cuh's morph_stream_default says where each wins). Float
 // elements of up to 16 rows, and u8 ones of 7 to 16 rows and at least 7 columns, take its twin
 // whose row pass doubles windows instead (morph_stream_doubling_kernel: log2 of the width in

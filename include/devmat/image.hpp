@@ -270,9 +270,9 @@ double otsu_threshold(const MatrixView<const std::uint8_t>& img);
 // BORDER_CONSTANT with morphologyDefaultBorderValue()). A view is an image of its own, as for the
 // filters above. The cost per pixel barely grows with the element (van Herk / Gil-Werman along
 // columns; along rows the same, or for float elements of up to 16 rows and u8 ones of 7 to 16
-// rows windows doubled in log2(ksize_cols) steps). Floats compare as fminf / fmaxf, which pass over NaN pixels (a window
-// of nothing but NaNs has no defined result). Runs on img's stream; a side below 1 is a
-// shape_error.
+// rows windows doubled in log2(ksize_cols) steps). Floats compare as fminf / fmaxf, which pass
+// over NaN pixels (a window of nothing but NaNs has no defined result). Runs on img's stream; a
+// side below 1 is a shape_error.
 
 ///@{
 /// Erosion: out(y, x) = min of img over the element placed at (y, x).

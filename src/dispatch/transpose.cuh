@@ -335,9 +335,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 
 /// The tiles that move T fastest on the H200 (bench_transpose's "ours-w<W>t<TW>b<BY>", run A of
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
-/// aligned to one; where they are not, Vec (transpose_vec_kernel) where kVec and both sides
-/// reach kVecMinSide (VecNarrow up to kVecNarrowCols columns), else Mid where its words fit,
-/// else Fallback (any shape: for bytes the shift tile, else one element a word).
+/// aligned to one; where they are not, from kVecMinSide rows where kVec, VecNarrow
+/// (transpose_vec_kernel) up to kVecNarrowCols columns and Vec past them (transpose_vec_runs),
+/// else Mid where its words fit, else Fallback (any shape: for bytes the shift tile, else one
+/// element a word).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
@@ -350,17 +351,15 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // rows of up to 80 bytes whole) 0.89 against 0.44 on 1000003x67. Where Mid's 4-byte words fit
   // but not Tile's 8-byte ones, 0.692 (V1) and 0.695 (U2a) against Mid's 0.573 and 0.575 on
   // 4100x262144 (n16c128 0.708 and 0.675: no better over both runs). Rows from kVecMinSide (f32
-  // 33x2000003 lost there; u8 127 and 100 rows 0.50 and 0.58 against 0.62 and 0.85), columns up
-  // to kVecNarrowCols on VecNarrow, from kVecMinCols on Vec.
+  // 33x2000003 lost there; u8 127 and 100 rows 0.50 and 0.58 against 0.62 and 0.85). Vec past
+  // kVecNarrowCols columns (forced "ours-vec-n8c128", session 19, same run): 528417x127 0.860 of
+  // a copy against the few-columns run kernel's 0.563, 671088x100 0.861 against the 128-byte
+  // tile's 0.808.
   static constexpr bool kVec = true;
   using Vec = VecTile<std::uint8_t, 8, 128>;  // 128 input rows x 128 columns, 128-byte output runs
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
-  // Vec from 81 columns where Tile does not fit (forced "ours-vec-n8c128", session 19, same
-  // run): 528417x127 0.860 of a copy against the few-columns run kernel's 0.563, 671088x100
-  // 0.861 against the 128-byte tile's 0.808.
-  static constexpr Index kVecMinCols = kVecNarrowCols + 1;
   // transpose_shift_kernel where Mid's words do not fit and Vec does not run (fewer than
   // kVecMinSide rows): the one-byte tile (TransposeTile<1, 64, 8>, gone since) measured 0.38 of
   // a copy where rows are not whole 4-byte words (16385x16383, 4097x65537, 10007x30011; run T2),
@@ -385,10 +384,8 @@ template <class T> struct DefaultTranspose {
   using Vec = VecTile<T, 16, 256>;
   using VecNarrow = VecTile<T, 16, 144>;
   static constexpr Index kVecMinSide = 128;
-  static constexpr Index kVecNarrowCols = 36;
-  // Vec from 37 columns where Tile does not fit: f32 266305x63 0.907 of a copy (forced
-  // "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run).
-  static constexpr Index kVecMinCols = kVecNarrowCols + 1;
+  static constexpr Index kVecNarrowCols = 36;  // Vec past it: f32 266305x63 0.907 of a copy
+  // (forced "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run)
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -398,6 +395,14 @@ bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index 
   constexpr int W = Tile::kW;
   constexpr std::uintptr_t kWordBytes = W * sizeof(T);
   return rows % W == 0 && cols % W == 0 && ld % W == 0 && is_aligned(in, kWordBytes) && is_aligned(out, kWordBytes);
+}
+
+/// Whether launch_transpose runs a vector tile of DefaultTranspose<T> (kVec): from kVecMinSide
+/// rows where Tile's words do not fit, VecNarrow up to kVecNarrowCols columns, Vec past them.
+template <class T>
+bool transpose_vec_runs(const T* in, Index ld, const T* out, Index rows, Index cols) {
+  using D = DefaultTranspose<T>;
+  return D::kVec && rows >= D::kVecMinSide && !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols);
 }
 
 /// Short sides the run kernels take: more than kTransposeFewMax elements, at most this many.
@@ -425,8 +430,8 @@ inline int transpose_rows_run_bytes(Index rows) { return rows <= 48 ? 16384 : 32
 ///   -> 0.54-0.69; the vector tiles keep 33 to 127 columns where they run (from session 19 also
 ///   81 to 127, Vec: 127 columns 0.86 against 0.56; VecNarrow to 80: 40 odd rows 0.73
 ///   against 0.63, 63: 0.87-0.89 against 0.63-0.70), the 128-byte tile from 96 where its words
-///   fit and Vec does not run (100 x 671088: 0.83 against 0.67). Windows (ld > cols) stay on the tiles (the run
-///   kernel reads the gaps: 0.38-0.50 against 0.40-0.75).
+///   fit and Vec does not run (100 x 671088: 0.83 against 0.67). Windows (ld > cols) stay on the
+///   tiles (the run kernel reads the gaps: 0.38-0.50 against 0.40-0.75).
 /// - f32 few rows up to 31, regions of 16 KiB (17 rows 0.48 -> 0.93-0.97, 24 0.64-0.77 ->
 ///   0.81-0.87, 31 0.79 -> 0.96); from 32 the 64-element tile as fast or faster (40: 0.91-1.00
 ///   against 0.80-0.84). f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24:
@@ -447,8 +452,7 @@ bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Inde
     return true;
   } else if (transpose_run_side(cols) && cols < rows && ld == cols) {
     if constexpr (sizeof(T) == 1) {
-      const bool vec = rows >= D::kVecMinSide && !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols);
-      if (cols > 32 && vec) return false;  // the vector tiles: VecNarrow to kVecNarrowCols columns, Vec past them
+      if (cols > 32 && transpose_vec_runs<T>(in, ld, out, rows, cols)) return false;
       if (cols >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
       launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
       return true;
@@ -494,10 +498,10 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   if (few && launch_transpose_short_side<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
   if constexpr (D::kVec) {
-    if (rows >= D::kVecMinSide && !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols)) {
+    if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
       if (cols <= D::kVecNarrowCols)
         return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
-      if (cols >= D::kVecMinCols) return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
+      return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }
   }
   launch_transpose_words<T, typename D::Tile, typename D::Mid, typename D::Fallback>(in, ld, out, rows, cols, stream);
