@@ -6,7 +6,8 @@
 // alignment "ours-vec-n<vectors>c<column bytes>", for bytes the shift tile "ours-shift-w4b8",
 // and the few-rows / few-columns kernels one by one: "ours-chunk...", "ours-regs16",
 // "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct", "ours-rows16h", "ours-rows16hs",
-// "ours-rows16e"). GB/s count bytes read plus bytes written.
+// "ours-rows16e"). GB/s count bytes read plus bytes written. DEVMAT_BENCH_TRANSPOSE_SHAPES adds
+// shapes of the caller's ("u8:4097x4097,f32:999x77": ours, the copy and the trials on each).
 #include "random.cuh"
 #include "support.hpp"
 
@@ -15,6 +16,8 @@
 #include <devmat/devmat.hpp>
 
 #include <cstdint>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 
 namespace {
@@ -280,6 +283,22 @@ int main(int argc, char** argv) {
   // most about 0.86), and dense rows of 5 from an input off its vector (row 1).
   register_view<std::uint8_t>(Index(1) << 24, 16, 0, 2, Index(1) << 24, 12);
   register_view<std::uint8_t>(Index(1) << 24, 5, 1, 0, (Index(1) << 24) - 1, 5);
+
+  // Shapes from the environment, for checking shapes that are in no file of the project:
+  // DEVMAT_BENCH_TRANSPOSE_SHAPES="u8:4096x262144,f32:999x77" (ours, the copy and the trials).
+  if (const char* extra = std::getenv("DEVMAT_BENCH_TRANSPOSE_SHAPES")) {
+    std::istringstream list(extra);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      const auto colon = item.find(':'), x = item.find('x');
+      if (colon == std::string::npos || x == std::string::npos || x < colon) continue;
+      const std::string type = item.substr(0, colon);
+      const Index r = std::stoll(item.substr(colon + 1, x - colon - 1)), c = std::stoll(item.substr(x + 1));
+      if (type == "u8") register_unaligned<std::uint8_t>(r, c);
+      else if (type == "f32") register_unaligned<float>(r, c);
+      else if (type == "f64") register_unaligned<double>(r, c);
+    }
+  }
 
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -110,9 +110,12 @@ TEST_CASE("emulated transpose_shift_kernel on bytes, 4-byte words, equals the tr
 // every output offset (at), odd strides.
 namespace {
 template <class T, int kNV, int kColBytes>
-void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
-  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at);
+void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::TransposeVecLanes lanes = {0, 0}) {
   using Tile = d::VecTile<T, kNV, kColBytes, 256>;
+  // The launcher's lanes (transpose_vec_lanes) unless the caller names others.
+  if (lanes.d == 0)
+    lanes = d::transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)), ld * static_cast<Index>(sizeof(T)));
+  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, lanes.d, lanes.rot);
   const Index elems = (rows - 1) * ld + c0 + cols;
   // The matrix ends 16 to 19 elements before the guard page, at every offset into a 16-byte
   // vector over the shapes, its loads held to its bytes (emu::ExactReads).
@@ -134,7 +137,10 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at) {
                                                  static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
   const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
   emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(Tile::kThreads),
-              [&] { d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r); });
+              [&] {
+                if (lanes.rot != 0) d::transpose_vec_kernel<T, Tile, true>(in, ld, out, rows, cols, tiles_r, lanes);
+                else d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, lanes);
+              });
 
   Index bad = 0, guards = 0;
   for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
@@ -188,6 +194,30 @@ TEST_CASE("emulated transpose_vec_kernel at every output offset into a vector", 
     check_vec<std::uint8_t, 4, 128>(131, 19, 131, 0, at);
   }
   for (Index at = 0; at < 4; ++at) check_vec<float, 8, 128>(67, 33, 67 + at, at % 3, at);
+}
+
+TEST_CASE("emulated transpose_vec_kernel with every lane plan equals the transpose", "[transpose][emulation]") {
+  // Every d (a power of two dividing kSets) and every turn of the loads (kRotate), not only
+  // those transpose_vec_lanes picks: a plan that broke the transpose would show on any shape.
+  // The shapes are the launcher's four cases of x (s odd, 2 mod 4, 4 mod 8, 0 mod 8).
+  for (int dd : {1, 2, 4, 8})
+    for (int rot : {0, 4, 8, 12}) {
+      check_vec<std::uint8_t, 8, 128>(259, 150, 150, 0, 3, {dd, rot});      // s = 1 - 3 * 6 = odd
+      check_vec<std::uint8_t, 8, 128>(145, 131, 133, 1, 0, {dd, rot});      // s = 1 - 1 * 5 = 12: 4 mod 8
+      check_vec<std::uint8_t, 16, 80>(273, 81, 81, 0, 5, {dd, rot});  // s = 1 - 1 * 1 = 0
+    }
+  // Floats and doubles keep consecutive rows by default; any plan still transposes them.
+  for (int dd : {1, 2, 4, 8})
+    for (int rot : {0, 1, 2, 3}) check_vec<float, 8, 128>(131, 67, 69, 2, 1, {dd, rot});
+  for (int rot : {0, 1}) check_vec<double, 16, 256>(67, 35, 37, 1, 1, {2, rot});
+  CHECK(d::transpose_vec_lanes<d::VecTile<float, 16, 256>>(16383 * 4, 16385 * 4).d == 1);
+  // And the plans picked for each case of x, with the turned loads where they are picked.
+  CHECK(d::transpose_vec_lanes<d::VecTile<std::uint8_t, 8, 128>>(259, 150).d == 4);   // s odd
+  CHECK(d::transpose_vec_lanes<d::VecTile<std::uint8_t, 8, 128>>(16385, 16383).d == 2);  // s = 2
+  CHECK(d::transpose_vec_lanes<d::VecTile<std::uint8_t, 8, 128>>(10007, 30011).d == 1);  // s = 4
+  const d::TransposeVecLanes turned = d::transpose_vec_lanes<d::VecTile<std::uint8_t, 8, 128>>(4097, 65537);
+  CHECK((turned.d == 1 && turned.rot == 4));  // s = 0
+  check_vec<std::uint8_t, 8, 128>(4097 % 512 + 512, 65537 % 128 + 128, 65537 % 128 + 128, 0, 0);
 }
 
 TEST_CASE("emulated transpose_vec_kernel on many tiles equals the transpose", "[transpose][emulation]") {

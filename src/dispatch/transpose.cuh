@@ -75,14 +75,18 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
-  const auto kernel = &transpose_vec_kernel<T, Tile>;
-  if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device)
+  const TransposeVecLanes lanes = transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)),
+                                                            ld * static_cast<Index>(sizeof(T)));
+  auto kernel = &transpose_vec_kernel<T, Tile>;
+  if constexpr (sizeof(T) == 1)  // turned loads: bytes only (transpose_vec_lanes)
+    if (lanes.rot != 0) kernel = &transpose_vec_kernel<T, Tile, true>;
+  if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device and kernel)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
   const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
                                               static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
   const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
   launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out,
-         rows, cols, tiles_r);
+         rows, cols, tiles_r, lanes);
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.

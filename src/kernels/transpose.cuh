@@ -572,6 +572,57 @@ __device__ __forceinline__ void warp_store_vec_run(unsigned char* run, const uin
   }
 }
 
+/// How transpose_vec_kernel's lanes gather: a warp's groups of kNV lanes (one output row's run
+/// each) write output rows d apart, and group j loads its vector's elements starting at
+/// element j rot (0 unless the kernel's kRotate). Shared rows start on 16 bytes, so the byte a
+/// lane gathers lies in the quarter ((m + c) mod 16) / 4 of the banks (m: its input row's offset
+/// into a vector, c: its byte column), the vectors of a group spread over the 8 banks of that
+/// quarter (two ways for 16 vectors), and two groups in the same quarter conflict. With
+/// consecutive rows and no turn that cost bytes up to 4-way conflicts (ncu, H200: u8
+/// 4100x262144, 102.6M conflicts, mio throttle the first stall, 0.69 of a copy against 0.90
+/// where the rows are whole vectors). transpose_vec_lanes picks d and rot so that the groups
+/// fall in distinct quarters.
+struct TransposeVecLanes {
+  int d;    // output rows between a warp's groups: a power of two dividing the tile's kSets
+  int rot;  // elements group j's loads are turned by, times j (a multiple of 4 bytes)
+};
+
+/// The lanes of transpose_vec_kernel on Tile for output rows of row_bytes and input rows ld_bytes
+/// apart (TransposeVecLanes). Between a warp's groups, output rows d apart, the quarter moves by
+/// x = d s + rot lb (mod 16; s = 1 - (row_bytes mod 16) lb, lb = ld_bytes mod 16: an output row
+/// d further starts d row_bytes later in its vector, so it reads rows d row_bytes earlier,
+/// whose offsets m are that many lb lower, at a column d further). 4 groups (8 vectors a run)
+/// take 4 quarters wherever x is 4 or 12, 2 groups (16 vectors) 2 quarters wherever x is a
+/// nonzero multiple of 4. With rot = 0 some d gives that unless s is a multiple of 8 (s odd:
+/// d = 4, s = 2 mod 4: d = 2, s = 4 mod 8: d = 1), and there lb is odd, so rot = 4, d = 1
+/// does. A bank-conflict model of the store phase (every load of a warp; 37 dense shapes and
+/// 50 random windows at every offset) found none left on the 8-vector tiles (1.8-2.1
+/// wavefronts a load on average before, 4 at worst) and the 16-vector tiles' two ways alone
+/// (2.4-2.6 before). Bytes only: on floats (two ways at most, no mio throttle) the same lanes
+/// measured 1-8% slower (H200, f32 541201x31 0.855 of a copy against 0.930, 16383x16385
+/// 0.856 against 0.873), so they keep consecutive rows: d = 1, rot = 0, as do tiles of other
+/// run lengths.
+template <class Tile>
+TransposeVecLanes transpose_vec_lanes(Index row_bytes, Index ld_bytes) {
+  constexpr int kGroups = Tile::kGroups;
+  if (Tile::kSize != 1 || (kGroups != 2 && kGroups != 4)) return {1, 0};
+  const int rb = static_cast<int>(row_bytes & 15), lb = static_cast<int>(ld_bytes & 15);
+  const int s = (1 - rb * lb) & 15;
+  for (int rot = 0; rot < Tile::kHalo; rot += 4)
+    for (int d = 1; d <= Tile::kSets; d *= 2) {
+      const int x = (d * s + rot * lb) & 15;
+      if (Tile::kSets % d == 0 && (x == 4 || x == 12 || (kGroups == 2 && x == 8))) return {d, rot};
+    }
+  return {1, 0};
+}
+
+/// The 16 bytes of v turned by r 4-byte words: word q of the result is word (q - r) mod 4 of v.
+__device__ __forceinline__ uint4 rotate_words(uint4 v, int r) {
+  if (r & 1) v = make_uint4(v.w, v.x, v.y, v.z);
+  if (r & 2) v = make_uint4(v.z, v.w, v.x, v.y);
+  return v;
+}
+
 /// A tile of transpose_vec_kernel: every output row's run is kNV aligned 16-byte vectors of out
 /// (kRows = 16 kNV / sizeof(T) input rows' worth), wherever that row starts in its vector, so
 /// the tile loads kHalo = 16 / sizeof(T) input rows more above them (the rows an output row
@@ -597,6 +648,11 @@ struct VecTile {
   static constexpr int kThreads = kThreadsV;
   static constexpr int kLoads = (kLoadRows * kLV + kThreads - 1) / kThreads;  // vectors a thread loads
   static constexpr int kStep = kThreads / kNV;  // output rows apart that a thread writes
+  // The store phase's lanes: a warp is kGroups groups of kNV lanes, the run of one output row
+  // each, and the kStep output rows a block writes at once are kSets sets of kGroups, a warp's
+  // (TransposeVecLanes).
+  static constexpr int kGroups = 32 / kNV;
+  static constexpr int kSets = kStep / kGroups;
   // Blocks an SM holds by registers (ptxas alone spilled bytes at 48 registers, and took 80 for
   // a 256-byte row of bytes): 64 registers a thread for bytes, 40 for wider elements.
   static constexpr int kMinBlocks = 65536 / kThreads / (kSize == 1 ? 64 : 40);
@@ -631,16 +687,18 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
 ///   f0 + e (f0 = kHalo - n / sizeof(T), 1 .. kHalo), gathered from shared memory and stored
 ///   as one vector, byte-exact (store_vec_bytes) only where the vector holds bytes of the
 ///   neighbouring output rows (the first and last of a row). So tiles own whole vectors of out
-///   and no two blocks write one.
+///   and no two blocks write one. Which lanes take which output rows, and the order of their
+///   element loads, is `lanes` (transpose_vec_lanes: free of bank conflicts); kRotate compiles
+///   the turned loads.
 /// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
 /// that hold its elements, never past its last byte (load_vec_before). Block b is tile
 /// (b % tiles_r, b / tiles_r): neighbouring blocks write neighbouring runs of the same output
 /// rows and share their halo rows in L2 (walks in bands of tile rows measured 0.65 of a copy
 /// against 0.69-0.82 for this one, runs U2a and V1).
-template <class T, class Tile>
+template <class T, class Tile, bool kRotate = false>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
 transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
-                     Index tiles_r) {
+                     Index tiles_r, TransposeVecLanes lanes) {
   constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kLV = Tile::kLV, kP = Tile::kPitch;
   constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
   using Word = typename RawWord<kSize>::type;
@@ -686,9 +744,13 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   // Store: thread tid writes vector k of output rows c0 + o, o = o_first + kStep it. Output
   // rows kStep apart start at the same offset n into their vectors (kStep rows sizeof(T) is a
   // multiple of 16), so a thread's kH shared-row starts are computed once, and its loads from
-  // shared memory take the row as an immediate offset (the loop is unrolled).
+  // shared memory take the row as an immediate offset (the loop is unrolled). A warp is the kNV
+  // vectors (k) of kGroups output rows (groups j, lanes.d rows apart), its element loads
+  // turned by j lanes.rot (kRotate) so that the groups read distinct banks (TransposeVecLanes).
   constexpr int kStep = Tile::kStep, kIters = (Tile::kCols + kStep - 1) / kStep;
-  const int k = tid % kNV, o_first = tid / kNV;
+  const int lane = tid % 32, warp = tid / 32, k = lane % kNV, j = lane / kNV;
+  const int o_first = warp % lanes.d + Tile::kGroups * lanes.d * (warp / lanes.d) + j * lanes.d;
+  const int rot = kRotate ? j * lanes.rot % kH : 0;  // element e of the vector is loaded e - rot th
   const Index row_b = rows * kSize;  // bytes of an output row
   const Index q_tile = 16 * (tile_r * kNV + k);
   auto* out_b = reinterpret_cast<unsigned char*>(out);
@@ -699,7 +761,7 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + 16).
   int at[kH];
 #pragma unroll
-  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + e] + k * (kH * kP + 16) + o_first * kSize;
+  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + ((e + rot) & (kH - 1))] + k * (kH * kP + 16) + o_first * kSize;
   const bool whole = q0 >= 0 && q0 + 16 <= row_b;
   const int lo = q0 < 0 ? static_cast<int>(-q0) : 0, hi = row_b - q0 < 16 ? static_cast<int>(row_b - q0) : 16;
 #pragma unroll
@@ -722,6 +784,7 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
       for (int e = 0; e < kH; ++e) w[e] = *reinterpret_cast<const Word*>(smem_b + at[e] + kStep * kSize * it);
       std::memcpy(&vec, w, 16);
     }
+    if constexpr (kRotate) vec = rotate_words(vec, rot * kSize / 4);
     unsigned char* dst = out_b + (c0 + o) * row_b - n + q_tile;
     if (whole) *reinterpret_cast<uint4*>(dst) = vec;
     else store_vec_bytes(dst, vec, lo, hi);
