@@ -358,7 +358,9 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // 33x2000003 lost there; u8 127 and 100 rows 0.50 and 0.58 against 0.62 and 0.85). Vec past
   // kVecNarrowCols columns (forced "ours-vec-n8c128", session 19, same run): 528417x127 0.860 of
   // a copy against the few-columns run kernel's 0.563, 671088x100 0.861 against the 128-byte
-  // tile's 0.808.
+  // tile's 0.808. With lanes free of bank conflicts (transpose_vec_lanes, session 20, run S2):
+  // Vec 0.80-0.84 of a copy on 4100x262144, 4097x65537, 65537x4097, 16385x16383, 10007x30011;
+  // VecNarrow 0.826 where it was 0.790 on 16385x16383, the same as before on 1000003x67 (0.90).
   static constexpr bool kVec = true;
   using Vec = VecTile<std::uint8_t, 8, 128>;  // 128 input rows x 128 columns, 128-byte output runs
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
