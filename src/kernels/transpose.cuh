@@ -598,10 +598,10 @@ struct TransposeVecLanes {
 /// does. A bank-conflict model of the store phase (every load of a warp; 37 dense shapes and
 /// 50 random windows at every offset) found none left on the 8-vector tiles (1.8-2.1
 /// wavefronts a load on average before, 4 at worst) and the 16-vector tiles' two ways alone
-/// (2.4-2.6 before). Bytes only: on floats (two ways at most, no mio throttle) the same lanes
-/// measured 1-8% slower (H200, f32 541201x31 0.855 of a copy against 0.930, 16383x16385
-/// 0.856 against 0.873), so they keep consecutive rows: d = 1, rot = 0, as do tiles of other
-/// run lengths.
+/// (2.4-2.6 before). Bytes only: on floats (two ways at most, no mio throttle) lanes of 8
+/// vectors and 4 groups measured 1-8% slower (H200, two runs minutes apart: f32 541201x31
+/// 0.855 of a copy against 0.930, 16383x16385 0.856 against 0.873), so floats keep consecutive
+/// rows (d = 1, rot = 0), as do tiles of other run lengths.
 template <class Tile>
 TransposeVecLanes transpose_vec_lanes(Index row_bytes, Index ld_bytes) {
   constexpr int kGroups = Tile::kGroups;
@@ -750,7 +750,7 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   constexpr int kStep = Tile::kStep, kIters = (Tile::kCols + kStep - 1) / kStep;
   const int lane = tid % 32, warp = tid / 32, k = lane % kNV, j = lane / kNV;
   const int o_first = warp % lanes.d + Tile::kGroups * lanes.d * (warp / lanes.d) + j * lanes.d;
-  const int rot = kRotate ? j * lanes.rot % kH : 0;  // element e of the vector is loaded e - rot th
+  const int rot = kRotate ? j * lanes.rot % kH : 0;  // position e gathers element e + rot (mod kH)
   const Index row_b = rows * kSize;  // bytes of an output row
   const Index q_tile = 16 * (tile_r * kNV + k);
   auto* out_b = reinterpret_cast<unsigned char*>(out);
@@ -784,7 +784,7 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
       for (int e = 0; e < kH; ++e) w[e] = *reinterpret_cast<const Word*>(smem_b + at[e] + kStep * kSize * it);
       std::memcpy(&vec, w, 16);
     }
-    if constexpr (kRotate) vec = rotate_words(vec, rot * kSize / 4);
+    if constexpr (kRotate) vec = rotate_words(vec, rot * kSize / 4);  // each element to its position
     unsigned char* dst = out_b + (c0 + o) * row_b - n + q_tile;
     if (whole) *reinterpret_cast<uint4*>(dst) = vec;
     else store_vec_bytes(dst, vec, lo, hi);
