@@ -228,6 +228,7 @@ int main(int argc, char** argv) {
   register_unaligned<std::uint8_t>(10007, 30011);  // primes: every row and output row off its word
   register_unaligned<float>(10007, 30011);
   register_unaligned<std::uint8_t>(1000003, 67);   // tall, past the few-columns kernels
+  register_unaligned<std::uint8_t>(262144, 4100);  // tall and wide: tile columns in bands (transpose_vec_grid)
   register_unaligned<double>(n - 1, n + 1);
   register_ours_and_memcpy<std::int32_t>(n, n);
   register_unaligned<std::int32_t>(n - 1, n + 1);

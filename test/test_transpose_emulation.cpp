@@ -110,12 +110,13 @@ TEST_CASE("emulated transpose_shift_kernel on bytes, 4-byte words, equals the tr
 // every output offset (at), odd strides.
 namespace {
 template <class T, int kNV, int kColBytes>
-void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::TransposeVecLanes lanes = {0, 0}) {
+void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::TransposeVecLanes lanes = {0, 0},
+               unsigned band = 0) {
   using Tile = d::VecTile<T, kNV, kColBytes, 256>;
   // The launcher's lanes (transpose_vec_lanes) unless the caller names others.
   if (lanes.d == 0)
     lanes = d::transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)), ld * static_cast<Index>(sizeof(T)));
-  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, lanes.d, lanes.rot);
+  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, lanes.d, lanes.rot, band);
   const Index elems = (rows - 1) * ld + c0 + cols;
   // The matrix ends 16 to 19 elements before the guard page, at every offset into a 16-byte
   // vector over the shapes, its loads held to its bytes (emu::ExactReads).
@@ -135,8 +136,9 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::Transpos
 
   const Index tiles_r = d::transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
                                                  static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
-  const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
-  emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(Tile::kThreads),
+  d::TransposeVecGrid grid = d::transpose_vec_grid<Tile>(tiles_r, cols);  // the launcher's, or bands of `band`
+  if (band != 0) grid.band = band;
+  emu::launch(dim3(grid.band, grid.tiles_c, grid.bands()), dim3(Tile::kThreads),
               [&] {
                 if (lanes.rot != 0) d::transpose_vec_kernel<T, Tile, true>(in, ld, out, rows, cols, tiles_r, lanes);
                 else d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, lanes);
@@ -227,6 +229,50 @@ TEST_CASE("emulated transpose_vec_kernel on many tiles equals the transpose", "[
   check_vec<std::uint8_t, 8, 128>(600, 300, 300, 0, 0);
   check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5);
   check_vec<float, 16, 256>(200, 131, 133, 1, 1);
+  // The same in bands of 1 to 3 tile rows (transpose_vec_grid's order on tall matrices), the
+  // last band partial.
+  for (unsigned band : {1u, 2u, 3u}) {
+    check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5, {0, 0}, band);
+    check_vec<float, 16, 256>(200, 131, 133, 1, 1, {0, 0}, band);
+  }
+}
+
+TEST_CASE("transpose_vec_grid's order takes every tile once", "[transpose][emulation]") {
+  // TransposeVecGrid::tile over every block (x, y, z), for grids with a short last band or none:
+  // each tile once, and no more empty blocks than the bands where transpose_vec_grid made it.
+  for (unsigned tr : {1u, 2u, 5u, 7u, 64u, 65u})
+    for (unsigned tc : {1u, 2u, 3u, 33u})
+      for (unsigned band : {1u, 2u, 3u, 4u, 8u, 64u, 65u}) {
+        if (band > tr) continue;
+        const d::TransposeVecGrid grid{tr, tc, band};
+        std::vector<int> seen(static_cast<std::size_t>(tr) * tc, 0);
+        bool inside = true;
+        for (unsigned z = 0; z < grid.bands(); ++z)
+          for (unsigned y = 0; y < tc; ++y)
+            for (unsigned x = 0; x < band; ++x) {
+              const auto at = grid.tile(x, y, z);
+              if (at.r >= tr) continue;  // an empty block of a short last band
+              if (at.c >= tc) inside = false;
+              else ++seen[static_cast<std::size_t>(at.r) * tc + at.c];
+            }
+        CAPTURE(tr, tc, band);
+        CHECK(inside);
+        CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(seen.size()));
+      }
+  // The launcher's: one band up to twice kTransposeVecBandBytes a tile column (u8 VecTile<8,
+  // 128>: 144 rows x 144 bytes a tile, 809 tile rows a band) or with one tile column, else the
+  // fewest even bands of at most 809.
+  using U8Tile = d::VecTile<std::uint8_t, 8, 128, 256>;
+  CHECK(d::transpose_vec_grid<U8Tile>(1618, 4100).band == 1618);
+  CHECK(d::transpose_vec_grid<U8Tile>(4000, 100).band == 4000);
+  for (unsigned tr : {1619u, 2048u, 8193u}) {
+    const d::TransposeVecGrid g = d::transpose_vec_grid<U8Tile>(tr, 4100);
+    CAPTURE(tr, g.band);
+    CHECK(g.tiles_c == 33);
+    CHECK(g.band <= 809);
+    CHECK(g.bands() == (tr + 808) / 809);
+    CHECK(g.bands() * g.band - tr < g.bands());
+  }
 }
 
 // transpose_few_cols_span_kernel (few columns at most 16 elements apart, de-interleaved as one
@@ -545,12 +591,16 @@ TEST_CASE("emulated transpose_rows_run_kernel and transpose_cols_run_kernel equa
   check_run_shapes<double>({17, 24, 31, 32, 127}, {1, 129, 520});
 }
 
-TEST_CASE("emulated run kernels at every input and output offset into a word", "[transpose][emulation][run]") {
+TEST_CASE("emulated run kernels at every input and output offset into a word or vector", "[transpose][emulation][run]") {
   for (Index pre = 0; pre < 16; ++pre)
     for (Index at = 0; at < 4; ++at) {
       check_rows_run<std::uint8_t>(16384, 17, 1100, 1100, 0, pre, at);
       check_rows_run<std::uint8_t>(16384, 24, 1033, 1037, 3, pre, at);
       check_cols_run<std::uint8_t>(32768, 1100, 17, 17, 0, pre, at);
       check_cols_run<std::uint8_t>(32768, 1033, 24, 31, 5, pre, at);
+      // The few-columns span is read as the 16-byte vectors under it: floats and doubles at
+      // every offset into one too.
+      if (pre < 4) check_cols_run<float>(32768, 1030, 17 + 7 * (pre % 2), 17 + 7 * (pre % 2) + at, at, pre, at);
+      if (pre < 2) check_cols_run<double>(32768, 520, 17, 17 + at, at, pre, at % 2);
     }
 }

@@ -69,9 +69,12 @@ void launch_transpose_shift(const T* in, Index ld, T* out, Index rows, Index col
 
 /// transpose_vec_kernel on Tile (a VecTile: any shape, stride and alignment of T; one aligned
 /// 16-byte access a thread on both sides, tiles owning whole vectors of every output row), its
-/// tiles walked down the grid's columns.
+/// tiles walked down the grid's columns (in bands on tall matrices: transpose_vec_grid). The
+/// tile columns go to grid y, at most `max_tile_cols` (CUDA's 65535) a launch: a wider matrix
+/// is transposed in column windows, each into its own output rows.
 template <class T, class Tile>
-void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                          Index max_tile_cols = 65535) {
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
@@ -82,11 +85,16 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
     if (lanes.rot != 0) kernel = &transpose_vec_kernel<T, Tile, true>;
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device and kernel)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
-  const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
-                                              static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
-  const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
-  launch(kernel, static_cast<unsigned>(tiles_r * tiles_c), dim3(Tile::kThreads), kSmemBytes, stream, in, ld, out,
-         rows, cols, tiles_r, lanes);
+  const Index window = max_tile_cols * Tile::kCols;
+  for (Index c = 0; c < cols; c += window) {
+    const Index n = cols - c < window ? cols - c : window;
+    T* const o = out + c * rows;  // output rows c .. c + n
+    const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
+                                                static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(o)), Tile::kNV);
+    const TransposeVecGrid grid = transpose_vec_grid<Tile>(tiles_r, n);  // grid z: its bands, a few
+    launch(kernel, dim3(grid.band, grid.tiles_c, grid.bands()), dim3(Tile::kThreads), kSmemBytes, stream, in + c, ld, o,
+           rows, n, tiles_r, lanes);
+  }
 }
 
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
@@ -437,7 +445,9 @@ inline int transpose_rows_run_bytes(Index rows) { return rows <= 48 ? 16384 : 32
 ///   81 to 127, Vec: 127 columns 0.86 against 0.56; VecNarrow to 80: 40 odd rows 0.73
 ///   against 0.63, 63: 0.87-0.89 against 0.63-0.70), the 128-byte tile from 96 where its words
 ///   fit and Vec does not run (100 x 671088: 0.83 against 0.67). Windows (ld > cols) stay on the
-///   tiles (the run kernel reads the gaps: 0.38-0.50 against 0.40-0.75).
+///   tiles (the run kernel reads the gaps: 0.38-0.50 against 0.40-0.75). Session 21: the run
+///   kernel's span read as 16-byte vectors (runs S3 of bench/RESULTS.md, against the word reads
+///   in one run): 17 columns 0.74 -> 0.79, 24 0.74 -> 0.84, 31 0.70 -> 0.75, 40 0.72 -> 0.81.
 /// - f32 few rows up to 31, regions of 16 KiB (17 rows 0.48 -> 0.93-0.97, 24 0.64-0.77 ->
 ///   0.81-0.87, 31 0.79 -> 0.96); from 32 the 64-element tile as fast or faster (40: 0.91-1.00
 ///   against 0.80-0.84). f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24:
@@ -537,17 +547,17 @@ constexpr TransposeTrial<T> shift_trial(const char* name) {
 }
 
 /// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes> on every shape past
-/// the few-rows / few-columns ones.
-template <class T, int kNV, int kColBytes>
+/// the few-rows / few-columns ones, in column windows of kMaxTileCols tile columns.
+template <class T, int kNV, int kColBytes, int kMaxTileCols = 65535>
 void launch_transpose_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream);
+  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream, kMaxTileCols);
 }
 
-template <class T, int kNV, int kColBytes>
+template <class T, int kNV, int kColBytes, int kMaxTileCols = 65535>
 constexpr TransposeTrial<T> vec_trial(const char* name) {
-  return {name, &launch_transpose_vec_in<T, kNV, kColBytes>};
+  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kMaxTileCols>};
 }
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
@@ -642,12 +652,14 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
 /// "ours-rows16hs": that kernel storing its run through shared memory (kStage);
 /// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt),
 /// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
-/// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>) and
+/// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
+/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes) and
 /// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
 /// transpose_sector_kernel (0.33-0.78), the shift tile's 8-byte words and its trials for 4-byte
 /// elements, the tiles walked across, the vector tile on few rows / columns (0.21-0.74) and
-/// walked in bands (0.54-0.87), the chunks reading strided byte columns as spans.
+/// walked in bands everywhere (0.54-0.87; since session 21 on tall matrices only,
+/// transpose_vec_grid), the chunks reading strided byte columns as spans.
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -655,7 +667,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 18;
+  static constexpr int kCount = 19;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -672,11 +684,12 @@ struct TransposeTrials<T, 1> {
       vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 128>("ours-vec-n16c128"),
       vec_trial<T, 8, 80>("ours-vec-n8c80"),
-      vec_trial<T, 16, 80>("ours-vec-n16c80")};
+      vec_trial<T, 16, 80>("ours-vec-n16c80"),
+      vec_trial<T, 8, 128, 2>("ours-vec-n8c128-w2")};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 10;
+  static constexpr int kCount = 11;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -685,7 +698,8 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 256>("ours-vec-n16c256"),
-      vec_trial<T, 16, 144>("ours-vec-n16c144")};
+      vec_trial<T, 16, 144>("ours-vec-n16c144"),
+      vec_trial<T, 16, 256, 2>("ours-vec-n16c256-w2")};
 };
 template <class T>
 struct TransposeTrials<T, 8> {

@@ -672,6 +672,59 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
   return (row_bytes + n_max + 16 * nv - 1) / (16 * nv);
 }
 
+/// The tiles of transpose_vec_kernel's grid (tiles_r x tiles_c) and their order: bands of
+/// `band` tile rows, band z the blocks (x, y, z), tile (z band + x, y) (none where that row is
+/// past tiles_r: a short last band), so that each band runs column by column and down each column
+/// within it, without a division. With band = tiles_r (one band) neighbouring blocks write
+/// neighbouring runs of the same output rows; a band shorter than a tall matrix's tile columns
+/// brings the next tile column, which reads the same sectors where rows are off their vectors,
+/// while those are still in L2 (transpose_vec_grid). The kernel is bound by its issue rate (ncu:
+/// issue-active 70-78%): a first version that found a block's tile on a grid of one dimension by
+/// dividing (by the band, then by the band's tile rows) ran 11% more instructions than one
+/// division (u8 1048576x1000) and 0.80 against 0.87 of a copy on u8 528417x127. On u8
+/// 4100x262144 (one band): one division a thread 424.7M instructions, none 412.1M, session 20's
+/// kernel (the previous bench binary's, one division, a grid of one dimension) 383.0M in the same
+/// run; where the rest comes from is not found.
+struct TransposeVecGrid {
+  unsigned tiles_r, tiles_c, band;
+  struct At {
+    unsigned r, c;
+  };
+  __host__ __device__ At tile(unsigned x, unsigned y, unsigned z) const { return {z * band + x, y}; }
+  unsigned bands() const { return (tiles_r + band - 1) / band; }
+};
+
+/// Bytes of input the tiles of one tile column may read before the next column reads their
+/// shared sectors (transpose_vec_grid's band): ncu, u8 262144x4100 in one band (2048 tile rows,
+/// about 42 MB a column) read 1.48 times its bytes from DRAM; 65537x4097 (512, 10.6 MB) 1.035;
+/// 16385x16383 (128, 2.6 MB) 1.00 (ncu after: 1.23 GB in three bands). Bands of 4 MiB (an early
+/// trial: session 21, same run, of a copy) took 262144x4100 from 0.75 to 0.78 but 65537x4097
+/// from 0.81 to 0.73 and f32 16383x16385 from 0.87 to 0.78: bands only where one column's reads
+/// pass what L2 keeps.
+inline constexpr std::size_t kTransposeVecBandBytes = std::size_t(16) << 20;
+
+/// transpose_vec_kernel's grid for a rows x cols matrix on Tile whose output rows need `tiles_r`
+/// tile rows (transpose_vec_tiles_r): one band where there is one tile column or a tile column
+/// reads at most twice kTransposeVecBandBytes, else the fewest bands of at most that much, as
+/// even as whole tile rows allow (so that the last band's empty blocks are fewer than the bands).
+/// Two bands lost (session 21, same run, of a copy, against one: f32 65537x4097 0.78 against
+/// 0.80, u8 104001x131 0.66 against 0.72, 131071x8195 0.62 against 0.62); from three they won
+/// (u8 262144x4100 0.75 against 0.73, 1048576x1000 0.91 against 0.73, f32 262144x1001 0.82
+/// against 0.79).
+template <class Tile>
+TransposeVecGrid transpose_vec_grid(Index tiles_r, Index cols) {
+  const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
+  const Index tile_bytes = static_cast<Index>(Tile::kLoadRows) * (Tile::kCols * Tile::kSize + 16);  // read a tile
+  Index fit = static_cast<Index>(kTransposeVecBandBytes) / tile_bytes;
+  fit = fit < 1 ? 1 : fit;
+  Index band = tiles_r;
+  if (tiles_c > 1 && tiles_r > 2 * fit) {
+    const Index bands = (tiles_r + fit - 1) / fit;
+    band = (tiles_r + bands - 1) / bands;
+  }
+  return {static_cast<unsigned>(tiles_r), static_cast<unsigned>(tiles_c), static_cast<unsigned>(band)};
+}
+
 /// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
 /// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
 /// a thread on both sides and every misalignment handled in shared memory:
@@ -691,10 +744,11 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
 ///   element loads, is `lanes` (transpose_vec_lanes: free of bank conflicts); kRotate compiles
 ///   the turned loads.
 /// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
-/// that hold its elements, never past its last byte (load_vec_before). Block b is tile
-/// (b % tiles_r, b / tiles_r): neighbouring blocks write neighbouring runs of the same output
-/// rows and share their halo rows in L2 (walks in bands of tile rows measured 0.65 of a copy
-/// against 0.69-0.82 for this one, runs U2a and V1).
+/// that hold its elements, never past its last byte (load_vec_before). Block (x, y, z) is tile
+/// TransposeVecGrid{tiles_r, tiles_c, gridDim.x}.tile(x, y, z) (transpose_vec_grid: bands on
+/// tall matrices only). The grid comes as plain arguments: taken as one struct, ptxas spilled 24
+/// bytes of the float tile's 40 registers where it spills 8 (and f32 16383x16385 ran at 0.80 of
+/// a copy against 0.87, session 21).
 template <class T, class Tile, bool kRotate = false>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
 transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
@@ -706,7 +760,11 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
   int* row_at = reinterpret_cast<int*>(smem_b + Tile::kTableOff);   // (2 kH)
 
-  const Index tile_r = blockIdx.x % tiles_r, tile_c = blockIdx.x / tiles_r;
+  // Block (x, y, z)'s tile: TransposeVecGrid::tile with band = gridDim.x (here in 64-bit
+  // arithmetic, as the one-band kernel before it: ptxas spilled more of the float tile's 40
+  // registers in 32 bits).
+  const Index tile_r = static_cast<Index>(blockIdx.z) * gridDim.x + blockIdx.x, tile_c = blockIdx.y;
+  if (tile_r >= tiles_r) return;  // an empty block of a short last band (before any barrier)
   const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
   const Index c0 = tile_c * Tile::kCols;
   const int tid = static_cast<int>(threadIdx.x);
@@ -983,17 +1041,18 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 // A matrix with one side of 17 to a few hundred elements: square tiles would stand mostly
 // idle, and the few-rows kernels' registers do not reach. transpose_rows_run_kernel (few rows)
 // and transpose_cols_run_kernel (few columns) move a region that holds the short side whole
-// through shared memory: each element goes straight to its place in output order (bytes from
-// the aligned 4-byte words under each row, one byte store each), then the region leaves as
-// output runs (one contiguous run for few rows; a run an output row for few columns).
+// through shared memory. Few rows: each element goes straight to its place in output order
+// (bytes from the aligned 4-byte words under each row, one byte store each), then the region
+// leaves as one contiguous run. Few columns: the region's rows are one span of memory, copied
+// in as the aligned 16-byte vectors under it, and each output row's run is gathered from it.
 // The byte and word stores of the first step hit the banks with a stride of the short side:
 // conflict-free for odd sides; for even ones a pad of one word after every 2^g words
 // (rect_slot, g chosen on the host by transpose_run_pad) spreads them.
 
 /// Threads of a transpose_rows_run_kernel / transpose_cols_run_kernel block.
 inline constexpr int kTransposeRunThreads = 256;
-/// Aligned words (or elements) a lane loads before it stores any.
-inline constexpr int kTransposeRunBatch = 4;
+/// Aligned 16-byte vectors a lane of transpose_cols_run_kernel loads before it stores any.
+inline constexpr int kTransposeColsRunVecs = 4;
 /// No pad: rect_slot's g for odd short sides.
 inline constexpr int kTransposeRunNoPad = 29;
 
@@ -1041,6 +1100,31 @@ inline int transpose_run_pad(int n) {
   return n >= 0 && n <= kTable ? table[static_cast<std::size_t>(n)] : transpose_run_pad_search(n);
 }
 
+/// rect_slot in bytes: where byte b of a run kernel's region (logical, elements of T) lives, a
+/// pad unit of max(4, sizeof(T)) bytes after every 2^g units; sizeof(T) rect_slot<T>(p, g) at b
+/// = sizeof(T) p.
+template <class T>
+__host__ __device__ __forceinline__ int rect_slot_bytes(int b, int g) {
+  constexpr int kUnit = sizeof(T) < 4 ? 4 : static_cast<int>(sizeof(T));
+  return b + kUnit * ((b / kUnit) >> g);
+}
+
+/// Stores the 16 bytes v of a run kernel's region from byte b (a multiple of 16) to their slots
+/// (rect_slot_bytes where kPad): one vector where unpadded, else four words (a pad falls every
+/// 2^g units, g >= 2: never inside the 16 bytes, but it can leave them off 16).
+template <class T, bool kPad>
+__device__ __forceinline__ void store_run_vec(unsigned char* tile, int b, int g, const uint4& v) {
+  if constexpr (kPad) {
+    unsigned* const at = reinterpret_cast<unsigned*>(tile + rect_slot_bytes<T>(b, g));
+    at[0] = v.x;
+    at[1] = v.y;
+    at[2] = v.z;
+    at[3] = v.w;
+  } else {
+    *reinterpret_cast<uint4*>(tile + b) = v;
+  }
+}
+
 /// rect_slot for elements of `elem` bytes, on the host.
 inline int rect_slot_host(int p, int g, std::size_t elem) {
   return elem == 1 ? rect_slot<std::uint8_t>(p, g) : rect_slot<float>(p, g);
@@ -1073,7 +1157,8 @@ struct RowsRunShape {
 
 /// The regions of transpose_cols_run_kernel for a rows x cols matrix (stride ld) of `elem`
 /// bytes elements and about `tile_bytes` a region (host): ra rows (at least 128, in multiples of
-/// 128, at most rows), pad g for gathers ld apart, smem bytes (the span and a word).
+/// 128, at most rows), pad g for gathers ld apart, smem bytes (the span, padded, and the
+/// overhang of the 16-byte vectors under it).
 struct ColsRunShape {
   int ra, g, smem;
   unsigned blocks;  // of the grid: regions down the rows
@@ -1082,7 +1167,9 @@ struct ColsRunShape {
     const Index want = fit < 128 ? 128 : fit;
     ra = static_cast<int>(rows < want ? rows : want);
     g = transpose_run_pad(static_cast<int>(ld));
-    smem = static_cast<int>(elem) * (rect_slot_host(ra * static_cast<int>(ld) + 4, g, elem)) + 16;
+    // The region's bytes and the vectors' overhang at both ends (under 16 bytes each).
+    const int bytes = static_cast<int>(elem) * ra * static_cast<int>(ld) + 32, unit = elem < 4 ? 4 : static_cast<int>(elem);
+    smem = bytes + unit * ((bytes / unit) >> g) + 16;
     blocks = static_cast<unsigned>((rows + ra - 1) / ra);
   }
 };
@@ -1111,7 +1198,10 @@ __device__ __forceinline__ int run_slot(int p, int g) {
 /// - 8, so that the words under cb bytes at any alignment fit) or of 32 K elements (cb = 32 K
 /// units), the warps taking (row, piece) in turn, each lane K words or elements of it. Pad g
 /// (rect_slot) where kPad; dynamic shared memory RowsRunShape::smem (with_rows_run_kernel picks
-/// the instance).
+/// the instance). Its bytes are bound by instructions, not by loads in flight (ncu, u8
+/// 127x528417: issue-active 88%): a trial that loaded 8 / K items before storing any (8 words
+/// a lane in flight) ran slower (session 21, same run: 17x3947581 0.90 -> 0.81 of a copy,
+/// 31x2164803 0.88 -> 0.81, 127x528417 0.67 -> 0.60).
 template <class T, int K, bool kPad>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols, int cb,
@@ -1199,8 +1289,9 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 
 /// The few-columns transpose (out, dense cols x rows, = the transpose of in, rows x cols, ld
 /// apart, ld <= 2 cols at most a region's span; any alignment): block b takes input rows [r0,
-/// r0 + ra), r0 = b ra, as one span of memory (the gaps between rows too: bytes as the aligned
-/// 4-byte words under it) into shared memory in input order, then writes the run of each
+/// r0 + ra), r0 = b ra, as one span of memory (the gaps between rows too: the aligned 16-byte
+/// vectors under it, byte-exact at the matrix's end) into shared memory in input order (each
+/// lane kTransposeColsRunVecs vectors in flight), then writes the run of each
 /// output row j: out[j rows + r0 ..] from the span's elements j, j + ld, ... (bytes gathered
 /// into the aligned words under the run, byte-exact at its ends). Pad g (rect_slot) where kPad,
 /// for the gathers ld apart; dynamic shared memory ColsRunShape::smem (with_cols_run_kernel picks
@@ -1209,7 +1300,7 @@ template <class T, bool kPad>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols, int ra,
                           int g) {
-  constexpr int kThreads = kTransposeRunThreads, K = kTransposeRunBatch;
+  constexpr int kThreads = kTransposeRunThreads, K = kTransposeColsRunVecs;
   DEVMAT_DYNAMIC_SHARED(unsigned char, run_smem_raw);
   T* const tile = reinterpret_cast<T*>(run_smem_raw);
   const Index r0 = static_cast<Index>(blockIdx.x) * ra;
@@ -1217,39 +1308,32 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const int span = (nr - 1) * pitch + nc;  // elements from the region's first to its last
   const bool last = r0 + nr == rows;       // the span ends at the matrix's end
   const int tid = threadIdx.x;
-  int s = 0;  // bytes: the span's offset in its first aligned word
+  int s = 0;  // the span's offset in its first aligned 16-byte vector, in elements
 
-  // Phase 1: the span, element e to slot s + e.
-  if constexpr (sizeof(T) == 1) {
-    const unsigned char* const src = reinterpret_cast<const unsigned char*>(in) + r0 * ld;
-    s = static_cast<int>(reinterpret_cast<std::uintptr_t>(src) & 3);
-    const unsigned* const base = reinterpret_cast<const unsigned*>(src - s);
-    const int words = (s + span + 3) >> 2, whole = last ? (s + span) >> 2 : words;  // words read as words
-    for (int w0 = tid; w0 < words; w0 += K * kThreads) {
-      unsigned v[K];
+  // Phase 1: the span, element e to slot s + e, as the aligned 16-byte vectors under it (K a
+  // thread in flight; the last region's final vector word by word, its last word byte by byte,
+  // so that nothing past the matrix is read).
+  {
+    const unsigned char* const src = reinterpret_cast<const unsigned char*>(in + r0 * ld);
+    const int sb = static_cast<int>(reinterpret_cast<std::uintptr_t>(src) & 15);
+    s = sb / static_cast<int>(sizeof(T));
+    const uint4* const base = reinterpret_cast<const uint4*>(src - sb);
+    const int end = sb + span * static_cast<int>(sizeof(T));  // bytes from base
+    const int vecs = (end + 15) >> 4, whole = last ? end >> 4 : vecs;
+    for (int q0 = tid; q0 < vecs; q0 += K * kThreads) {
+      uint4 v[K];
 #pragma unroll
       for (int k = 0; k < K; ++k) {
-        const int w = w0 + k * kThreads;
-        v[k] = 0;
-        if (w < whole) v[k] = __ldg(base + w);
-        else if (w < words) v[k] = load_word_bytes(reinterpret_cast<const unsigned char*>(base + w), 0, (s + span) & 3);
+        const int q = q0 + k * kThreads;
+        if (q < whole) v[k] = __ldg(base + q);
+        else if (q < vecs)
+          v[k] = load_vec_before(reinterpret_cast<const unsigned char*>(base + q), reinterpret_cast<const unsigned char*>(base) + end);
       }
 #pragma unroll
       for (int k = 0; k < K; ++k) {
-        const int w = w0 + k * kThreads;
-        if (w < words) *reinterpret_cast<unsigned*>(tile + run_slot<T, kPad>(4 * w, g)) = v[k];
+        const int q = q0 + k * kThreads;
+        if (q < vecs) store_run_vec<T, kPad>(run_smem_raw, 16 * q, g, v[k]);
       }
-    }
-  } else {
-    const T* const src = in + r0 * ld;
-    for (int e0 = tid; e0 < span; e0 += K * kThreads) {
-      T v[K];
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-        if (e0 + k * kThreads < span) v[k] = __ldg(src + e0 + k * kThreads);
-#pragma unroll
-      for (int k = 0; k < K; ++k)
-        if (e0 + k * kThreads < span) tile[run_slot<T, kPad>(e0 + k * kThreads, g)] = v[k];
     }
   }
   __syncthreads();
@@ -1286,7 +1370,7 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
       }
     } else {
       const int i = 32 * chunk + lane;
-      if (i < nr) dst[i] = tile[run_slot<T, kPad>(i * pitch + j, g)];
+      if (i < nr) dst[i] = tile[run_slot<T, kPad>(s + i * pitch + j, g)];
     }
   }
 }

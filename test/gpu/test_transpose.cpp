@@ -183,6 +183,26 @@ TEMPLATE_TEST_CASE("transpose equals Eigen's on awkward shapes", "[transpose]", 
   for (auto [r, c] : kExtraShapes) check_transpose<TestType>(r, c, s);
 }
 
+// Tall matrices on the vector tile whose tile columns read more than twice
+// kTransposeVecBandBytes: tiles walked in bands of tile rows (transpose_vec_grid; u8 bands of at
+// most 809 tile rows of 128 rows, f32 of 907 of 64, as even as whole tile rows allow: u8 210001
+// rows are 1641 tile rows, 3 bands of 547; 240001 rows 1876, 3 of 626, the last short by 2 (its
+// blocks past the tile columns empty); f32 118001 rows 1844, 3 of 615, the last short by 1),
+// two to nine tile columns; dense and a window.
+TEMPLATE_TEST_CASE("transpose of tall matrices in bands of tile rows equals Eigen's", "[transpose]", float,
+                   std::uint8_t) {
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  const bool bytes = sizeof(T) == 1;
+  for (auto [r, c] : bytes ? std::vector<std::pair<Index, Index>>{{210001, 131}, {240001, 531}}
+                           : std::vector<std::pair<Index, Index>>{{118001, 67}, {120011, 541}})
+    check_transpose<T>(r, c, s);
+  const Index R = bytes ? 210011 : 118011, C = bytes ? 141 : 77;
+  const HostMatrix<T> h = random_matrix<T>(R, C, 0, bytes ? 255 : 1000);
+  const auto a = to_device(h, s);
+  check_view_transpose<T>(h, a, 3, 5, R - 9, C - 8);
+}
+
 TEMPLATE_TEST_CASE("transpose of the integer-sum types", "[transpose]", std::int64_t, std::uint64_t) {
   const Stream s = Stream::per_thread();
   for (auto [r, c] : awkward_shapes(2)) check_transpose<TestType>(r, c, s);
