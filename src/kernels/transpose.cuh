@@ -1101,11 +1101,11 @@ inline int transpose_run_pad(int n) {
 }
 
 /// rect_slot in bytes: where byte b of a run kernel's region (logical, elements of T) lives, a
-/// pad unit of max(4, sizeof(T)) bytes after every 2^g units; sizeof(T) rect_slot<T>(p, g) at b
-/// = sizeof(T) p.
+/// pad unit (a 4-byte word for bytes, else an element) after every 2^g units; sizeof(T)
+/// rect_slot<T>(p, g) at b = sizeof(T) p.
 template <class T>
 __host__ __device__ __forceinline__ int rect_slot_bytes(int b, int g) {
-  constexpr int kUnit = sizeof(T) < 4 ? 4 : static_cast<int>(sizeof(T));
+  constexpr int kUnit = sizeof(T) == 1 ? 4 : static_cast<int>(sizeof(T));
   return b + kUnit * ((b / kUnit) >> g);
 }
 
@@ -1114,6 +1114,7 @@ __host__ __device__ __forceinline__ int rect_slot_bytes(int b, int g) {
 /// 2^g units, g >= 2: never inside the 16 bytes, but it can leave them off 16).
 template <class T, bool kPad>
 __device__ __forceinline__ void store_run_vec(unsigned char* tile, int b, int g, const uint4& v) {
+  static_assert(sizeof(T) == 1 || sizeof(T) >= 4, "store_run_vec: a pad of 2-byte elements can fall inside 16 bytes");
   if constexpr (kPad) {
     unsigned* const at = reinterpret_cast<unsigned*>(tile + rect_slot_bytes<T>(b, g));
     at[0] = v.x;
@@ -1168,7 +1169,7 @@ struct ColsRunShape {
     ra = static_cast<int>(rows < want ? rows : want);
     g = transpose_run_pad(static_cast<int>(ld));
     // The region's bytes and the vectors' overhang at both ends (under 16 bytes each).
-    const int bytes = static_cast<int>(elem) * ra * static_cast<int>(ld) + 32, unit = elem < 4 ? 4 : static_cast<int>(elem);
+    const int bytes = static_cast<int>(elem) * ra * static_cast<int>(ld) + 32, unit = elem == 1 ? 4 : static_cast<int>(elem);
     smem = bytes + unit * ((bytes / unit) >> g) + 16;
     blocks = static_cast<unsigned>((rows + ra - 1) / ra);
   }
