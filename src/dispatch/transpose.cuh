@@ -67,14 +67,17 @@ void launch_transpose_shift(const T* in, Index ld, T* out, Index rows, Index col
          transpose_walks_down<T>(rows));
 }
 
+/// Tile columns of one transpose_vec_kernel launch: CUDA's limit on grid y.
+inline constexpr Index kTransposeVecMaxTileCols = 65535;
+
 /// transpose_vec_kernel on Tile (a VecTile: any shape, stride and alignment of T; one aligned
 /// 16-byte access a thread on both sides, tiles owning whole vectors of every output row), its
 /// tiles walked down the grid's columns (in bands on tall matrices: transpose_vec_grid). The
-/// tile columns go to grid y, at most `max_tile_cols` (CUDA's 65535) a launch: a wider matrix
-/// is transposed in column windows, each into its own output rows.
+/// tile columns go to grid y, at most `max_tile_cols` (kTransposeVecMaxTileCols) a launch: a
+/// wider matrix is transposed in column windows, each into its own output rows.
 template <class T, class Tile>
 void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
-                          Index max_tile_cols = 65535) {
+                          Index max_tile_cols = kTransposeVecMaxTileCols) {
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
@@ -548,14 +551,14 @@ constexpr TransposeTrial<T> shift_trial(const char* name) {
 
 /// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes> on every shape past
 /// the few-rows / few-columns ones, in column windows of kMaxTileCols tile columns.
-template <class T, int kNV, int kColBytes, int kMaxTileCols = 65535>
+template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols>
 void launch_transpose_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
   launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream, kMaxTileCols);
 }
 
-template <class T, int kNV, int kColBytes, int kMaxTileCols = 65535>
+template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols>
 constexpr TransposeTrial<T> vec_trial(const char* name) {
   return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kMaxTileCols>};
 }

@@ -1131,6 +1131,12 @@ inline int rect_slot_host(int p, int g, std::size_t elem) {
   return elem == 1 ? rect_slot<std::uint8_t>(p, g) : rect_slot<float>(p, g);
 }
 
+/// rect_slot_bytes for elements of `elem` (1, 4 or 8) bytes, on the host.
+inline int rect_slot_bytes_host(int b, int g, std::size_t elem) {
+  return elem == 1 ? rect_slot_bytes<std::uint8_t>(b, g) : elem == 4 ? rect_slot_bytes<float>(b, g)
+                                                                      : rect_slot_bytes<double>(b, g);
+}
+
 /// The regions of transpose_rows_run_kernel for a rows x cols matrix of `elem` bytes elements
 /// and about `tile_bytes` a region (host): pieces of 128 K bytes (u8, 32 K aligned words) or
 /// 32 K elements a row, K = 4, or 2 or 1 where a piece of every row would pass 1.5 tile_bytes;
@@ -1169,8 +1175,7 @@ struct ColsRunShape {
     ra = static_cast<int>(rows < want ? rows : want);
     g = transpose_run_pad(static_cast<int>(ld));
     // The region's bytes and the vectors' overhang at both ends (under 16 bytes each).
-    const int bytes = static_cast<int>(elem) * ra * static_cast<int>(ld) + 32, unit = elem == 1 ? 4 : static_cast<int>(elem);
-    smem = bytes + unit * ((bytes / unit) >> g) + 16;
+    smem = rect_slot_bytes_host(static_cast<int>(elem) * ra * static_cast<int>(ld) + 32, g, elem) + 16;
     blocks = static_cast<unsigned>((rows + ra - 1) / ra);
   }
 };
