@@ -30,5 +30,53 @@ inline constexpr unsigned kMaxGridY = 65535;
 /// Elements of T in one 16-byte vector.
 template <class T> inline constexpr int kVec16 = static_cast<int>(16 / sizeof(T));
 
+// ------------------------------------------------------------------ cp.async
+/// The shared-memory address of a generic pointer into shared memory (for PTX operands).
+__device__ __forceinline__ unsigned shared_u32(const void* p) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+#else
+  return static_cast<unsigned>(reinterpret_cast<std::size_t>(p));
+#endif
+}
+
+/// Copies `src_bytes` (0..Bytes) from global `src` to shared `dst` and zero-fills the rest of
+/// the Bytes, asynchronously (cp.async; 16 bytes bypass L1). `src` must be a valid address even
+/// when src_bytes == 0, aligned to Bytes, as `dst`. Before sm_80, and in the CPU emulation, a
+/// synchronous copy with the same zero fill.
+template <int Bytes, class T>
+__device__ __forceinline__ void cp_async(T* dst, const T* src, int src_bytes) {
+  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(shared_u32(dst)), "l"(src), "r"(src_bytes)
+                 : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(shared_u32(dst)), "l"(src), "n"(Bytes),
+                 "r"(src_bytes)
+                 : "memory");
+#else
+  constexpr int kN = Bytes / static_cast<int>(sizeof(T));
+  const int n = src_bytes / static_cast<int>(sizeof(T));
+#pragma unroll
+  for (int i = 0; i < kN; ++i) dst[i] = i < n ? src[i] : T{};
+#endif
+}
+
+/// Closes this thread's group of cp.async copies issued since the last commit.
+__device__ __forceinline__ void cp_async_commit() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+#endif
+}
+
+/// Waits until at most N committed groups of this thread are still in flight.
+template <int N>
+__device__ __forceinline__ void cp_async_wait() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#endif
+}
+
 }  // namespace detail
 }  // namespace devmat

@@ -57,47 +57,6 @@ struct GemmArgs {
   int tile_offset;
 };
 
-// ------------------------------------------------------------------ cp.async
-__device__ __forceinline__ unsigned gemm_smem_u32(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-/// Copies `src_bytes` (0..Bytes) from global `src` to shared `dst` and zero-fills the rest of
-/// the Bytes, asynchronously. `src` must be a valid address even when src_bytes == 0.
-template <int Bytes, class T>
-__device__ __forceinline__ void gemm_cp_async(T* dst, const T* src, int src_bytes) {
-  static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(gemm_smem_u32(dst)), "l"(src),
-                 "r"(src_bytes)
-                 : "memory");
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(gemm_smem_u32(dst)), "l"(src),
-                 "n"(Bytes), "r"(src_bytes)
-                 : "memory");
-#else
-  // Pre-Ampere: a synchronous copy with the same zero fill.
-  constexpr int kN = Bytes / static_cast<int>(sizeof(T));
-  const int n = src_bytes / static_cast<int>(sizeof(T));
-#pragma unroll
-  for (int i = 0; i < kN; ++i) dst[i] = i < n ? src[i] : T(0);
-#endif
-}
-
-__device__ __forceinline__ void gemm_cp_async_commit() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::: "memory");
-#endif
-}
-
-/// Waits until at most N committed groups of this thread are still in flight.
-template <int N>
-__device__ __forceinline__ void gemm_cp_async_wait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-#endif
-}
 
 // ------------------------------------------------------------------ main loop
 /// The multistage cp.async main loop that every tiled kernel runs: `load_stage(stage, k_tile)`
@@ -111,7 +70,7 @@ __device__ __forceinline__ void gemm_mainloop(int k_tiles, LoadStage&& load_stag
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < k_tiles) load_stage(s, s);
-    gemm_cp_async_commit();
+    cp_async_commit();
   }
   int read_stage = 0, write_stage = kStages - 1;
   for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
@@ -119,15 +78,15 @@ __device__ __forceinline__ void gemm_mainloop(int k_tiles, LoadStage&& load_stag
     // 0..k_tile have landed, i.e. tile k_tile, for this thread; the barrier makes every
     // thread's copies visible, and tells that all threads are done with the stage computed in
     // the previous iteration, which the next load overwrites.
-    gemm_cp_async_wait<kStages - 2>();
+    cp_async_wait<kStages - 2>();
     __syncthreads();
     if (k_tile + kStages - 1 < k_tiles) load_stage(write_stage, k_tile + kStages - 1);
-    gemm_cp_async_commit();
+    cp_async_commit();
     compute_stage(read_stage);
     read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
     write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
   }
-  gemm_cp_async_wait<0>();
+  cp_async_wait<0>();
 }
 
 /// The part of the product one CTA computes: its output tile's origin and its k slice.
@@ -187,11 +146,11 @@ __device__ __forceinline__ void gemm_copy_tile(T* s, const T* ptr, long long ld,
     const T* src = n > 0 ? ptr + go * ld + gi : ptr;
     T* dst = s + o * kStride + i;
     if (vec) {
-      gemm_cp_async<16>(dst, src, n * static_cast<int>(sizeof(T)));
+      cp_async<16>(dst, src, n * static_cast<int>(sizeof(T)));
     } else {
 #pragma unroll
       for (int e = 0; e < kPer; ++e)
-        gemm_cp_async<static_cast<int>(sizeof(T))>(dst + e, e < n ? src + e : ptr,
+        cp_async<static_cast<int>(sizeof(T))>(dst + e, e < n ? src + e : ptr,
                                                    e < n ? static_cast<int>(sizeof(T)) : 0);
     }
   }

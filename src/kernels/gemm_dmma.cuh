@@ -79,7 +79,7 @@ struct DmmaTileCopy {
       int n;  // elements of this chunk in range
       if constexpr (kKInner) n = (x_mask >> pass) & 1u ? k_count : 0;
       else n = k0 + pass * kRowsPerPass < k_end ? x_count : 0;
-      gemm_cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, n > 0 ? src + pass * pass_step : base,
+      cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, n > 0 ? src + pass * pass_step : base,
                         8 * n);
     }
   }
@@ -186,9 +186,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < k_tiles) load_tile(s, s);
-    gemm_cp_async_commit();
+    cp_async_commit();
   }
-  gemm_cp_async_wait<kStages - 2>();
+  cp_async_wait<kStages - 2>();
   __syncthreads();
   if (k_tiles > 0) load_frags(0, 0, 0);
 
@@ -218,15 +218,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
         // Groups committed: (STAGES-1) + k_tile + 1; allowing STAGES-2 in flight means tile
         // k_tile + 1 has landed for this thread, and the barrier for every thread. It also
         // orders every read of this tile's stage before the next iteration's copies into it.
-        gemm_cp_async_commit();
-        gemm_cp_async_wait<kStages - 2>();
+        cp_async_commit();
+        cp_async_wait<kStages - 2>();
         __syncthreads();
         read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
         write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
       }
     }
   }
-  gemm_cp_async_wait<0>();
+  cp_async_wait<0>();
 
   // Epilogue: c[2h + j] = C(g + 8h, 2t + j): pairs of consecutive columns (16 bytes).
   if constexpr (Cfg::kClusterSum) {

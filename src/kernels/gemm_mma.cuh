@@ -203,7 +203,7 @@ __device__ __forceinline__ void gemm_ldmatrix_x4(std::uint32_t (&r)[4], const vo
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 750
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(gemm_smem_u32(row)));
+               : "r"(shared_u32(row)));
 #else
   (void)row;  // pre-Turing builds never launch the TF32 kernels
   r[0] = r[1] = r[2] = r[3] = 0;

@@ -48,7 +48,7 @@ __device__ __forceinline__ void simt_load_operand(T* s, const GemmOperand<T>& g,
       const int x = r % BX, k = (r / BX) * 8 + kk;
       const int gx = x0 + x, gk = k0 + k;
       const bool ok = gx < x_lim && gk < k_lim;
-      gemm_cp_async<4>(s + k * kStride + x, ok ? g.ptr + gx * g.ld + gk : g.ptr, ok ? 4 : 0);
+      cp_async<4>(s + k * kStride + x, ok ? g.ptr + gx * g.ld + gk : g.ptr, ok ? 4 : 0);
     }
   } else {
     gemm_copy_tile<T, BK, BX, kStride, kThreads>(s, g.ptr, g.ld, k0, k_lim, x0, x_lim, g.vec, tid);

@@ -289,7 +289,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, kStages = Cfg::kStages;
   extern __shared__ unsigned char wgmma_smem_raw[];
   // The 128-byte swizzle is a function of address bits 4-9: the base must be 1024-aligned.
-  const std::uint32_t raw_base = gemm_smem_u32(wgmma_smem_raw);
+  const std::uint32_t raw_base = shared_u32(wgmma_smem_raw);
   const std::uint32_t pad = (Cfg::kAlign - (raw_base & (Cfg::kAlign - 1))) & (Cfg::kAlign - 1);
   unsigned char* smem = wgmma_smem_raw + pad;
   const std::uint32_t smem_u32 = raw_base + pad;
