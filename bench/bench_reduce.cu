@@ -21,7 +21,7 @@
 // chunks cut by shuffles) run as "ours-<name>"
 // on the narrow, short-wide and odd rows, and on the issue's typed rows (u8, i32, f64, registered
 // first) as <op>/<dtype>/<shape>/ours-<name>; test_reduce_narrow checks each of them through the
-// same launcher.
+// same launcher. DEVMAT_BENCH_REDUCE_SHAPES adds shapes of the caller's (see main).
 #include "random.cuh"
 #include "support.hpp"
 
@@ -34,6 +34,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -439,6 +441,20 @@ int main(int argc, char** argv) {
   for (auto [r, c] : std::vector<std::pair<Index, Index>>{
            {Index(1) << 22, 3}, {Index(1) << 24, 3}, {Index(1) << 20, 33}, {1000003, 67}, {Index(1) << 24, 16}})
     register_narrow_trials(d::NarrowKind::row_sums, r, c);
+  // Longer rows off 16-byte boundaries (the cp.async ring, a thread or 2 to 8 lanes a row, since
+  // session 22; the teams before), f32 and the other element types, with their trials.
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1000003, 50}, {1000003, 101}, {500009, 203}, {1000003, 509}}) {
+    register_row_sums(r, c);
+    register_narrow_trials(d::NarrowKind::row_sums, r, c);
+  }
+  register_partial_typed<std::uint8_t>(true, 4000037, 13);
+  register_partial_typed<std::uint8_t>(true, 4000037, 67);
+  register_partial_typed<std::int32_t>(true, 1000003, 67);
+  register_partial_typed<double>(true, 1000003, 67);
+  register_narrow_trials<std::uint8_t>(d::NarrowKind::row_sums, 4000037, 13);
+  register_narrow_trials<std::uint8_t>(d::NarrowKind::row_sums, 4000037, 67);
+  register_narrow_trials<std::int32_t>(d::NarrowKind::row_sums, 1000003, 67);
+  register_narrow_trials<double>(d::NarrowKind::row_sums, 1000003, 67);
   register_col_sums(sq, sq);
   register_col_sums_config<4, 2, 4>(sq, sq);
   register_col_sums_config<2, 4, 4>(sq, sq);
@@ -455,6 +471,37 @@ int main(int argc, char** argv) {
   register_col_wide_config<8>(16, Index(1) << 24);  // the default has 4 rows in flight
   register_col_wide_config<16>(16, Index(1) << 24);
   register_col_wide_config<16>(33, Index(1) << 20);
+
+  // DEVMAT_BENCH_REDUCE_SHAPES="row:1000003x101,col:67x999,row-u8:4000037x13" adds shapes of the
+  // caller's: row or column sums (f32: ours and the bounds; -u8, -i32, -f64: the typed rows), with
+  // every row trial, or every column trial for any window, that takes the shape.
+  if (const char* extra = std::getenv("DEVMAT_BENCH_REDUCE_SHAPES")) {
+    std::istringstream list(extra);
+    std::string item;
+    while (std::getline(list, item, ',')) {
+      const auto colon = item.find(':'), x = item.find('x', colon == std::string::npos ? 0 : colon);
+      if (colon == std::string::npos || x == std::string::npos) continue;
+      const std::string what = item.substr(0, colon);
+      const Index r = std::stoll(item.substr(colon + 1, x - colon - 1)), c = std::stoll(item.substr(x + 1));
+      const bool row = what.rfind("row", 0) == 0;
+      const d::NarrowKind kind = row ? d::NarrowKind::row_sums : d::NarrowKind::col_sums_any;
+      const std::string type = what.find('-') == std::string::npos ? "f32" : what.substr(what.find('-') + 1);
+      if (type == "f32") {
+        if (row) register_row_sums(r, c);
+        else register_col_sums(r, c);
+        register_narrow_trials<float>(kind, r, c);
+      } else if (type == "u8") {
+        register_partial_typed<std::uint8_t>(row, r, c);
+        register_narrow_trials<std::uint8_t>(kind, r, c);
+      } else if (type == "i32") {
+        register_partial_typed<std::int32_t>(row, r, c);
+        register_narrow_trials<std::int32_t>(kind, r, c);
+      } else if (type == "f64") {
+        register_partial_typed<double>(row, r, c);
+        register_narrow_trials<double>(kind, r, c);
+      }
+    }
+  }
 
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();

@@ -6,7 +6,9 @@
 // every row of a short-wide window) on windows ending before an inaccessible page, every element
 // outside them poisoned: rows around its U in flight, columns ending inside a thread's M vectors
 // and on block edges, dense and strided. row_sums_vec_kernel (kernels/reduce_narrow.cuh: dense
-// rows of 3, kVec16<T> rows a thread) the same way.
+// rows of 3, kVec16<T> rows a thread) the same way. row_sums_piped_kernel (dense rows of any width
+// through a ring of shared tiles filled by cp.async) on matrices that start off 16 bytes and end
+// before an inaccessible page, tiles wrapping the ring several times on 1 .. 3 blocks.
 
 #include <cstdint>
 #include <random>
@@ -215,6 +217,52 @@ TEST_CASE("emulated row_sums_vec_kernel: rows of 3, partial groups, block edges"
     check_vec<std::int32_t, 3>(r);
     check_vec<std::uint8_t, 3>(r);
   }
+}
+
+namespace {
+/// Row sums of a dense rows x cols matrix that ends on its last element before an inaccessible
+/// page (so that it starts off a 16-byte boundary unless its bytes are whole chunks), by
+/// row_sums_piped_kernel<T, Out, Threads, Stages> with tiles of tile_rows rows on `blocks`
+/// blocks, against exact sums, the output inside poisoned guards.
+template <class T, int Threads, int Stages, int L>
+void check_piped(Index rows, Index cols, Index tile_rows, unsigned blocks) {
+  CAPTURE(sizeof(T), Threads, Stages, L, rows, cols, tile_rows, blocks);
+  using Acc = d::sum_acc_t<T>;
+  using Out = Acc;
+  const Index n = rows * cols;
+  GuardedBytes buf(static_cast<std::size_t>(n) * sizeof(T));
+  T* in = reinterpret_cast<T*>(buf.data());
+  const std::vector<Acc> want = fill_dense_rows(in, rows, cols);
+  GuardedOut<Out> out(rows);
+  const Index buf_chunks = tile_rows * cols * static_cast<Index>(sizeof(T)) / 16 + 2;
+  REQUIRE(Stages * buf_chunks * 16 <= 227 * 1024);
+  emu::launch(dim3(blocks), dim3(Threads), [&] {
+    d::row_sums_piped_kernel<T, Out, Threads, Stages, L>(in, rows, cols, tile_rows, buf_chunks, out.data());
+  });
+  out.check(want);
+}
+
+template <class T, int Threads, int Stages, int L = 1>
+void check_piped_shapes() {
+  for (Index cols : {Index(1), Index(3), Index(4), Index(5), Index(16), Index(17), Index(67)})
+    for (Index tile_rows : {Index(Threads / L), Index(2 * Threads / L)})
+      for (Index rows : {Index(1), Index(2), tile_rows - 1, tile_rows, tile_rows + 1, 5 * tile_rows + 3,
+                         Index(Stages) * 3 * tile_rows + 7})
+        for (unsigned blocks : {1u, 2u, 3u}) check_piped<T, Threads, Stages, L>(rows, cols, tile_rows, blocks);
+}
+}  // namespace
+
+TEST_CASE("emulated row_sums_piped_kernel: unaligned starts and ends, tile and ring edges, lanes a row, 1 .. 3 blocks",
+          "[reduce][emulation]") {
+  check_piped_shapes<float, 64, 2>();
+  check_piped_shapes<float, 32, 3>();
+  check_piped_shapes<std::uint8_t, 32, 4>();
+  check_piped_shapes<double, 32, 2>();
+  check_piped_shapes<std::int32_t, 64, 3>();
+  check_piped_shapes<float, 64, 2, 4>();  // L lanes a row: rows shorter and longer than L, passes of 16
+  check_piped_shapes<std::uint8_t, 64, 2, 2>();
+  check_piped_shapes<double, 64, 2, 8>();
+  check_piped_shapes<std::int32_t, 32, 2, 32>();
 }
 
 namespace {

@@ -195,6 +195,118 @@ void launch_row_sums_staged(cudaStream_t s, const T* in, Index rows, Index cols,
          out);
 }
 
+/// The bytes of matrix a tile of row_sums_piped_kernel aims at (whole multiples of Threads rows).
+constexpr Index kRowPipeTileBytes = 32 * 1024;
+
+/// The tile of row_sums_piped_kernel<T, Threads, .., L> for rows of `cols` elements: k passes of
+/// Threads / L rows, k the most that keeps it within tile_bytes (at least 1), and the 16-byte
+/// chunks of a ring slot (the tile's chunks and the two it may share with its neighbours).
+struct RowPipeTile {
+  Index rows;
+  Index buf_chunks;
+};
+template <class T, int Threads, int L = 1>
+constexpr RowPipeTile row_pipe_tile(Index cols, Index tile_bytes = kRowPipeTileBytes) {
+  const Index row_bytes = cols * static_cast<Index>(sizeof(T));
+  const Index pass = Threads / L;
+  const Index k = tile_bytes / (pass * row_bytes);
+  const Index rows = pass * (k > 1 ? k : 1);
+  return {rows, rows * row_bytes / 16 + 2};
+}
+
+/// Whether row_sums_piped_kernel<T, Threads, Stages, L> takes rows of `cols` elements on the
+/// current device: its ring fits the shared memory a block may opt in to.
+template <class T, int Threads, int Stages, int L = 1>
+bool row_piped_fits(Index cols) {
+  if (cols < 1) return false;
+  const Index smem = Stages * row_pipe_tile<T, Threads, L>(cols).buf_chunks * 16;
+  return smem <= current_device_props().smem_per_block_optin;
+}
+
+/// Row sums of a dense matrix (ld == cols, or one row) through a ring of Stages shared tiles
+/// filled by cp.async, summed by a thread (L = 1) or L lanes a row (row_sums_piped_kernel), over
+/// at most the resident blocks. Needs row_piped_fits<T, Threads, Stages, L>(cols).
+template <class T, int Threads, int Stages, int L = 1>
+void launch_row_sums_piped(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
+  const RowPipeTile tile = row_pipe_tile<T, Threads, L>(cols);
+  const auto smem = static_cast<int>(Stages * tile.buf_chunks * 16);
+  const auto kernel = &row_sums_piped_kernel<T, sum_t<T>, Threads, Stages, L>;
+  const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), Threads, smem);  // opts in past 48 KiB
+  const Index grid =
+      std::min<Index>(ceil_div(rows, tile.rows), Index(per_sm) * current_device_props().sm_count);
+  launch(kernel, static_cast<unsigned>(grid), Threads, static_cast<std::size_t>(smem), s, in, rows, cols, tile.rows,
+         tile.buf_chunks, out);
+}
+
+/// THE SWITCH (issue 13): whether launch_row_sums sends dense rows off 16-byte boundaries (and
+/// rows of 5 to 7 chunks) to the cp.async ring (launch_row_sums_piped_default) instead of the
+/// staged tiles and the teams, where row_piped_default_takes says so. H200, session 22 (ratio to a
+/// CUB sum of the same bytes, staged tiles or teams -> the ring; runs 1 and 2, each pair from one
+/// run): f32 1000003x67 0.867 -> 0.959, 1000003x50 0.834 -> 0.969, 1048576x33 0.965 -> 0.988,
+/// 1000003x101 0.632 -> 0.934, 500009x203 0.635 -> 0.972 (2 lanes a row), 1000003x509 0.898 (8
+/// lanes), i32 1000003x67 0.888 -> 0.969, u8 4000037x67 0.350 -> 0.735, 1000003x203 0.427 ->
+/// 0.789, 4000037x13 0.435 -> 0.745 (256 threads), f64 1000003x67 0.32 -> 0.932 (2 lanes),
+/// 4000037x13 0.917 -> 0.931; but f32 2000003x29 0.941 -> 0.914 and 4000037x13 0.922 -> 0.876
+/// (the staged tiles keep 4-byte rows shorter than 128 bytes).
+constexpr bool kRowPipedDefault = true;
+constexpr int kRowPipeStages = 2;  // three (128 threads) and four (64) lost everywhere (run 1)
+/// The most bytes of a pass of launch_row_sums_piped_default's tile (Threads / L rows): two
+/// stages of it leave room for two blocks an SM (f32 1000003x509: 4 lanes, 65 KB passes, 0.49 of
+/// a CUB sum; 8 lanes, 33 KB, 0.90).
+constexpr Index kRowPipePassMaxBytes = 56 * 1024;
+
+/// Threads of launch_row_sums_piped_default's blocks for rows of `cols` elements of T: 256 for
+/// rows of at most 64 bytes, each thread its own row (u8 4000037x13: 0.745 against 0.583 for 128),
+/// else 128.
+template <class T>
+constexpr int row_pipe_threads(Index cols) {
+  return cols * static_cast<Index>(sizeof(T)) <= 64 ? 256 : 128;
+}
+
+/// Lanes a row of launch_row_sums_piped_default for rows of `cols` elements of T: 1 (a thread a
+/// row), 2 for doubles from 32 columns (Neumaier's sum costs several instructions an element:
+/// f64 1000003x67 0.932 against 0.668) and 4-byte elements from 160 (f32 500009x203 0.972 against
+/// 0.738); then doubled while a pass of the tile exceeds kRowPipePassMaxBytes, up to 8; bytes a
+/// thread a row (u8 4000037x67: 0.735, 2 lanes 0.633). 0: no pass fits.
+template <class T>
+constexpr int row_pipe_lanes(Index cols) {
+  const Index row_bytes = cols * static_cast<Index>(sizeof(T));
+  int lanes = (sizeof(T) == 8 && cols >= 32) || (sizeof(T) == 4 && cols >= 160) ? 2 : 1;
+  while (Index(row_pipe_threads<T>(cols) / lanes) * row_bytes > kRowPipePassMaxBytes) {
+    if (lanes == 8) return 0;
+    lanes *= 2;
+  }
+  return lanes;
+}
+
+/// Whether launch_row_sums_piped_default takes the dense rows of `cols` elements of T that the
+/// staged tiles or the teams would: 4-byte rows of at least 128 bytes, other rows of any length,
+/// while a pass of at most 8 lanes a row fits kRowPipePassMaxBytes and the ring the device.
+template <class T>
+bool row_piped_default_takes(Index cols) {
+  if (cols < 1 || (sizeof(T) == 4 && cols * 4 < 128)) return false;
+  const int lanes = row_pipe_lanes<T>(cols);
+  if (lanes == 0) return false;
+  const Index pass = row_pipe_threads<T>(cols) / lanes, row_bytes = cols * static_cast<Index>(sizeof(T));
+  const Index k = std::max<Index>(1, kRowPipeTileBytes / (pass * row_bytes));  // as row_pipe_tile
+  const Index smem = kRowPipeStages * (k * pass * row_bytes / 16 + 2) * 16;
+  return smem <= current_device_props().smem_per_block_optin;
+}
+
+/// launch_row_sums_piped in the library's configuration (row_pipe_threads threads, row_pipe_lanes
+/// lanes a row). Needs row_piped_default_takes<T>(cols).
+template <class T>
+void launch_row_sums_piped_default(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
+  constexpr int kS = kRowPipeStages;
+  if (row_pipe_threads<T>(cols) == 256) return launch_row_sums_piped<T, 256, kS, 1>(s, in, rows, cols, out);
+  switch (row_pipe_lanes<T>(cols)) {
+    case 1: return launch_row_sums_piped<T, 128, kS, 1>(s, in, rows, cols, out);
+    case 2: return launch_row_sums_piped<T, 128, kS, 2>(s, in, rows, cols, out);
+    case 4: return launch_row_sums_piped<T, 128, kS, 4>(s, in, rows, cols, out);
+    default: return launch_row_sums_piped<T, 128, kS, 8>(s, in, rows, cols, out);
+  }
+}
+
 /// The most 16-byte chunks a row of row_sums_flat_kernel may have (its instantiations: 1, 2, 4, 8).
 constexpr Index kRowFlatMaxChunks = 8;
 
@@ -300,7 +412,12 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // chunks, which the 4-lane teams below read at 0.51 of a CUB sum of the same bytes (f64
   // 8388608x16, run V1) against 0.85 staged (f32 rows of 3 or 4 chunks: the butterfly, 0.89,
   // against 0.75 staged).
-  if ((ld == cols || rows == 1) && (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8))) {
+  const bool dense = ld == cols || rows == 1;
+  // Dense rows off 16-byte boundaries, or of 5 to 7 chunks, where the cp.async ring takes them.
+  if (kRowPipedDefault && dense && (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8)) &&
+      row_piped_default_takes<T>(cols))
+    return launch_row_sums_piped_default(s, in, rows, cols, out);
+  if (dense && (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8))) {
     if (row_staged_fits<T, 256>(cols)) return launch_row_sums_staged<T, 256>(s, in, rows, cols, out);
     if (row_staged_fits<T, 128>(cols)) return launch_row_sums_staged<T, 128>(s, in, rows, cols, out);
   }
@@ -657,6 +774,16 @@ struct StagedTrial {
   }
 };
 
+template <class T, int Threads, int Stages, int L>
+struct PipedTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) {
+    return dense_window(in, rows, cols, ld) && row_piped_fits<T, Threads, Stages, L>(cols);
+  }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index, sum_t<T>* out) {
+    launch_row_sums_piped<T, Threads, Stages, L>(stream.native(), in, rows, cols, out);
+  }
+};
+
 template <class T, int Threads, int U>
 struct FlatTrial {
   static bool takes(const T* in, Index rows, Index cols, Index ld) {
@@ -731,11 +858,19 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 21;
+  static constexpr int kCount = 26;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 256, 2 * kRowStageBytes>, T>("ours-staged256-32k", NarrowKind::row_sums),
+      // Row tiles through a ring of shared buffers filled by cp.async, a thread or L lanes a row
+      // (launch_row_sums_piped<T, Threads, Stages, L>; kRowPipedDefault). Three stages (128
+      // threads) and four (64) lost to two on every shape of session 22's run 1 and were removed.
+      narrow_trial<PipedTrial<T, 256, 2, 1>, T>("ours-piped256s2", NarrowKind::row_sums),
+      narrow_trial<PipedTrial<T, 128, 2, 1>, T>("ours-piped128s2", NarrowKind::row_sums),
+      narrow_trial<PipedTrial<T, 128, 2, 2>, T>("ours-piped128s2l2", NarrowKind::row_sums),
+      narrow_trial<PipedTrial<T, 128, 2, 4>, T>("ours-piped128s2l4", NarrowKind::row_sums),
+      narrow_trial<PipedTrial<T, 128, 2, 8>, T>("ours-piped128s2l8", NarrowKind::row_sums),
       narrow_trial<FlatTrial<T, 256, 4>, T>("ours-flat256u4", NarrowKind::col_sums_tall),
       narrow_trial<FlatTrial<T, 256, 8>, T>("ours-flat256u8", NarrowKind::col_sums_tall),
       narrow_trial<FlatTrial<T, 128, 8>, T>("ours-flat128u8", NarrowKind::col_sums_tall),

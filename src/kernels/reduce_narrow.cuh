@@ -17,19 +17,83 @@
 namespace devmat::detail {
 
 // ================================================================== row sums
+/// Sums the `nrows` x `cols` dense tile at `tile_s` in shared memory into out[r] (coalesced), by
+/// a block of Threads: L = 1, thread t rows t, t + Threads, ..., in column order (odd rows are
+/// read without bank conflicts; even ones start at column r % cols and wrap around, which spreads
+/// a warp's reads over the banks); L = 2, 4, 8, ..., groups of L adjacent lanes a row (group g
+/// rows g, g + Threads / L, ...), lane i of a group elements i, i + L, ..., then a shuffle tree
+/// over the group. Each sum's order is fixed by (L, cols). Bytes are summed in 32 bits inside a
+/// lane (a row of fewer than 2^24 bytes).
+template <class T, class Out, int Threads, int L = 1>
+__device__ __forceinline__ void sum_tile_rows(const T* tile_s, Index nrows, Index cols, Out* __restrict__ out) {
+  static_assert(L >= 1 && L <= 32 && (L & (L - 1)) == 0 && Threads % 32 == 0, "sum_tile_rows: L a power of two <= 32");
+  using R = SumReducer<T>;
+  using Acc = typename R::Acc;
+  // Elements k0, k0 + step, ... of a row, in that order.
+  const auto row_sum = [&](const T* row_s, Index k0, Index step) -> Acc {
+    if constexpr (std::is_same_v<T, std::uint8_t>) {
+      unsigned t = 0;
+      for (Index k = k0; k < cols; k += step) t += row_s[k];
+      return Acc(t);
+    } else {
+      typename R::State s;
+      for (Index k = k0; k < cols; k += step) R::add(s, row_s[k]);
+      return R::finish(s);
+    }
+  };
+  if constexpr (L == 1) {
+    const bool rotate = cols % 2 == 0;
+    for (Index r = threadIdx.x; r < nrows; r += Threads) {
+      const T* row_s = tile_s + r * cols;
+      Acc v;
+      if (rotate) {
+        // Columns j, j + 1, .., cols - 1, 0, .., j - 1, as one loop with a wrap: two loops, one
+        // each side of j, ran f32 1000003x50 at 0.82 of a CUB sum (session 22, run 2) where this
+        // form ran 0.97 (run 1; the staged tiles 0.74 against 0.83).
+        Index j = r % cols;
+        if constexpr (std::is_same_v<T, std::uint8_t>) {
+          unsigned t = 0;
+          for (Index k = 0; k < cols; ++k) {
+            t += row_s[j];
+            if (++j == cols) j = 0;
+          }
+          v = Acc(t);
+        } else {
+          typename R::State s;
+          for (Index k = 0; k < cols; ++k) {
+            R::add(s, row_s[j]);
+            if (++j == cols) j = 0;
+          }
+          v = R::finish(s);
+        }
+      } else {
+        v = row_sum(row_s, 0, 1);
+      }
+      out[r] = static_cast<Out>(v);
+    }
+  } else {
+    constexpr int G = Threads / L;  // rows a pass
+    const int sub = static_cast<int>(threadIdx.x % L);
+    const Index grp = threadIdx.x / L;
+    for (Index r0 = 0; r0 < nrows; r0 += G) {  // uniform over the block: every lane reaches the shuffles
+      const Index r = r0 + grp;
+      Acc v = r < nrows ? row_sum(tile_s + r * cols, sub, L) : R::identity();
+#pragma unroll
+      for (int o = L / 2; o >= 1; o /= 2) v = R::combine(v, __shfl_xor_sync(0xffffffffu, v, o));
+      if (sub == 0 && r < nrows) out[r] = static_cast<Out>(v);
+    }
+  }
+}
+
 /// Row sums of a dense matrix (rows follow each other with no gap) of short rows. A block
 /// takes a tile of `tile_rows` whole rows at a time (tiles blockIdx.x, + gridDim.x, ...): it
 /// copies the tile's 16-byte chunks into shared memory with coalesced vector loads (U in
-/// flight per thread, the partial first and last chunk element by element), then thread t
-/// sums rows t, t + Threads, ... of the tile from shared memory, in column order, and stores
-/// the sums coalesced. Odd rows are read without bank conflicts; even ones start at column
-/// (row % cols) and wrap around, which spreads a warp's reads over the banks. Dynamic shared
-/// memory: tile_rows * cols elements rounded up to 16 bytes, plus 16 (the head).
+/// flight per thread, the partial first and last chunk element by element), then sums its rows
+/// (sum_tile_rows). Dynamic shared memory: tile_rows * cols elements rounded up to 16 bytes, plus 16 (the head).
 template <class T, class Out, int Threads>
 __global__ void __launch_bounds__(Threads)
 row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index tile_rows, Out* __restrict__ out) {
   static_assert(Threads % 32 == 0, "row_sums_staged_kernel: whole warps");
-  using R = SumReducer<T>;
   constexpr int V = kVec16<T>;
   constexpr int U = 4;  // chunks in flight per thread
   using P = Pack<T, V>;
@@ -37,7 +101,6 @@ row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index t
   P* tile_smem = reinterpret_cast<P*>(stage_raw);               // (chunks) the tile's 16-byte chunks
   const T* tile_elems = reinterpret_cast<const T*>(stage_raw);  // (head + tile_rows * cols)
   const Index tiles = (rows + tile_rows - 1) / tile_rows;
-  const bool rotate = cols % 2 == 0;
   for (Index tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const Index row0 = tile * tile_rows;
     const Index nrows = rows - row0 < tile_rows ? rows - row0 : tile_rows;
@@ -56,21 +119,64 @@ row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index t
         if (c + u * Threads < chunks) tile_smem[c + u * Threads] = v[u];
     }
     __syncthreads();
-    for (Index r = threadIdx.x; r < nrows; r += Threads) {
-      const T* row_s = tile_elems + head + r * cols;
-      typename R::State s;
-      if (rotate) {
-        Index j = r % cols;
-        for (Index k = 0; k < cols; ++k) {
-          R::add(s, row_s[j]);
-          if (++j == cols) j = 0;
-        }
-      } else {
-        for (Index k = 0; k < cols; ++k) R::add(s, row_s[k]);
-      }
-      out[row0 + r] = static_cast<Out>(R::finish(s));
-    }
+    sum_tile_rows<T, Out, Threads>(tile_elems + head, nrows, cols, out + row0);
     __syncthreads();  // the next tile overwrites the shared chunks
+  }
+}
+
+/// Row sums of dense matrices in the same layout as row_sums_staged_kernel (a tile of `tile_rows`
+/// whole rows at a time, summed from shared memory by sum_tile_rows<.., L>: a thread, or L lanes,
+/// a row), but the tiles stream through a ring of Stages shared buffers of `buf_chunks` 16-byte
+/// chunks each, filled by cp.async Stages - 1 tiles ahead of the one being summed: the copies wait in no
+/// register and the memory system always has whole tiles in flight, while the staged kernel
+/// holds U chunks a thread and stops loading while it sums. A tile is the 16-byte chunks that
+/// cover its rows (its first and last shared with the neighbouring tiles, read twice); only the
+/// matrix's own first and last chunk, when partial, are read element by element (load_chunk),
+/// so nothing outside the matrix is read. buf_chunks >= tile_rows * cols / kVec16<T> + 2.
+template <class T, class Out, int Threads, int Stages, int L = 1>
+__global__ void __launch_bounds__(Threads)
+row_sums_piped_kernel(const T* __restrict__ in, Index rows, Index cols, Index tile_rows, Index buf_chunks,
+                      Out* __restrict__ out) {
+  static_assert(Threads % 32 == 0 && Stages >= 2, "row_sums_piped_kernel: whole warps, two stages or more");
+  constexpr int V = kVec16<T>;
+  using P = Pack<T, V>;
+  DEVMAT_DYNAMIC_SHARED(unsigned char, stage_raw);
+  P* ring = reinterpret_cast<P*>(stage_raw);  // (Stages, buf_chunks)
+  const Index head = head_of(in);              // the matrix starts `head` elements past `base`
+  const T* base = in - head;
+  const Index total = rows * cols;
+  const Index tiles = (rows + tile_rows - 1) / tile_rows;
+  // Copies tile t's covering chunks into ring slot `slot`.
+  auto fill = [&](Index t, int slot) {
+    const Index row_end = (t + 1) * tile_rows < rows ? (t + 1) * tile_rows : rows;
+    const Index first = (head + t * tile_rows * cols) / V, end = (head + row_end * cols + V - 1) / V;
+    P* buf = ring + slot * buf_chunks;
+    for (Index g = first + threadIdx.x; g < end; g += Threads) {
+      const Index e0 = g * V - head;  // the chunk's first element, relative to `in`
+      if (e0 >= 0 && e0 + V <= total)
+        cp_async<16>(buf + (g - first), reinterpret_cast<const P*>(base) + g, 16);
+      else
+        buf[g - first] = load_chunk(base, head, total, g, T(0));
+    }
+  };
+#pragma unroll
+  for (int k = 0; k < Stages - 1; ++k) {
+    if (blockIdx.x + Index(k) * gridDim.x < tiles) fill(blockIdx.x + Index(k) * gridDim.x, k);
+    cp_async_commit();
+  }
+  int slot = 0;
+  for (Index t = blockIdx.x; t < tiles; t += gridDim.x) {
+    const Index ahead = t + Index(Stages - 1) * gridDim.x;
+    if (ahead < tiles) fill(ahead, slot == 0 ? Stages - 1 : slot - 1);
+    cp_async_commit();  // every thread commits a group every round, empty or not: the wait is exact
+    cp_async_wait<Stages - 1>();
+    __syncthreads();
+    const Index row0 = t * tile_rows;
+    const Index nrows = rows - row0 < tile_rows ? rows - row0 : tile_rows;
+    const T* tile_s = reinterpret_cast<const T*>(ring + slot * buf_chunks) + (head + row0 * cols) % V;
+    sum_tile_rows<T, Out, Threads, L>(tile_s, nrows, cols, out + row0);
+    __syncthreads();  // the next round's copies overwrite this slot
+    slot = slot + 1 == Stages ? 0 : slot + 1;
   }
 }
 

@@ -347,6 +347,16 @@ T __shfl_up_sync(unsigned /*mask*/, T v, unsigned delta, int width = 32) {
   return r;
 }
 
+/// Lane (lane ^ lane_mask)'s value; the lane's own where that lies in a later group of `width`.
+template <class T>
+T __shfl_xor_sync(unsigned /*mask*/, T v, int lane_mask, int width = 32) {
+  const auto& slot = emu::exchange(v);
+  const int t = emu::linear_thread(), lane = t % 32, target = lane ^ lane_mask;
+  T r = v;
+  if (target / width <= lane / width) std::memcpy(&r, slot[t - lane + target], sizeof(T));
+  return r;
+}
+
 /// Lane src's value (within the lane's group of `width`).
 template <class T>
 T __shfl_sync(unsigned /*mask*/, T v, int src, int width = 32) {

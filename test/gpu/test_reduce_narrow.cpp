@@ -79,7 +79,9 @@ void check_public(const Stream& stream, const MatrixView<const T>& v, const T* h
   CHECK(bad_sums(cs, h, c, 1, r, ld) == 0);
 }
 
-const std::vector<Index> kNarrowCols = {1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 63, 67, 127, 129};
+// 203: f32 rows of 50.75 chunks, off 16-byte boundaries, which the cp.async ring of 64-thread
+// tiles (ours-piped64s4) still takes.
+const std::vector<Index> kNarrowCols = {1, 2, 3, 4, 5, 7, 8, 15, 16, 17, 31, 33, 63, 67, 127, 129, 203};
 
 }  // namespace
 
@@ -93,7 +95,7 @@ TEMPLATE_TEST_CASE("narrow trials: dense matrices of few columns, rows across th
   std::vector<Index> cols_list = kNarrowCols;
   if (under_sanitizer()) {  // every launch is checked, many times slower: fewer shapes
     rows_list = {1, 31, 257, 1281, 4099};
-    cols_list = {1, 3, 4, 16, 17, 33, 67, 129};
+    cols_list = {1, 3, 4, 16, 17, 33, 67, 129, 203};
   }
   for (Index c : cols_list) {
     for (Index r : rows_list) {
