@@ -320,8 +320,8 @@ TEST_CASE("emulated col_sums_bytes_kernel: row offsets, warp and block strips, f
 
 namespace {
 /// Column sums of the rows x cols window at column c0 of a parent of ld elements a row (4- or
-/// 8-byte T, any alignment), the parent ending on the window's last element before an
-/// inaccessible page, every element outside the window poisoned, by col_sums_phase_kernel<T, WX,
+/// 8-byte T, any alignment), the parent ending on the window's last element, off 16 bytes,
+/// before unreadable bytes (ExactReads) and an inaccessible page, every element outside the window poisoned, by col_sums_phase_kernel<T, WX,
 /// U> over `chunks` chunks of rows (partials, chunk k at k * cols), against exact sums, inside
 /// poisoned guards.
 template <class T, int WX, int U>
@@ -329,7 +329,12 @@ void check_phase(Index rows, Index cols, Index ld, Index c0, Index chunks) {
   CAPTURE(sizeof(T), WX, U, rows, cols, ld, c0, chunks);
   using Acc = d::sum_acc_t<T>;
   const Index elems = (rows - 1) * ld + c0 + cols;
-  GuardedBytes buf(static_cast<std::size_t>(elems) * sizeof(T));
+  // 1 to V - 1 elements past the parent stay mapped but unreadable (ExactReads), so that it ends
+  // off 16 bytes: a vector that runs past the window's last element fails inside the page.
+  const std::size_t bytes = static_cast<std::size_t>(elems) * sizeof(T);
+  const std::size_t slack = sizeof(T) * (1 + static_cast<std::size_t>(rows % (d::kVec16<T> - 1)));
+  GuardedBytes buf(bytes + slack);
+  const emu::ExactReads exact(buf, bytes);
   T* parent = reinterpret_cast<T*>(buf.data());
   const Index chunk_rows = (rows + chunks - 1) / chunks;
   const std::vector<Acc> want = fill_window(parent, rows, cols, ld, c0, static_cast<T>(1 << 20), 100, chunk_rows);

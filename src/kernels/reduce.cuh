@@ -407,9 +407,9 @@ inline constexpr int kColPhaseWarpCols = 31 * kVec16<T>;
 /// chunk_rows) for chunk k = b / strips (warp row y = w / WX the groups of V rows y, y + WY, ..,
 /// in rounds of U groups, the next round in flight while it adds one); writes fin(sum) of column
 /// c over chunk k to out[k * cols + c], adding the warp rows and phases in a fixed order. Loads
-/// only aligned vectors that hold one of the window's elements (so none past its allocation);
-/// elements of such a vector outside the warp's columns are added into accumulators that are
-/// never read.
+/// only aligned vectors that hold one of the window's elements and end within it (the rows at its
+/// end are read element by element), so nothing past the window's last element; elements of such
+/// a vector outside the warp's columns are added into accumulators that are never read.
 template <class T, int WX, int U, class Final>
 __global__ void __launch_bounds__(kColPhaseThreads, 2)
 col_sums_phase_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld, Index strips, Index chunk_rows,
@@ -430,6 +430,13 @@ col_sums_phase_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld
   const int wx = warp % WX, wy = warp / WX;
   const Index r_begin = chunk * chunk_rows;
   const Index r_end = rows - r_begin < chunk_rows ? rows : r_begin + chunk_rows;
+  // A lane's vector may run up to V - 1 elements past a row's last column: inside the window
+  // (so its allocation) but for its last rows, those within V - 1 elements of its end (the last
+  // row; with ld < V - 1, the last ceil((V - 1) / ld)). Those rows are added element by element
+  // at the end (r_vec_end .. r_end).
+  const Index tail_rows = (V - 1 + ld - 1) / ld;
+  const Index r_safe = rows - tail_rows > r_begin ? rows - tail_rows : r_begin;
+  const Index r_vec_end = r_end < r_safe ? r_end : r_safe;
   const Index c_block = strip * kBlockCols;
   const Index c0 = c_block + static_cast<Index>(wx) * kWarpCols;  // the warp's first column
   const Index width = cols - c0 < kWarpCols ? cols - c0 : kWarpCols;  // may be <= 0: the warp loads nothing
@@ -463,7 +470,7 @@ col_sums_phase_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld
     // Rounds of U groups, the next round's loads issued before the current round's adds (with the
     // adds of a round after its own loads, the compiler placed each add by its load and a warp had
     // one load in flight: 0.67 of a CUB sum, f32 16385x16383, against 0.82 for the element tiles).
-    const auto full_round = [&] { return r + (U - 1) * group_step + V <= r_end; };
+    const auto full_round = [&] { return r + (U - 1) * group_step + V <= r_vec_end; };
     const auto load_round = [&](P (&v)[U][V]) {
 #pragma unroll
       for (int u = 0; u < U; ++u)
@@ -495,10 +502,10 @@ col_sums_phase_kernel(const T* __restrict__ in, Index rows, Index cols, Index ld
       }
       add_round(cur);
     }
-    for (; r < r_end; r += group_step) {  // the last groups, each row checked
+    for (; r < r_vec_end; r += group_step) {  // the last groups, each row checked
 #pragma unroll
       for (int j = 0; j < V; ++j) {
-        if (r + j < r_end) {
+        if (r + j < r_vec_end) {
           const P v = load_pack(p[j]);
 #pragma unroll
           for (int k = 0; k < V; ++k) acc[j][k] += static_cast<Acc>(v.v[k]);
@@ -522,6 +529,7 @@ combine:
     for (int y = 0; y < WY; ++y)
 #pragma unroll
       for (int j = 0; j < V; ++j) sum += part_smem[y][j][at + phase[j]];
+    for (Index r = r_vec_end; r < r_end; ++r) sum += static_cast<Acc>(load_one(in + r * ld + c_block + t));
     out[chunk * cols + c_block + t] = fin(sum);
   }
 }
