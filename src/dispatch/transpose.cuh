@@ -425,6 +425,10 @@ bool transpose_vec_runs(const T* in, Index ld, const T* out, Index rows, Index c
 /// Short sides the run kernels take: more than kTransposeFewMax elements, at most this many.
 inline constexpr Index kTransposeRunMax = 127;
 
+/// The most rows of 4-byte elements launch_transpose_short_side gives the few-rows run kernel
+/// (0.93 of a copy at 33 rows, 0.81 at 40 where the tiles reach 0.84).
+inline constexpr Index kTransposeRunRowsMax4 = 36;
+
 /// Whether a side of n elements is one the run kernels take.
 inline bool transpose_run_side(Index n) { return n > kTransposeFewMax && n <= kTransposeRunMax; }
 
@@ -453,7 +457,9 @@ inline int transpose_rows_run_bytes(Index rows) { return rows <= 48 ? 16384 : 32
 ///   in one run): 17 columns 0.74 -> 0.79, 24 0.74 -> 0.84, 31 0.70 -> 0.75, 40 0.72 -> 0.81.
 /// - f32 few rows up to 31, regions of 16 KiB (17 rows 0.48 -> 0.93-0.97, 24 0.64-0.77 ->
 ///   0.81-0.87, 31 0.79 -> 0.96); from 32 the 64-element tile as fast or faster (40: 0.91-1.00
-///   against 0.80-0.84). f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24:
+///   against 0.80-0.84). Session 22 (bench_transpose, H200, ratio to a copy, default -> forced
+///   run kernel): 33 x 2000003 0.724 -> 0.930, 40 x 1677721 0.837 -> 0.810, 48 x 1398101 0.853
+///   -> 0.792, 63 x 1065221 0.904 -> 0.900: the run kernel to kTransposeRunRowsMax4 rows. f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24:
 ///   0.80-0.84 -> 0.83-0.88); from 31 the tiles. 8-byte elements: the tiles (not measured on the
 ///   run kernels). Returns whether one launched.
 template <class T>
@@ -463,7 +469,7 @@ bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Inde
     if constexpr (sizeof(T) == 1) {
       if (rows >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
     } else if constexpr (sizeof(T) == 4) {
-      if (rows > 31) return false;
+      if (rows > kTransposeRunRowsMax4) return false;
     } else {
       return false;
     }
