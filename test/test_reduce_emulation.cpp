@@ -222,7 +222,7 @@ TEST_CASE("emulated row_sums_vec_kernel: rows of 3, partial groups, block edges"
 namespace {
 /// Row sums of a dense rows x cols matrix that ends on its last element before an inaccessible
 /// page (so that it starts off a 16-byte boundary unless its bytes are whole chunks), by
-/// row_sums_piped_kernel<T, Out, Threads, Stages> with tiles of tile_rows rows on `blocks`
+/// row_sums_piped_kernel<T, Out, Threads, Stages, L> with tiles of tile_rows rows on `blocks`
 /// blocks, against exact sums, the output inside poisoned guards.
 template <class T, int Threads, int Stages, int L>
 void check_piped(Index rows, Index cols, Index tile_rows, unsigned blocks) {
