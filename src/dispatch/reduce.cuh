@@ -239,7 +239,7 @@ void launch_row_sums_piped(cudaStream_t s, const T* in, Index rows, Index cols, 
 }
 
 /// THE SWITCH (issue 13): whether launch_row_sums sends dense rows off 16-byte boundaries (and
-/// rows of 5 to 7 chunks) to the cp.async ring (launch_row_sums_piped_default) instead of the
+/// rows of 5 to 8 whole chunks that the flat stream leaves: 5 to 7, or 8 from an unaligned start) to the cp.async ring (launch_row_sums_piped_default) instead of the
 /// staged tiles and the teams, where row_piped_default_takes says so. H200, session 22 (ratio to a
 /// CUB sum of the same bytes, staged tiles or teams -> the ring; runs 1 and 2, each pair from one
 /// run): f32 1000003x67 0.867 -> 0.959, 1000003x50 0.834 -> 0.969, 1048576x33 0.965 -> 0.988,
@@ -413,7 +413,7 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // 8388608x16, run V1) against 0.85 staged (f32 rows of 3 or 4 chunks: the butterfly, 0.89,
   // against 0.75 staged).
   const bool dense = ld == cols || rows == 1;
-  // Dense rows off 16-byte boundaries, or of 5 to 7 chunks, where the cp.async ring takes them.
+  // Dense rows off 16-byte boundaries, or of 5 to 8 chunks, where the cp.async ring takes them.
   if (kRowPipedDefault && dense && (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8)) &&
       row_piped_default_takes<T>(cols))
     return launch_row_sums_piped_default(s, in, rows, cols, out);

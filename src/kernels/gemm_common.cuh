@@ -57,7 +57,6 @@ struct GemmArgs {
   int tile_offset;
 };
 
-
 // ------------------------------------------------------------------ main loop
 /// The multistage cp.async main loop that every tiled kernel runs: `load_stage(stage, k_tile)`
 /// issues the copies of k tile `k_tile` into shared-memory stage `stage`, and
@@ -151,7 +150,7 @@ __device__ __forceinline__ void gemm_copy_tile(T* s, const T* ptr, long long ld,
 #pragma unroll
       for (int e = 0; e < kPer; ++e)
         cp_async<static_cast<int>(sizeof(T))>(dst + e, e < n ? src + e : ptr,
-                                                   e < n ? static_cast<int>(sizeof(T)) : 0);
+                                              e < n ? static_cast<int>(sizeof(T)) : 0);
     }
   }
 }

@@ -80,7 +80,7 @@ struct DmmaTileCopy {
       if constexpr (kKInner) n = (x_mask >> pass) & 1u ? k_count : 0;
       else n = k0 + pass * kRowsPerPass < k_end ? x_count : 0;
       cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, n > 0 ? src + pass * pass_step : base,
-                        8 * n);
+                   8 * n);
     }
   }
 };
