@@ -198,29 +198,30 @@ void launch_row_sums_staged(cudaStream_t s, const T* in, Index rows, Index cols,
 /// The bytes of matrix a tile of row_sums_piped_kernel aims at (whole multiples of Threads rows).
 constexpr Index kRowPipeTileBytes = 32 * 1024;
 
-/// The tile of row_sums_piped_kernel<T, Threads, .., L> for rows of `cols` elements: k passes of
-/// Threads / L rows, k the most that keeps it within tile_bytes (at least 1), and the 16-byte
-/// chunks of a ring slot (the tile's chunks and the two it may share with its neighbours).
+/// The tile of row_sums_piped_kernel for rows of `row_bytes` bytes summed in passes of `pass`
+/// rows (Threads / L): k passes, k the most that keeps it within tile_bytes (at least 1), and the
+/// 16-byte chunks of a ring slot (the tile's chunks and the two it may share with its neighbours).
 struct RowPipeTile {
   Index rows;
   Index buf_chunks;
+  /// Bytes of dynamic shared memory of a ring of `stages` such slots.
+  constexpr Index smem(int stages) const { return stages * buf_chunks * 16; }
 };
-template <class T, int Threads, int L = 1>
-constexpr RowPipeTile row_pipe_tile(Index cols, Index tile_bytes = kRowPipeTileBytes) {
-  const Index row_bytes = cols * static_cast<Index>(sizeof(T));
-  const Index pass = Threads / L;
+constexpr RowPipeTile row_pipe_tile(Index pass, Index row_bytes, Index tile_bytes = kRowPipeTileBytes) {
   const Index k = tile_bytes / (pass * row_bytes);
   const Index rows = pass * (k > 1 ? k : 1);
   return {rows, rows * row_bytes / 16 + 2};
+}
+template <class T, int Threads, int L = 1>
+constexpr RowPipeTile row_pipe_tile(Index cols) {
+  return row_pipe_tile(Threads / L, cols * static_cast<Index>(sizeof(T)));
 }
 
 /// Whether row_sums_piped_kernel<T, Threads, Stages, L> takes rows of `cols` elements on the
 /// current device: its ring fits the shared memory a block may opt in to.
 template <class T, int Threads, int Stages, int L = 1>
 bool row_piped_fits(Index cols) {
-  if (cols < 1) return false;
-  const Index smem = Stages * row_pipe_tile<T, Threads, L>(cols).buf_chunks * 16;
-  return smem <= current_device_props().smem_per_block_optin;
+  return cols >= 1 && row_pipe_tile<T, Threads, L>(cols).smem(Stages) <= current_device_props().smem_per_block_optin;
 }
 
 /// Row sums of a dense matrix (ld == cols, or one row) through a ring of Stages shared tiles
@@ -229,7 +230,7 @@ bool row_piped_fits(Index cols) {
 template <class T, int Threads, int Stages, int L = 1>
 void launch_row_sums_piped(cudaStream_t s, const T* in, Index rows, Index cols, sum_t<T>* out) {
   const RowPipeTile tile = row_pipe_tile<T, Threads, L>(cols);
-  const auto smem = static_cast<int>(Stages * tile.buf_chunks * 16);
+  const auto smem = static_cast<int>(tile.smem(Stages));
   const auto kernel = &row_sums_piped_kernel<T, sum_t<T>, Threads, Stages, L>;
   const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), Threads, smem);  // opts in past 48 KiB
   const Index grid =
@@ -239,8 +240,9 @@ void launch_row_sums_piped(cudaStream_t s, const T* in, Index rows, Index cols, 
 }
 
 /// THE SWITCH (issue 13): whether launch_row_sums sends dense rows off 16-byte boundaries (and
-/// rows of 5 to 8 whole chunks that the flat stream leaves: 5 to 7, or 8 from an unaligned start) to the cp.async ring (launch_row_sums_piped_default) instead of the
-/// staged tiles and the teams, where row_piped_default_takes says so. H200, session 22 (ratio to a
+/// rows of 5 to 8 whole chunks that the flat stream leaves: 5 to 7, or 8 from an unaligned
+/// start) to the cp.async ring (launch_row_sums_piped_default) instead of the staged tiles and
+/// the teams, where row_piped_default_takes says so. H200, session 22 (ratio to a
 /// CUB sum of the same bytes, staged tiles or teams -> the ring; runs 1 and 2, each pair from one
 /// run): f32 1000003x67 0.867 -> 0.959, 1000003x50 0.834 -> 0.969, 1048576x33 0.965 -> 0.988,
 /// 1000003x101 0.632 -> 0.934, 500009x203 0.635 -> 0.972 (2 lanes a row), 1000003x509 0.898 (8
@@ -287,10 +289,8 @@ bool row_piped_default_takes(Index cols) {
   if (cols < 1 || (sizeof(T) == 4 && cols * 4 < 128)) return false;
   const int lanes = row_pipe_lanes<T>(cols);
   if (lanes == 0) return false;
-  const Index pass = row_pipe_threads<T>(cols) / lanes, row_bytes = cols * static_cast<Index>(sizeof(T));
-  const Index k = std::max<Index>(1, kRowPipeTileBytes / (pass * row_bytes));  // as row_pipe_tile
-  const Index smem = kRowPipeStages * (k * pass * row_bytes / 16 + 2) * 16;
-  return smem <= current_device_props().smem_per_block_optin;
+  const RowPipeTile tile = row_pipe_tile(row_pipe_threads<T>(cols) / lanes, cols * static_cast<Index>(sizeof(T)));
+  return tile.smem(kRowPipeStages) <= current_device_props().smem_per_block_optin;
 }
 
 /// launch_row_sums_piped in the library's configuration (row_pipe_threads threads, row_pipe_lanes
@@ -412,12 +412,12 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // chunks, which the 4-lane teams below read at 0.51 of a CUB sum of the same bytes (f64
   // 8388608x16, run V1) against 0.85 staged (f32 rows of 3 or 4 chunks: the butterfly, 0.89,
   // against 0.75 staged).
-  const bool dense = ld == cols || rows == 1;
-  // Dense rows off 16-byte boundaries, or of 5 to 8 chunks, where the cp.async ring takes them.
-  if (kRowPipedDefault && dense && (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8)) &&
-      row_piped_default_takes<T>(cols))
+  const bool staged_rows = (ld == cols || rows == 1) &&
+                           (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8));
+  // Of those, the ones the cp.async ring takes (kRowPipedDefault).
+  if (kRowPipedDefault && staged_rows && row_piped_default_takes<T>(cols))
     return launch_row_sums_piped_default(s, in, rows, cols, out);
-  if (dense && (cols % kVec16<T> != 0 || (row_chunk_count > 4 && row_chunk_count <= 8))) {
+  if (staged_rows) {
     if (row_staged_fits<T, 256>(cols)) return launch_row_sums_staged<T, 256>(s, in, rows, cols, out);
     if (row_staged_fits<T, 128>(cols)) return launch_row_sums_staged<T, 128>(s, in, rows, cols, out);
   }

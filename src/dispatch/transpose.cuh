@@ -459,8 +459,9 @@ inline int transpose_rows_run_bytes(Index rows) { return rows <= 48 ? 16384 : 32
 ///   0.81-0.87, 31 0.79 -> 0.96); from 32 the 64-element tile as fast or faster (40: 0.91-1.00
 ///   against 0.80-0.84). Session 22 (bench_transpose, H200, ratio to a copy, default -> forced
 ///   run kernel): 33 x 2000003 0.724 -> 0.930, 40 x 1677721 0.837 -> 0.810, 48 x 1398101 0.853
-///   -> 0.792, 63 x 1065221 0.904 -> 0.900: the run kernel to kTransposeRunRowsMax4 rows. f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24:
-///   0.80-0.84 -> 0.83-0.88); from 31 the tiles. 8-byte elements: the tiles (not measured on the
+///   -> 0.792, 63 x 1065221 0.904 -> 0.900: the run kernel to kTransposeRunRowsMax4 rows.
+/// - f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24: 0.80-0.84 ->
+///   0.83-0.88); from 31 the tiles. 8-byte elements: the tiles (not measured on the
 ///   run kernels). Returns whether one launched.
 template <class T>
 bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {

@@ -89,7 +89,8 @@ __device__ __forceinline__ void sum_tile_rows(const T* tile_s, Index nrows, Inde
 /// takes a tile of `tile_rows` whole rows at a time (tiles blockIdx.x, + gridDim.x, ...): it
 /// copies the tile's 16-byte chunks into shared memory with coalesced vector loads (U in
 /// flight per thread, the partial first and last chunk element by element), then sums its rows
-/// (sum_tile_rows). Dynamic shared memory: tile_rows * cols elements rounded up to 16 bytes, plus 16 (the head).
+/// (sum_tile_rows). Dynamic shared memory: tile_rows * cols elements rounded up to 16 bytes,
+/// plus 16 (the head).
 template <class T, class Out, int Threads>
 __global__ void __launch_bounds__(Threads)
 row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index tile_rows, Out* __restrict__ out) {
@@ -127,8 +128,8 @@ row_sums_staged_kernel(const T* __restrict__ in, Index rows, Index cols, Index t
 /// Row sums of dense matrices in the same layout as row_sums_staged_kernel (a tile of `tile_rows`
 /// whole rows at a time, summed from shared memory by sum_tile_rows<.., L>: a thread, or L lanes,
 /// a row), but the tiles stream through a ring of Stages shared buffers of `buf_chunks` 16-byte
-/// chunks each, filled by cp.async Stages - 1 tiles ahead of the one being summed: the copies wait in no
-/// register and the memory system always has whole tiles in flight, while the staged kernel
+/// chunks each, filled by cp.async Stages - 1 tiles ahead of the one being summed: the copies wait
+/// in no register and the memory system always has whole tiles in flight, while the staged kernel
 /// holds U chunks a thread and stops loading while it sums. A tile is the 16-byte chunks that
 /// cover its rows (its first and last shared with the neighbouring tiles, read twice); only the
 /// matrix's own first and last chunk, when partial, are read element by element (load_chunk),
