@@ -244,7 +244,7 @@ void check_piped(Index rows, Index cols, Index tile_rows, unsigned blocks) {
 
 template <class T, int Threads, int Stages, int L = 1>
 void check_piped_shapes() {
-  for (Index cols : {Index(1), Index(3), Index(4), Index(5), Index(16), Index(17), Index(67)})
+  for (Index cols : {Index(1), Index(2), Index(3), Index(4), Index(5), Index(16), Index(17), Index(64), Index(67)})
     for (Index tile_rows : {Index(Threads / L), Index(2 * Threads / L)})
       for (Index rows : {Index(1), Index(2), tile_rows - 1, tile_rows, tile_rows + 1, 5 * tile_rows + 3,
                          Index(Stages) * 3 * tile_rows + 7})

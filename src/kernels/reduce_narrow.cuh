@@ -17,59 +17,55 @@
 namespace devmat::detail {
 
 // ================================================================== row sums
-/// Sums the `nrows` x `cols` dense tile at `tile_s` in shared memory into out[r] (coalesced), by
-/// a block of Threads: L = 1, thread t rows t, t + Threads, ..., in column order (odd rows are
-/// read without bank conflicts; even ones start at column r % cols and wrap around, which spreads
-/// a warp's reads over the banks); L = 2, 4, 8, ..., groups of L adjacent lanes a row (group g
-/// rows g, g + Threads / L, ...), lane i of a group elements i, i + L, ..., then a shuffle tree
-/// over the group. Each sum's order is fixed by (L, cols). Bytes are summed in 32 bits inside a
-/// lane (a row of fewer than 2^24 bytes).
-template <class T, class Out, int Threads, int L = 1>
-__device__ __forceinline__ void sum_tile_rows(const T* tile_s, Index nrows, Index cols, Out* __restrict__ out) {
-  static_assert(L >= 1 && L <= 32 && (L & (L - 1)) == 0 && Threads % 32 == 0, "sum_tile_rows: L a power of two <= 32");
-  using R = SumReducer<T>;
-  using Acc = typename R::Acc;
-  // Elements k0, k0 + step, ... of a row, in that order.
-  const auto row_sum = [&](const T* row_s, Index k0, Index step) -> Acc {
-    if constexpr (std::is_same_v<T, std::uint8_t>) {
-      unsigned t = 0;
-      for (Index k = k0; k < cols; k += step) t += row_s[k];
-      return Acc(t);
-    } else {
-      typename R::State s;
-      for (Index k = k0; k < cols; k += step) R::add(s, row_s[k]);
-      return R::finish(s);
-    }
+/// Sums the bytes of the `nrows` x `cols` dense u8 tile at `tile_s` in shared memory into out[r]
+/// (coalesced), the layout and the work split of sum_tile_rows: a row is the aligned 4-byte words
+/// that cover it, each summed by one __dp4a (a load and a multiply-add for four bytes, where a
+/// byte at a time took a load and an add each: u8 4000037x67 0.73 of a CUB sum, now 0.89),
+/// less the bytes of its first and last word that lie outside it. The words lie inside the 16-byte
+/// chunks the tile was copied in, so nothing outside the copied tile is read. L = 1: a thread a row,
+/// its words in rotated order from word r % words for rows of even length (cols = 64 bytes would
+/// otherwise put a warp's 32 rows on 2 banks); L > 1: lane i of a group words i, i + L, .. and a
+/// shuffle tree. The sums are exact in 32 bits (a row of fewer than 2^24 bytes), so their order
+/// does not change a bit of the result.
+template <class Out, int Threads, int L>
+__device__ __forceinline__ void sum_tile_byte_rows(const std::uint8_t* tile_s, Index nrows, Index cols,
+                                                   Out* __restrict__ out) {
+  constexpr unsigned kOnes = 0x01010101u;
+  const int ncols = static_cast<int>(cols);  // a tile in shared memory: fewer than 2^31 bytes
+  // Row r's words: its first at `w`, `b` bytes of which precede the row; `e` bytes of the last
+  // inside the row (0: all four).
+  struct RowWords {
+    const unsigned* w;
+    int words;
+    unsigned b, e;
+  };
+  const auto row_words = [&](Index r) {
+    const std::uint8_t* row = tile_s + r * cols;
+    const unsigned b = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(row) & 3u);
+    return RowWords{reinterpret_cast<const unsigned*>(row - b), static_cast<int>((b + ncols + 3) / 4), b,
+                    (b + ncols) & 3u};
+  };
+  // The bytes of the first and last word outside the row.
+  const auto outside = [](const RowWords& rw) {
+    unsigned t = __dp4a(rw.w[0], kOnes & ((1u << (8 * rw.b)) - 1u), 0u);
+    if (rw.e != 0) t = __dp4a(rw.w[rw.words - 1], kOnes << (8 * rw.e), t);
+    return t;
   };
   if constexpr (L == 1) {
-    const bool rotate = cols % 2 == 0;
+    const bool rotate = ncols % 2 == 0;
     for (Index r = threadIdx.x; r < nrows; r += Threads) {
-      const T* row_s = tile_s + r * cols;
-      Acc v;
+      const RowWords rw = row_words(r);
+      unsigned t = 0;
       if (rotate) {
-        // Columns j, j + 1, .., cols - 1, 0, .., j - 1, as one loop with a wrap: two loops, one
-        // each side of j, ran f32 1000003x50 at 0.82 of a CUB sum (session 22, run 2) where this
-        // form ran 0.97 (run 1; the staged tiles 0.74 against 0.83).
-        Index j = r % cols;
-        if constexpr (std::is_same_v<T, std::uint8_t>) {
-          unsigned t = 0;
-          for (Index k = 0; k < cols; ++k) {
-            t += row_s[j];
-            if (++j == cols) j = 0;
-          }
-          v = Acc(t);
-        } else {
-          typename R::State s;
-          for (Index k = 0; k < cols; ++k) {
-            R::add(s, row_s[j]);
-            if (++j == cols) j = 0;
-          }
-          v = R::finish(s);
+        int j = static_cast<int>(r % rw.words);
+        for (int k = 0; k < rw.words; ++k) {
+          t = __dp4a(rw.w[j], kOnes, t);
+          if (++j == rw.words) j = 0;
         }
       } else {
-        v = row_sum(row_s, 0, 1);
+        for (int k = 0; k < rw.words; ++k) t = __dp4a(rw.w[k], kOnes, t);
       }
-      out[r] = static_cast<Out>(v);
+      out[r] = static_cast<Out>(t - outside(rw));
     }
   } else {
     constexpr int G = Threads / L;  // rows a pass
@@ -77,10 +73,71 @@ __device__ __forceinline__ void sum_tile_rows(const T* tile_s, Index nrows, Inde
     const Index grp = threadIdx.x / L;
     for (Index r0 = 0; r0 < nrows; r0 += G) {  // uniform over the block: every lane reaches the shuffles
       const Index r = r0 + grp;
-      Acc v = r < nrows ? row_sum(tile_s + r * cols, sub, L) : R::identity();
+      unsigned t = 0;
+      RowWords rw{};
+      if (r < nrows) {
+        rw = row_words(r);
+        for (int k = sub; k < rw.words; k += L) t = __dp4a(rw.w[k], kOnes, t);
+      }
 #pragma unroll
-      for (int o = L / 2; o >= 1; o /= 2) v = R::combine(v, __shfl_xor_sync(0xffffffffu, v, o));
-      if (sub == 0 && r < nrows) out[r] = static_cast<Out>(v);
+      for (int o = L / 2; o >= 1; o /= 2) t += __shfl_xor_sync(0xffffffffu, t, o);
+      if (sub == 0 && r < nrows) out[r] = static_cast<Out>(t - outside(rw));
+    }
+  }
+}
+
+/// Sums the `nrows` x `cols` dense tile at `tile_s` in shared memory into out[r] (coalesced), by
+/// a block of Threads: L = 1, thread t rows t, t + Threads, ..., in column order (odd rows are
+/// read without bank conflicts; even ones start at column r % cols and wrap around, which spreads
+/// a warp's reads over the banks); L = 2, 4, 8, ..., groups of L adjacent lanes a row (group g
+/// rows g, g + Threads / L, ...), lane i of a group elements i, i + L, ..., then a shuffle tree
+/// over the group. Each sum's order is fixed by (L, cols). Bytes: sum_tile_byte_rows.
+template <class T, class Out, int Threads, int L = 1>
+__device__ __forceinline__ void sum_tile_rows(const T* tile_s, Index nrows, Index cols, Out* __restrict__ out) {
+  static_assert(L >= 1 && L <= 32 && (L & (L - 1)) == 0 && Threads % 32 == 0, "sum_tile_rows: L a power of two <= 32");
+  if constexpr (std::is_same_v<T, std::uint8_t>) {
+    sum_tile_byte_rows<Out, Threads, L>(tile_s, nrows, cols, out);
+  } else {
+    using R = SumReducer<T>;
+    using Acc = typename R::Acc;
+    // Elements k0, k0 + step, ... of a row, in that order.
+    const auto row_sum = [&](const T* row_s, Index k0, Index step) -> Acc {
+      typename R::State s;
+      for (Index k = k0; k < cols; k += step) R::add(s, row_s[k]);
+      return R::finish(s);
+    };
+    if constexpr (L == 1) {
+      const bool rotate = cols % 2 == 0;
+      for (Index r = threadIdx.x; r < nrows; r += Threads) {
+        const T* row_s = tile_s + r * cols;
+        Acc v;
+        if (rotate) {
+          // Columns j, j + 1, .., cols - 1, 0, .., j - 1, as one loop with a wrap: two loops, one
+          // each side of j, ran f32 1000003x50 at 0.82 of a CUB sum (session 22, run 2) where this
+          // form ran 0.97 (run 1; the staged tiles 0.74 against 0.83).
+          Index j = r % cols;
+          typename R::State s;
+          for (Index k = 0; k < cols; ++k) {
+            R::add(s, row_s[j]);
+            if (++j == cols) j = 0;
+          }
+          v = R::finish(s);
+        } else {
+          v = row_sum(row_s, 0, 1);
+        }
+        out[r] = static_cast<Out>(v);
+      }
+    } else {
+      constexpr int G = Threads / L;  // rows a pass
+      const int sub = static_cast<int>(threadIdx.x % L);
+      const Index grp = threadIdx.x / L;
+      for (Index r0 = 0; r0 < nrows; r0 += G) {  // uniform over the block: every lane reaches the shuffles
+        const Index r = r0 + grp;
+        Acc v = r < nrows ? row_sum(tile_s + r * cols, sub, L) : R::identity();
+#pragma unroll
+        for (int o = L / 2; o >= 1; o /= 2) v = R::combine(v, __shfl_xor_sync(0xffffffffu, v, o));
+        if (sub == 0 && r < nrows) out[r] = static_cast<Out>(v);
+      }
     }
   }
 }
