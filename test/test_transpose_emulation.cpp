@@ -180,6 +180,8 @@ TEST_CASE("emulated transpose_vec_kernel on bytes equals the transpose", "[trans
   check_vec_shapes<std::uint8_t, 16, 16>({2, 255, 256, 257, 273, 600}, {2, 5, 15, 16, 17});
   check_vec_shapes<std::uint8_t, 8, 80>({131}, {67, 79, 80, 81});
   check_vec_shapes<std::uint8_t, 16, 80>({255, 256, 257, 273}, {67, 81});
+  // The launcher's tile past kVecNarrowCols columns (256 rows + 16 halo, 128 columns).
+  check_vec_shapes<std::uint8_t, 16, 128>({1, 129, 255, 256, 257, 273, 529}, {1, 127, 128, 129, 257});
 }
 
 TEST_CASE("emulated transpose_vec_kernel on floats and doubles equals the transpose", "[transpose][emulation]") {
@@ -208,6 +210,8 @@ TEST_CASE("emulated transpose_vec_kernel with every lane plan equals the transpo
       check_vec<std::uint8_t, 8, 128>(259, 150, 150, 0, 3, {dd, rot});      // s = 1 - 3 * 6 = odd
       check_vec<std::uint8_t, 8, 128>(145, 131, 133, 1, 0, {dd, rot});      // s = 1 - 1 * 5 = 12: 4 mod 8
       check_vec<std::uint8_t, 16, 80>(273, 81, 81, 0, 5, {dd, rot});  // s = 1 - 1 * 1 = 0
+      check_vec<std::uint8_t, 16, 128>(259, 150, 150, 0, 3, {dd, rot});  // 2 groups of 16 vectors a warp
+      check_vec<std::uint8_t, 16, 128>(273, 131, 133, 1, 0, {dd, rot});
     }
   // Floats and doubles keep consecutive rows by default; any plan still transposes them.
   for (int dd : {1, 2, 4, 8})
@@ -231,8 +235,10 @@ TEST_CASE("emulated transpose_vec_kernel on many tiles equals the transpose", "[
   check_vec<float, 16, 256>(200, 131, 133, 1, 1);
   // The same in bands of 1 to 3 tile rows (transpose_vec_grid's order on tall matrices), the
   // last band partial.
+  check_vec<std::uint8_t, 16, 128>(1201, 259, 263, 3, 5);  // the launcher's u8 tile: 256 rows a tile, 5 tile rows
   for (unsigned band : {1u, 2u, 3u}) {
     check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5, {0, 0}, band);
+    check_vec<std::uint8_t, 16, 128>(1201, 259, 263, 3, 5, {0, 0}, band);
     check_vec<float, 16, 256>(200, 131, 133, 1, 1, {0, 0}, band);
   }
 }
@@ -272,6 +278,17 @@ TEST_CASE("transpose_vec_grid's order takes every tile once", "[transpose][emula
     CHECK(g.band <= 809);
     CHECK(g.bands() == (tr + 808) / 809);
     CHECK(g.bands() * g.band - tr < g.bands());
+  }
+  // The same for the launcher's u8 tile now (DefaultTranspose<u8>::Vec, VecTile<16, 128>: 272
+  // rows x 144 bytes a tile, 428 tile rows a band).
+  using U8Tile16 = d::VecTile<std::uint8_t, 16, 128, 256>;
+  CHECK(d::transpose_vec_grid<U8Tile16>(856, 4100).band == 856);
+  for (unsigned tr : {857u, 1024u, 4097u}) {
+    const d::TransposeVecGrid g = d::transpose_vec_grid<U8Tile16>(tr, 4100);
+    CAPTURE(tr, g.band);
+    CHECK(g.tiles_c == 33);
+    CHECK(g.band <= 428);
+    CHECK(g.bands() == (tr + 427) / 428);
   }
 }
 

@@ -372,8 +372,13 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // tile's 0.808. With lanes free of bank conflicts (transpose_vec_lanes, session 20, run S2):
   // Vec 0.80-0.84 of a copy on 4100x262144, 4097x65537, 65537x4097, 16385x16383, 10007x30011;
   // VecNarrow 0.826 where it was 0.790 on 16385x16383, the same as before on 1000003x67 (0.90).
+  // Session 23 (same run, forced trials, of a copy): with those lanes the 16-vector runs now win,
+  // n16c128 against n8c128 0.845 / 0.797 on 16385x16383, 0.838 / 0.796 on 16383x16385, 0.824 /
+  // 0.759 on 4097x65537, 0.821 / 0.756 on 65537x4097, 0.836 / 0.787 on 10007x30011, 0.844 /
+  // 0.803 on the 16382x16379 window, 0.860 / 0.812 on 4100x262144, 0.780 / 0.774 on 262144x4100
+  // (n8c256 0.817 there alone).
   static constexpr bool kVec = true;
-  using Vec = VecTile<std::uint8_t, 8, 128>;  // 128 input rows x 128 columns, 128-byte output runs
+  using Vec = VecTile<std::uint8_t, 16, 128>;  // 256 input rows x 128 columns, 256-byte output runs
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
