@@ -17,128 +17,105 @@
 namespace devmat::detail {
 
 // ================================================================== row sums
-/// Sums the bytes of the `nrows` x `cols` dense u8 tile at `tile_s` in shared memory into out[r]
-/// (coalesced), the layout and the work split of sum_tile_rows: a row is the aligned 4-byte words
-/// that cover it, each summed by one __dp4a (a load and a multiply-add for four bytes, where a
-/// byte at a time took a load and an add each: u8 4000037x67 0.73 of a CUB sum, now 0.89),
-/// less the bytes of its first and last word that lie outside it. The words lie inside the 16-byte
-/// chunks the tile was copied in, so nothing outside the copied tile is read. L = 1: a thread a row,
-/// its words in rotated order from word r % words for rows of even length (cols = 64 bytes would
-/// otherwise put a warp's 32 rows on 2 banks); L > 1: lane i of a group words i, i + L, .. and a
-/// shuffle tree. The sums are exact in 32 bits (a row of fewer than 2^24 bytes), so their order
-/// does not change a bit of the result.
-template <class Out, int Threads, int L>
-__device__ __forceinline__ void sum_tile_byte_rows(const std::uint8_t* tile_s, Index nrows, Index cols,
-                                                   Out* __restrict__ out) {
-  constexpr unsigned kOnes = 0x01010101u;
-  const int ncols = static_cast<int>(cols);  // a tile in shared memory: fewer than 2^31 bytes
-  // Row r's words: its first at `w`, `b` bytes of which precede the row; `e` bytes of the last
-  // inside the row (0: all four).
-  struct RowWords {
-    const unsigned* w;
-    int words;
-    unsigned b, e;
-  };
-  const auto row_words = [&](Index r) {
-    const std::uint8_t* row = tile_s + r * cols;
-    const unsigned b = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(row) & 3u);
-    return RowWords{reinterpret_cast<const unsigned*>(row - b), static_cast<int>((b + ncols + 3) / 4), b,
-                    (b + ncols) & 3u};
-  };
-  // The bytes of the first and last word outside the row.
-  const auto outside = [](const RowWords& rw) {
-    unsigned t = __dp4a(rw.w[0], kOnes & ((1u << (8 * rw.b)) - 1u), 0u);
-    if (rw.e != 0) t = __dp4a(rw.w[rw.words - 1], kOnes << (8 * rw.e), t);
-    return t;
-  };
+/// The row loop of sum_tile_rows over a tile of `nrows` rows, by a block of Threads: L = 1, thread
+/// t rows t, t + Threads, ..., storing store(r, sum(r, 0, 1)); L = 2, 4, 8, ..., groups of L
+/// adjacent lanes a row (group g rows g, g + Threads / L, ...), lane i sum(r, i, L), then a
+/// shuffle tree of combine over the group, whose first lane stores store(r, v). Lanes past the
+/// last row bring `zero`; the passes are uniform over the block, so every lane reaches the shuffles.
+template <int Threads, int L, class V, class Sum, class Combine, class Store>
+__device__ __forceinline__ void for_tile_rows(Index nrows, V zero, Sum sum, Combine combine, Store store) {
+  static_assert(L >= 1 && L <= 32 && (L & (L - 1)) == 0 && Threads % 32 == 0, "for_tile_rows: L a power of two <= 32");
   if constexpr (L == 1) {
-    const bool rotate = ncols % 2 == 0;
-    for (Index r = threadIdx.x; r < nrows; r += Threads) {
+    for (Index r = threadIdx.x; r < nrows; r += Threads) store(r, sum(r, 0, 1));
+  } else {
+    constexpr int G = Threads / L;  // rows a pass
+    const int sub = static_cast<int>(threadIdx.x % L);
+    const Index grp = threadIdx.x / L;
+    for (Index r0 = 0; r0 < nrows; r0 += G) {
+      const Index r = r0 + grp;
+      V v = r < nrows ? sum(r, sub, L) : zero;
+#pragma unroll
+      for (int o = L / 2; o >= 1; o /= 2) v = combine(v, __shfl_xor_sync(0xffffffffu, v, o));
+      if (sub == 0 && r < nrows) store(r, v);
+    }
+  }
+}
+
+/// Sums the `nrows` x `cols` dense tile at `tile_s` in shared memory into out[r] (coalesced), a
+/// thread or L lanes a row (for_tile_rows): lane i of L elements i, i + L, ...; a thread alone
+/// (L = 1) takes odd rows in column order (read without bank conflicts) and even ones from column
+/// r % cols around to r % cols - 1, which spreads a warp's reads over the banks. Each sum's order
+/// is fixed by (L, cols).
+/// Bytes: a row is the aligned 4-byte words that cover it, each summed by one __dp4a (a load and
+/// a multiply-add for four bytes, where a byte at a time took a load and an add each: u8
+/// 4000037x67 0.73 of a CUB sum, now 0.89), less the bytes of its first and last word that lie
+/// outside it; a thread alone takes the words of rows of even length from word r % words around
+/// (64-byte rows would otherwise put a warp's 32 rows on 2 banks). The words lie inside the 16-byte
+/// chunks the tile was copied in, so nothing outside the copied tile is read. The sums are exact
+/// in 32 bits (a row of fewer than 2^24 bytes), so their order does not change a bit.
+template <class T, class Out, int Threads, int L = 1>
+__device__ __forceinline__ void sum_tile_rows(const T* tile_s, Index nrows, Index cols, Out* __restrict__ out) {
+  const bool rotate = cols % 2 == 0;
+  if constexpr (std::is_same_v<T, std::uint8_t>) {
+    constexpr unsigned kOnes = 0x01010101u;
+    const int ncols = static_cast<int>(cols);  // a tile in shared memory: fewer than 2^31 bytes
+    // Row r's words: its first at `w`, `b` bytes of which precede the row; `e` bytes of the last
+    // inside the row (0: all four).
+    struct RowWords {
+      const unsigned* w;
+      int words;
+      unsigned b, e;
+    };
+    const auto row_words = [&](Index r) {
+      const std::uint8_t* row = tile_s + r * cols;
+      const unsigned b = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(row) & 3u);
+      return RowWords{reinterpret_cast<const unsigned*>(row - b), static_cast<int>((b + ncols + 3) / 4), b,
+                      (b + ncols) & 3u};
+    };
+    const auto sum = [&](Index r, int k0, int step) {
       const RowWords rw = row_words(r);
       unsigned t = 0;
-      if (rotate) {
+      if (step == 1 && rotate) {
         int j = static_cast<int>(r % rw.words);
         for (int k = 0; k < rw.words; ++k) {
           t = __dp4a(rw.w[j], kOnes, t);
           if (++j == rw.words) j = 0;
         }
       } else {
-        for (int k = 0; k < rw.words; ++k) t = __dp4a(rw.w[k], kOnes, t);
+        for (int k = k0; k < rw.words; k += step) t = __dp4a(rw.w[k], kOnes, t);
       }
-      out[r] = static_cast<Out>(t - outside(rw));
-    }
-  } else {
-    constexpr int G = Threads / L;  // rows a pass
-    const int sub = static_cast<int>(threadIdx.x % L);
-    const Index grp = threadIdx.x / L;
-    for (Index r0 = 0; r0 < nrows; r0 += G) {  // uniform over the block: every lane reaches the shuffles
-      const Index r = r0 + grp;
-      unsigned t = 0;
-      RowWords rw{};
-      if (r < nrows) {
-        rw = row_words(r);
-        for (int k = sub; k < rw.words; k += L) t = __dp4a(rw.w[k], kOnes, t);
-      }
-#pragma unroll
-      for (int o = L / 2; o >= 1; o /= 2) t += __shfl_xor_sync(0xffffffffu, t, o);
-      if (sub == 0 && r < nrows) out[r] = static_cast<Out>(t - outside(rw));
-    }
-  }
-}
-
-/// Sums the `nrows` x `cols` dense tile at `tile_s` in shared memory into out[r] (coalesced), by
-/// a block of Threads: L = 1, thread t rows t, t + Threads, ..., in column order (odd rows are
-/// read without bank conflicts; even ones start at column r % cols and wrap around, which spreads
-/// a warp's reads over the banks); L = 2, 4, 8, ..., groups of L adjacent lanes a row (group g
-/// rows g, g + Threads / L, ...), lane i of a group elements i, i + L, ..., then a shuffle tree
-/// over the group. Each sum's order is fixed by (L, cols). Bytes: sum_tile_byte_rows.
-template <class T, class Out, int Threads, int L = 1>
-__device__ __forceinline__ void sum_tile_rows(const T* tile_s, Index nrows, Index cols, Out* __restrict__ out) {
-  static_assert(L >= 1 && L <= 32 && (L & (L - 1)) == 0 && Threads % 32 == 0, "sum_tile_rows: L a power of two <= 32");
-  if constexpr (std::is_same_v<T, std::uint8_t>) {
-    sum_tile_byte_rows<Out, Threads, L>(tile_s, nrows, cols, out);
+      return t;
+    };
+    // Less the bytes of the first and last word outside the row.
+    const auto store = [&](Index r, unsigned t) {
+      const RowWords rw = row_words(r);
+      t -= __dp4a(rw.w[0], kOnes & ((1u << (8 * rw.b)) - 1u), 0u);
+      if (rw.e != 0) t -= __dp4a(rw.w[rw.words - 1], kOnes << (8 * rw.e), 0u);
+      out[r] = static_cast<Out>(t);
+    };
+    for_tile_rows<Threads, L>(nrows, 0u, sum, [](unsigned a, unsigned b) { return a + b; }, store);
   } else {
     using R = SumReducer<T>;
     using Acc = typename R::Acc;
-    // Elements k0, k0 + step, ... of a row, in that order.
-    const auto row_sum = [&](const T* row_s, Index k0, Index step) -> Acc {
+    const auto sum = [&](Index r, Index k0, Index step) -> Acc {
+      const T* row_s = tile_s + r * cols;
       typename R::State s;
-      for (Index k = k0; k < cols; k += step) R::add(s, row_s[k]);
+      if (step == 1 && rotate) {
+        // Columns j, j + 1, .., cols - 1, 0, .., j - 1, as one loop with a wrap: two loops, one
+        // each side of j, ran f32 1000003x50 at 0.82 of a CUB sum (session 22, run 2) where this
+        // form ran 0.97 (run 1; the staged tiles 0.74 against 0.83).
+        Index j = r % cols;
+        for (Index k = 0; k < cols; ++k) {
+          R::add(s, row_s[j]);
+          if (++j == cols) j = 0;
+        }
+      } else {
+        for (Index k = k0; k < cols; k += step) R::add(s, row_s[k]);
+      }
       return R::finish(s);
     };
-    if constexpr (L == 1) {
-      const bool rotate = cols % 2 == 0;
-      for (Index r = threadIdx.x; r < nrows; r += Threads) {
-        const T* row_s = tile_s + r * cols;
-        Acc v;
-        if (rotate) {
-          // Columns j, j + 1, .., cols - 1, 0, .., j - 1, as one loop with a wrap: two loops, one
-          // each side of j, ran f32 1000003x50 at 0.82 of a CUB sum (session 22, run 2) where this
-          // form ran 0.97 (run 1; the staged tiles 0.74 against 0.83).
-          Index j = r % cols;
-          typename R::State s;
-          for (Index k = 0; k < cols; ++k) {
-            R::add(s, row_s[j]);
-            if (++j == cols) j = 0;
-          }
-          v = R::finish(s);
-        } else {
-          v = row_sum(row_s, 0, 1);
-        }
-        out[r] = static_cast<Out>(v);
-      }
-    } else {
-      constexpr int G = Threads / L;  // rows a pass
-      const int sub = static_cast<int>(threadIdx.x % L);
-      const Index grp = threadIdx.x / L;
-      for (Index r0 = 0; r0 < nrows; r0 += G) {  // uniform over the block: every lane reaches the shuffles
-        const Index r = r0 + grp;
-        Acc v = r < nrows ? row_sum(tile_s + r * cols, sub, L) : R::identity();
-#pragma unroll
-        for (int o = L / 2; o >= 1; o /= 2) v = R::combine(v, __shfl_xor_sync(0xffffffffu, v, o));
-        if (sub == 0 && r < nrows) out[r] = static_cast<Out>(v);
-      }
-    }
+    for_tile_rows<Threads, L>(nrows, R::identity(), sum, [](Acc a, Acc b) { return R::combine(a, b); },
+                              [&](Index r, Acc v) { out[r] = static_cast<Out>(v); });
   }
 }
 
