@@ -265,31 +265,26 @@ TEST_CASE("transpose_vec_grid's order takes every tile once", "[transpose][emula
         CHECK(inside);
         CHECK(std::count(seen.begin(), seen.end(), 1) == static_cast<std::ptrdiff_t>(seen.size()));
       }
-  // The launcher's: one band up to twice kTransposeVecBandBytes a tile column (u8 VecTile<8,
-  // 128>: 144 rows x 144 bytes a tile, 809 tile rows a band) or with one tile column, else the
-  // fewest even bands of at most 809.
-  using U8Tile = d::VecTile<std::uint8_t, 8, 128, 256>;
-  CHECK(d::transpose_vec_grid<U8Tile>(1618, 4100).band == 1618);
-  CHECK(d::transpose_vec_grid<U8Tile>(4000, 100).band == 4000);
-  for (unsigned tr : {1619u, 2048u, 8193u}) {
-    const d::TransposeVecGrid g = d::transpose_vec_grid<U8Tile>(tr, 4100);
-    CAPTURE(tr, g.band);
-    CHECK(g.tiles_c == 33);
-    CHECK(g.band <= 809);
-    CHECK(g.bands() == (tr + 808) / 809);
-    CHECK(g.bands() * g.band - tr < g.bands());
-  }
-  // The same for the launcher's u8 tile now (DefaultTranspose<u8>::Vec, VecTile<16, 128>: 272
-  // rows x 144 bytes a tile, 428 tile rows a band).
-  using U8Tile16 = d::VecTile<std::uint8_t, 16, 128, 256>;
-  CHECK(d::transpose_vec_grid<U8Tile16>(856, 4100).band == 856);
-  for (unsigned tr : {857u, 1024u, 4097u}) {
-    const d::TransposeVecGrid g = d::transpose_vec_grid<U8Tile16>(tr, 4100);
-    CAPTURE(tr, g.band);
-    CHECK(g.tiles_c == 33);
-    CHECK(g.band <= 428);
-    CHECK(g.bands() == (tr + 427) / 428);
-  }
+  // The launcher's: one band up to twice kTransposeVecBandBytes a tile column or with one tile
+  // column, else the fewest even bands of at most `fit` tile rows (kTransposeVecBandBytes over a
+  // tile's bytes read): u8 VecTile<8, 128>, 144 rows x 144 bytes a tile, 809 tile rows a band;
+  // VecTile<16, 128> (DefaultTranspose<u8>::Vec), 272 x 144 bytes, 428.
+  const auto check_bands = [](auto tile, unsigned fit) {
+    using Tile = decltype(tile);
+    CAPTURE(Tile::kNV, fit);
+    CHECK(d::transpose_vec_grid<Tile>(2 * fit, 4100).band == 2 * fit);
+    CHECK(d::transpose_vec_grid<Tile>(5 * fit, 100).band == 5 * fit);
+    for (unsigned tr : {2 * fit + 1, 2 * fit + 430, 10 * fit + 1}) {
+      const d::TransposeVecGrid g = d::transpose_vec_grid<Tile>(tr, 4100);
+      CAPTURE(tr, g.band);
+      CHECK(g.tiles_c == 33);
+      CHECK(g.band <= fit);
+      CHECK(g.bands() == (tr + fit - 1) / fit);
+      CHECK(g.bands() * g.band - tr < g.bands());
+    }
+  };
+  check_bands(d::VecTile<std::uint8_t, 8, 128, 256>{}, 809);
+  check_bands(d::VecTile<std::uint8_t, 16, 128, 256>{}, 428);
 }
 
 // transpose_few_cols_span_kernel (few columns at most 16 elements apart, de-interleaved as one
