@@ -217,11 +217,17 @@ constexpr RowPipeTile row_pipe_tile(Index cols) {
   return row_pipe_tile(Threads / L, cols * static_cast<Index>(sizeof(T)));
 }
 
+/// Whether a ring of `stages` tiles of rows of `row_bytes` bytes summed in passes of `pass` rows
+/// fits the shared memory a block of the current device may opt in to.
+inline bool row_pipe_ring_fits(Index pass, Index row_bytes, int stages) {
+  return row_pipe_tile(pass, row_bytes).smem(stages) <= current_device_props().smem_per_block_optin;
+}
+
 /// Whether row_sums_piped_kernel<T, Threads, Stages, L> takes rows of `cols` elements on the
-/// current device: its ring fits the shared memory a block may opt in to.
+/// current device (row_pipe_ring_fits).
 template <class T, int Threads, int Stages, int L = 1>
 bool row_piped_fits(Index cols) {
-  return cols >= 1 && row_pipe_tile<T, Threads, L>(cols).smem(Stages) <= current_device_props().smem_per_block_optin;
+  return cols >= 1 && row_pipe_ring_fits(Threads / L, cols * static_cast<Index>(sizeof(T)), Stages);
 }
 
 /// Row sums of a dense matrix (ld == cols, or one row) through a ring of Stages shared tiles
@@ -290,8 +296,7 @@ bool row_piped_default_takes(Index cols) {
   if (cols < 1 || (sizeof(T) == 4 && cols * 4 < 128)) return false;
   const int lanes = row_pipe_lanes<T>(cols);
   if (lanes == 0) return false;
-  const RowPipeTile tile = row_pipe_tile(row_pipe_threads<T>(cols) / lanes, cols * static_cast<Index>(sizeof(T)));
-  return tile.smem(kRowPipeStages) <= current_device_props().smem_per_block_optin;
+  return row_pipe_ring_fits(row_pipe_threads<T>(cols) / lanes, cols * static_cast<Index>(sizeof(T)), kRowPipeStages);
 }
 
 /// launch_row_sums_piped in the library's configuration (row_pipe_threads threads, row_pipe_lanes
