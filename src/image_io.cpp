@@ -641,11 +641,100 @@ void append_bytes(void* ctx, void* data, int size) {
   out->insert(out->end(), p, p + size);
 }
 
+void put_be32(std::vector<std::uint8_t>& out, std::uint32_t v) {
+  const std::uint8_t b[4] = {static_cast<std::uint8_t>(v >> 24), static_cast<std::uint8_t>(v >> 16),
+                             static_cast<std::uint8_t>(v >> 8), static_cast<std::uint8_t>(v)};
+  out.insert(out.end(), b, b + 4);
+}
+
+// A PNG chunk: length, type, data, CRC of type and data.
+void put_png_chunk(std::vector<std::uint8_t>& out, const char* type, const std::uint8_t* data, std::size_t len) {
+  put_be32(out, static_cast<std::uint32_t>(len));
+  const std::size_t at = out.size();
+  out.insert(out.end(), type, type + 4);
+  out.insert(out.end(), data, data + len);
+  put_be32(out, crc32(&out[at], len + 4));
+}
+
+std::vector<std::uint8_t> png_stored(const HostImage& img) {
+  const std::size_t row_bytes = static_cast<std::size_t>(img.cols) * static_cast<std::size_t>(img.channels);
+  const std::size_t total = static_cast<std::size_t>(img.rows) * (row_bytes + 1);  // the filtered data
+  constexpr std::size_t kBlock = 65535;              // a stored deflate block's most
+  constexpr std::size_t kIdat = std::size_t(1) << 26;  // zlib bytes an IDAT chunk
+  std::vector<std::uint8_t> out;
+  out.reserve(total + total / kBlock * 5 + 1024 + (total / kIdat + 1) * 12);
+  static const std::uint8_t kSignature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  out.insert(out.end(), kSignature, kSignature + 8);
+  std::vector<std::uint8_t> ihdr;
+  put_be32(ihdr, static_cast<std::uint32_t>(img.cols));
+  put_be32(ihdr, static_cast<std::uint32_t>(img.rows));
+  const std::uint8_t rest[5] = {8, static_cast<std::uint8_t>(img.channels == 3 ? 2 : 0), 0, 0, 0};  // 8 bits, no interlace
+  ihdr.insert(ihdr.end(), rest, rest + 5);
+  put_png_chunk(out, "IHDR", ihdr.data(), ihdr.size());
+  // The zlib stream (header, stored blocks, Adler-32), cut into IDAT chunks of kIdat bytes.
+  std::vector<std::uint8_t> z;
+  z.reserve(kIdat + kBlock + 16);
+  const auto flush = [&](bool all) {
+    std::size_t done = 0;
+    while (z.size() - done >= kIdat || (all && done < z.size())) {
+      const std::size_t n = std::min(kIdat, z.size() - done);
+      put_png_chunk(out, "IDAT", z.data() + done, n);
+      done += n;
+    }
+    z.erase(z.begin(), z.begin() + static_cast<std::ptrdiff_t>(done));
+  };
+  z.push_back(0x78);  // deflate, 32 KiB window
+  z.push_back(0x01);  // no preset dictionary, fastest; (0x78 << 8 | 0x01) % 31 == 0
+  std::uint32_t a = 1, b = 0;  // Adler-32
+  std::size_t r = 0, off = 0;  // position in the filtered data: row r, byte off (0: the filter byte)
+  for (std::size_t pos = 0; pos < total;) {
+    const std::size_t len = std::min(kBlock, total - pos);
+    const std::uint8_t head[5] = {static_cast<std::uint8_t>(pos + len == total ? 1 : 0), static_cast<std::uint8_t>(len),
+                                  static_cast<std::uint8_t>(len >> 8), static_cast<std::uint8_t>(~len),
+                                  static_cast<std::uint8_t>(~len >> 8)};
+    z.insert(z.end(), head, head + 5);
+    for (std::size_t left = len; left > 0;) {
+      const std::size_t from = z.size();
+      if (off == 0) {
+        z.push_back(0);  // filter: none
+        ++off;
+        --left;
+      } else {
+        const std::size_t n = std::min(left, row_bytes + 1 - off);
+        const std::uint8_t* src = img.pixels.data() + r * row_bytes + (off - 1);
+        z.insert(z.end(), src, src + n);
+        off += n;
+        left -= n;
+      }
+      if (off == row_bytes + 1) off = 0, ++r;
+      for (std::size_t i = from; i < z.size(); ++i) {  // Adler-32 (sums below 2^32 for 5552 bytes)
+        a += z[i];
+        b += a;
+        if ((i - from) % 4096 == 4095) a %= 65521u, b %= 65521u;
+      }
+      a %= 65521u;
+      b %= 65521u;
+    }
+    pos += len;
+    flush(false);
+  }
+  put_be32(z, (b << 16) | a);
+  flush(true);
+  put_png_chunk(out, "IEND", nullptr, 0);
+  return out;
+}
+
+// The filtered image data (each row: filter byte 0, then the row) that encode_png gives
+// stb_image_write at most: stb deflates into a buffer whose int capacity doubles, which
+// overflows (and writes past the buffer) once the output passes 1,610,612,735 bytes, and its
+// fixed Huffman codes grow the data by up to 1/8. Larger images go to encode_png_stored.
+constexpr long long kStbPngMaxBytes = 1LL << 30;
+
 std::vector<std::uint8_t> encode_png(const std::string& path, const HostImage& img) {
-  // stb_image_write keeps sizes in int, including its (cols*channels + 1) * rows work buffer.
   const long long row = static_cast<long long>(img.cols) * img.channels + 1;
-  if (img.rows > INT_MAX || img.cols > INT_MAX || row * img.rows > INT_MAX)
-    write_fail(path, "the image (" + shape_string(img.rows, img.cols) + ") is too large for the PNG encoder");
+  if (img.rows > 0x7FFFFFFF || img.cols > 0x7FFFFFFF)  // the PNG format's limit
+    write_fail(path, "the image (" + shape_string(img.rows, img.cols) + ") is too large for PNG (2^31 - 1 a side)");
+  if (row * img.rows > kStbPngMaxBytes) return png_stored(img);
   std::vector<std::uint8_t> out;
   const int ok = stbi_write_png_to_func(&append_bytes, &out, static_cast<int>(img.cols), static_cast<int>(img.rows),
                                         img.channels, img.pixels.data(), static_cast<int>(img.cols) * img.channels);
@@ -720,6 +809,8 @@ std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) noexcept {
   // Exact rounding (half up) of the real value 0.299 R + 0.587 G + 0.114 B.
   return static_cast<std::uint8_t>((299u * r + 587u * g + 114u * b + 500u) / 1000u);
 }
+
+std::vector<std::uint8_t> encode_png_stored(const HostImage& image) { return png_stored(image); }
 
 HostImage decode_gray(const std::string& path) { return decode(path, 1); }
 HostImage decode_rgb(const std::string& path) { return decode(path, 3); }

@@ -285,6 +285,33 @@ TEST_CASE("PNG, PGM and PPM round trips are exact on awkward sizes") {
   }
 }
 
+TEST_CASE("PNGs in stored deflate blocks (the encoder of images past 2^30 bytes) read back exact") {
+  // Sizes around the 65535-byte blocks and rows that straddle them; what encode_image writes
+  // for images too large for stb_image_write's int buffers (it crashed past about 1.4e9 bytes).
+  TempDir dir;
+  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {3, 1021}, {1, 65534}, {1, 65535}, {2, 65535},
+                                                       {257, 255}, {300, 301}, {7, 40000}};
+  for (auto [r, c] : shapes) {
+    for (int ch : {1, 3}) {
+      CAPTURE(test::shape(r, c), ch);
+      const HostImage img = random_image(r, c, ch);
+      const Bytes png = detail::encode_png_stored(img);
+      const std::string path = dir / "stored.png";
+      {
+        std::ofstream f(path, std::ios::binary);
+        f.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
+      }
+      // Stored blocks: the file holds every filtered byte, and 5 bytes a block more.
+      const std::size_t filtered = static_cast<std::size_t>(r) * (static_cast<std::size_t>(c) * ch + 1);
+      CHECK(png.size() >= filtered + 5 * ((filtered + 65534) / 65535));
+      const HostImage back = ch == 1 ? detail::decode_gray(path) : detail::decode_rgb(path);
+      REQUIRE(back.rows == r);
+      REQUIRE(back.cols == c);
+      CHECK(back.pixels == img.pixels);
+    }
+  }
+}
+
 TEST_CASE("saving over an existing file replaces it whole") {
   TempDir dir;
   const std::string path = dir / "over.png";

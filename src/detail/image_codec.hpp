@@ -45,4 +45,9 @@ HostImage decode_rgb(const std::string& path);
 /// the reason (unsupported extension, empty image, cannot create, write failed).
 void encode_image(const std::string& path, const HostImage& image);
 
+/// `image` (1 or 3 channels, rows and columns up to 2^31 - 1) as a PNG file's bytes, its data
+/// in stored (uncompressed) deflate blocks: what encode_image writes for images past what the
+/// compressing encoder takes (about 2^30 bytes of pixels). Any PNG decoder reads it.
+std::vector<std::uint8_t> encode_png_stored(const HostImage& image);
+
 }  // namespace devmat::detail
