@@ -24,16 +24,19 @@ inline void check_grid_x(const char* op, Index rows, Index cols, int tile_w) {
     throw shape_error(std::string("devmat: ") + op + ": image " + shape_string(rows, cols) + " is too wide");
 }
 
-/// (tiles along x, tiles along y capped at kMaxGridY; the kernels loop over the rest).
+/// (tiles along x, tiles along y capped at kMaxGridY; the kernels loop over the rest). The
+/// kernels count tile rows in 32 bits (unsigned t = blockIdx.y .. tiles_y, step gridDim.y):
+/// shape_error where that count would wrap (past 2^32 - kMaxGridY tile rows: a u8 box filter's
+/// 16-row tiles on an image of 6.9e10 rows).
 inline dim3 tile_grid(Index rows, Index cols, int tile_w, int tile_h, unsigned* tiles_y) {
   const auto ty = ceil_div(static_cast<unsigned long long>(rows), tile_h);
+  if (ty > static_cast<unsigned long long>(UINT_MAX - kMaxGridY))
+    throw shape_error("devmat: image " + shape_string(rows, cols) + " has more rows than the tiled kernels count (" +
+                      std::to_string(ty) + " tiles of " + std::to_string(tile_h) + " rows)");
   *tiles_y = static_cast<unsigned>(ty);
   return dim3(static_cast<unsigned>(ceil_div(static_cast<unsigned long long>(cols), tile_w)),
               static_cast<unsigned>(std::min<unsigned long long>(ty, kMaxGridY)));
 }
-
-
-
 
 /// Calls l(std::integral_constant<int, R>{}) for r = R among 4, 8, 16: the output rows a thread
 /// of the fused u8 neighbourhood kernels (box, morphology).
