@@ -297,10 +297,7 @@ TEST_CASE("PNGs in stored deflate blocks (the encoder of images past 2^30 bytes)
       const HostImage img = random_image(r, c, ch);
       const Bytes png = detail::encode_png_stored(img);
       const std::string path = dir / "stored.png";
-      {
-        std::ofstream f(path, std::ios::binary);
-        f.write(reinterpret_cast<const char*>(png.data()), static_cast<std::streamsize>(png.size()));
-      }
+      write_bytes(path, png);
       // Stored blocks: the file holds every filtered byte, and 5 bytes a block more.
       const std::size_t filtered = static_cast<std::size_t>(r) * (static_cast<std::size_t>(c) * ch + 1);
       CHECK(png.size() >= filtered + 5 * ((filtered + 65534) / 65535));
