@@ -240,6 +240,70 @@ TEST_CASE("emulated warp_affine functors match cv::warpAffine", "[image][emulati
 }
 
 namespace {
+/// WarpAffine<T, kLinear, kReplicate> on an r x c source under the inverse map "source = output +
+/// (tx, ty)" (whole pixels), at output pixels (y, x) for y < out_rows and x in `xs`, against the
+/// source pixel it lands on (or the border). OpenCV cannot be the oracle here: cv::remap asserts
+/// sources under 32767 a side, and its 32-bit sums wrap past 2^21 pixels.
+template <class T, bool kLinear, bool kReplicate>
+long long warp_shift_bad(const std::vector<T>& src, Index r, Index c, double tx, double ty, Index out_rows,
+                         const std::vector<Index>& xs) {
+  const T cval = static_cast<T>(7);
+  const d::WarpAffine<T, kLinear, kReplicate> f{src.data(), c, r, c, 1, 0, tx, 0, 1, ty, cval};
+  long long bad = 0;
+  for (Index y = 0; y < out_rows; ++y)
+    for (Index x : xs) {
+      Index sy = y + static_cast<Index>(ty), sx = x + static_cast<Index>(tx);
+      T want = cval;
+      if (kReplicate) {
+        sy = std::min(std::max<Index>(sy, 0), r - 1);
+        sx = std::min(std::max<Index>(sx, 0), c - 1);
+        want = src[static_cast<std::size_t>(sy * c + sx)];
+      } else if (sy >= 0 && sy < r && sx >= 0 && sx < c) {
+        want = src[static_cast<std::size_t>(sy * c + sx)];
+      }
+      bad += f(y, x) != want;
+    }
+  return bad;
+}
+
+template <class T>
+void check_warp_shift(Index r, Index c, double tx, double ty, Index out_rows, const std::vector<Index>& xs) {
+  CAPTURE(r, c, tx, ty, out_rows);
+  std::vector<T> src(static_cast<std::size_t>(r * c));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& v : src) v = static_cast<T>(byte(emu::rng()));
+  CHECK(warp_shift_bad<T, false, false>(src, r, c, tx, ty, out_rows, xs) == 0);
+  CHECK(warp_shift_bad<T, false, true>(src, r, c, tx, ty, out_rows, xs) == 0);
+  CHECK(warp_shift_bad<T, true, false>(src, r, c, tx, ty, out_rows, xs) == 0);
+  CHECK(warp_shift_bad<T, true, true>(src, r, c, tx, ty, out_rows, xs) == 0);
+}
+
+std::vector<Index> index_range(Index lo, Index hi, Index step = 1) {
+  std::vector<Index> v;
+  for (Index i = lo; i < hi; i += step) v.push_back(i);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("emulated warp_affine functors past OpenCV's 16-bit source and 32-bit sums", "[image][emulation]") {
+  // A source 40001 wide, output pixels that land past column 32767 (a 16-bit clamp read
+  // column 32767 for all of them), and past its last column (the border).
+  check_warp_shift<std::uint8_t>(3, 40001, 35000, 0, 3, index_range(0, 5010));
+  check_warp_shift<float>(3, 40001, 35000, 0, 3, index_range(0, 5010));
+  // The same down the rows: a source 40001 high, output rows that land past row 32767.
+  check_warp_shift<std::uint8_t>(40001, 3, 0, 35000, 5010, index_range(0, 3));
+  // An output past 2^21 columns whose map cancels: round(x 1024) alone passes 2^31 (it
+  // saturated, and the 32-bit sum wrapped), the source column x - 2190000 is inside.
+  const std::vector<Index> xs = index_range(0, 2230010, 97);
+  std::vector<Index> edge = index_range(2189990, 2190010);
+  const std::vector<Index> tail = index_range(2229990, 2230010);
+  edge.insert(edge.end(), tail.begin(), tail.end());
+  edge.insert(edge.end(), xs.begin(), xs.end());
+  check_warp_shift<std::uint8_t>(1, 40001, -2190000, 0, 1, edge);
+  check_warp_shift<float>(1, 40001, -2190000, 0, 1, edge);
+}
+
+namespace {
 /// Every u8 triple (R low byte, G, B high byte) through `f` against cv::cvtColor(code).
 template <int NO, class F>
 long long cvt_bad_u8(int code, const F& f, int hue_circle) {

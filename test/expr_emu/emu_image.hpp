@@ -18,6 +18,7 @@
 
 inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
 inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }
+inline long long __double2ll_rn(double v) { return std::llrint(v); }
 inline float __int_as_float(int v) {
   float f;
   std::memcpy(&f, &v, sizeof f);
