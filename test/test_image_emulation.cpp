@@ -342,6 +342,44 @@ TEST_CASE("emulated colour functors match cv::cvtColor on every u8 triple", "[im
   CHECK(cvt_bad_u8<3>(cv::COLOR_HSV2RGB, d::HsvToRgb<std::uint8_t>{}, 0) == 0);
 }
 
+TEST_CASE("emulated equalize_hist table and Otsu threshold past 2^31 pixels", "[image][emulation]") {
+  // Counts OpenCV's ints cannot hold (it stops at 2^31 pixels): the table against the real
+  // 255 (cdf - h_first) / (total - h_first) within the float rounding (half a level each way
+  // at most, so within 1), and Otsu's level against the same histogram scaled down by 2^12
+  // (Otsu's method sees only the proportions).
+  for (int t = 0; t < 50; ++t) {
+    std::uniform_int_distribution<long long> count(0, 1ll << 30);
+    std::uniform_int_distribution<int> level(0, 255);
+    unsigned long long hist[256] = {0}, small[256] = {0};
+    long long total = 0, small_total = 0;
+    const int lo = level(emu::rng()), hi = std::max(lo + 1, level(emu::rng()));
+    for (int i = lo; i <= std::min(hi, 255); ++i) {
+      small[i] = static_cast<unsigned long long>(count(emu::rng()) >> 12);
+      hist[i] = small[i] << 12;
+      total += static_cast<long long>(hist[i]);
+      small_total += static_cast<long long>(small[i]);
+    }
+    if (total <= (1ll << 31)) continue;
+    CAPTURE(t, lo, hi, total);
+    std::uint8_t lut[256];
+    d::equalize_lut_kernel(hist, total, lut);
+    int first = 0;
+    while (first < 255 && hist[first] == 0) ++first;
+    long long cdf = 0;
+    int bad = 0;
+    for (int i = first + 1; i < 256; ++i) {
+      cdf += static_cast<long long>(hist[i]);
+      const double want = 255.0 * static_cast<double>(cdf) / static_cast<double>(total - static_cast<long long>(hist[first]));
+      bad += std::fabs(lut[i] - want) > 1.0;
+    }
+    CHECK(bad == 0);
+    int th = -1, th_small = -2;
+    d::otsu_kernel(hist, total, &th);
+    d::otsu_kernel(small, small_total, &th_small);
+    CHECK(th == th_small);
+  }
+}
+
 TEST_CASE("emulated equalize_hist table and Otsu threshold match OpenCV", "[image][emulation]") {
   for (int t = 0; t < 200; ++t) {
     std::uniform_int_distribution<int> side(1, 150), level(0, 255);
@@ -355,10 +393,10 @@ TEST_CASE("emulated equalize_hist table and Otsu threshold match OpenCV", "[imag
                                                                      : (level(emu::rng()) % 2 ? a : b));
     }
     CAPTURE(t, r, c, a, b);
-    int hist[256] = {0};
+    unsigned long long hist[256] = {0};  // the library's counts (64 bits)
     for (int i = 0; i < r * c; ++i) ++hist[m.data[i]];
     std::uint8_t lut[256];
-    d::equalize_lut_kernel(hist, r * c, lut);
+    d::equalize_lut_kernel(hist, static_cast<long long>(r) * c, lut);
     cv::Mat eq;
     cv::equalizeHist(m, eq);
     int bad = 0;
