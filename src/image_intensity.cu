@@ -34,12 +34,14 @@ void launch_histogram(const Stream& s, const MatrixView<const std::uint8_t>& img
   const bool contiguous = img.contiguous();
   const Index n = img.rows() * img.cols();
   // Contiguous: enough 256-thread blocks for 64 bytes a thread, at most 8 per SM's worth (a
-  // block's shared copies are flushed once); strided: a block per row up to the same cap.
+  // block's shared copies are flushed once); strided: a block per row (or per kHistSegment
+  // pixels of one) up to the same cap.
+  const unsigned long long segs = ceil_div(static_cast<unsigned long long>(img.cols()), kHistSegment);
   const unsigned long long want = contiguous ? ceil_div(static_cast<unsigned long long>(n), 64ull * kHistThreads)
-                                             : static_cast<unsigned long long>(img.rows());
+                                             : static_cast<unsigned long long>(img.rows()) * segs;
   const unsigned blocks = static_cast<unsigned>(std::clamp<unsigned long long>(want, 1, 1056));
   launch(&histogram_kernel<C>, dim3(blocks), dim3(kHistThreads), 0, s.native(), img.data(), img.stride(), img.rows(),
-         img.cols(), contiguous, hist);
+         img.cols(), contiguous, static_cast<Index>(kHistSegment), hist);
 }
 
 /// equalize_hist's and Otsu's counts: 64 bits, so that any image has them (OpenCV's int counts

@@ -342,6 +342,38 @@ TEST_CASE("emulated colour functors match cv::cvtColor on every u8 triple", "[im
   CHECK(cvt_bad_u8<3>(cv::COLOR_HSV2RGB, d::HsvToRgb<std::uint8_t>{}, 0) == 0);
 }
 
+TEST_CASE("emulated histogram_kernel counts strided images a piece of a row at a time", "[image][emulation]") {
+  // The strided path in pieces of `seg` pixels (the launcher's 2^24, here small, so that rows
+  // span many pieces, a last short one, and blocks take pieces of several rows), and whole rows
+  // (seg past cols); the contiguous path; int and 64-bit counts. Against a plain count.
+  std::uniform_int_distribution<int> level(0, 255);
+  const int shapes[][3] = {{5, 1000, 1003}, {1, 777, 777}, {33, 129, 140}, {3, 64, 64}};
+  for (const auto& sh : shapes) {
+    const Index r = sh[0], c = sh[1], ld = sh[2];
+    std::vector<std::uint8_t> img(static_cast<std::size_t>((r - 1) * ld + c));
+    for (auto& v : img) v = static_cast<std::uint8_t>(level(emu::rng()) >> (level(emu::rng()) & 3));
+    long long want[256] = {0};
+    for (Index y = 0; y < r; ++y)
+      for (Index x = 0; x < c; ++x) ++want[img[static_cast<std::size_t>(y * ld + x)]];
+    for (Index seg : {Index(7), Index(64), Index(333), Index(5000)})
+      for (unsigned blocks : {1u, 5u}) {
+        CAPTURE(r, c, ld, seg, blocks);
+        std::vector<unsigned long long> h64(256, 0);
+        std::vector<int> h32(256, 0);
+        const bool contiguous = ld == c;
+        emu::launch(dim3(blocks), dim3(d::kHistThreads), [&] {
+          d::histogram_kernel<unsigned long long>(img.data(), ld, r, c, contiguous, seg, h64.data());
+        });
+        emu::launch(dim3(blocks), dim3(d::kHistThreads), [&] {
+          d::histogram_kernel<int>(img.data(), ld, r, c, contiguous, seg, h32.data());
+        });
+        int bad = 0;
+        for (int i = 0; i < 256; ++i) bad += static_cast<long long>(h64[i]) != want[i] || h32[i] != want[i];
+        CHECK(bad == 0);
+      }
+  }
+}
+
 TEST_CASE("emulated equalize_hist table and Otsu threshold past 2^31 pixels", "[image][emulation]") {
   // Counts OpenCV's ints cannot hold (it stops at 2^31 pixels): the table against the real
   // 255 (cdf - h_first) / (total - h_first) within the float rounding (half a level each way

@@ -15,6 +15,9 @@ namespace devmat::detail {
 constexpr int kHistBins = 256;
 constexpr int kHistThreads = 256;
 constexpr int kHistCopies = kHistThreads / 32;  // one shared histogram per warp
+/// Pixels of a row one block of histogram_kernel counts at a time in a strided image (so that a
+/// block's int counts hold them).
+constexpr unsigned long long kHistSegment = 1ull << 24;
 
 __device__ __forceinline__ void hist_add4(int* h, unsigned w) {
   atomicAdd(h + (w & 255u), 1);
@@ -43,14 +46,16 @@ __device__ __forceinline__ void hist_span(const std::uint8_t* p, Index n, int* h
 }
 
 /// hist (256 counts, zeroed before) += the histogram of a rows x cols image with row stride ld.
-/// A contiguous image is one span over all threads of the grid; otherwise blocks take rows.
+/// A contiguous image is one span over all threads of the grid; otherwise blocks take pieces of
+/// rows of at most `seg` pixels (the launcher's kHistSegment; whole rows where they fit).
 /// C: int (histogram's int32 output) or unsigned long long (equalize_hist's and Otsu's, any
-/// pixel count); a block's shared counts are ints (the launcher's at most 1056 blocks each see
-/// under 2^31 pixels of any image a device holds).
+/// pixel count); a block's shared counts are ints, so what one block counts stays under 2^31 (the
+/// launcher's at most 1056 blocks, and the pieces: a block that took a whole row of 2^31 pixels
+/// wrapped them).
 template <class C>
 __global__ void __launch_bounds__(kHistThreads)
     histogram_kernel(const std::uint8_t* __restrict__ img, Index ld, Index rows, Index cols, bool contiguous,
-                     C* __restrict__ hist) {
+                     Index seg, C* __restrict__ hist) {
   __shared__ int h_smem[kHistCopies][kHistBins];
   for (int i = threadIdx.x; i < kHistCopies * kHistBins; i += kHistThreads) (&h_smem[0][0])[i] = 0;
   __syncthreads();
@@ -58,8 +63,14 @@ __global__ void __launch_bounds__(kHistThreads)
   if (contiguous) {
     hist_span(img, rows * cols, h, static_cast<Index>(blockIdx.x) * kHistThreads + threadIdx.x,
               static_cast<Index>(gridDim.x) * kHistThreads);
-  } else {
+  } else if (cols <= seg) {
     for (Index r = blockIdx.x; r < rows; r += gridDim.x) hist_span(img + r * ld, cols, h, threadIdx.x, kHistThreads);
+  } else {
+    const Index segs = (cols + seg - 1) / seg;
+    for (Index it = blockIdx.x; it < rows * segs; it += gridDim.x) {
+      const Index r = it / segs, c0 = (it - r * segs) * seg;
+      hist_span(img + r * ld + c0, cols - c0 < seg ? cols - c0 : seg, h, threadIdx.x, kHistThreads);
+    }
   }
   __syncthreads();
   for (int b = threadIdx.x; b < kHistBins; b += kHistThreads) {
