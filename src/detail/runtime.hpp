@@ -137,8 +137,14 @@ void copy_rows(T* dst, Index ld_dst, const T* src, Index ld_src, Index rows, Ind
     return;
   }
   if (wide) {
-    for (Index r = 0; r < rows; ++r)
-      DEVMAT_CUDA_TRY(cudaMemcpyAsync(dst + r * ld_dst, src + r * ld_src, row_bytes, kind, stream.native()));
+    try {
+      for (Index r = 0; r < rows; ++r)
+        DEVMAT_CUDA_TRY(cudaMemcpyAsync(dst + r * ld_dst, src + r * ld_src, row_bytes, kind, stream.native()));
+    } catch (...) {
+      // The rows already queued must not outlive the caller's buffer, which the error may free.
+      (void)cudaStreamSynchronize(stream.native());
+      throw;
+    }
     return;
   }
   DEVMAT_CUDA_TRY(
