@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -25,19 +26,41 @@ void check_pixels(const char* op, const MatrixView<const std::uint8_t>& img) {
                       " has 2^31 pixels or more (the counts are int32)");
 }
 
-/// hist (256 ints on `s`) = the histogram of img; hist is zeroed first.
-void launch_histogram(const Stream& s, const MatrixView<const std::uint8_t>& img, int* hist) {
-  DEVMAT_CUDA_TRY(cudaMemsetAsync(hist, 0, kHistBins * sizeof(int), s.native()));
+/// hist (256 counts of C on `s`: histogram_kernel) = the histogram of img; hist is zeroed first.
+template <class C>
+void launch_histogram(const Stream& s, const MatrixView<const std::uint8_t>& img, C* hist) {
+  DEVMAT_CUDA_TRY(cudaMemsetAsync(hist, 0, kHistBins * sizeof(C), s.native()));
   if (img.empty()) return;
   const bool contiguous = img.contiguous();
   const Index n = img.rows() * img.cols();
   // Contiguous: enough 256-thread blocks for 64 bytes a thread, at most 8 per SM's worth (a
-  // block's shared copies are flushed once); strided: a block per row up to the same cap.
+  // block's shared copies are flushed once); strided: a block per row (or per kHistSegment
+  // pixels of one) up to the same cap.
+  const unsigned long long segs = ceil_div(static_cast<unsigned long long>(img.cols()), kHistSegment);
   const unsigned long long want = contiguous ? ceil_div(static_cast<unsigned long long>(n), 64ull * kHistThreads)
-                                             : static_cast<unsigned long long>(img.rows());
+                                             : static_cast<unsigned long long>(img.rows()) * segs;
   const unsigned blocks = static_cast<unsigned>(std::clamp<unsigned long long>(want, 1, 1056));
-  launch(&histogram_kernel, dim3(blocks), dim3(kHistThreads), 0, s.native(), img.data(), img.stride(), img.rows(),
-         img.cols(), contiguous, hist);
+  launch(&histogram_kernel<C>, dim3(blocks), dim3(kHistThreads), 0, s.native(), img.data(), img.stride(), img.rows(),
+         img.cols(), contiguous, static_cast<Index>(kHistSegment), hist);
+}
+
+/// equalize_hist's and Otsu's counts: 64 bits, so that any image has them (OpenCV's int counts
+/// stop at 2^31 pixels; below, the same numbers).
+using Count64 = unsigned long long;
+
+/// Device scratch for Otsu: the 256 counts, then the level otsu_kernel writes.
+struct OtsuScratch {
+  Workspace ws;
+  explicit OtsuScratch(const Stream& s) : ws(Workspace::of<Count64>(kHistBins + 1, s)) {}
+  Count64* hist() const { return ws.as<Count64>(); }
+  int* level() const { return reinterpret_cast<int*>(ws.as<Count64>() + kHistBins); }
+};
+
+/// Otsu's level of img into scratch.level(), on `s`.
+void launch_otsu(const Stream& s, const MatrixView<const std::uint8_t>& img, const OtsuScratch& scratch) {
+  launch_histogram(s, img, scratch.hist());
+  launch(&otsu_kernel<Count64>, dim3(1), dim3(32), 0, s.native(), static_cast<const Count64*>(scratch.hist()),
+         static_cast<long long>(img.rows() * img.cols()), scratch.level());
 }
 
 }  // namespace
@@ -54,17 +77,17 @@ DeviceMatrix<std::int32_t> histogram(const MatrixView<const std::uint8_t>& img) 
 }
 
 DeviceMatrix<std::uint8_t> equalize_hist(const MatrixView<const std::uint8_t>& img) {
-  detail::check_pixels("equalize_hist", img);
   const Stream s = img.stream();
   const detail::DeviceGuard device(s);
   DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
   if (img.empty()) return out;
-  const auto hist = detail::Workspace::of<int>(detail::kHistBins, s);
+  const auto hist = detail::Workspace::of<detail::Count64>(detail::kHistBins, s);
   const auto lut = detail::Workspace::of<std::uint8_t>(detail::kHistBins, s);
   detail::use_on(s, img);
-  detail::launch_histogram(s, img, hist.as<int>());
-  detail::launch(&detail::equalize_lut_kernel, dim3(1), dim3(32), 0, s.native(), hist.as<const int>(),
-                 static_cast<int>(img.rows() * img.cols()), lut.as<std::uint8_t>());
+  detail::launch_histogram(s, img, hist.as<detail::Count64>());
+  detail::launch(&detail::equalize_lut_kernel<detail::Count64>, dim3(1), dim3(32), 0, s.native(),
+                 hist.as<const detail::Count64>(), static_cast<long long>(img.rows() * img.cols()),
+                 lut.as<std::uint8_t>());
   detail::launch_geom_map(s.native(), out.data(), img.rows(), img.cols(),
                           detail::LookupU8{img.data(), img.stride(), lut.as<const std::uint8_t>()});
   return out;  // hist and lut are freed stream-ordered, after the kernels
@@ -86,7 +109,6 @@ void check_threshold_args(Threshold type, double t, double maxval) {
 DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, double t, double maxval,
                                      Threshold type) {
   detail::check_threshold_args(type, t, maxval);
-  if (type == Threshold::otsu) detail::check_pixels("threshold", img);
   const Stream s = img.stream();
   const detail::DeviceGuard device(s);
   DeviceMatrix<std::uint8_t> out(img.rows(), img.cols(), s);
@@ -95,21 +117,18 @@ DeviceMatrix<std::uint8_t> threshold(const MatrixView<const std::uint8_t>& img, 
   // rounded to nearest even and saturated.
   const int ithresh = static_cast<int>(std::clamp(std::floor(t), -1.0, 255.0));
   const auto imax = static_cast<std::uint8_t>(std::clamp(std::nearbyint(maxval), 0.0, 255.0));
-  detail::Workspace d_t;
+  std::optional<detail::OtsuScratch> otsu;
   detail::use_on(s, img);
   if (type == Threshold::otsu) {
-    d_t = detail::Workspace::of<int>(detail::kHistBins + 1, s);
-    int* hist = d_t.as<int>();
-    detail::launch_histogram(s, img, hist);
-    detail::launch(&detail::otsu_kernel, dim3(1), dim3(32), 0, s.native(), static_cast<const int*>(hist),
-                   static_cast<long long>(img.rows() * img.cols()), hist + detail::kHistBins);
+    otsu.emplace(s);
+    detail::launch_otsu(s, img, *otsu);
   }
   const int kind = type == Threshold::otsu ? detail::kThBinary : static_cast<int>(type);
   detail::StreamArgs<1> a{};
   a.in[0] = img.data();
   a.ld[0] = img.stride();
   const detail::ThresholdWord f{ithresh, static_cast<unsigned>(imax) * 0x01010101u, kind,
-                                type == Threshold::otsu ? d_t.as<const int>() + detail::kHistBins : nullptr, 0u};
+                                otsu ? static_cast<const int*>(otsu->level()) : nullptr, 0u};
   // A dense, aligned image (the whole of a matrix) streams as one row of uint4s; a view goes row by row.
   if (detail::stream_flat_ok(a, out.data(), img.cols(), img.rows(), img.cols()))
     detail::launch_stream_flat(s.native(), a, out.data(), img.rows() * img.cols(), f);
@@ -142,17 +161,14 @@ DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, doub
 }
 
 double otsu_threshold(const MatrixView<const std::uint8_t>& img) {
-  detail::check_pixels("otsu_threshold", img);
   if (img.empty()) return 0.0;
   const Stream s = img.stream();
   const detail::DeviceGuard device(s);
-  const auto ws = detail::Workspace::of<int>(detail::kHistBins + 1, s);
+  const detail::OtsuScratch scratch(s);
   detail::use_on(s, img);
-  detail::launch_histogram(s, img, ws.as<int>());
-  detail::launch(&detail::otsu_kernel, dim3(1), dim3(32), 0, s.native(), ws.as<const int>(),
-                 static_cast<long long>(img.rows() * img.cols()), ws.as<int>() + detail::kHistBins);
+  detail::launch_otsu(s, img, scratch);
   int t = 0;
-  DEVMAT_CUDA_TRY(cudaMemcpyAsync(&t, ws.as<int>() + detail::kHistBins, sizeof(int), cudaMemcpyDeviceToHost, s.native()));
+  DEVMAT_CUDA_TRY(cudaMemcpyAsync(&t, scratch.level(), sizeof(int), cudaMemcpyDeviceToHost, s.native()));
   DEVMAT_CUDA_TRY(cudaStreamSynchronize(s.native()));
   return static_cast<double>(t);
 }

@@ -240,6 +240,70 @@ TEST_CASE("emulated warp_affine functors match cv::warpAffine", "[image][emulati
 }
 
 namespace {
+/// WarpAffine<T, kLinear, kReplicate> on an r x c source under the inverse map "source = output +
+/// (tx, ty)" (whole pixels), at output pixels (y, x) for y < out_rows and x in `xs`, against the
+/// source pixel it lands on (or the border). OpenCV cannot be the oracle here: cv::remap asserts
+/// sources under 32767 a side, and its 32-bit sums wrap past 2^21 pixels.
+template <class T, bool kLinear, bool kReplicate>
+long long warp_shift_bad(const std::vector<T>& src, Index r, Index c, double tx, double ty, Index out_rows,
+                         const std::vector<Index>& xs) {
+  const T cval = static_cast<T>(7);
+  const d::WarpAffine<T, kLinear, kReplicate> f{src.data(), c, r, c, 1, 0, tx, 0, 1, ty, cval};
+  long long bad = 0;
+  for (Index y = 0; y < out_rows; ++y)
+    for (Index x : xs) {
+      Index sy = y + static_cast<Index>(ty), sx = x + static_cast<Index>(tx);
+      T want = cval;
+      if (kReplicate) {
+        sy = std::min(std::max<Index>(sy, 0), r - 1);
+        sx = std::min(std::max<Index>(sx, 0), c - 1);
+        want = src[static_cast<std::size_t>(sy * c + sx)];
+      } else if (sy >= 0 && sy < r && sx >= 0 && sx < c) {
+        want = src[static_cast<std::size_t>(sy * c + sx)];
+      }
+      bad += f(y, x) != want;
+    }
+  return bad;
+}
+
+template <class T>
+void check_warp_shift(Index r, Index c, double tx, double ty, Index out_rows, const std::vector<Index>& xs) {
+  CAPTURE(r, c, tx, ty, out_rows);
+  std::vector<T> src(static_cast<std::size_t>(r * c));
+  std::uniform_int_distribution<int> byte(0, 255);
+  for (auto& v : src) v = static_cast<T>(byte(emu::rng()));
+  CHECK(warp_shift_bad<T, false, false>(src, r, c, tx, ty, out_rows, xs) == 0);
+  CHECK(warp_shift_bad<T, false, true>(src, r, c, tx, ty, out_rows, xs) == 0);
+  CHECK(warp_shift_bad<T, true, false>(src, r, c, tx, ty, out_rows, xs) == 0);
+  CHECK(warp_shift_bad<T, true, true>(src, r, c, tx, ty, out_rows, xs) == 0);
+}
+
+std::vector<Index> index_range(Index lo, Index hi, Index step = 1) {
+  std::vector<Index> v;
+  for (Index i = lo; i < hi; i += step) v.push_back(i);
+  return v;
+}
+}  // namespace
+
+TEST_CASE("emulated warp_affine functors past OpenCV's 16-bit source and 32-bit sums", "[image][emulation]") {
+  // A source 40001 wide, output pixels that land past column 32767 (a 16-bit clamp read
+  // column 32767 for all of them), and past its last column (the border).
+  check_warp_shift<std::uint8_t>(3, 40001, 35000, 0, 3, index_range(0, 5010));
+  check_warp_shift<float>(3, 40001, 35000, 0, 3, index_range(0, 5010));
+  // The same down the rows: a source 40001 high, output rows that land past row 32767.
+  check_warp_shift<std::uint8_t>(40001, 3, 0, 35000, 5010, index_range(0, 3));
+  // An output past 2^21 columns whose map cancels: round(x 1024) alone passes 2^31 (it
+  // saturated, and the 32-bit sum wrapped), the source column x - 2190000 is inside.
+  const std::vector<Index> xs = index_range(0, 2230010, 97);
+  std::vector<Index> edge = index_range(2189990, 2190010);
+  const std::vector<Index> tail = index_range(2229990, 2230010);
+  edge.insert(edge.end(), tail.begin(), tail.end());
+  edge.insert(edge.end(), xs.begin(), xs.end());
+  check_warp_shift<std::uint8_t>(1, 40001, -2190000, 0, 1, edge);
+  check_warp_shift<float>(1, 40001, -2190000, 0, 1, edge);
+}
+
+namespace {
 /// Every u8 triple (R low byte, G, B high byte) through `f` against cv::cvtColor(code).
 template <int NO, class F>
 long long cvt_bad_u8(int code, const F& f, int hue_circle) {
@@ -278,6 +342,76 @@ TEST_CASE("emulated colour functors match cv::cvtColor on every u8 triple", "[im
   CHECK(cvt_bad_u8<3>(cv::COLOR_HSV2RGB, d::HsvToRgb<std::uint8_t>{}, 0) == 0);
 }
 
+TEST_CASE("emulated histogram_kernel counts strided images a piece of a row at a time", "[image][emulation]") {
+  // The strided path in pieces of `seg` pixels (the launcher's 2^24, here small, so that rows
+  // span many pieces, a last short one, and blocks take pieces of several rows), and whole rows
+  // (seg past cols); the contiguous path; int and 64-bit counts. Against a plain count.
+  std::uniform_int_distribution<int> level(0, 255);
+  const int shapes[][3] = {{5, 1000, 1003}, {1, 777, 777}, {33, 129, 140}, {3, 64, 64}};
+  for (const auto& sh : shapes) {
+    const Index r = sh[0], c = sh[1], ld = sh[2];
+    std::vector<std::uint8_t> img(static_cast<std::size_t>((r - 1) * ld + c));
+    for (auto& v : img) v = static_cast<std::uint8_t>(level(emu::rng()) >> (level(emu::rng()) & 3));
+    long long want[256] = {0};
+    for (Index y = 0; y < r; ++y)
+      for (Index x = 0; x < c; ++x) ++want[img[static_cast<std::size_t>(y * ld + x)]];
+    for (Index seg : {Index(7), Index(64), Index(333), Index(5000)})
+      for (unsigned blocks : {1u, 5u}) {
+        CAPTURE(r, c, ld, seg, blocks);
+        std::vector<unsigned long long> h64(256, 0);
+        std::vector<int> h32(256, 0);
+        const bool contiguous = ld == c;
+        emu::launch(dim3(blocks), dim3(d::kHistThreads), [&] {
+          d::histogram_kernel<unsigned long long>(img.data(), ld, r, c, contiguous, seg, h64.data());
+        });
+        emu::launch(dim3(blocks), dim3(d::kHistThreads), [&] {
+          d::histogram_kernel<int>(img.data(), ld, r, c, contiguous, seg, h32.data());
+        });
+        int bad = 0;
+        for (int i = 0; i < 256; ++i) bad += static_cast<long long>(h64[i]) != want[i] || h32[i] != want[i];
+        CHECK(bad == 0);
+      }
+  }
+}
+
+TEST_CASE("emulated equalize_hist table and Otsu threshold past 2^31 pixels", "[image][emulation]") {
+  // Counts OpenCV's ints cannot hold (it stops at 2^31 pixels): the table against the real
+  // 255 (cdf - h_first) / (total - h_first) within the float rounding (half a level each way
+  // at most, so within 1), and Otsu's level against the same histogram scaled down by 2^12
+  // (Otsu's method sees only the proportions).
+  for (int t = 0; t < 50; ++t) {
+    std::uniform_int_distribution<long long> count(0, 1ll << 30);
+    std::uniform_int_distribution<int> level(0, 255);
+    unsigned long long hist[256] = {0}, small[256] = {0};
+    long long total = 0, small_total = 0;
+    const int lo = level(emu::rng()), hi = std::max(lo + 1, level(emu::rng()));
+    for (int i = lo; i <= std::min(hi, 255); ++i) {
+      small[i] = static_cast<unsigned long long>(count(emu::rng()) >> 12);
+      hist[i] = small[i] << 12;
+      total += static_cast<long long>(hist[i]);
+      small_total += static_cast<long long>(small[i]);
+    }
+    if (total <= (1ll << 31)) continue;
+    CAPTURE(t, lo, hi, total);
+    std::uint8_t lut[256];
+    d::equalize_lut_kernel(hist, total, lut);
+    int first = 0;
+    while (first < 255 && hist[first] == 0) ++first;
+    long long cdf = 0;
+    int bad = 0;
+    for (int i = first + 1; i < 256; ++i) {
+      cdf += static_cast<long long>(hist[i]);
+      const double want = 255.0 * static_cast<double>(cdf) / static_cast<double>(total - static_cast<long long>(hist[first]));
+      bad += std::fabs(lut[i] - want) > 1.0;
+    }
+    CHECK(bad == 0);
+    int th = -1, th_small = -2;
+    d::otsu_kernel(hist, total, &th);
+    d::otsu_kernel(small, small_total, &th_small);
+    CHECK(th == th_small);
+  }
+}
+
 TEST_CASE("emulated equalize_hist table and Otsu threshold match OpenCV", "[image][emulation]") {
   for (int t = 0; t < 200; ++t) {
     std::uniform_int_distribution<int> side(1, 150), level(0, 255);
@@ -291,10 +425,10 @@ TEST_CASE("emulated equalize_hist table and Otsu threshold match OpenCV", "[imag
                                                                      : (level(emu::rng()) % 2 ? a : b));
     }
     CAPTURE(t, r, c, a, b);
-    int hist[256] = {0};
+    unsigned long long hist[256] = {0};  // the library's counts (64 bits)
     for (int i = 0; i < r * c; ++i) ++hist[m.data[i]];
     std::uint8_t lut[256];
-    d::equalize_lut_kernel(hist, r * c, lut);
+    d::equalize_lut_kernel(hist, static_cast<long long>(r) * c, lut);
     cv::Mat eq;
     cv::equalizeHist(m, eq);
     int bad = 0;

@@ -245,8 +245,8 @@ enum class Threshold {
 DeviceMatrix<std::int32_t> histogram(const MatrixView<const std::uint8_t>& img);
 
 /// Histogram equalisation (cv::equalizeHist): each level mapped through the normalised
-/// cumulative histogram, rounded as OpenCV does. An image of 2^31 pixels or more is a
-/// shape_error.
+/// cumulative histogram, rounded as OpenCV does (its counts in 64 bits: any size of image, where
+/// OpenCV's int counts stop at 2^31 pixels).
 DeviceMatrix<std::uint8_t> equalize_hist(const MatrixView<const std::uint8_t>& img);
 
 ///@{
@@ -259,7 +259,8 @@ DeviceMatrix<float> threshold(const MatrixView<const float>& img, double t, doub
 ///@}
 
 /// The threshold Otsu's method picks for a u8 image (the value cv::threshold returns with
-/// THRESH_OTSU); 0 for an empty image. Blocks until it is known.
+/// THRESH_OTSU); 0 for an empty image, any size of image (64-bit counts). Blocks until it is
+/// known.
 double otsu_threshold(const MatrixView<const std::uint8_t>& img);
 
 // ------------------------------------------------------------------ neighbourhoods

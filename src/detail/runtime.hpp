@@ -106,24 +106,49 @@ void copy_rows_unaligned(T* dst, Index ld_dst, const T* src, Index ld_src, Index
 /// Copies of at least this many bytes between unaligned device windows take the kernel.
 inline constexpr std::size_t kCopyKernelMinBytes = std::size_t(1) << 20;
 
+/// The widest row pitch cudaMemcpy2DAsync takes (cudaDevAttrMaxPitch: 2^31 - 1 bytes on every
+/// GPU CUDA 13 supports); past it the call fails with cudaErrorInvalidPitchValue.
+inline constexpr std::size_t kMaxCopyPitch = std::size_t(2147483647);
+
 /// dst (rows x cols, row stride ld_dst elements) = src (row stride ld_src), stream-ordered on
-/// `stream`; `kind` as cudaMemcpy2DAsync's (device to device by default).
+/// `stream`; `kind` as cudaMemcpy2DAsync's (device to device by default). Device windows of
+/// strides past kMaxCopyPitch take the copy kernel, as large unaligned ones do; else rows that
+/// follow one another in both (one row, or both dense) are one plain copy, of any size; host
+/// copies through such a stride go a row at a time (it leaves room for a few dozen rows at most).
 template <class T>
 void copy_rows(T* dst, Index ld_dst, const T* src, Index ld_src, Index rows, Index cols, const Stream& stream,
                cudaMemcpyKind kind = cudaMemcpyDeviceToDevice) {
-  const auto rows_aligned = [](const void* p, Index ld) {
-    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && (static_cast<std::size_t>(ld) * sizeof(T)) % 16 == 0;
+  if (rows <= 0 || cols <= 0) return;
+  const std::size_t row_bytes = static_cast<std::size_t>(cols) * sizeof(T);
+  const std::size_t dst_pitch = static_cast<std::size_t>(ld_dst) * sizeof(T);
+  const std::size_t src_pitch = static_cast<std::size_t>(ld_src) * sizeof(T);
+  const auto rows_aligned = [](const void* p, std::size_t pitch) {
+    return reinterpret_cast<std::uintptr_t>(p) % 16 == 0 && pitch % 16 == 0;
   };
+  const bool wide = dst_pitch > kMaxCopyPitch || src_pitch > kMaxCopyPitch;
   if (kind == cudaMemcpyDeviceToDevice && rows > 1 &&
-      static_cast<std::size_t>(rows) * static_cast<std::size_t>(cols) * sizeof(T) >= kCopyKernelMinBytes &&
-      !(rows_aligned(dst, ld_dst) && rows_aligned(src, ld_src))) {
+      (wide || (static_cast<std::size_t>(rows) * row_bytes >= kCopyKernelMinBytes &&
+                !(rows_aligned(dst, dst_pitch) && rows_aligned(src, src_pitch))))) {
     copy_rows_unaligned(dst, ld_dst, src, ld_src, rows, cols, stream);
     return;
   }
-  DEVMAT_CUDA_TRY(cudaMemcpy2DAsync(dst, static_cast<std::size_t>(ld_dst) * sizeof(T), src,
-                                    static_cast<std::size_t>(ld_src) * sizeof(T),
-                                    static_cast<std::size_t>(cols) * sizeof(T), static_cast<std::size_t>(rows), kind,
-                                    stream.native()));
+  if (rows == 1 || (dst_pitch == row_bytes && src_pitch == row_bytes)) {
+    DEVMAT_CUDA_TRY(cudaMemcpyAsync(dst, src, static_cast<std::size_t>(rows) * row_bytes, kind, stream.native()));
+    return;
+  }
+  if (wide) {
+    try {
+      for (Index r = 0; r < rows; ++r)
+        DEVMAT_CUDA_TRY(cudaMemcpyAsync(dst + r * ld_dst, src + r * ld_src, row_bytes, kind, stream.native()));
+    } catch (...) {
+      // The rows already queued must not outlive the caller's buffer, which the error may free.
+      (void)cudaStreamSynchronize(stream.native());
+      throw;
+    }
+    return;
+  }
+  DEVMAT_CUDA_TRY(
+      cudaMemcpy2DAsync(dst, dst_pitch, src, src_pitch, row_bytes, static_cast<std::size_t>(rows), kind, stream.native()));
 }
 
 /// Orders `s` after every queued use of each matrix and records the use (see Buffer).

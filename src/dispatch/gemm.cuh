@@ -64,16 +64,19 @@ void run_gemv(const Stream& stream, bool rows, const T* mat, long long ld, int l
   const bool vec = is_aligned(mat, 16) && ld % V == 0 && (!rows || is_aligned(x, 16));
   long long blocks_x;
   int splits, k_chunk;
+  // k's slices in 64 bits: k may be up to kMaxDim (INT_MAX - 256), so k + splits - 1 is not an
+  // int (a 2 x 2146000001 float matrix times a vector made splits negative and grid.y 2^32 - 1055).
+  const long long k_ll = k;
   if (rows) {
     blocks_x = ceil_div(len, kGemvThreads / 32);
     const long long want = ceil_div(target_blocks, blocks_x);
     splits = static_cast<int>(std::clamp<long long>(want, 1, std::max(1, k / (128 * V))));
-    k_chunk = static_cast<int>(round_up(ceil_div(k, splits), 32 * V));  // a multiple of V
+    k_chunk = static_cast<int>(round_up(ceil_div(k_ll, splits), 32 * V));  // a multiple of V (<= kMaxDim + 31 V)
   } else {
     blocks_x = ceil_div(len, 32 * (vec ? V : 1));
     const long long want = ceil_div(target_blocks, blocks_x);
     splits = static_cast<int>(std::clamp<long long>(want, 1, std::max(1, k / 64)));
-    k_chunk = static_cast<int>(ceil_div(k, splits));
+    k_chunk = static_cast<int>(ceil_div(k_ll, splits));
     // Where k slices are needed and 32-column blocks of 1024 threads (one per SM) cover most
     // SMs, one pass over k keeps as many loads in flight as the slices would, without their
     // second kernel (1x4096x4096 on an H200: 1.57 TFLOP/s against 1.38 with slices, and 1.43
@@ -87,7 +90,7 @@ void run_gemv(const Stream& stream, bool rows, const T* mat, long long ld, int l
       return;
     }
   }
-  splits = static_cast<int>(ceil_div(k, k_chunk));
+  splits = static_cast<int>(ceil_div(k_ll, k_chunk));
   if (blocks_x > INT_MAX) throw shape_error("devmat: gemm: vector length past the grid limit");
   Workspace ws;
   if (splits > 1) ws = Workspace::of<T>(static_cast<std::size_t>(splits) * static_cast<std::size_t>(len), stream);

@@ -335,10 +335,13 @@ constexpr int kInterBits = 5, kInterTab = 1 << kInterBits;  // 1/32-pixel coordi
 constexpr int kAbBits = 10;                                  // the affine map's fixed point
 constexpr double kAbScale = 1 << kAbBits;
 
-__device__ __forceinline__ int sat_short(int v) { return ::min(::max(v, -32768), 32767); }
-
 /// warpAffine with `m` the inverse map (output -> source), OpenCV's fixed-point coordinates:
-/// X = round(m0 x 1024) + round((m1 y + m2) 1024) + delta, then 1/32-pixel steps.
+/// X = round(m0 x 1024) + round((m1 y + m2) 1024) + delta, then 1/32-pixel steps. In 64 bits:
+/// OpenCV's ints (and its source coordinates saturated to 16 bits, the short maps of
+/// cv::remap) hold only sources under 32767 pixels a side and terms under 2^21 pixels, which it
+/// asserts or leaves undefined; within them the 64-bit sums are the same numbers, and past them
+/// (a 50000 x 50000 source, a 1 x 2200000 output whose map cancels) they stay exact where 32 bits
+/// clamped the source to its first 32767 rows and columns or wrapped.
 template <class T, bool kLinear, bool kReplicate>
 struct WarpAffine {
   const T* src;
@@ -355,19 +358,18 @@ struct WarpAffine {
     }
   }
   __device__ __forceinline__ T operator()(Index y, Index x) const {
-    constexpr int delta = kLinear ? kInterTab / 2 : static_cast<int>(kAbScale) / 2;
+    constexpr long long delta = kLinear ? kInterTab / 2 : static_cast<long long>(kAbScale) / 2;
     const double yd = static_cast<double>(y), xd = static_cast<double>(x);
-    const int x_row = round_even(__dmul_rn(__dadd_rn(__dmul_rn(m1, yd), m2), kAbScale)) + delta;
-    const int y_row = round_even(__dmul_rn(__dadd_rn(__dmul_rn(m4, yd), m5), kAbScale)) + delta;
-    const int xx = x_row + round_even(__dmul_rn(__dmul_rn(m0, xd), kAbScale));
-    const int yy = y_row + round_even(__dmul_rn(__dmul_rn(m3, xd), kAbScale));
+    const long long x_row = __double2ll_rn(__dmul_rn(__dadd_rn(__dmul_rn(m1, yd), m2), kAbScale)) + delta;
+    const long long y_row = __double2ll_rn(__dmul_rn(__dadd_rn(__dmul_rn(m4, yd), m5), kAbScale)) + delta;
+    const long long xx = x_row + __double2ll_rn(__dmul_rn(__dmul_rn(m0, xd), kAbScale));
+    const long long yy = y_row + __double2ll_rn(__dmul_rn(__dmul_rn(m3, xd), kAbScale));
     if constexpr (!kLinear) {
-      const Index sx = sat_short(xx >> kAbBits), sy = sat_short(yy >> kAbBits);
-      return at(sy, sx);
+      return at(yy >> kAbBits, xx >> kAbBits);
     } else {
-      const int X = xx >> (kAbBits - kInterBits), Y = yy >> (kAbBits - kInterBits);
-      const Index sx = sat_short(X >> kInterBits), sy = sat_short(Y >> kInterBits);
-      const int ax = X & (kInterTab - 1), ay = Y & (kInterTab - 1);
+      const long long X = xx >> (kAbBits - kInterBits), Y = yy >> (kAbBits - kInterBits);
+      const Index sx = X >> kInterBits, sy = Y >> kInterBits;
+      const int ax = static_cast<int>(X & (kInterTab - 1)), ay = static_cast<int>(Y & (kInterTab - 1));
       if (!kReplicate && (sx >= src_cols || sx + 1 < 0 || sy >= src_rows || sy + 1 < 0)) return cval;
       const T v0 = at(sy, sx), v1 = at(sy, sx + 1), v2 = at(sy + 1, sx), v3 = at(sy + 1, sx + 1);
       if constexpr (std::is_same_v<T, std::uint8_t>) {

@@ -15,6 +15,9 @@ namespace devmat::detail {
 constexpr int kHistBins = 256;
 constexpr int kHistThreads = 256;
 constexpr int kHistCopies = kHistThreads / 32;  // one shared histogram per warp
+/// Pixels of a row one block of histogram_kernel counts at a time in a strided image (so that a
+/// block's int counts hold them).
+constexpr unsigned long long kHistSegment = 1ull << 24;
 
 __device__ __forceinline__ void hist_add4(int* h, unsigned w) {
   atomicAdd(h + (w & 255u), 1);
@@ -42,11 +45,17 @@ __device__ __forceinline__ void hist_span(const std::uint8_t* p, Index n, int* h
   if (tail0 + tid < n) atomicAdd(h + __ldg(p + tail0 + tid), 1);  // at most 15 bytes
 }
 
-/// hist (256 ints, zeroed before) += the histogram of a rows x cols image with row stride ld.
-/// A contiguous image is one span over all threads of the grid; otherwise blocks take rows.
+/// hist (256 counts, zeroed before) += the histogram of a rows x cols image with row stride ld.
+/// A contiguous image is one span over all threads of the grid; otherwise blocks take pieces of
+/// rows of at most `seg` pixels (the launcher's kHistSegment; whole rows where they fit).
+/// C: int (histogram's int32 output) or unsigned long long (equalize_hist's and Otsu's, any
+/// pixel count); a block's shared counts are ints, so what one block counts stays under 2^31 (the
+/// launcher's at most 1056 blocks, and the pieces: a block that took a whole row of 2^31 pixels
+/// wrapped them).
+template <class C>
 __global__ void __launch_bounds__(kHistThreads)
     histogram_kernel(const std::uint8_t* __restrict__ img, Index ld, Index rows, Index cols, bool contiguous,
-                     int* __restrict__ hist) {
+                     Index seg, C* __restrict__ hist) {
   __shared__ int h_smem[kHistCopies][kHistBins];
   for (int i = threadIdx.x; i < kHistCopies * kHistBins; i += kHistThreads) (&h_smem[0][0])[i] = 0;
   __syncthreads();
@@ -54,31 +63,39 @@ __global__ void __launch_bounds__(kHistThreads)
   if (contiguous) {
     hist_span(img, rows * cols, h, static_cast<Index>(blockIdx.x) * kHistThreads + threadIdx.x,
               static_cast<Index>(gridDim.x) * kHistThreads);
-  } else {
+  } else if (cols <= seg) {
     for (Index r = blockIdx.x; r < rows; r += gridDim.x) hist_span(img + r * ld, cols, h, threadIdx.x, kHistThreads);
+  } else {
+    const Index segs = (cols + seg - 1) / seg;
+    for (Index it = blockIdx.x; it < rows * segs; it += gridDim.x) {
+      const Index r = it / segs, c0 = (it - r * segs) * seg;
+      hist_span(img + r * ld + c0, cols - c0 < seg ? cols - c0 : seg, h, threadIdx.x, kHistThreads);
+    }
   }
   __syncthreads();
   for (int b = threadIdx.x; b < kHistBins; b += kHistThreads) {
     int sum = 0;
 #pragma unroll
     for (int c = 0; c < kHistCopies; ++c) sum += h_smem[c][b];
-    if (sum) atomicAdd(hist + b, sum);
+    if (sum) atomicAdd(hist + b, static_cast<C>(sum));
   }
 }
 
 /// cv::equalizeHist's table from the histogram of `total` pixels (one thread): levels below the
-/// first used one are never read; a one-level image maps to that level.
-__global__ void equalize_lut_kernel(const int* __restrict__ hist, int total, std::uint8_t* __restrict__ lut) {
+/// first used one are never read; a one-level image maps to that level. OpenCV's int sums, in
+/// 64 bits (the same floats below 2^31 pixels, where OpenCV stops).
+template <class C>
+__global__ void equalize_lut_kernel(const C* __restrict__ hist, long long total, std::uint8_t* __restrict__ lut) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   int i = 0;
   while (i < kHistBins - 1 && hist[i] == 0) ++i;
-  if (hist[i] == total) {
+  if (static_cast<long long>(hist[i]) == total) {
     for (int k = 0; k < kHistBins; ++k) lut[k] = static_cast<std::uint8_t>(i);
     return;
   }
-  const float scale = __fdiv_rn(255.f, static_cast<float>(total - hist[i]));
+  const float scale = __fdiv_rn(255.f, static_cast<float>(total - static_cast<long long>(hist[i])));
   for (int k = 0; k <= i; ++k) lut[k] = 0;
-  int sum = 0;
+  long long sum = 0;
   for (++i; i < kHistBins; ++i) {
     sum += hist[i];
     const int v = __float2int_rn(__fmul_rn(static_cast<float>(sum), scale));
@@ -88,7 +105,8 @@ __global__ void equalize_lut_kernel(const int* __restrict__ hist, int total, std
 
 /// Otsu's threshold from the histogram of `total` pixels, OpenCV 4's loop step by step with
 /// no fused multiply-add (one thread); writes the level to *t.
-__global__ void otsu_kernel(const int* __restrict__ hist, long long total, int* __restrict__ t) {
+template <class C>
+__global__ void otsu_kernel(const C* __restrict__ hist, long long total, int* __restrict__ t) {
   if (threadIdx.x != 0 || blockIdx.x != 0) return;
   constexpr double kFltEps = 1.1920928955078125e-07;
   const double scale = 1.0 / static_cast<double>(total);

@@ -18,6 +18,7 @@
 
 inline int __float2int_rn(float v) { return static_cast<int>(std::nearbyint(v)); }
 inline int __double2int_rn(double v) { return static_cast<int>(std::nearbyint(v)); }
+inline long long __double2ll_rn(double v) { return std::llrint(v); }
 inline float __int_as_float(int v) {
   float f;
   std::memcpy(&f, &v, sizeof f);
@@ -27,6 +28,9 @@ inline int min(int a, int b) { return a < b ? a : b; }
 inline int max(int a, int b) { return a > b ? a : b; }
 /// A block's threads are host threads: atomic as on the GPU.
 inline int atomicAdd(int* p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline unsigned long long atomicAdd(unsigned long long* p, unsigned long long v) {
+  return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
+}
 
 namespace emu {
 /// The emulation tests' random engine, seeded from std::random_device once per process.
