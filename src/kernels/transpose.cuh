@@ -490,16 +490,21 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
   }
 }
 
-/// Bytes [m, m + 16) of the 32 bytes lo then hi (0 <= m < 16; the same m across a warp keeps it
-/// free of divergence): word selects by m / 4, funnel shifts by m % 4.
+/// Bytes [m, m + 16) of the 32 bytes lo then hi (0 <= m < 16), for an m that is the same across
+/// the warp (no divergence): a branch on m / 4 to four funnel shifts by m % 4. Picking the words
+/// with selects instead (r_i = the word m / 4 + i) took 15 SEL beside the 4 shifts (ptxas,
+/// sm_90: transpose_few_cols_span_kernel's stores).
 __device__ __forceinline__ uint4 bytes_from(const uint4& lo, const uint4& hi, int m) {
-  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  const int q = m >> 2, s = 8 * (m & 3);
-  unsigned r[5];
-#pragma unroll
-  for (int i = 0; i < 5; ++i) r[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
-  return make_uint4(__funnelshift_r(r[0], r[1], s), __funnelshift_r(r[1], r[2], s), __funnelshift_r(r[2], r[3], s),
-                    __funnelshift_r(r[3], r[4], s));
+  const unsigned s = 8u * static_cast<unsigned>(m & 3);
+  const auto join = [s](unsigned a, unsigned b, unsigned c, unsigned d, unsigned e) {
+    return make_uint4(__funnelshift_r(a, b, s), __funnelshift_r(b, c, s), __funnelshift_r(c, d, s), __funnelshift_r(d, e, s));
+  };
+  switch (m >> 2) {
+    case 0: return join(lo.x, lo.y, lo.z, lo.w, hi.x);
+    case 1: return join(lo.y, lo.z, lo.w, hi.x, hi.y);
+    case 2: return join(lo.z, lo.w, hi.x, hi.y, hi.z);
+    default: return join(lo.w, hi.x, hi.y, hi.z, hi.w);
+  }
 }
 
 /// __shfl_down_sync / __shfl_up_sync of a vector (every lane of the warp calls it).
