@@ -1253,7 +1253,51 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const unsigned char* const end = reinterpret_cast<const unsigned char*>(in + (rows - 1) * ld + cols);  // past the last
   int a = range.lo / units, piece = range.lo - a * units;
   const T* src = in + (c0 + a * ld);
-  for (int item = range.lo; item < range.hi; ++item) {
+  // Bytes without a pad, one piece a row (every region of 24 rows or more), but the matrix's
+  // last row: a row an item, nothing made twice (the loop below remade the row's pointers and
+  // the lane's offsets at each item: ptxas, sm_90, 127 rows, K 2: about 83 instructions an item
+  // of 8 bytes). With ld >= 3 (every shape the dispatch gives it) only the last row can have a
+  // word past the matrix's end (the rows before it end a whole ld earlier), so no row here
+  // needs the end test; with ld < 3 every row takes the loop below.
+  int item0 = range.lo;
+  if constexpr (sizeof(T) == 1 && !kPad) {
+    if (units == 1) {
+      // Word k of lane `lane` is word 32 k + lane under row a: byte t is region column
+      // b0 + 128 k + t, slot (b0 + 128 k + t) nr + a (b0 = 4 lane - s, s the row's offset into
+      // its word).
+      const int a_end = ld < 3 ? a : (range.hi < rows - 1 ? range.hi : rows - 1);
+      // Row a's first byte, and the same plus this lane's 4 lane bytes (both advance by ld).
+      std::uintptr_t row_addr = reinterpret_cast<std::uintptr_t>(src);
+      std::uintptr_t lane_addr = row_addr + 4u * static_cast<unsigned>(lane);
+      unsigned char* at_row = tile + (4 * lane) * nr + a;  // slot of column 4 lane, row a
+      for (; a < a_end; ++a, row_addr += ld, lane_addr += ld, ++at_row) {
+        const int s = static_cast<int>(row_addr & 3);
+        const int b0 = 4 * lane - s;
+        const unsigned* const words = reinterpret_cast<const unsigned*>(lane_addr - static_cast<unsigned>(s));
+        unsigned v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = b0 + 128 * k < nc ? __ldg(words + 32 * k) : 0u;
+        unsigned char* at = at_row - s * nr;  // slot b0 nr + a
+#pragma unroll
+        for (int k = 0; k < K; ++k, at += 128 * nr) {
+          const int b = b0 + 128 * k;
+          if (b >= 0 && b + 4 <= nc) {
+            at[0] = static_cast<unsigned char>(v[k]);
+            at[nr] = static_cast<unsigned char>(v[k] >> 8);
+            at[2 * nr] = static_cast<unsigned char>(v[k] >> 16);
+            at[3 * nr] = static_cast<unsigned char>(v[k] >> 24);
+          } else {
+#pragma unroll
+            for (int t = 0; t < 4; ++t)
+              if (static_cast<unsigned>(b + t) < static_cast<unsigned>(nc)) at[t * nr] = static_cast<unsigned char>(v[k] >> (8 * t));
+          }
+        }
+      }
+      item0 = a;  // the rest (the matrix's last row, if this warp has it) below
+      src = in + (c0 + a * ld);
+    }
+  }
+  for (int item = item0; item < range.hi; ++item) {
     if (piece == units) {
       piece = 0;
       ++a;
