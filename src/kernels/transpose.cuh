@@ -782,25 +782,55 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
                          static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
 
   // Load: vector v of shared row rl, (rl, v) = divmod(tid + kThreads i, kLV); all loads issued
-  // before the first store to shared memory.
-  uint4 buf[Tile::kLoads];
+  // before the first store to shared memory. Where the block's rows all lie inside the matrix
+  // and before its last row (every tile row but the first and the last two or so) no row needs
+  // a bound, and no vector can reach past the matrix's end (one reaches at most 15 bytes past
+  // its row's last element, still before the next row's with ld >= 16 bytes; only the last
+  // row's could pass the end): one LDG.128 each. The general loop (bounds and load_vec_before)
+  // took about 40 instructions a vector (ptxas, sm_90, u8 VecTile<16, 128>: 10 of them a
+  // thread, more than its stores).
+  // The loads (one of the two loops below) then the stores to shared memory, in each branch:
+  // with the stores after the branches, ptxas (64 registers) spilled 112 bytes of addresses.
+  const auto to_shared = [&](const uint4 (&buf)[Tile::kLoads]) {
+    if (tid < 2 * kH)
+      row_at[tid] = tid * kP + 16 * (tid / kH) +
+                    static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
 #pragma unroll
-  for (int i = 0; i < Tile::kLoads; ++i) {
-    const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-    const Index r = r_load + rl;
-    buf[i] = make_uint4(0u, 0u, 0u, 0u);
-    if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
-      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
-      if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      if (idx < kLoadRows * kLV) *reinterpret_cast<uint4*>(smem_b + rl * kP + 16 * (rl / kH) + 16 * v) = buf[i];
     }
-  }
-  if (tid < 2 * kH)
-    row_at[tid] = tid * kP + 16 * (tid / kH) +
-                  static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
+  };
+  // Bytes only: the float tile (40 registers) spilled 20 bytes with it where it spills 8 without.
+  const bool inside = kSize == 1 && r_load >= 0 && r_load + kLoadRows < rows && ld_b >= 16 &&
+                      ld_b < (Index(1) << 31) / kLoadRows;
+  if (inside) {
+    // Offsets from the tile's corner in 32 bits (a tile's rows span under 2^31 bytes here).
+    const unsigned char* const first = in_b + r_load * ld_b + c0 * kSize;  // (r_load, c0)
+    const int ld32 = static_cast<int>(ld_b);
+    uint4 buf[Tile::kLoads];
 #pragma unroll
-  for (int i = 0; i < Tile::kLoads; ++i) {
-    const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-    if (idx < kLoadRows * kLV) *reinterpret_cast<uint4*>(smem_b + rl * kP + 16 * (rl / kH) + 16 * v) = buf[i];
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl * ld32)) & 15u);
+      buf[i] = make_uint4(0u, 0u, 0u, 0u);
+      if ((kLoadRows * kLV % kThreads == 0 || idx < kLoadRows * kLV) && 16 * v < m + run_b)
+        buf[i] = __ldg(reinterpret_cast<const uint4*>(first + (rl * ld32 - m + 16 * v)));
+    }
+    to_shared(buf);
+  } else {
+    uint4 buf[Tile::kLoads];
+#pragma unroll
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      const Index r = r_load + rl;
+      buf[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
+        const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
+        if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
+      }
+    }
+    to_shared(buf);
   }
   __syncthreads();
 
