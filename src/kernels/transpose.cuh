@@ -812,7 +812,7 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
 #pragma unroll
     for (int i = 0; i < Tile::kLoads; ++i) {
       const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl * ld32)) & 15u);
+      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld32)) & 15u);
       buf[i] = make_uint4(0u, 0u, 0u, 0u);
       if ((kLoadRows * kLV % kThreads == 0 || idx < kLoadRows * kLV) && 16 * v < m + run_b)
         buf[i] = __ldg(reinterpret_cast<const uint4*>(first + (rl * ld32 - m + 16 * v)));
