@@ -608,6 +608,7 @@ TEST_CASE("emulated run kernels at every input and output offset into a word or 
     for (Index at = 0; at < 4; ++at) {
       check_rows_run<std::uint8_t>(16384, 17, 1100, 1100, 0, pre, at);
       check_rows_run<std::uint8_t>(16384, 24, 1033, 1037, 3, pre, at);
+      check_rows_run<std::uint8_t>(16384, 31, 1100, 1103, 1, pre, at);  // one piece a row, no pad: the row loop
       check_cols_run<std::uint8_t>(32768, 1100, 17, 17, 0, pre, at);
       check_cols_run<std::uint8_t>(32768, 1033, 24, 31, 5, pre, at);
       // The few-columns span is read as the 16-byte vectors under it: floats and doubles at

@@ -490,16 +490,21 @@ transpose_shift_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, 
   }
 }
 
-/// Bytes [m, m + 16) of the 32 bytes lo then hi (0 <= m < 16; the same m across a warp keeps it
-/// free of divergence): word selects by m / 4, funnel shifts by m % 4.
+/// Bytes [m, m + 16) of the 32 bytes lo then hi (0 <= m < 16), for an m that is the same across
+/// the warp (no divergence): a branch on m / 4 to four funnel shifts by m % 4. Picking the words
+/// with selects instead (r_i = the word m / 4 + i) took 15 SEL beside the 4 shifts (ptxas,
+/// sm_90: transpose_few_cols_span_kernel's stores).
 __device__ __forceinline__ uint4 bytes_from(const uint4& lo, const uint4& hi, int m) {
-  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
-  const int q = m >> 2, s = 8 * (m & 3);
-  unsigned r[5];
-#pragma unroll
-  for (int i = 0; i < 5; ++i) r[i] = q == 0 ? w[i] : q == 1 ? w[i + 1] : q == 2 ? w[i + 2] : w[i + 3];
-  return make_uint4(__funnelshift_r(r[0], r[1], s), __funnelshift_r(r[1], r[2], s), __funnelshift_r(r[2], r[3], s),
-                    __funnelshift_r(r[3], r[4], s));
+  const unsigned s = 8u * static_cast<unsigned>(m & 3);
+  const auto join = [s](unsigned a, unsigned b, unsigned c, unsigned d, unsigned e) {
+    return make_uint4(__funnelshift_r(a, b, s), __funnelshift_r(b, c, s), __funnelshift_r(c, d, s), __funnelshift_r(d, e, s));
+  };
+  switch (m >> 2) {
+    case 0: return join(lo.x, lo.y, lo.z, lo.w, hi.x);
+    case 1: return join(lo.y, lo.z, lo.w, hi.x, hi.y);
+    case 2: return join(lo.z, lo.w, hi.x, hi.y, hi.z);
+    default: return join(lo.w, hi.x, hi.y, hi.z, hi.w);
+  }
 }
 
 /// __shfl_down_sync / __shfl_up_sync of a vector (every lane of the warp calls it).
@@ -777,25 +782,55 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
                          static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
 
   // Load: vector v of shared row rl, (rl, v) = divmod(tid + kThreads i, kLV); all loads issued
-  // before the first store to shared memory.
-  uint4 buf[Tile::kLoads];
+  // before the first store to shared memory. Where the block's rows all lie inside the matrix
+  // and before its last row (every tile row but the first and the last two or so) no row needs
+  // a bound, and no vector can reach past the matrix's end (one reaches at most 15 bytes past
+  // its row's last element, still before the next row's with ld >= 16 bytes; only the last
+  // row's could pass the end): one LDG.128 each. The general loop (bounds and load_vec_before)
+  // took about 40 instructions a vector (ptxas, sm_90, u8 VecTile<16, 128>: 10 of them a
+  // thread, more than its stores).
+  // The loads (one of the two loops below) then the stores to shared memory, in each branch:
+  // with the stores after the branches, ptxas (64 registers) spilled 112 bytes of addresses.
+  const auto to_shared = [&](const uint4 (&buf)[Tile::kLoads]) {
+    if (tid < 2 * kH)
+      row_at[tid] = tid * kP + 16 * (tid / kH) +
+                    static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
 #pragma unroll
-  for (int i = 0; i < Tile::kLoads; ++i) {
-    const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-    const Index r = r_load + rl;
-    buf[i] = make_uint4(0u, 0u, 0u, 0u);
-    if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
-      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
-      if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      if (idx < kLoadRows * kLV) *reinterpret_cast<uint4*>(smem_b + rl * kP + 16 * (rl / kH) + 16 * v) = buf[i];
     }
-  }
-  if (tid < 2 * kH)
-    row_at[tid] = tid * kP + 16 * (tid / kH) +
-                  static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
+  };
+  // Bytes only: the float tile (40 registers) spilled 20 bytes with it where it spills 8 without.
+  const bool inside = kSize == 1 && r_load >= 0 && r_load + kLoadRows < rows && ld_b >= 16 &&
+                      ld_b < (Index(1) << 31) / kLoadRows;
+  if (inside) {
+    // Offsets from the tile's corner in 32 bits (a tile's rows span under 2^31 bytes here).
+    const unsigned char* const first = in_b + r_load * ld_b + c0 * kSize;  // (r_load, c0)
+    const int ld32 = static_cast<int>(ld_b);
+    uint4 buf[Tile::kLoads];
 #pragma unroll
-  for (int i = 0; i < Tile::kLoads; ++i) {
-    const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-    if (idx < kLoadRows * kLV) *reinterpret_cast<uint4*>(smem_b + rl * kP + 16 * (rl / kH) + 16 * v) = buf[i];
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld32)) & 15u);
+      buf[i] = make_uint4(0u, 0u, 0u, 0u);
+      if ((kLoadRows * kLV % kThreads == 0 || idx < kLoadRows * kLV) && 16 * v < m + run_b)
+        buf[i] = __ldg(reinterpret_cast<const uint4*>(first + (rl * ld32 - m + 16 * v)));
+    }
+    to_shared(buf);
+  } else {
+    uint4 buf[Tile::kLoads];
+#pragma unroll
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      const Index r = r_load + rl;
+      buf[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
+        const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
+        if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
+      }
+    }
+    to_shared(buf);
   }
   __syncthreads();
 
@@ -822,10 +857,12 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + ((e + rot) & (kH - 1))] + k * (kH * kP + 16) + o_first * kSize;
   const bool whole = q0 >= 0 && q0 + 16 <= row_b;
   const int lo = q0 < 0 ? static_cast<int>(-q0) : 0, hi = row_b - q0 < 16 ? static_cast<int>(row_b - q0) : 16;
-#pragma unroll
-  for (int it = 0; it < kIters; ++it) {
-    const int o = o_first + kStep * it;
-    if ((Tile::kCols % kStep != 0 && o >= Tile::kCols) || c0 + o >= cols) break;
+  // The thread's output rows inside the tile and the matrix: o_first + kStep it for it < n_it.
+  const int o_end = static_cast<int>(cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols);
+  const int n_it = o_end > o_first ? (o_end - o_first + kStep - 1) / kStep : 0;
+  // Iteration it's vector: its kH elements gathered from shared memory (turned back where
+  // kRotate).
+  const auto gather = [&](int it) {
     uint4 vec;
     if constexpr (kSize == 1) {
       unsigned w[4];  // bytes packed with shifts: a byte array would live on the stack
@@ -843,9 +880,30 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
       std::memcpy(&vec, w, 16);
     }
     if constexpr (kRotate) vec = rotate_words(vec, rot * kSize / 4);  // each element to its position
-    unsigned char* dst = out_b + (c0 + o) * row_b - n + q_tile;
-    if (whole) *reinterpret_cast<uint4*>(dst) = vec;
-    else store_vec_bytes(dst, vec, lo, hi);
+    return vec;
+  };
+  // The stores, one loop for whole vectors and one for a row's first or last (the same for every
+  // output row of the thread): the destination advances by a fixed step and the loop ends at
+  // n_it. Written as one loop that tested `whole` and the tile's and the matrix's last row at
+  // each vector, and remade the destination with a 64-bit multiply, ptxas (sm_90, u8
+  // VecTile<16, 128>) gave about 45 instructions a vector, 11 of them that bookkeeping and 28
+  // the gather.
+  unsigned char* dst = out_b + (c0 + o_first) * row_b - n + q_tile;
+  const Index dst_step = kStep * row_b;
+  if (whole) {
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+      if (it >= n_it) break;
+      *reinterpret_cast<uint4*>(dst) = gather(it);
+      dst += dst_step;
+    }
+  } else {
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+      if (it >= n_it) break;
+      store_vec_bytes(dst, gather(it), lo, hi);
+      dst += dst_step;
+    }
   }
 }
 
@@ -1225,7 +1283,51 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const unsigned char* const end = reinterpret_cast<const unsigned char*>(in + (rows - 1) * ld + cols);  // past the last
   int a = range.lo / units, piece = range.lo - a * units;
   const T* src = in + (c0 + a * ld);
-  for (int item = range.lo; item < range.hi; ++item) {
+  // Bytes without a pad, one piece a row (every region of 24 rows or more), but the matrix's
+  // last row: a row an item, nothing made twice (the loop below remade the row's pointers and
+  // the lane's offsets at each item: ptxas, sm_90, 127 rows, K 2: about 83 instructions an item
+  // of 8 bytes). With ld >= 3 (every shape the dispatch gives it) only the last row can have a
+  // word past the matrix's end (the rows before it end a whole ld earlier), so no row here
+  // needs the end test; with ld < 3 every row takes the loop below.
+  int item0 = range.lo;
+  if constexpr (sizeof(T) == 1 && !kPad) {
+    if (units == 1) {
+      // Word k of lane `lane` is word 32 k + lane under row a: byte t is region column
+      // b0 + 128 k + t, slot (b0 + 128 k + t) nr + a (b0 = 4 lane - s, s the row's offset into
+      // its word).
+      const int a_end = ld < 3 ? a : (range.hi < rows - 1 ? range.hi : rows - 1);
+      // Row a's first byte, and the same plus this lane's 4 lane bytes (both advance by ld).
+      std::uintptr_t row_addr = reinterpret_cast<std::uintptr_t>(src);
+      std::uintptr_t lane_addr = row_addr + 4u * static_cast<unsigned>(lane);
+      unsigned char* at_row = tile + (4 * lane) * nr + a;  // slot of column 4 lane, row a
+      for (; a < a_end; ++a, row_addr += ld, lane_addr += ld, ++at_row) {
+        const int s = static_cast<int>(row_addr & 3);
+        const int b0 = 4 * lane - s;
+        const unsigned* const words = reinterpret_cast<const unsigned*>(lane_addr - static_cast<unsigned>(s));
+        unsigned v[K];
+#pragma unroll
+        for (int k = 0; k < K; ++k) v[k] = b0 + 128 * k < nc ? __ldg(words + 32 * k) : 0u;
+        unsigned char* at = at_row - s * nr;  // slot b0 nr + a
+#pragma unroll
+        for (int k = 0; k < K; ++k, at += 128 * nr) {
+          const int b = b0 + 128 * k;
+          if (b >= 0 && b + 4 <= nc) {
+            at[0] = static_cast<unsigned char>(v[k]);
+            at[nr] = static_cast<unsigned char>(v[k] >> 8);
+            at[2 * nr] = static_cast<unsigned char>(v[k] >> 16);
+            at[3 * nr] = static_cast<unsigned char>(v[k] >> 24);
+          } else {
+#pragma unroll
+            for (int t = 0; t < 4; ++t)
+              if (static_cast<unsigned>(b + t) < static_cast<unsigned>(nc)) at[t * nr] = static_cast<unsigned char>(v[k] >> (8 * t));
+          }
+        }
+      }
+      item0 = a;  // the rest (the matrix's last row, if this warp has it) below
+      src = in + (c0 + a * ld);
+    }
+  }
+  for (int item = item0; item < range.hi; ++item) {
     if (piece == units) {
       piece = 0;
       ++a;
@@ -1351,30 +1453,40 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const int chunks = (nr + (sizeof(T) == 1 ? 6 : 0) + kChunk - 1) / kChunk;
   const WarpRange range(nc * chunks, warp, kThreads / 32);
   int j = range.lo / chunks, chunk = range.lo - j * chunks;
-  T* dst = out + (j * rows + r0);
-  for (int item = range.lo; item < range.hi; ++item, ++chunk) {
-    if (chunk == chunks) {
-      chunk = 0;
-      ++j;
-      dst += rows;
-    }
-    if constexpr (sizeof(T) == 1) {
-      // The aligned word w = 32 chunk + lane over run j; byte t is run element 4w + t - sd.
-      unsigned char* const dst_b = reinterpret_cast<unsigned char*>(dst);
-      const int sd = static_cast<int>(reinterpret_cast<std::uintptr_t>(dst_b) & 3);
-      const int i0 = 4 * (32 * chunk + lane) - sd;
-      if (i0 >= nr) continue;
+  if constexpr (sizeof(T) == 1) {
+    // A run at a time, its chunks in a loop of their own: the run's pointer and offsets made
+    // once a run, and advanced by a chunk (one item a chunk remade them all at each item,
+    // ptxas, sm_90: about 45 instructions an output word where 11 gather and store it). The
+    // aligned word w = 32 chunk + lane over run j; byte t is run element 4w + t - sd.
+    unsigned char* dst_run = out + (j * rows + r0);
+    for (int item = range.lo; item < range.hi; ++j, chunk = 0, dst_run += rows) {
+      const int chunk_end = chunks - chunk < range.hi - item ? chunks : chunk + (range.hi - item);
+      item += chunk_end - chunk;
+      const int sd = static_cast<int>(reinterpret_cast<std::uintptr_t>(dst_run) & 3);
+      int i0 = 4 * (32 * chunk + lane) - sd;
+      unsigned* word = reinterpret_cast<unsigned*>(dst_run - sd) + (32 * chunk + lane);
       int q = s + i0 * pitch + j;
-      if (i0 >= 0 && i0 + 4 <= nr) {
-        unsigned v = 0;
+      for (; chunk < chunk_end && i0 < nr; ++chunk, i0 += 128, q += 128 * pitch, word += 32) {
+        if (i0 >= 0 && i0 + 4 <= nr) {
+          unsigned v = 0;
 #pragma unroll
-        for (int t = 0; t < 4; ++t, q += pitch) v |= static_cast<unsigned>(tile[run_slot<T, kPad>(q, g)]) << (8 * t);
-        *reinterpret_cast<unsigned*>(dst_b + i0) = v;
-      } else {
-        for (int t = 0; t < 4; ++t, q += pitch)
-          if (i0 + t >= 0 && i0 + t < nr) dst_b[i0 + t] = tile[run_slot<T, kPad>(q, g)];
+          for (int t = 0; t < 4; ++t) v |= static_cast<unsigned>(tile[run_slot<T, kPad>(q + t * pitch, g)]) << (8 * t);
+          *word = v;
+        } else {
+          unsigned char* const dst_b = reinterpret_cast<unsigned char*>(word);
+          for (int t = 0; t < 4; ++t)
+            if (i0 + t >= 0 && i0 + t < nr) dst_b[t] = tile[run_slot<T, kPad>(q + t * pitch, g)];
+        }
       }
-    } else {
+    }
+  } else {
+    T* dst = out + (j * rows + r0);
+    for (int item = range.lo; item < range.hi; ++item, ++chunk) {
+      if (chunk == chunks) {
+        chunk = 0;
+        ++j;
+        dst += rows;
+      }
       const int i = 32 * chunk + lane;
       if (i < nr) dst[i] = tile[run_slot<T, kPad>(s + i * pitch + j, g)];
     }
