@@ -716,13 +716,16 @@ struct MorphStreamThread {
 /// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
 /// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
 /// limit, the rest looped over: `segs` in all); dynamic shared memory morph_stream_smem_bytes<T>(kr)
-/// (the column results, then the row pass's suffix minima h; its prefix minima g).
-template <class T, bool kErode, int KMAX>
+/// (the column results, then the row pass's suffix minima h; its prefix minima g). KR > 0: an
+/// instance for kr == KR only (morph_stream_exact_rows), its row guards folded away.
+template <class T, bool kErode, int KMAX, int KR = 0>
 __global__ void __launch_bounds__(kMorphStreamThreads)
 morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
-                    int kr, int kc, int out_w, int seg, unsigned segs) {
+                    int kr_arg, int kc, int out_w, int seg, unsigned segs) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_stream_kernel: u8 or float");
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
+  static_assert(KR >= 0 && KR <= KMAX, "morph_stream_kernel: KR rows fit the register arrays");
+  const int kr = KR > 0 ? KR : kr_arg;
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
   static_assert(!kU8 || KMAX % 4 == 0, "morph_stream_kernel: u8 rows go four to a shared word");
   constexpr int kPx = kMorphStreamPx<T>;
@@ -885,19 +888,52 @@ __host__ __device__ constexpr int morph_doubling_rows(int kr) {
   return kr <= 4 ? 4 : kr <= 6 ? 6 : kr <= 8 ? 8 : kr <= 12 ? 12 : 16;
 }
 
-/// f(std::integral_constant<int, KMAX>{}) with the register rows of the streaming kernel that
-/// takes kr rows: morph_stream_doubling_kernel's morph_doubling_rows(kr) (`doubling`), else
-/// morph_stream_kernel's 8, 16 or 32 (it computes only rows below kr). For the launcher and the
-/// emulation alike.
+/// Whether the streaming kernel that takes kr rows (morph_stream_doubling_kernel, `doubling`, or
+/// morph_stream_kernel) has an instance for exactly kr rows (template KR): the odd heights from
+/// 5 to 15 of the doubling kernel and from 17 to 31 of morph_stream_kernel. The others run its
+/// KMAX instance with kr a run-time value, each row of the column pass guarded by j < kr: at
+/// 31 x 31 (float, ncu, H200) that column pass ran about 14 instructions a row where 3 are
+/// compares, the guards' predicates and the register moves at their joins most of the rest.
+__host__ __device__ constexpr bool morph_stream_exact_rows(int kr, bool doubling) {
+  return kr % 2 == 1 && (doubling ? kr >= 5 && kr <= 15 : kr >= 17 && kr <= 31);
+}
+
+/// f(std::integral_constant<int, KMAX>{}, std::integral_constant<int, KR>{}) for the streaming
+/// kernel that takes kr rows: its register rows KMAX, morph_stream_doubling_kernel's
+/// morph_doubling_rows(kr) (`doubling`), else morph_stream_kernel's 8, 16 or 32 (it computes only
+/// rows below kr); KR = kr where morph_stream_exact_rows (and `exact`), else 0 (kr at run time).
+/// For the launcher and the emulation alike.
 template <class F>
-void with_morph_stream_rows(int kr, bool doubling, F&& f) {
+void with_morph_stream_rows(int kr, bool doubling, F&& f, bool exact = true) {
+  using std::integral_constant;
+  const auto rows = [&](auto kmax) {
+    constexpr int KMAX = decltype(kmax)::value;
+    if (exact && morph_stream_exact_rows(kr, doubling)) {
+      bool done = false;
+      const auto one = [&](auto krc) {  // KR's instance, where KR is kr and its kernel's KMAX this one
+        constexpr int KR = decltype(krc)::value;
+        if constexpr (KMAX == (KR <= kMorphDoublingMaxRows ? morph_doubling_rows(KR) : 32))
+          if (!done && kr == KR) done = (f(kmax, krc), true);
+      };
+      if (doubling) {
+        one(integral_constant<int, 5>{}), one(integral_constant<int, 7>{}), one(integral_constant<int, 9>{});
+        one(integral_constant<int, 11>{}), one(integral_constant<int, 13>{}), one(integral_constant<int, 15>{});
+      } else if constexpr (KMAX == 32) {
+        one(integral_constant<int, 17>{}), one(integral_constant<int, 19>{}), one(integral_constant<int, 21>{});
+        one(integral_constant<int, 23>{}), one(integral_constant<int, 25>{}), one(integral_constant<int, 27>{});
+        one(integral_constant<int, 29>{}), one(integral_constant<int, 31>{});
+      }
+      if (done) return;
+    }
+    f(kmax, integral_constant<int, 0>{});
+  };
   switch (doubling ? morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32) {
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 12: return f(std::integral_constant<int, 12>{});
-    case 16: return f(std::integral_constant<int, 16>{});
-    default: return f(std::integral_constant<int, 32>{});
+    case 4: return rows(integral_constant<int, 4>{});
+    case 6: return rows(integral_constant<int, 6>{});
+    case 8: return rows(integral_constant<int, 8>{});
+    case 12: return rows(integral_constant<int, 12>{});
+    case 16: return rows(integral_constant<int, 16>{});
+    default: return rows(integral_constant<int, 32>{});
   }
 }
 
@@ -929,14 +965,17 @@ __device__ __forceinline__ MorphWord<T> morph_line_word(const MorphWord<T>* line
 /// of kMorphStreamPx<T>); anchor (kr / 2, kc / 2), pixels outside the image ignored, as
 /// morph_pass_kernel. Block kMorphStreamThreads threads; grid (strips, segments of `seg` output
 /// rows up to the grid's limit, the rest looped over: `segs` in all); dynamic shared memory
-/// morph_doubling_smem_bytes<T>(KMAX).
-template <class T, bool kErode, int KMAX>
+/// morph_doubling_smem_bytes<T>(KMAX). KR > 0: an instance for kr == KR only, as
+/// morph_stream_kernel's.
+template <class T, bool kErode, int KMAX, int KR = 0>
 __global__ void __launch_bounds__(kMorphStreamThreads, 2)
 morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows,
-                             Index cols, int kr, int kc, int out_w, int seg, unsigned segs) {
+                             Index cols, int kr_arg, int kc, int out_w, int seg, unsigned segs) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>,
                 "morph_stream_doubling_kernel: u8 or float");
   static_assert(KMAX >= 1 && KMAX <= kMorphDoublingMaxRows, "morph_stream_doubling_kernel: 1 to 16 rows a block");
+  static_assert(KR >= 0 && KR <= KMAX, "morph_stream_doubling_kernel: KR rows fit the register arrays");
+  const int kr = KR > 0 ? KR : kr_arg;
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
   constexpr int kPx = kMorphStreamPx<T>;
   constexpr int kPitch = kMorphStreamThreads;  // words a line
