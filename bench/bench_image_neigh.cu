@@ -169,18 +169,22 @@ void register_morph_tiles(bool erode, int k) {
 /// pass in shared memory) forced beside "ours", as "ours-stream" (the launcher's rows a block)
 /// and "ours-stream-s<seg>" (seg output rows a block); morph_stream_doubling_kernel (its row
 /// pass by doubling windows, up to 16 rows) as "ours-stream-dbl[-s<seg>]"; where the kernel has
-/// an instance for exactly k rows (morph_stream_exact_rows), its run-time-rows instance beside it
-/// as "-rt".
+/// an instance for exactly k rows (morph_stream_exact_rows, the launcher's default), its
+/// run-time-rows instance beside it as "-rt" and (morph_stream_kernel) the one for exactly k x k
+/// as "-sq" (MorphStreamExact).
 template <class T>
 void register_morph_stream(bool erode, int k) {
   const std::vector<int> segs = k == 31 || k == 7 ? std::vector<int>{0, 64, 128, 256} : std::vector<int>{0};
+  using X = devmat::detail::MorphStreamExact;
   for (bool doubling : {false, true})
     for (int seg : segs)
       if (!doubling || k <= 16)  // the doubling kernel takes up to 16 rows
-        for (bool exact : {true, false}) {
-          if (!exact && (seg || !devmat::detail::morph_stream_exact_rows(k, doubling))) continue;
+        for (auto exact : {X::rows, X::none, X::square}) {
+          if (exact != X::rows && (seg || !devmat::detail::morph_stream_exact_rows(k, doubling))) continue;
+          if (exact == X::square && doubling) continue;  // morph_stream_kernel's instances only
           const std::string impl = std::string(doubling ? "ours-stream-dbl" : "ours-stream") +
-                                   (seg ? "-s" + std::to_string(seg) : "") + (exact ? "" : "-rt");
+                                   (seg ? "-s" + std::to_string(seg) : "") +
+                                   (exact == X::none ? "-rt" : exact == X::square ? "-sq" : "");
           register_forced_morph<T>(erode, k, impl, [=](cudaStream_t s, const T* in, T* out) {
             namespace dd = devmat::detail;
             if (erode) dd::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling, exact);

@@ -114,9 +114,9 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
 /// test can see that its elements reached them.
 int exact_runs = 0;
 
-/// `exact`: the instance for exactly kr rows where the launcher has one (morph_stream_exact_rows).
+/// `exact`: the instance for exactly this element where the launcher has one (with_morph_stream_rows).
 template <class T, bool kErode>
-void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bool doubling, bool exact) {
+void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bool doubling, d::MorphStreamExact exact) {
   REQUIRE(d::morph_stream_reads_rows(img.data(), img.ld, img.cols));
   const d::MorphStrip strip = doubling ? d::morph_doubling_strip<T>(kc) : d::morph_stream_strip<T>(kr, kc);
   const int max_out_w = strip.out_w;
@@ -131,20 +131,20 @@ void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bo
   REQUIRE(out_w % d::kMorphStreamPx<T> == 0);
   const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);
   const dim3 grid(static_cast<unsigned>((img.cols + out_w - 1) / out_w), 1);
-  const auto go = [&](auto kmax, auto krc) {
-    constexpr int KMAX = decltype(kmax)::value, KR = decltype(krc)::value;
+  const auto go = [&](auto kmax, auto krc, auto kcc) {
+    constexpr int KMAX = decltype(kmax)::value, KR = decltype(krc)::value, KC = decltype(kcc)::value;
     if (KR != 0) ++exact_runs;
     emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
-      if constexpr (KMAX <= d::kMorphDoublingMaxRows && (KR == 0 || d::morph_stream_exact_rows(KR, true)))
+      if constexpr (KMAX <= d::kMorphDoublingMaxRows && (KR == 0 || d::morph_stream_exact_rows(KR, true)) && KC == 0)
         if (doubling)
           return d::morph_stream_doubling_kernel<T, kErode, KMAX, KR>(img.data(), img.ld, out.data(), out.ld, img.rows,
                                                                       img.cols, kr, kc, out_w, seg, segs);
       if constexpr (KMAX % 8 == 0 && (KR == 0 || d::morph_stream_exact_rows(KR, false)))
-        d::morph_stream_kernel<T, kErode, KMAX, KR>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr, kc,
-                                                    out_w, seg, segs);
+        d::morph_stream_kernel<T, kErode, KMAX, KR, KC>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr,
+                                                        kc, out_w, seg, segs);
     });
   };
-  d::with_morph_stream_rows(kr, doubling, go, exact);
+  d::with_morph_stream_rows(kr, kc, doubling, go, exact);
 }
 
 template <class T>
@@ -152,10 +152,12 @@ void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool
   CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded, doubling);
   if (!d::morph_stream_reads_rows(img.data(), img.ld, img.cols)) return;  // u8 rows ending off 4 bytes: not taken
   if (doubling && kr > d::kMorphDoublingMaxRows) return;                  // not taken
-  // The instance for exactly kr rows where there is one, and the run-time kr one beside it.
-  for (bool exact : {true, false}) {
-    if (!exact && !d::morph_stream_exact_rows(kr, doubling)) break;
-    CAPTURE(exact);
+  // Every instance the launcher may pick for this element (with_morph_stream_rows).
+  using X = d::MorphStreamExact;
+  for (X exact : {X::none, X::rows, X::square}) {
+    if (exact != X::none && !d::morph_stream_exact_rows(kr, doubling)) break;
+    if (exact == X::square && (doubling || kc != kr)) break;
+    CAPTURE(static_cast<int>(exact));
     Output<T> out(img.rows, img.cols, std::is_same_v<T, float> ? T(12345.0f) : T(0), padded);
     if (erode) run_stream<T, true>(img, out, kr, kc, seg, doubling, exact);
     else run_stream<T, false>(img, out, kr, kc, seg, doubling, exact);

@@ -182,14 +182,14 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 /// out (ld_out) = the erosion (kErode) or dilation of the u8 or float image `in` by a kr x kc
 /// element (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel, or
 /// `doubling` morph_stream_doubling_kernel), `seg` output rows a block (0: morph_stream_segment's
-/// choice; bench_image_neigh times others as "ours-stream-s<seg>"); `exact`: the kernel's instance
-/// for exactly kr rows where it has one (morph_stream_exact_rows), else (and where it has none)
-/// its KMAX instance with kr at run time (bench_image_neigh's "-rt" rows). Throws std::invalid_argument
+/// choice; bench_image_neigh times others as "ours-stream-s<seg>"); `exact`: which instance
+/// (with_morph_stream_rows; bench_image_neigh's "-rt" rows run MorphStreamExact::none, "-sq"
+/// ::square). Throws std::invalid_argument
 /// for an element it does not take, a u8 image whose rows do not end on 4 bytes
 /// (morph_stream_reads_rows) or a negative seg.
 template <bool kErode, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
-                         int kc, int seg = 0, bool doubling = false, bool exact = true) {
+                         int kc, int seg = 0, bool doubling = false, MorphStreamExact exact = MorphStreamExact::rows) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
   if (!morph_stream_fits<T>(kr, kc, doubling))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
@@ -199,14 +199,14 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     throw std::invalid_argument("devmat: launch_morph_stream: u8 rows must end on 4 bytes (ld and in + cols)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
   if (rows == 0 || cols == 0) return;
-  const auto run = [&](auto kmax, auto krc) {
-    constexpr int KMAX = decltype(kmax)::value, KR = decltype(krc)::value;
+  const auto run = [&](auto kmax, auto krc, auto kcc) {
+    constexpr int KMAX = decltype(kmax)::value, KR = decltype(krc)::value, KC = decltype(kcc)::value;
     const std::size_t smem = doubling ? morph_doubling_smem_bytes<T>(KMAX) : morph_stream_smem_bytes<T>(kr);
     void (*kernel)(const T*, Index, T*, Index, Index, Index, int, int, int, int, unsigned) = nullptr;
-    if constexpr (KMAX <= kMorphDoublingMaxRows && (KR == 0 || morph_stream_exact_rows(KR, true)))
+    if constexpr (KMAX <= kMorphDoublingMaxRows && (KR == 0 || morph_stream_exact_rows(KR, true)) && KC == 0)
       kernel = &morph_stream_doubling_kernel<T, kErode, KMAX, KR>;
     if constexpr (KMAX % 8 == 0 && (KR == 0 || morph_stream_exact_rows(KR, false)))  // morph_stream_kernel's 8, 16, 32
-      if (!doubling) kernel = &morph_stream_kernel<T, kErode, KMAX, KR>;
+      if (!doubling) kernel = &morph_stream_kernel<T, kErode, KMAX, KR, KC>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
     const int out_w = static_cast<int>(morph_stream_out_w<T>(morph_stream_max_out_w<T>(kr, kc, doubling), cols));
     const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));
@@ -217,7 +217,7 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, out_w,
            rows_a_block, segs);
   };
-  with_morph_stream_rows(kr, doubling, run, exact);
+  with_morph_stream_rows(kr, kc, doubling, run, exact);
 }
 
 /// Whether launch_morph_small has a kernel for a kr x kc element.

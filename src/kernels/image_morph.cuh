@@ -288,16 +288,58 @@ __device__ __forceinline__ void morph_transpose4(float (&)[1]) {}
 /// flight (the suffix pass still overwrites only words it has read: those past `pos`).
 /// `tasks` is MorphTileWalk(lines) and n_blocks = ceil(len / k), made once by callers that run
 /// the same shape many times (the walk's divisions cost as much as a short chain).
-template <class Op, int kBatch = 1, class W>
-__device__ __forceinline__ void morph_block_minima(W* h, W* g, MorphTileWalk it, int n_blocks, int len, int k,
+/// K > 0: k is K, known at compile time (an instance for one element width), and a whole block
+/// of K words runs as straight-line code, its loops unrolled (a partial block at the line's end
+/// takes the loops below).
+template <class Op, int kBatch = 1, int K = 0, class W>
+__device__ __forceinline__ void morph_block_minima(W* h, W* g, MorphTileWalk it, int n_blocks, int len, int k_arg,
                                                    int line_step, int pos_step) {
   static_assert(kBatch >= 1, "morph_block_minima: a batch of at least one word");
+  static_assert(K >= 0, "morph_block_minima: K is a width or 0");
+  const int k = K > 0 ? K : k_arg;
   for (; it.major < n_blocks; it.next()) {
     const int line = it.minor;
     const int first = it.major * k;
     const int last = ::min(first + k, len) - 1;
     W* const hl = h + line * line_step;
     W* const gl = g + line * line_step;
+    if constexpr (K > 0) {
+      if (last == first + K - 1) {
+        // Whole block: words u = 0 .. K - 1 at hl[(first + u) * pos_step], kBatch loads ahead.
+        W* const hb = hl + first * pos_step;
+        W* const gb = gl + first * pos_step;
+        W acc = hb[0];
+        gb[0] = acc;
+#pragma unroll
+        for (int u0 = 1; u0 < K; u0 += kBatch) {
+          W v[kBatch];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 + u < K) v[u] = hb[(u0 + u) * pos_step];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 + u < K) {
+              acc = Op::apply(acc, v[u]);
+              gb[(u0 + u) * pos_step] = acc;
+            }
+        }
+        acc = hb[(K - 1) * pos_step];
+#pragma unroll
+        for (int u0 = K - 2; u0 >= 0; u0 -= kBatch) {
+          W v[kBatch];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 - u >= 0) v[u] = hb[(u0 - u) * pos_step];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 - u >= 0) {
+              acc = Op::apply(acc, v[u]);
+              hb[(u0 - u) * pos_step] = acc;
+            }
+        }
+        continue;
+      }
+    }
     W acc = hl[first * pos_step];
     gl[first * pos_step] = acc;
     int pos = first + 1;
@@ -709,6 +751,12 @@ struct MorphStreamThread {
                x0 - strip.lead + static_cast<Index>(kMorphStreamPx<T>) * static_cast<Index>(threadIdx.x)) {}
 };
 
+/// Blocks an SM morph_stream_kernel's launch bounds ask for: none (0: ptxas's choice, 124-128
+/// registers at 32 rows, two blocks), but two for the u8 instances with an unrolled row pass
+/// (KC > 0), which took 181 registers at 31 x 31 without (128 and a 24-byte spill with).
+template <class T, int KC>
+inline constexpr int kMorphStreamMinBlocks = std::is_same_v<T, std::uint8_t> && KC > 0 ? 2 : 0;
+
 /// The kr x kc erosion (kErode) or dilation of `in` (u8 or float, morph_stream_reads_rows) into
 /// `out`, kr <= KMAX (the register arrays of the column pass), kc with
 /// morph_stream_strip<T>(kr, kc).out_w > 0, `out_w` outputs a strip (0 < out_w <= that, a multiple
@@ -717,15 +765,18 @@ struct MorphStreamThread {
 /// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
 /// limit, the rest looped over: `segs` in all); dynamic shared memory morph_stream_smem_bytes<T>(kr)
 /// (the column results, then the row pass's suffix minima h; its prefix minima g). KR > 0: an
-/// instance for kr == KR only (morph_stream_exact_rows), its row guards folded away.
-template <class T, bool kErode, int KMAX, int KR = 0>
-__global__ void __launch_bounds__(kMorphStreamThreads)
+/// instance for kr == KR only (morph_stream_exact_rows), its row guards folded away; KC > 0 one
+/// for kc == KC only, its row pass's whole blocks unrolled (morph_block_minima).
+template <class T, bool kErode, int KMAX, int KR = 0, int KC = 0>
+__global__ void __launch_bounds__(kMorphStreamThreads, kMorphStreamMinBlocks<T, KC>)
 morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
-                    int kr_arg, int kc, int out_w, int seg, unsigned segs) {
+                    int kr_arg, int kc_arg, int out_w, int seg, unsigned segs) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_stream_kernel: u8 or float");
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
   static_assert(KR >= 0 && KR <= KMAX, "morph_stream_kernel: KR rows fit the register arrays");
+  static_assert(KC >= 0, "morph_stream_kernel: KC is a width or 0");
   const int kr = KR > 0 ? KR : kr_arg;
+  const int kc = KC > 0 ? KC : kc_arg;
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
   static_assert(!kU8 || KMAX % 4 == 0, "morph_stream_kernel: u8 rows go four to a shared word");
   constexpr int kPx = kMorphStreamPx<T>;
@@ -812,8 +863,8 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       const int lines = morph_stream_lines<T>(out_rows);
       W* const h_rows = v_smem + strip.p0;
       W* const g_rows = g_smem + strip.p0;
-      morph_block_minima<Op, 4>(h_rows, g_rows, lines == n_lines ? full_tasks : MorphTileWalk(lines), row_blocks,
-                                row_len, kc, kPitch, 1);
+      morph_block_minima<Op, 4, KC>(h_rows, g_rows, lines == n_lines ? full_tasks : MorphTileWalk(lines), row_blocks,
+                                    row_len, kc, kPitch, 1);
       __syncthreads();
       // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
       // thread the kPx pixels m = kPx tid .. of each row (those of out_w), down the lines (u8:
@@ -898,22 +949,36 @@ __host__ __device__ constexpr bool morph_stream_exact_rows(int kr, bool doubling
   return kr % 2 == 1 && (doubling ? kr >= 5 && kr <= 15 : kr >= 17 && kr <= 31);
 }
 
-/// f(std::integral_constant<int, KMAX>{}, std::integral_constant<int, KR>{}) for the streaming
-/// kernel that takes kr rows: its register rows KMAX, morph_stream_doubling_kernel's
-/// morph_doubling_rows(kr) (`doubling`), else morph_stream_kernel's 8, 16 or 32 (it computes only
-/// rows below kr); KR = kr where morph_stream_exact_rows (and `exact`), else 0 (kr at run time).
-/// For the launcher and the emulation alike.
+/// Which instance of a streaming kernel with_morph_stream_rows picks: the one with kr and kc at
+/// run time, the one for exactly kr rows (where morph_stream_exact_rows), or (morph_stream_kernel
+/// and a square element) the one for exactly kr rows and kc == kr columns, whose row pass also
+/// runs unrolled (morph_block_minima's K). Candidates until the H200 has timed them side by side
+/// (bench_image_neigh's "-rt" and "-sq" rows beside "ours-stream").
+enum class MorphStreamExact { none, rows, square };
+
+/// f(std::integral_constant<int, KMAX>{}, std::integral_constant<int, KR>{},
+/// std::integral_constant<int, KC>{}) for the streaming kernel that takes a kr x kc element: its
+/// register rows KMAX, morph_stream_doubling_kernel's morph_doubling_rows(kr) (`doubling`), else
+/// morph_stream_kernel's 8, 16 or 32 (it computes only rows below kr); KR = kr where `exact` asks
+/// for it and the kernel has the instance (morph_stream_exact_rows), else 0 (kr at run time); KC =
+/// kc == KR for MorphStreamExact::square on morph_stream_kernel, else 0. For the launcher and the
+/// emulation alike.
 template <class F>
-void with_morph_stream_rows(int kr, bool doubling, F&& f, bool exact = true) {
+void with_morph_stream_rows(int kr, int kc, bool doubling, F&& f, MorphStreamExact exact = MorphStreamExact::rows) {
   using std::integral_constant;
   const auto rows = [&](auto kmax) {
     constexpr int KMAX = decltype(kmax)::value;
-    if (exact && morph_stream_exact_rows(kr, doubling)) {
+    if (exact != MorphStreamExact::none && morph_stream_exact_rows(kr, doubling)) {
+      const bool square = !doubling && exact == MorphStreamExact::square && kc == kr;
       bool done = false;
       const auto one = [&](auto krc) {  // KR's instance, where KR is kr and its kernel's KMAX this one
         constexpr int KR = decltype(krc)::value;
         if constexpr (KMAX == (KR <= kMorphDoublingMaxRows ? morph_doubling_rows(KR) : 32))
-          if (!done && kr == KR) done = (f(kmax, krc), true);
+          if (!done && kr == KR) {
+            if constexpr (KR > kMorphDoublingMaxRows)
+              if (square) return void(done = (f(kmax, krc, krc), true));
+            done = (f(kmax, krc, integral_constant<int, 0>{}), true);
+          }
       };
       if (doubling) {
         one(integral_constant<int, 5>{}), one(integral_constant<int, 7>{}), one(integral_constant<int, 9>{});
@@ -925,7 +990,7 @@ void with_morph_stream_rows(int kr, bool doubling, F&& f, bool exact = true) {
       }
       if (done) return;
     }
-    f(kmax, integral_constant<int, 0>{});
+    f(kmax, integral_constant<int, 0>{}, integral_constant<int, 0>{});
   };
   switch (doubling ? morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32) {
     case 4: return rows(integral_constant<int, 4>{});
