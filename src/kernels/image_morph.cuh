@@ -753,7 +753,13 @@ struct MorphStreamThread {
 
 /// Blocks an SM morph_stream_kernel's launch bounds ask for: none (0: ptxas's choice, 124-128
 /// registers at 32 rows, two blocks), but two for the u8 instances with an unrolled row pass
-/// (KC > 0), which took 181 registers at 31 x 31 without (128 and a 24-byte spill with).
+/// (KC > 0), which took 181 registers at 31 x 31 without (128 and a 28-byte spill with).
+/// Tried and left (session 24, H200, 4096^2, us, the run-time-rows instances, same run): asking
+/// every instance for 2 or 3 blocks an SM, and the doubling kernel for 3 or 4 instead of 2. Two
+/// gave 120 registers and no spill where there were 124-128, and no gain (f32 erode 31x31 69.8
+/// -> 71.3, 21x21 66.1 -> 68.5; u8 dilate 31x31 38.0 -> 37.7, 21x21 37.5 -> 37.2); three spilled
+/// (80 registers) and lost (f32 31x31 81.6, u8 31x31 56.9); the doubling kernel at 3 or 4 blocks
+/// was within noise (f32 15x15 55.7 -> 56.4 / 56.4, u8 9x9 36.5 -> 34.6 / 40.3).
 template <class T, int KC>
 inline constexpr int kMorphStreamMinBlocks = std::is_same_v<T, std::uint8_t> && KC > 0 ? 2 : 0;
 
