@@ -358,8 +358,8 @@ int main(int argc, char** argv) {
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<std::uint8_t>(false, k);
   register_morph_tiles<std::uint8_t>(true, 31);
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<float>(true, k);
-  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph_stream<std::uint8_t>(false, k);
-  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph_stream<float>(true, k);
+  for (int k : {3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 31}) register_morph_stream<std::uint8_t>(false, k);
+  for (int k : {3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 31}) register_morph_stream<float>(true, k);
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
   for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);
