@@ -1047,6 +1047,10 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
   static_assert(KMAX >= 1 && KMAX <= kMorphDoublingMaxRows, "morph_stream_doubling_kernel: 1 to 16 rows a block");
   static_assert(KR >= 0 && KR <= KMAX, "morph_stream_doubling_kernel: KR rows fit the register arrays");
   const int kr = KR > 0 ? KR : kr_arg;
+  // The register rows the loops below run over: KR where the instance is for exactly KR rows
+  // (the rest of the arrays is never read), else all KMAX (rows kr .. KMAX - 1 computed for
+  // nothing: their words are the identity).
+  constexpr int kLiveRows = KR > 0 ? KR : KMAX;
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
   constexpr int kPx = kMorphStreamPx<T>;
   constexpr int kPitch = kMorphStreamThreads;  // words a line
@@ -1087,14 +1091,14 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
         // outputs do not read (its last reads of it came before a barrier).
         W g = Op::identity();
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) {
+        for (int j = 0; j < kLiveRows; ++j) {
           g = Op::apply(g, cur[j]);
           w[j] = Op::apply(hs[j + 1], g);
           dst[j * kPitch + tid] = w[j];
         }
       }
 #pragma unroll
-      for (int j = KMAX - 1; j >= 0; --j) hs[j] = Op::apply(cur[j], hs[j + 1]);
+      for (int j = kLiveRows - 1; j >= 0; --j) hs[j] = Op::apply(cur[j], hs[j + 1]);
       if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr);  // in flight
       if (b == 0) continue;
       // Row pass: w[j] holds the window of `span` pixels from this thread's first; each step
@@ -1109,16 +1113,16 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
         const int p = kPx * tid + span;
         W v[KMAX];
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) v[j] = morph_line_word<T>(src + j * kPitch, p);
+        for (int j = 0; j < kLiveRows; ++j) v[j] = morph_line_word<T>(src + j * kPitch, p);
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) {
+        for (int j = 0; j < kLiveRows; ++j) {
           w[j] = Op::apply(w[j], v[j]);
           dst[j * kPitch + tid] = w[j];
         }
       }
       // The kc window from strip pixel q: op(w[q], w[q + kc - top]), w of span top in src.
 #pragma unroll
-      for (int j = 0; j < KMAX; ++j) {
+      for (int j = 0; j < kLiveRows; ++j) {
         const W* line = src + j * kPitch;
         const W lo = strip.p0 == 0 ? w[j] : morph_line_word<T>(line, q);
         w[j] = kc == top ? lo : Op::apply(lo, morph_line_word<T>(line, q + kc - top));
@@ -1130,13 +1134,13 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
         if constexpr (kMorphRowsPredicated<T, KMAX>) {
           row += x_out;
 #pragma unroll
-          for (int j = 0; j < KMAX; ++j) {
+          for (int j = 0; j < kLiveRows; ++j) {
             if (j < out_rows) *row = w[j];
             row += ld_out;
           }
         } else {
 #pragma unroll
-          for (int j = 0; j < KMAX; ++j) {
+          for (int j = 0; j < kLiveRows; ++j) {
             if (j >= out_rows) break;
             if constexpr (kU8) store_word(row, x_out, cols, w[j]);  // border.cuh: a word where aligned and inside
             else row[x_out] = w[j];
