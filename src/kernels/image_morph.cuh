@@ -881,7 +881,7 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
         const Index x = x0 + m_out;
         T* row = out + (y0 + first_i) * ld_out;  // u8: the row; float: its pixel x
         if constexpr (!kU8) row += x;
-        for (int line = 0; line < lines; ++line, h += kPitch, g += kPitch) {
+        const auto emit = [&](int line) {  // line `line` of h and g, then the next
           if constexpr (kU8) {
             W v[4];
 #pragma unroll
@@ -894,7 +894,21 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
             *row = Op::apply(*h, *g);
             row += ld_out;
           }
+          h += kPitch;
+          g += kPitch;
+        };
+        // A whole block of an exact-height instance (all but a segment's last): its lines and
+        // row guards known at compile time.
+        bool whole = false;
+        if constexpr (KR > 0) {
+          if (out_rows == KR) {
+            whole = true;
+#pragma unroll
+            for (int line = 0; line < morph_stream_lines<T>(KR); ++line) emit(line);
+          }
         }
+        if (!whole)
+          for (int line = 0; line < lines; ++line) emit(line);
       }
     }
   }
