@@ -113,6 +113,8 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
 /// Runs of run_stream on a kernel instance for exactly kr rows (template KR), counted so that a
 /// test can see that its elements reached them.
 int exact_runs = 0;
+/// And those on morph_stream_kernel's instance for exactly kr x kr (template KC).
+int square_runs = 0;
 
 /// `exact`: the instance for exactly this element where the launcher has one (with_morph_stream_rows).
 template <class T, bool kErode>
@@ -134,6 +136,7 @@ void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bo
   const auto go = [&](auto kmax, auto krc, auto kcc) {
     constexpr int KMAX = decltype(kmax)::value, KR = decltype(krc)::value, KC = decltype(kcc)::value;
     if (KR != 0) ++exact_runs;
+    if (KC != 0) ++square_runs;
     emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
       if constexpr (KMAX <= d::kMorphDoublingMaxRows && (KR == 0 || d::morph_stream_exact_rows(KR, true)) && KC == 0)
         if (doubling)
@@ -186,7 +189,7 @@ void check_stream_shapes(bool doubling) {
     elements.push_back({2, 258});
   }
   const std::vector<int> segs = {1, 5, 16, 31, 64};
-  const int exact_before = exact_runs;
+  const int exact_before = exact_runs, square_before = square_runs;
   int n = 0;
   for (const auto& [r, c] : shapes)
     for (bool offset : {true, false}) {
@@ -207,6 +210,7 @@ void check_stream_shapes(bool doubling) {
       }
   }
   CHECK(exact_runs > exact_before);  // the elements above reached the instances for exact heights
+  if (!doubling) CHECK(square_runs > square_before);  // and (morph_stream_kernel) for exact squares
 }
 }  // namespace
 

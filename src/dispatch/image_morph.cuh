@@ -183,13 +183,14 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 /// element (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel, or
 /// `doubling` morph_stream_doubling_kernel), `seg` output rows a block (0: morph_stream_segment's
 /// choice; bench_image_neigh times others as "ours-stream-s<seg>"); `exact`: which instance
-/// (with_morph_stream_rows; bench_image_neigh's "-rt" rows run MorphStreamExact::none, "-sq"
-/// ::square). Throws std::invalid_argument
+/// (with_morph_stream_rows). The default, and so erode/dilate's choice, stays the run-time
+/// instance until the H200 has timed the others: bench_image_neigh's "ours-stream" rows run
+/// MorphStreamExact::rows, its "-rt" rows ::none and its "-sq" rows ::square. Throws std::invalid_argument
 /// for an element it does not take, a u8 image whose rows do not end on 4 bytes
 /// (morph_stream_reads_rows) or a negative seg.
 template <bool kErode, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
-                         int kc, int seg = 0, bool doubling = false, MorphStreamExact exact = MorphStreamExact::rows) {
+                         int kc, int seg = 0, bool doubling = false, MorphStreamExact exact = MorphStreamExact::none) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
   if (!morph_stream_fits<T>(kr, kc, doubling))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +

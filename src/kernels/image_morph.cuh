@@ -752,7 +752,8 @@ struct MorphStreamThread {
 };
 
 /// Blocks an SM morph_stream_kernel's launch bounds ask for: none (0: ptxas's choice, 124-128
-/// registers at 32 rows, two blocks), but two for the u8 instances with an unrolled row pass
+/// registers for the run-time instance at 32 rows, two blocks; the exact-height ones vary, u8
+/// 25 and 27 rows up to 150, one block), but two for the u8 instances with an unrolled row pass
 /// (KC > 0), which took 181 registers at 31 x 31 without (128 and a 28-byte spill with).
 /// Tried and left (session 24, H200, 4096^2, us, the run-time-rows instances, same run): asking
 /// every instance for 2 or 3 blocks an SM, and the doubling kernel for 3 or 4 instead of 2. Two
@@ -897,8 +898,9 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
           h += kPitch;
           g += kPitch;
         };
-        // A whole block of an exact-height instance (all but a segment's last): its lines and
-        // row guards known at compile time.
+        // A whole block of an exact-height instance (kr output rows, all in the segment and the
+        // image: every block where the segment is a multiple of kr, as the launcher's are, but
+        // at the image's foot): its lines and row guards known at compile time.
         bool whole = false;
         if constexpr (KR > 0) {
           if (out_rows == KR) {
@@ -984,7 +986,7 @@ enum class MorphStreamExact { none, rows, square };
 /// kc == KR for MorphStreamExact::square on morph_stream_kernel, else 0. For the launcher and the
 /// emulation alike.
 template <class F>
-void with_morph_stream_rows(int kr, int kc, bool doubling, F&& f, MorphStreamExact exact = MorphStreamExact::rows) {
+void with_morph_stream_rows(int kr, int kc, bool doubling, F&& f, MorphStreamExact exact) {
   using std::integral_constant;
   const auto rows = [&](auto kmax) {
     constexpr int KMAX = decltype(kmax)::value;
