@@ -1068,6 +1068,12 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
   // nothing: their words are the identity).
   constexpr int kLiveRows = KR > 0 ? KR : KMAX;
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
+  // The rows the column loads take (load_rows guards each row by it): u8 passes the run-time kr
+  // even in an exact instance (kr_arg == KR there). With KR the u8 loads unrolled into more
+  // registers (ptxas, sm_90, exact against run-time kr at the loads: 5 rows 72 / 64, 7 90 / 70,
+  // 9 94 / 80, 11 112 / 91, 13 124 / 102, 15 126 / 111), float's did not (7 48 / 54, 9 56 / 54,
+  // 15 80 / 76), so float keeps KR. Unmeasured on the device.
+  const int kr_load = kU8 ? kr_arg : kr;
   constexpr int kPx = kMorphStreamPx<T>;
   constexpr int kPitch = kMorphStreamThreads;  // words a line
   using Op = MorphOp<T, kErode>;
@@ -1098,7 +1104,7 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
 #pragma unroll
     for (int j = 0; j < KMAX; ++j) cur[j] = hs[j] = Op::identity();
     hs[KMAX] = Op::identity();
-    column.load_rows(cur, y0 - ar - 1, kr);
+    column.load_rows(cur, y0 - ar - 1, kr_load);
     for (int b = 0; b < n_blocks; ++b) {
       W w[KMAX];  // the rows' windows along the row, span pixels wide
       if (b > 0) {
@@ -1115,7 +1121,7 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
       }
 #pragma unroll
       for (int j = kLiveRows - 1; j >= 0; --j) hs[j] = Op::apply(cur[j], hs[j + 1]);
-      if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr);  // in flight
+      if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr_load);  // in flight
       if (b == 0) continue;
       // Row pass: w[j] holds the window of `span` pixels from this thread's first; each step
       // reads the window span pixels on from the array the step before wrote (src) and writes
