@@ -455,8 +455,11 @@ TEST_CASE("u8 morphology from 7x7: windows whose rows end on 4 bytes (the stream
     const MatrixView<const std::uint8_t> roi = img.block(w[0], w[1], w[2], w[3]);
     const H<std::uint8_t> dense = h.block(w[0], w[1], w[2], w[3]);
     // From 17 rows the streaming kernel; 7 to 16 rows its doubling twin (12 x 6: the tile).
-    const std::vector<std::pair<int, int>> elements = {{17, 17}, {21, 21}, {31, 31}, {32, 40}, {17, 300}, {31, 16},
-                                                       {7, 7},   {9, 12},  {16, 16}, {13, 40}, {8, 301},  {12, 6}};
+    // Odd heights and squares take their exact instances (morph_stream_exact); 5 x 5 the
+    // doubling kernel too where rows end on 4 bytes, else the fused pass.
+    const std::vector<std::pair<int, int>> elements = {
+        {17, 17}, {21, 21}, {31, 31}, {32, 40}, {17, 300}, {31, 16}, {25, 25}, {19, 23}, {29, 29}, {27, 17},
+        {7, 7},   {9, 12},  {16, 16}, {13, 40}, {8, 301},  {12, 6},  {5, 5},   {11, 11}, {15, 9},  {13, 13}};
     for (auto [kh, kw] : elements) {
       CAPTURE(kh, kw);
       for (Morph m : {Morph::erode, Morph::dilate}) {
