@@ -168,21 +168,29 @@ void register_morph_tiles(bool erode, int k) {
 /// morph_stream_kernel (a block streams down a strip, the column pass in registers, the row
 /// pass in shared memory) forced beside "ours", as "ours-stream" (the launcher's rows a block)
 /// and "ours-stream-s<seg>" (seg output rows a block); morph_stream_doubling_kernel (its row
-/// pass by doubling windows, up to 16 rows) as "ours-stream-dbl[-s<seg>]".
+/// pass by doubling windows, up to 16 rows) as "ours-stream-dbl[-s<seg>]"; where the kernel has
+/// an instance for exactly k rows (morph_stream_exact_rows, the launcher's default), its
+/// run-time-rows instance beside it as "-rt" and (morph_stream_kernel) the one for exactly k x k
+/// as "-sq" (MorphStreamExact).
 template <class T>
 void register_morph_stream(bool erode, int k) {
   const std::vector<int> segs = k == 31 || k == 7 ? std::vector<int>{0, 64, 128, 256} : std::vector<int>{0};
+  using X = devmat::detail::MorphStreamExact;
   for (bool doubling : {false, true})
     for (int seg : segs)
-      if (!doubling || k <= 16) {  // the doubling kernel takes up to 16 rows
-        const std::string impl =
-            std::string(doubling ? "ours-stream-dbl" : "ours-stream") + (seg ? "-s" + std::to_string(seg) : "");
-        register_forced_morph<T>(erode, k, impl, [=](cudaStream_t s, const T* in, T* out) {
-          namespace dd = devmat::detail;
-          if (erode) dd::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling);
-          else dd::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling);
-        });
-      }
+      if (!doubling || k <= 16)  // the doubling kernel takes up to 16 rows
+        for (auto exact : {X::rows, X::none, X::square}) {
+          if (exact != X::rows && (seg || !devmat::detail::morph_stream_exact_rows(k, doubling))) continue;
+          if (exact == X::square && doubling) continue;  // morph_stream_kernel's instances only
+          const std::string impl = std::string(doubling ? "ours-stream-dbl" : "ours-stream") +
+                                   (seg ? "-s" + std::to_string(seg) : "") +
+                                   (exact == X::none ? "-rt" : exact == X::square ? "-sq" : "");
+          register_forced_morph<T>(erode, k, impl, [=](cudaStream_t s, const T* in, T* out) {
+            namespace dd = devmat::detail;
+            if (erode) dd::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling, exact);
+            else dd::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling, exact);
+          });
+        }
 }
 
 template <class T>
@@ -343,15 +351,15 @@ void register_canny() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Erosion and dilation at every odd side the size-independence target spans (3 .. 31).
-  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph<std::uint8_t>(false, k);
+  // Erosion and dilation across the span of the size-independence target (3x3 .. 31x31).
+  for (int k : {3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 31}) register_morph<std::uint8_t>(false, k);
   for (int k : {3, 7, 15, 31}) register_morph<std::uint8_t>(true, k);
-  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph<float>(true, k);
+  for (int k : {3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 31}) register_morph<float>(true, k);
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<std::uint8_t>(false, k);
   register_morph_tiles<std::uint8_t>(true, 31);
   for (int k : {3, 5, 7, 15, 31}) register_morph_tiles<float>(true, k);
-  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph_stream<std::uint8_t>(false, k);
-  for (int k : {3, 5, 7, 9, 11, 15, 21, 31}) register_morph_stream<float>(true, k);
+  for (int k : {3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 31}) register_morph_stream<std::uint8_t>(false, k);
+  for (int k : {3, 5, 7, 9, 11, 13, 15, 17, 21, 25, 31}) register_morph_stream<float>(true, k);
   for (int k : {3, 5, 7}) register_median<std::uint8_t>(k);
   for (int k : {3, 5}) register_median<float>(k);
   for (int k : {3, 5, 7}) register_median_forms<std::uint8_t>(k);

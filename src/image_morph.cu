@@ -5,15 +5,17 @@
 // outside the image ignored (BORDER_CONSTANT with morphologyDefaultBorderValue()), one
 // iteration. A view is an image of its own (its edges are the borders, as the other filters;
 // OpenCV's BORDER_ISOLATED). Elements with sides 3 or 5 run as one fused pass (rows and columns
-// together, 4 pixels a thread; float 5 x 5 on the doubling kernel below: morph_fused); other
+// together, 4 pixels a thread; 5 x 5 on the doubling kernel below: morph_fused); other
 // elements up to about 100 x 100 (u8; float 55 x 55) as one kernel that runs both passes on a
 // tile in shared memory (morph_tile_kernel: the image read once, written once); larger ones as
 // two passes through a workspace. For float, a streaming kernel (morph_stream_kernel, elements
 // up to 32 x 129 past 5 x 5) takes over from the tile; for
 // u8 from 17 x 17 (dispatch/image_morph.cuh's morph_stream_default says where each wins). Float
-// elements of up to 16 rows, and u8 ones of 7 to 16 rows and at least 7 columns, take its twin
-// whose row pass doubles windows instead (morph_stream_doubling_kernel: log2 of the width in
-// steps, each a load, an op and a store a row; morph_stream_doubles).
+// elements of up to 16 rows, and u8 ones of 7 to 16 rows and at least 7 columns (and 5 x 5), take
+// its twin whose row pass doubles windows instead (morph_stream_doubling_kernel: log2 of the
+// width in steps, each a load, an op and a store a row; morph_stream_doubles). Both run their
+// instance for exactly the element's rows (odd heights; and u8's square elements, float's from
+// 25 x 25, their instance for exactly k x k: morph_stream_exact).
 #include "detail/device_guard.hpp"
 #include "detail/runtime.hpp"
 #include "dispatch/image_morph.cuh"
@@ -45,13 +47,14 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
   const Index rows = img.rows(), cols = img.cols();
   DeviceMatrix<T> out(rows, cols, s);
   use_on(s, img);
-  if (morph_fused<T>(ksize_rows, ksize_cols)) {
+  if (morph_fused<T>(img.data(), img.stride(), cols, ksize_rows, ksize_cols)) {
     launch_morph_small<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
   } else if (morph_stream_default<T>(img.data(), img.stride(), cols, ksize_rows, ksize_cols)) {
     launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
-                                kMorphStreamSegment, morph_stream_doubles<T>(ksize_rows, ksize_cols));
+                                kMorphStreamSegment, morph_stream_doubles<T>(ksize_rows, ksize_cols),
+                                morph_stream_exact<T>(ksize_rows));
   } else if (morph_tile_fits<T>(ksize_rows, ksize_cols)) {
     launch_morph_tile<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1) {

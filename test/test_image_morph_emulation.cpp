@@ -110,8 +110,15 @@ Index window_mismatches(bool erode, const Image<T>& img, const Output<T>& out, i
 /// morph_stream_kernel (or, `doubling`, morph_stream_doubling_kernel) on img into out, `seg`
 /// output rows a block, the kernel's KMAX as the launcher picks it, grid.y cut to 1 (the loop over
 /// the segments), its strip and shared memory as launch_morph_stream sizes them.
+/// Runs of run_stream on a kernel instance for exactly kr rows (template KR), counted so that a
+/// test can see that its elements reached them.
+int exact_runs = 0;
+/// And those on morph_stream_kernel's instance for exactly kr x kr (template KC).
+int square_runs = 0;
+
+/// `exact`: the instance for exactly this element where the launcher has one (with_morph_stream_rows).
 template <class T, bool kErode>
-void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bool doubling) {
+void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bool doubling, d::MorphStreamExact exact) {
   REQUIRE(d::morph_stream_reads_rows(img.data(), img.ld, img.cols));
   const d::MorphStrip strip = doubling ? d::morph_doubling_strip<T>(kc) : d::morph_stream_strip<T>(kr, kc);
   const int max_out_w = strip.out_w;
@@ -126,19 +133,21 @@ void run_stream(const Image<T>& img, Output<T>& out, int kr, int kc, int seg, bo
   REQUIRE(out_w % d::kMorphStreamPx<T> == 0);
   const auto segs = static_cast<unsigned>((img.rows + seg - 1) / seg);
   const dim3 grid(static_cast<unsigned>((img.cols + out_w - 1) / out_w), 1);
-  const auto go = [&](auto kmax) {
-    constexpr int KMAX = decltype(kmax)::value;
+  const auto go = [&](auto kmax, auto krc, auto kcc) {
+    constexpr int KMAX = decltype(kmax)::value, KR = decltype(krc)::value, KC = decltype(kcc)::value;
+    if (KR != 0) ++exact_runs;
+    if (KC != 0) ++square_runs;
     emu::launch(grid, dim3(d::kMorphStreamThreads), [&] {
-      if constexpr (KMAX <= d::kMorphDoublingMaxRows)
+      if constexpr (KMAX <= d::kMorphDoublingMaxRows && (KR == 0 || d::morph_stream_exact_rows(KR, true)) && KC == 0)
         if (doubling)
-          return d::morph_stream_doubling_kernel<T, kErode, KMAX>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols,
-                                                                  kr, kc, out_w, seg, segs);
-      if constexpr (KMAX % 8 == 0)
-        d::morph_stream_kernel<T, kErode, KMAX>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr, kc, out_w,
-                                                seg, segs);
+          return d::morph_stream_doubling_kernel<T, kErode, KMAX, KR>(img.data(), img.ld, out.data(), out.ld, img.rows,
+                                                                      img.cols, kr, kc, out_w, seg, segs);
+      if constexpr (KMAX % 8 == 0 && (KR == 0 || d::morph_stream_exact_rows(KR, false)))
+        d::morph_stream_kernel<T, kErode, KMAX, KR, KC>(img.data(), img.ld, out.data(), out.ld, img.rows, img.cols, kr,
+                                                        kc, out_w, seg, segs);
     });
   };
-  d::with_morph_stream_rows(kr, doubling, go);
+  d::with_morph_stream_rows(kr, kc, doubling, go, exact);
 }
 
 template <class T>
@@ -146,11 +155,18 @@ void check_stream(bool erode, const Image<T>& img, int kr, int kc, int seg, bool
   CAPTURE(img.rows, img.cols, img.ld, kr, kc, erode, seg, padded, doubling);
   if (!d::morph_stream_reads_rows(img.data(), img.ld, img.cols)) return;  // u8 rows ending off 4 bytes: not taken
   if (doubling && kr > d::kMorphDoublingMaxRows) return;                  // not taken
-  Output<T> out(img.rows, img.cols, std::is_same_v<T, float> ? T(12345.0f) : T(0), padded);
-  if (erode) run_stream<T, true>(img, out, kr, kc, seg, doubling);
-  else run_stream<T, false>(img, out, kr, kc, seg, doubling);
-  CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
-  CHECK(out.margin_changed() == 0);
+  // Every instance the launcher may pick for this element (with_morph_stream_rows).
+  using X = d::MorphStreamExact;
+  for (X exact : {X::none, X::rows, X::square}) {
+    if (exact != X::none && !d::morph_stream_exact_rows(kr, doubling)) break;
+    if (exact == X::square && (doubling || kc != kr)) break;
+    CAPTURE(static_cast<int>(exact));
+    Output<T> out(img.rows, img.cols, std::is_same_v<T, float> ? T(12345.0f) : T(0), padded);
+    if (erode) run_stream<T, true>(img, out, kr, kc, seg, doubling, exact);
+    else run_stream<T, false>(img, out, kr, kc, seg, doubling, exact);
+    CHECK(window_mismatches(erode, img, out, kr, kc) == 0);
+    CHECK(out.margin_changed() == 0);
+  }
 }
 
 /// check_stream over the shapes, elements and segments below, on morph_stream_kernel or
@@ -167,12 +183,13 @@ void check_stream_shapes(bool doubling) {
                                                        {9, 1100}, {6, 2104}, {11, 64},  {37, 265}, {5, 1029}};
   std::vector<std::pair<int, int>> elements = {{1, 1},  {3, 3},  {2, 2},  {1, 31}, {31, 1}, {5, 7},  {31, 31},
                                                {16, 9}, {4, 30}, {7, 1},  {32, 32}, {9, 129}, {17, 2}, {8, 8},
-                                               {11, 13}};
+                                               {11, 13}, {21, 21}, {13, 13}, {25, 3}, {19, 23}};
   if (std::is_same_v<T, std::uint8_t>) {
     elements.push_back({3, 513});
     elements.push_back({2, 258});
   }
   const std::vector<int> segs = {1, 5, 16, 31, 64};
+  const int exact_before = exact_runs, square_before = square_runs;
   int n = 0;
   for (const auto& [r, c] : shapes)
     for (bool offset : {true, false}) {
@@ -189,8 +206,11 @@ void check_stream_shapes(bool doubling) {
       for (int seg : segs) {
         check_stream<T>(erode, img, 15, 15, seg, offset, doubling);
         check_stream<T>(erode, img, 32, 31, seg, offset, doubling);
+        check_stream<T>(erode, img, 31, 29, seg, offset, doubling);
       }
   }
+  CHECK(exact_runs > exact_before);  // the elements above reached the instances for exact heights
+  if (!doubling) CHECK(square_runs > square_before);  // and (morph_stream_kernel) for exact squares
 }
 }  // namespace
 

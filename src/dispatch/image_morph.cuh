@@ -131,10 +131,12 @@ bool morph_stream_fits(int kr, int kc, bool doubling = false) {
 /// Past 16 rows it lost (kMorphDoublingMaxRows). u8: elements of 7 to 16 rows and at least 7
 /// columns (morph_stream_default); with __vminu4's compares it had lost there to
 /// morph_stream_kernel (15x15 39.0 against 39.6, 7x7 40.8 against 40.1, 9x9 50.0 against 44.0).
+/// u8 5 x 5 too since session 26, on its exact instance (morph_stream_exact): dilate 30.1 us
+/// against the fused pass's 34.0 (the public call's, beside it in the same run).
 template <class T>
 bool morph_stream_doubles(int kr, int kc) {
   if (!morph_stream_fits<T>(kr, kc, true)) return false;
-  return std::is_same_v<T, float> || (kr >= 7 && kc >= 7);
+  return std::is_same_v<T, float> || (kr >= 7 && kc >= 7) || (kr == 5 && kc == 5);
 }
 
 /// Whether erode/dilate take morph_stream_kernel for a T image (`in`, rows `ld` apart, `cols`
@@ -156,6 +158,8 @@ bool morph_stream_doubles(int kr, int kc) {
 ///   40.0; run N2, the doubling kernel the default: 7x7 35.6 against the forced tile's 37.1,
 ///   15x15 36.6 against 38.5. Below 7 rows its register rows (8 at least) would mostly be
 ///   computed for nothing.
+/// - u8 5 x 5 (session 26) the doubling kernel's exact instance where the rows end on 4 bytes,
+///   else the fused pass (morph_fused).
 template <class T>
 bool morph_stream_default(const T* in, Index ld, Index cols, int kr, int kc) {
   if constexpr (std::is_same_v<T, float>) return morph_stream_fits<T>(kr, kc);
@@ -167,6 +171,24 @@ bool morph_stream_default(const T* in, Index ld, Index cols, int kr, int kc) {
 /// Output rows a block erode/dilate give morph_stream_kernel: 0, morph_stream_segment's choice;
 /// else the best "ours-stream-s<rows>" row of bench_image_neigh.
 inline constexpr int kMorphStreamSegment = 0;
+
+/// The instance of the streaming kernels erode/dilate take for a T element of kr rows
+/// (with_morph_stream_rows; the doubling kernel has no square instance and takes the exact rows
+/// for ::square): the exact ones wherever the kernel has them, square for u8 and for float from
+/// 25 rows. H200, 4096^2, us, bench_image_neigh's forced kernels in one run (session 26; the
+/// run-time instance "-rt", exact rows "ours-stream[-dbl]", exact square "-sq"):
+/// - u8 dilate, doubling kernel, rt -> rows: 5x5 36.0 -> 30.1, 7x7 35.0 -> 29.8, 9x9 37.3 ->
+///   30.3, 11x11 34.9 -> 33.1, 13x13 37.8 -> 33.4, 15x15 34.6 -> 32.8; morph_stream_kernel, rt /
+///   rows / square: 17x17 41.1 / 35.0 / 28.7, 21x21 38.7 / 29.1 / 28.0, 25x25 42.4 / 34.2 /
+///   32.4, 31x31 38.5 / 30.2 / 29.2 (the public 3x3, the fused pass: 29.8).
+/// - float erode, doubling kernel, rt -> rows: 5x5 55.3 -> 52.0, 7x7 54.8 -> 54.9, 9x9 60.3 ->
+///   55.2, 11x11 59.6 -> 57.6, 13x13 59.5 -> 56.4, 15x15 57.1 -> 56.8; morph_stream_kernel, rt /
+///   rows / square: 17x17 76.3 / 60.5 / 64.0, 21x21 68.0 / 55.6 / 56.4, 25x25 70.3 / 62.8 /
+///   60.0, 31x31 69.9 / 63.4 / 62.3 (the public 3x3: 47.9).
+template <class T>
+constexpr MorphStreamExact morph_stream_exact(int kr) {
+  return std::is_same_v<T, std::uint8_t> || kr >= 25 ? MorphStreamExact::square : MorphStreamExact::rows;
+}
 
 /// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
 /// one wave of the `resident` blocks (each block rereads kr rows above its segment, so fewer,
@@ -182,12 +204,15 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 /// out (ld_out) = the erosion (kErode) or dilation of the u8 or float image `in` by a kr x kc
 /// element (morph_stream_fits), one kernel streaming down strips (morph_stream_kernel, or
 /// `doubling` morph_stream_doubling_kernel), `seg` output rows a block (0: morph_stream_segment's
-/// choice; bench_image_neigh times others as "ours-stream-s<seg>"). Throws std::invalid_argument
+/// choice; bench_image_neigh times others as "ours-stream-s<seg>"); `exact`: which instance
+/// (with_morph_stream_rows; erode/dilate pass morph_stream_exact's): bench_image_neigh's
+/// "ours-stream" rows run MorphStreamExact::rows, its "-rt" rows ::none and its "-sq" rows
+/// ::square. Throws std::invalid_argument
 /// for an element it does not take, a u8 image whose rows do not end on 4 bytes
 /// (morph_stream_reads_rows) or a negative seg.
 template <bool kErode, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
-                         int kc, int seg = 0, bool doubling = false) {
+                         int kc, int seg = 0, bool doubling = false, MorphStreamExact exact = MorphStreamExact::none) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
   if (!morph_stream_fits<T>(kr, kc, doubling))
     throw std::invalid_argument("devmat: launch_morph_stream: element " + std::to_string(kr) + "x" + std::to_string(kc) +
@@ -197,13 +222,14 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     throw std::invalid_argument("devmat: launch_morph_stream: u8 rows must end on 4 bytes (ld and in + cols)");
   if (seg < 0) throw std::invalid_argument("devmat: launch_morph_stream: segment of " + std::to_string(seg) + " rows");
   if (rows == 0 || cols == 0) return;
-  const auto run = [&](auto kmax) {
-    constexpr int KMAX = decltype(kmax)::value;
+  const auto run = [&](auto kmax, auto krc, auto kcc) {
+    constexpr int KMAX = decltype(kmax)::value, KR = decltype(krc)::value, KC = decltype(kcc)::value;
     const std::size_t smem = doubling ? morph_doubling_smem_bytes<T>(KMAX) : morph_stream_smem_bytes<T>(kr);
     void (*kernel)(const T*, Index, T*, Index, Index, Index, int, int, int, int, unsigned) = nullptr;
-    if constexpr (KMAX <= kMorphDoublingMaxRows) kernel = &morph_stream_doubling_kernel<T, kErode, KMAX>;
-    if constexpr (KMAX % 8 == 0)  // morph_stream_kernel's 8, 16 and 32
-      if (!doubling) kernel = &morph_stream_kernel<T, kErode, KMAX>;
+    if constexpr (KMAX <= kMorphDoublingMaxRows && (KR == 0 || morph_stream_exact_rows(KR, true)) && KC == 0)
+      kernel = &morph_stream_doubling_kernel<T, kErode, KMAX, KR>;
+    if constexpr (KMAX % 8 == 0 && (KR == 0 || morph_stream_exact_rows(KR, false)))  // morph_stream_kernel's 8, 16, 32
+      if (!doubling) kernel = &morph_stream_kernel<T, kErode, KMAX, KR, KC>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
     const int out_w = static_cast<int>(morph_stream_out_w<T>(morph_stream_max_out_w<T>(kr, kc, doubling), cols));
     const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));
@@ -214,7 +240,7 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, out_w,
            rows_a_block, segs);
   };
-  with_morph_stream_rows(kr, doubling, run);
+  with_morph_stream_rows(kr, kc, doubling, run, exact);
 }
 
 /// Whether launch_morph_small has a kernel for a kr x kc element.
@@ -224,9 +250,12 @@ inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 
 /// (morph_small) but float 5 x 5, which runs faster on morph_stream_doubling_kernel at 6
 /// register rows (H200, 4096^2 erode, us, same run: 55.8 against the fused 58.6 with its launch
 /// bounds, 64.5 without).
+/// u8 5 x 5 likewise where the doubling kernel reads the image's rows (morph_stream_default: rows
+/// that end on 4 bytes; session 26, dilate 30.1 us against 34.0).
 template <class T>
-bool morph_fused(int kr, int kc) {
-  return morph_small(kr, kc) && !(std::is_same_v<T, float> && kr == 5 && kc == 5);
+bool morph_fused(const T* in, Index ld, Index cols, int kr, int kc) {
+  if (!morph_small(kr, kc) || kr != 5 || kc != 5) return morph_small(kr, kc);
+  return !morph_stream_default<T>(in, ld, cols, kr, kc);
 }
 
 /// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3

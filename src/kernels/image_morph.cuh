@@ -288,16 +288,58 @@ __device__ __forceinline__ void morph_transpose4(float (&)[1]) {}
 /// flight (the suffix pass still overwrites only words it has read: those past `pos`).
 /// `tasks` is MorphTileWalk(lines) and n_blocks = ceil(len / k), made once by callers that run
 /// the same shape many times (the walk's divisions cost as much as a short chain).
-template <class Op, int kBatch = 1, class W>
-__device__ __forceinline__ void morph_block_minima(W* h, W* g, MorphTileWalk it, int n_blocks, int len, int k,
+/// K > 0: k is K, known at compile time (an instance for one element width), and a whole block
+/// of K words runs as straight-line code, its loops unrolled (a partial block at the line's end
+/// takes the loops below).
+template <class Op, int kBatch = 1, int K = 0, class W>
+__device__ __forceinline__ void morph_block_minima(W* h, W* g, MorphTileWalk it, int n_blocks, int len, int k_arg,
                                                    int line_step, int pos_step) {
   static_assert(kBatch >= 1, "morph_block_minima: a batch of at least one word");
+  static_assert(K >= 0, "morph_block_minima: K is a width or 0");
+  const int k = K > 0 ? K : k_arg;
   for (; it.major < n_blocks; it.next()) {
     const int line = it.minor;
     const int first = it.major * k;
     const int last = ::min(first + k, len) - 1;
     W* const hl = h + line * line_step;
     W* const gl = g + line * line_step;
+    if constexpr (K > 0) {
+      if (last == first + K - 1) {
+        // Whole block: words u = 0 .. K - 1 at hl[(first + u) * pos_step], kBatch loads ahead.
+        W* const hb = hl + first * pos_step;
+        W* const gb = gl + first * pos_step;
+        W acc = hb[0];
+        gb[0] = acc;
+#pragma unroll
+        for (int u0 = 1; u0 < K; u0 += kBatch) {
+          W v[kBatch];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 + u < K) v[u] = hb[(u0 + u) * pos_step];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 + u < K) {
+              acc = Op::apply(acc, v[u]);
+              gb[(u0 + u) * pos_step] = acc;
+            }
+        }
+        acc = hb[(K - 1) * pos_step];
+#pragma unroll
+        for (int u0 = K - 2; u0 >= 0; u0 -= kBatch) {
+          W v[kBatch];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 - u >= 0) v[u] = hb[(u0 - u) * pos_step];
+#pragma unroll
+          for (int u = 0; u < kBatch; ++u)
+            if (u0 - u >= 0) {
+              acc = Op::apply(acc, v[u]);
+              hb[(u0 - u) * pos_step] = acc;
+            }
+        }
+        continue;
+      }
+    }
     W acc = hl[first * pos_step];
     gl[first * pos_step] = acc;
     int pos = first + 1;
@@ -709,6 +751,19 @@ struct MorphStreamThread {
                x0 - strip.lead + static_cast<Index>(kMorphStreamPx<T>) * static_cast<Index>(threadIdx.x)) {}
 };
 
+/// Blocks an SM morph_stream_kernel's launch bounds ask for: none (0: ptxas's choice, 124-128
+/// registers for the run-time instance at 32 rows, two blocks; the exact-height ones vary, u8
+/// 25 and 27 rows up to 150, one block), but two for the u8 instances with an unrolled row pass
+/// (KC > 0), which took 181 registers at 31 x 31 without (128 and a 28-byte spill with).
+/// Tried and left (session 24, H200, 4096^2, us, the run-time-rows instances, same run): asking
+/// every instance for 2 or 3 blocks an SM, and the doubling kernel for 3 or 4 instead of 2. Two
+/// gave 120 registers and no spill where there were 124-128, and no gain (f32 erode 31x31 69.8
+/// -> 71.3, 21x21 66.1 -> 68.5; u8 dilate 31x31 38.0 -> 37.7, 21x21 37.5 -> 37.2); three spilled
+/// (80 registers) and lost (f32 31x31 81.6, u8 31x31 56.9); the doubling kernel at 3 or 4 blocks
+/// was within noise (f32 15x15 55.7 -> 56.4 / 56.4, u8 9x9 36.5 -> 34.6 / 40.3).
+template <class T, int KC>
+inline constexpr int kMorphStreamMinBlocks = std::is_same_v<T, std::uint8_t> && KC > 0 ? 2 : 0;
+
 /// The kr x kc erosion (kErode) or dilation of `in` (u8 or float, morph_stream_reads_rows) into
 /// `out`, kr <= KMAX (the register arrays of the column pass), kc with
 /// morph_stream_strip<T>(kr, kc).out_w > 0, `out_w` outputs a strip (0 < out_w <= that, a multiple
@@ -716,13 +771,19 @@ struct MorphStreamThread {
 /// (kr / 2, kc / 2), pixels outside the image ignored, as morph_pass_kernel. Block
 /// kMorphStreamThreads threads; grid (strips, segments of `seg` output rows up to the grid's
 /// limit, the rest looped over: `segs` in all); dynamic shared memory morph_stream_smem_bytes<T>(kr)
-/// (the column results, then the row pass's suffix minima h; its prefix minima g).
-template <class T, bool kErode, int KMAX>
-__global__ void __launch_bounds__(kMorphStreamThreads)
+/// (the column results, then the row pass's suffix minima h; its prefix minima g). KR > 0: an
+/// instance for kr == KR only (morph_stream_exact_rows), its row guards folded away; KC > 0 one
+/// for kc == KC only, its row pass's whole blocks unrolled (morph_block_minima).
+template <class T, bool kErode, int KMAX, int KR = 0, int KC = 0>
+__global__ void __launch_bounds__(kMorphStreamThreads, kMorphStreamMinBlocks<T, KC>)
 morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
-                    int kr, int kc, int out_w, int seg, unsigned segs) {
+                    int kr_arg, int kc_arg, int out_w, int seg, unsigned segs) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "morph_stream_kernel: u8 or float");
   static_assert(KMAX >= 1, "morph_stream_kernel: at least one row a block");
+  static_assert(KR >= 0 && KR <= KMAX, "morph_stream_kernel: KR rows fit the register arrays");
+  static_assert(KC >= 0, "morph_stream_kernel: KC is a width or 0");
+  const int kr = KR > 0 ? KR : kr_arg;
+  const int kc = KC > 0 ? KC : kc_arg;
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
   static_assert(!kU8 || KMAX % 4 == 0, "morph_stream_kernel: u8 rows go four to a shared word");
   constexpr int kPx = kMorphStreamPx<T>;
@@ -809,8 +870,8 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       const int lines = morph_stream_lines<T>(out_rows);
       W* const h_rows = v_smem + strip.p0;
       W* const g_rows = g_smem + strip.p0;
-      morph_block_minima<Op, 4>(h_rows, g_rows, lines == n_lines ? full_tasks : MorphTileWalk(lines), row_blocks,
-                                row_len, kc, kPitch, 1);
+      morph_block_minima<Op, 4, KC>(h_rows, g_rows, lines == n_lines ? full_tasks : MorphTileWalk(lines), row_blocks,
+                                    row_len, kc, kPitch, 1);
       __syncthreads();
       // Outputs: the window that starts at strip pixel p0 + m is op(h[m], g[m + kc - 1]); a
       // thread the kPx pixels m = kPx tid .. of each row (those of out_w), down the lines (u8:
@@ -821,7 +882,7 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
         const Index x = x0 + m_out;
         T* row = out + (y0 + first_i) * ld_out;  // u8: the row; float: its pixel x
         if constexpr (!kU8) row += x;
-        for (int line = 0; line < lines; ++line, h += kPitch, g += kPitch) {
+        const auto emit = [&](int line) {  // line `line` of h and g, then the next
           if constexpr (kU8) {
             W v[4];
 #pragma unroll
@@ -834,7 +895,22 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
             *row = Op::apply(*h, *g);
             row += ld_out;
           }
+          h += kPitch;
+          g += kPitch;
+        };
+        // A whole block of an exact-height instance (kr output rows, all in the segment and the
+        // image: every block where the segment is a multiple of kr, as the launcher's are, but
+        // at the image's foot): its lines and row guards known at compile time.
+        bool whole = false;
+        if constexpr (KR > 0) {
+          if (out_rows == KR) {
+            whole = true;
+#pragma unroll
+            for (int line = 0; line < morph_stream_lines<T>(KR); ++line) emit(line);
+          }
         }
+        if (!whole)
+          for (int line = 0; line < lines; ++line) emit(line);
       }
     }
   }
@@ -885,19 +961,66 @@ __host__ __device__ constexpr int morph_doubling_rows(int kr) {
   return kr <= 4 ? 4 : kr <= 6 ? 6 : kr <= 8 ? 8 : kr <= 12 ? 12 : 16;
 }
 
-/// f(std::integral_constant<int, KMAX>{}) with the register rows of the streaming kernel that
-/// takes kr rows: morph_stream_doubling_kernel's morph_doubling_rows(kr) (`doubling`), else
-/// morph_stream_kernel's 8, 16 or 32 (it computes only rows below kr). For the launcher and the
+/// Whether the streaming kernel that takes kr rows (morph_stream_doubling_kernel, `doubling`, or
+/// morph_stream_kernel) has an instance for exactly kr rows (template KR): the odd heights from
+/// 5 to 15 of the doubling kernel and from 17 to 31 of morph_stream_kernel. The others run its
+/// KMAX instance with kr a run-time value, each row of the column pass guarded by j < kr: at
+/// 31 x 31 (float, ncu, H200) that column pass ran about 14 instructions a row where 3 are
+/// compares, the guards' predicates and the register moves at their joins most of the rest.
+__host__ __device__ constexpr bool morph_stream_exact_rows(int kr, bool doubling) {
+  return kr % 2 == 1 && (doubling ? kr >= 5 && kr <= 15 : kr >= 17 && kr <= 31);
+}
+
+/// Which instance of a streaming kernel with_morph_stream_rows picks: the one with kr and kc at
+/// run time, the one for exactly kr rows (where morph_stream_exact_rows), or (morph_stream_kernel
+/// and a square element) the one for exactly kr rows and kc == kr columns, whose row pass also
+/// runs unrolled (morph_block_minima's K). Candidates until the H200 has timed them side by side
+/// (bench_image_neigh's "-rt" and "-sq" rows beside "ours-stream").
+enum class MorphStreamExact { none, rows, square };
+
+/// f(std::integral_constant<int, KMAX>{}, std::integral_constant<int, KR>{},
+/// std::integral_constant<int, KC>{}) for the streaming kernel that takes a kr x kc element: its
+/// register rows KMAX, morph_stream_doubling_kernel's morph_doubling_rows(kr) (`doubling`), else
+/// morph_stream_kernel's 8, 16 or 32 (it computes only rows below kr); KR = kr where `exact` asks
+/// for it and the kernel has the instance (morph_stream_exact_rows), else 0 (kr at run time); KC =
+/// kc == KR for MorphStreamExact::square on morph_stream_kernel, else 0. For the launcher and the
 /// emulation alike.
 template <class F>
-void with_morph_stream_rows(int kr, bool doubling, F&& f) {
+void with_morph_stream_rows(int kr, int kc, bool doubling, F&& f, MorphStreamExact exact) {
+  using std::integral_constant;
+  const auto rows = [&](auto kmax) {
+    constexpr int KMAX = decltype(kmax)::value;
+    if (exact != MorphStreamExact::none && morph_stream_exact_rows(kr, doubling)) {
+      const bool square = !doubling && exact == MorphStreamExact::square && kc == kr;
+      bool done = false;
+      const auto one = [&](auto krc) {  // KR's instance, where KR is kr and its kernel's KMAX this one
+        constexpr int KR = decltype(krc)::value;
+        if constexpr (KMAX == (KR <= kMorphDoublingMaxRows ? morph_doubling_rows(KR) : 32))
+          if (!done && kr == KR) {
+            if constexpr (KR > kMorphDoublingMaxRows)
+              if (square) return void(done = (f(kmax, krc, krc), true));
+            done = (f(kmax, krc, integral_constant<int, 0>{}), true);
+          }
+      };
+      if (doubling) {
+        one(integral_constant<int, 5>{}), one(integral_constant<int, 7>{}), one(integral_constant<int, 9>{});
+        one(integral_constant<int, 11>{}), one(integral_constant<int, 13>{}), one(integral_constant<int, 15>{});
+      } else if constexpr (KMAX == 32) {
+        one(integral_constant<int, 17>{}), one(integral_constant<int, 19>{}), one(integral_constant<int, 21>{});
+        one(integral_constant<int, 23>{}), one(integral_constant<int, 25>{}), one(integral_constant<int, 27>{});
+        one(integral_constant<int, 29>{}), one(integral_constant<int, 31>{});
+      }
+      if (done) return;
+    }
+    f(kmax, integral_constant<int, 0>{}, integral_constant<int, 0>{});
+  };
   switch (doubling ? morph_doubling_rows(kr) : kr <= 8 ? 8 : kr <= 16 ? 16 : 32) {
-    case 4: return f(std::integral_constant<int, 4>{});
-    case 6: return f(std::integral_constant<int, 6>{});
-    case 8: return f(std::integral_constant<int, 8>{});
-    case 12: return f(std::integral_constant<int, 12>{});
-    case 16: return f(std::integral_constant<int, 16>{});
-    default: return f(std::integral_constant<int, 32>{});
+    case 4: return rows(integral_constant<int, 4>{});
+    case 6: return rows(integral_constant<int, 6>{});
+    case 8: return rows(integral_constant<int, 8>{});
+    case 12: return rows(integral_constant<int, 12>{});
+    case 16: return rows(integral_constant<int, 16>{});
+    default: return rows(integral_constant<int, 32>{});
   }
 }
 
@@ -929,15 +1052,28 @@ __device__ __forceinline__ MorphWord<T> morph_line_word(const MorphWord<T>* line
 /// of kMorphStreamPx<T>); anchor (kr / 2, kc / 2), pixels outside the image ignored, as
 /// morph_pass_kernel. Block kMorphStreamThreads threads; grid (strips, segments of `seg` output
 /// rows up to the grid's limit, the rest looped over: `segs` in all); dynamic shared memory
-/// morph_doubling_smem_bytes<T>(KMAX).
-template <class T, bool kErode, int KMAX>
+/// morph_doubling_smem_bytes<T>(KMAX). KR > 0: an instance for kr == KR only, as
+/// morph_stream_kernel's.
+template <class T, bool kErode, int KMAX, int KR = 0>
 __global__ void __launch_bounds__(kMorphStreamThreads, 2)
 morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows,
-                             Index cols, int kr, int kc, int out_w, int seg, unsigned segs) {
+                             Index cols, int kr_arg, int kc, int out_w, int seg, unsigned segs) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>,
                 "morph_stream_doubling_kernel: u8 or float");
   static_assert(KMAX >= 1 && KMAX <= kMorphDoublingMaxRows, "morph_stream_doubling_kernel: 1 to 16 rows a block");
+  static_assert(KR >= 0 && KR <= KMAX, "morph_stream_doubling_kernel: KR rows fit the register arrays");
+  const int kr = KR > 0 ? KR : kr_arg;
+  // The register rows the loops below run over: KR where the instance is for exactly KR rows
+  // (the rest of the arrays is never read), else all KMAX (rows kr .. KMAX - 1 computed for
+  // nothing: their words are the identity).
+  constexpr int kLiveRows = KR > 0 ? KR : KMAX;
   constexpr bool kU8 = std::is_same_v<T, std::uint8_t>;
+  // The rows the column loads take (load_rows guards each row by it): u8 passes the run-time kr
+  // even in an exact instance (kr_arg == KR there). With KR the u8 loads unrolled into more
+  // registers (ptxas, sm_90, exact against run-time kr at the loads: 5 rows 72 / 64, 7 90 / 70,
+  // 9 94 / 80, 11 112 / 91, 13 124 / 102, 15 126 / 111), float's did not (7 48 / 54, 9 56 / 54,
+  // 15 80 / 76), so float keeps KR. Unmeasured on the device.
+  const int kr_load = kU8 ? kr_arg : kr;
   constexpr int kPx = kMorphStreamPx<T>;
   constexpr int kPitch = kMorphStreamThreads;  // words a line
   using Op = MorphOp<T, kErode>;
@@ -968,7 +1104,7 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
 #pragma unroll
     for (int j = 0; j < KMAX; ++j) cur[j] = hs[j] = Op::identity();
     hs[KMAX] = Op::identity();
-    column.load_rows(cur, y0 - ar - 1, kr);
+    column.load_rows(cur, y0 - ar - 1, kr_load);
     for (int b = 0; b < n_blocks; ++b) {
       W w[KMAX];  // the rows' windows along the row, span pixels wide
       if (b > 0) {
@@ -977,15 +1113,15 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
         // outputs do not read (its last reads of it came before a barrier).
         W g = Op::identity();
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) {
+        for (int j = 0; j < kLiveRows; ++j) {
           g = Op::apply(g, cur[j]);
           w[j] = Op::apply(hs[j + 1], g);
           dst[j * kPitch + tid] = w[j];
         }
       }
 #pragma unroll
-      for (int j = KMAX - 1; j >= 0; --j) hs[j] = Op::apply(cur[j], hs[j + 1]);
-      if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr);  // in flight
+      for (int j = kLiveRows - 1; j >= 0; --j) hs[j] = Op::apply(cur[j], hs[j + 1]);
+      if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr_load);  // in flight
       if (b == 0) continue;
       // Row pass: w[j] holds the window of `span` pixels from this thread's first; each step
       // reads the window span pixels on from the array the step before wrote (src) and writes
@@ -999,16 +1135,16 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
         const int p = kPx * tid + span;
         W v[KMAX];
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) v[j] = morph_line_word<T>(src + j * kPitch, p);
+        for (int j = 0; j < kLiveRows; ++j) v[j] = morph_line_word<T>(src + j * kPitch, p);
 #pragma unroll
-        for (int j = 0; j < KMAX; ++j) {
+        for (int j = 0; j < kLiveRows; ++j) {
           w[j] = Op::apply(w[j], v[j]);
           dst[j * kPitch + tid] = w[j];
         }
       }
       // The kc window from strip pixel q: op(w[q], w[q + kc - top]), w of span top in src.
 #pragma unroll
-      for (int j = 0; j < KMAX; ++j) {
+      for (int j = 0; j < kLiveRows; ++j) {
         const W* line = src + j * kPitch;
         const W lo = strip.p0 == 0 ? w[j] : morph_line_word<T>(line, q);
         w[j] = kc == top ? lo : Op::apply(lo, morph_line_word<T>(line, q + kc - top));
@@ -1020,13 +1156,13 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
         if constexpr (kMorphRowsPredicated<T, KMAX>) {
           row += x_out;
 #pragma unroll
-          for (int j = 0; j < KMAX; ++j) {
+          for (int j = 0; j < kLiveRows; ++j) {
             if (j < out_rows) *row = w[j];
             row += ld_out;
           }
         } else {
 #pragma unroll
-          for (int j = 0; j < KMAX; ++j) {
+          for (int j = 0; j < kLiveRows; ++j) {
             if (j >= out_rows) break;
             if constexpr (kU8) store_word(row, x_out, cols, w[j]);  // border.cuh: a word where aligned and inside
             else row[x_out] = w[j];

@@ -261,19 +261,24 @@ void check_stream_kernel(bool doubling) {
     for (bool erode_ : {true, false}) {
       if (kh > max_rows || ++n % every != 0) continue;
       const int seg = segs[static_cast<std::size_t>(n) % segs.size()];
-      CAPTURE(kh, kw, erode_, seg);
-      auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
-      small::morph_stream(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(), dense_h.cols(),
-                          kh, kw, seg, doubling);
-      CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
-      const int seg2 = segs[static_cast<std::size_t>(n + 2) % segs.size()];
-      CAPTURE(seg2);
-      auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
-      small::morph_stream(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
-                          out_parent.cols(), r, c, kh, kw, seg2, doubling);
-      const H<T> got = to_eigen(out_parent);
-      CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
-      CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
+      // Each of the launcher's instances (MorphStreamExact: 0 run-time sides, 1 exact rows, 2
+      // exact square) on an odd square element, where the kernel has them; else the run-time one.
+      const bool odd_square = kh == kw && kh % 2 == 1;
+      for (int exact = 0; exact <= (odd_square ? 2 : 0); ++exact) {
+        CAPTURE(kh, kw, erode_, seg, exact);
+        auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
+        small::morph_stream(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
+                            dense_h.cols(), kh, kw, seg, doubling, exact);
+        CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
+        const int seg2 = segs[static_cast<std::size_t>(n + 2) % segs.size()];
+        CAPTURE(seg2);
+        auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
+        small::morph_stream(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
+                            out_parent.cols(), r, c, kh, kw, seg2, doubling, exact);
+        const H<T> got = to_eigen(out_parent);
+        CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
+        CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
+      }
     }
   CHECK(to_eigen(dense) == dense_h);
   CHECK(to_eigen(parent) == parent_h);
@@ -288,9 +293,14 @@ void check_stream_kernel(bool doubling) {
           if (k > max_rows) continue;
           const H<T> want = morph_ref(big_h, k, k, erode_);
           for (int seg : {0, 32, 128}) {
-            CAPTURE(rr, cc, k, erode_, seg);
+            // Segments and instances in turn (exact rows, exact square, run-time): each one the
+            // kernel has for k x k once (the doubling kernel has no square one; k 7 .. 15 on
+            // morph_stream_kernel only the run-time one).
+            const int exact = seg == 0 ? 1 : seg == 32 ? 2 : 0;
+            CAPTURE(rr, cc, k, erode_, seg, exact);
             auto out = DeviceMatrix<T>::constant(rr, cc, poison_value<T>(), big.stream());
-            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg, doubling);
+            small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg, doubling,
+                                exact);
             CHECK(to_eigen(out) == want);
           }
         }
@@ -445,8 +455,11 @@ TEST_CASE("u8 morphology from 7x7: windows whose rows end on 4 bytes (the stream
     const MatrixView<const std::uint8_t> roi = img.block(w[0], w[1], w[2], w[3]);
     const H<std::uint8_t> dense = h.block(w[0], w[1], w[2], w[3]);
     // From 17 rows the streaming kernel; 7 to 16 rows its doubling twin (12 x 6: the tile).
-    const std::vector<std::pair<int, int>> elements = {{17, 17}, {21, 21}, {31, 31}, {32, 40}, {17, 300}, {31, 16},
-                                                       {7, 7},   {9, 12},  {16, 16}, {13, 40}, {8, 301},  {12, 6}};
+    // Odd heights and squares take their exact instances (morph_stream_exact); 5 x 5 the
+    // doubling kernel too where rows end on 4 bytes, else the fused pass.
+    const std::vector<std::pair<int, int>> elements = {
+        {17, 17}, {21, 21}, {31, 31}, {32, 40}, {17, 300}, {31, 16}, {25, 25}, {19, 23}, {29, 29}, {27, 17},
+        {7, 7},   {9, 12},  {16, 16}, {13, 40}, {8, 301},  {12, 6},  {5, 5},   {11, 11}, {15, 9},  {13, 13}};
     for (auto [kh, kw] : elements) {
       CAPTURE(kh, kw);
       for (Morph m : {Morph::erode, Morph::dilate}) {

@@ -6,6 +6,8 @@
 #include "dispatch/image_morph.cuh"
 #include "dispatch/image_neigh.cuh"
 
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 namespace devmat::test::small {
@@ -97,17 +99,19 @@ void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* ou
 }
 template <class T>
 void morph_streamed(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
-                    int kc, int seg, bool doubling) {
-  if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
-  else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
+                    int kc, int seg, bool doubling, int exact) {
+  if (exact < 0 || exact > 2) throw std::invalid_argument("small::morph_stream: exact " + std::to_string(exact));
+  const auto x = static_cast<detail::MorphStreamExact>(exact);
+  if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, x);
+  else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, x);
 }
 void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                  Index rows, Index cols, int kr, int kc, int seg, bool doubling) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
+                  Index rows, Index cols, int kr, int kc, int seg, bool doubling, int exact) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, exact);
 }
 void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg, bool doubling) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling);
+                  Index cols, int kr, int kc, int seg, bool doubling, int exact) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, exact);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {
