@@ -823,27 +823,38 @@ class Unfilter {
   void unfilter(const std::uint8_t* in, std::size_t n) {
     std::uint8_t* out = img_ + r_ * row_bytes_;
     const std::uint8_t* up = r_ > 0 ? out - row_bytes_ : nullptr;  // the first row's is zeros
-    const std::size_t from = x_, to = x_ + n;
-    // The left neighbour, zero in the row's first pixel.
-    const auto left = [&](std::size_t i) -> unsigned { return i >= bpp_ ? out[i - bpp_] : 0u; };
-    switch (up ? filter_ : filter_ == 2 ? 0 : filter_ == 4 ? 1 : filter_) {  // first row: Up is None, Paeth is Sub
-      case 0: std::memcpy(out + from, in, n); break;
+    std::size_t i = x_;
+    const std::size_t to = x_ + n;
+    in -= x_;  // in[i] is byte i's filtered value
+    // The row's first pixel has no left or upper-left neighbour (zeros): Sub is None there,
+    // Paeth picks the byte above, Average halves it.
+    for (; i < to && i < bpp_; ++i) {
+      const unsigned b = up ? up[i] : 0u;
+      out[i] = static_cast<std::uint8_t>(in[i] + (filter_ == 2 || filter_ == 4 ? b : filter_ == 3 ? b >> 1 : 0u));
+    }
+    // The rest, one loop per filter with no test inside (the first row: Up is None, Paeth is
+    // Sub, Average halves the left byte).
+    const std::size_t d = bpp_;
+    switch (up ? filter_ : filter_ == 2 ? 0 : filter_ == 4 ? 1 : filter_ == 3 ? 5 : filter_) {
+      case 0: std::memcpy(out + i, in + i, to - i); break;
       case 1:
-        for (std::size_t i = from; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i - from] + left(i));
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + out[i - d]);
         break;
       case 2:
-        for (std::size_t i = from; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i - from] + up[i]);
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + up[i]);
         break;
       case 3:
-        for (std::size_t i = from; i < to; ++i)
-          out[i] = static_cast<std::uint8_t>(in[i - from] + ((left(i) + (up ? up[i] : 0u)) >> 1));
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + ((out[i - d] + up[i]) >> 1));
+        break;
+      case 5:  // Average on the first row
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + (out[i - d] >> 1));
         break;
       default:  // Paeth: whichever of left, up and upper-left is nearest to left + up - upper-left
-        for (std::size_t i = from; i < to; ++i) {
-          const int a = static_cast<int>(left(i)), b = up[i], c = i >= bpp_ ? up[i - bpp_] : 0;
+        for (; i < to; ++i) {
+          const int a = out[i - d], b = up[i], c = up[i - d];
           const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
           const int pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
-          out[i] = static_cast<std::uint8_t>(in[i - from] + pred);
+          out[i] = static_cast<std::uint8_t>(in[i] + pred);
         }
     }
   }
