@@ -10,8 +10,10 @@
 //   BMP   the header must be whole and the pixel array must fit in the file;
 //   PGM/PPM are parsed here (P2, P3, P5, P6, maxval up to 65535): stb's reader neither checks
 //         truncation nor rescales maxval != 255.
-// PNG, JPEG and BMP pixels are then decoded by stb_image. Gray output is luma computed here
-// (0.299 R + 0.587 G + 0.114 B, rounded), not stb's own approximation.
+// PNG, JPEG and BMP pixels are then decoded by stb_image, except PNGs too large for it (over
+// 2^30 bytes of pixels, a side over 2^24 or a file over 2 GiB), which are decoded here (see
+// "PNGs too large for stb_image"). Gray output is luma computed here (0.299 R + 0.587 G +
+// 0.114 B, rounded), not stb's own approximation.
 //
 // Writing: PNG through stb_image_write, PGM/PPM here; the file is encoded in memory, written to
 // a temporary file in the destination folder and renamed over the destination, so a failure
@@ -50,6 +52,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <stdexcept>
@@ -61,8 +64,10 @@ namespace devmat {
 namespace detail {
 namespace {
 
-// Largest side accepted on reading (as stb_image's own limit).
+// Largest side accepted on reading (as stb_image's own limit); PNGs, decoded here past it,
+// may have the PNG format's largest, 2^31 - 1.
 constexpr Index kMaxSide = Index(1) << 24;
+constexpr std::uint64_t kMaxPngSide = 0x7FFFFFFF;
 
 [[noreturn]] void read_fail(const std::string& path, const std::string& why) {
   throw io_error("devmat: cannot read image '" + path + "': " + why);
@@ -151,8 +156,9 @@ std::uint16_t le16(const std::uint8_t* p) { return static_cast<std::uint16_t>(p[
 //   segments, a trailer some cameras append), and the four formats kTrailerRoom for a short
 //   trailer (a final newline, a BMP writer's padding). A header that does not give the size
 //   within kMetadataRoom bytes allows kMetadataRoom in all. stb_image takes the file's size as
-//   an int, so a PNG, JPEG or BMP is also capped at INT_MAX bytes. Frames of an animated PNG
-//   beyond the default image count against the metadata room.
+//   an int, so a JPEG or BMP is also capped at INT_MAX bytes (a PNG past it is decoded here,
+//   see "PNGs too large for stb_image"). Frames of an animated PNG beyond the default image
+//   count against the metadata room.
 constexpr std::size_t kReadChunk = std::size_t(1) << 16;
 constexpr std::size_t kSniffBytes = 16;  // enough to recognise every format (WebP: 12)
 constexpr std::size_t kMetadataRoom = std::size_t(16) << 20;
@@ -183,14 +189,14 @@ std::string dims(std::uint64_t w, std::uint64_t h) { return std::to_string(w) + 
 SizeBound png_bound(const std::vector<std::uint8_t>& b) {
   if (b.size() < 26) return {};  // signature, IHDR length and name, width, height, depth, colour
   if (be32(&b[8]) != 13 || std::memcmp(&b[12], "IHDR", 4) != 0) return unsized("PNG");
-  const std::uint64_t w = std::min<std::uint64_t>(be32(&b[16]), kMaxSide);
-  const std::uint64_t h = std::min<std::uint64_t>(be32(&b[20]), kMaxSide);
+  const std::uint64_t w = std::min<std::uint64_t>(be32(&b[16]), kMaxPngSide);
+  const std::uint64_t h = std::min<std::uint64_t>(be32(&b[20]), kMaxPngSide);
   const int depth = std::clamp<int>(b[24], 1, 16);
   const int channels = b[25] == 0 || b[25] == 3 ? 1 : b[25] == 2 ? 3 : b[25] == 4 ? 2 : 4;
   const std::uint64_t row = (w * static_cast<std::uint64_t>(channels * depth) + 7) / 8 + 14;
   const std::uint64_t raw = mul_sat(h, row);
-  std::uint64_t n = add_sat(add_sat(raw, raw / 4), add_sat(kMetadataRoom, kTrailerRoom));
-  return bound_of(std::min(n, kMaxStbFileBytes), "PNG of " + dims(w, h));
+  const std::uint64_t n = add_sat(add_sat(raw, raw / 4), add_sat(kMetadataRoom, kTrailerRoom));
+  return bound_of(n, "PNG of " + dims(w, h));  // no int cap: PNGs past it are decoded here
 }
 
 SizeBound jpeg_bound(const std::vector<std::uint8_t>& b) {
@@ -579,6 +585,540 @@ HostImage decode_pnm(const std::string& path, const std::vector<std::uint8_t>& b
   return img;
 }
 
+// ------------------------------------------------------------------ PNGs too large for stb_image
+// save_image writes PNGs of any size up to 2^31 - 1 a side (png_stored past 2^30 bytes), but
+// stb_image cannot read them back: it takes the file's size as an int, refuses a side over
+// STBI_MAX_DIMENSIONS (2^24) and any image whose w * h * channels passes 2^30 (its buffers are
+// ints; a palette counts 4 channels). Such PNGs are decoded here instead: a zlib inflater
+// (RFC 1950/1951) that writes straight into the final pixel buffer, unfiltering each row as
+// its bytes arrive, every size in 64 bits, so a 10 GB image needs its pixels, the file and
+// little else. It reads what devmat and common encoders write for large images: 8-bit gray,
+// gray+alpha, RGB and RGBA without interlacing; other large PNGs are refused by name.
+
+// The IHDR fields (the first chunk, which check_png or png_header has checked is there).
+struct PngHeader {
+  std::uint64_t w = 0, h = 0;
+  int depth = 0, color = 0, interlace = 0;
+  int compression = 0, filter = 0;
+  int samples() const { return color == 2 ? 3 : color == 4 ? 2 : color == 6 ? 4 : 1; }  // per pixel, as stored
+  bool own_decoder_reads() const { return depth == 8 && color != 3 && interlace == 0; }
+};
+
+// The header of `b` when it begins with a PNG signature and a whole 13-byte IHDR chunk.
+bool png_header(const std::vector<std::uint8_t>& b, PngHeader& p) {
+  if (b.size() < 33 || be32(&b[8]) != 13 || std::memcmp(&b[12], "IHDR", 4) != 0) return false;
+  p.w = be32(&b[16]);
+  p.h = be32(&b[20]);
+  p.depth = b[24], p.color = b[25], p.compression = b[26], p.filter = b[27], p.interlace = b[28];
+  return true;
+}
+
+// When set (tests only), every PNG goes to the decoder below.
+std::atomic<bool> g_force_own_png{false};
+
+// Whether a PNG goes to the decoder below rather than stb_image. Exactly where stb refuses
+// (see above) for the PNGs that it reads alone, so that nothing stb reads changes; a little
+// earlier (w * h * channels + h past 2^30, the size of stb's inflated buffer) for those it
+// reads too, where stb's int arithmetic is closest to its edge.
+bool use_own_png_decoder(const std::vector<std::uint8_t>& b) {
+  PngHeader p;
+  if (!png_header(b, p)) return false;  // check_png and stb say what is wrong
+  if (g_force_own_png) return true;
+  if (p.w == 0 || p.h == 0) return false;  // stb: "0-pixel image"
+  if (b.size() > kMaxStbFileBytes || p.w > std::uint64_t(kMaxSide) || p.h > std::uint64_t(kMaxSide)) return true;
+  constexpr std::uint64_t kStbMaxDecoded = std::uint64_t(1) << 30;
+  const std::uint64_t decoded = p.w * p.h * std::uint64_t(p.color == 3 ? 4 : p.samples());  // sides <= 2^24
+  return p.own_decoder_reads() ? decoded + p.h > kStbMaxDecoded : decoded > kStbMaxDecoded;
+}
+
+// The zlib stream of a PNG, read in place from its IDAT chunks' data (no copy), least
+// significant bit first as deflate packs it, through a 64-bit buffer. Past the end of the data
+// it supplies zero bits and counts them, so the inflater checks once per symbol rather than on
+// every bit whether the stream ran out (overrun()).
+class BitReader {
+ public:
+  struct Span {
+    const std::uint8_t* data;
+    std::size_t size;
+  };
+  explicit BitReader(std::vector<Span> spans) : spans_(std::move(spans)) { next_span(); }
+
+  // At least `n` (up to 57) bits in the buffer, zero bits past the end of the data.
+  void need(unsigned n) {
+    while (cnt_ < n) {
+      if (end_ - p_ >= 8 && pad_ == 0) {
+        // Eight bytes at once; the bits above cnt_ that this also sets are the next bytes
+        // of this same span, which the next refill ORs in again unchanged.
+        std::uint64_t v;
+        std::memcpy(&v, p_, 8);
+        if constexpr (!kLittleEndian) v = __builtin_bswap64(v);
+        buf_ |= v << cnt_;
+        const unsigned take = (63 - cnt_) >> 3;
+        p_ += take;
+        cnt_ += 8 * take;
+      } else if (p_ != end_) {
+        buf_ |= std::uint64_t(*p_++) << cnt_;
+        cnt_ += 8;
+      } else if (!next_span()) {
+        pad_ += 8;  // zero bits: buf_ is already zero above cnt_ once the data is spent
+        cnt_ += 8;
+      }
+    }
+  }
+  std::uint64_t peek() const { return buf_; }
+  void drop(unsigned n) {
+    buf_ >>= n;
+    cnt_ -= n;
+  }
+  std::uint32_t take(unsigned n) {  // n <= 32
+    need(n);
+    const auto v = static_cast<std::uint32_t>(buf_ & ((std::uint64_t(1) << n) - 1));
+    drop(n);
+    return v;
+  }
+  void align_to_byte() { drop(cnt_ % 8); }
+  // Whether bits past the end of the data were consumed.
+  bool overrun() const { return cnt_ < pad_; }
+
+  // Copies `n` bytes of a stored block (the reader is byte aligned): first those already in
+  // the buffer, then straight from the chunks. False if the data end first.
+  bool copy_bytes(std::uint8_t* out, std::size_t n) {
+    for (; n > 0 && cnt_ >= 8 && cnt_ - 8 >= pad_; --n) *out++ = static_cast<std::uint8_t>(take(8));
+    if (n == 0) return true;
+    if (cnt_ > pad_) return false;  // cannot happen when aligned; no real bits are left here
+    buf_ = 0, cnt_ = 0;  // drop the look-ahead bits, all of them from p_ on
+    while (n > 0) {
+      if (p_ == end_ && !next_span()) return false;
+      const std::size_t k = std::min(n, static_cast<std::size_t>(end_ - p_));
+      std::memcpy(out, p_, k);
+      out += k, p_ += k, n -= k;
+    }
+    return true;
+  }
+
+ private:
+  static constexpr bool kLittleEndian = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
+  bool next_span() {
+    while (span_ < spans_.size()) {
+      const Span s = spans_[span_++];
+      if (s.size == 0) continue;
+      p_ = s.data, end_ = s.data + s.size;
+      return true;
+    }
+    return false;
+  }
+  std::vector<Span> spans_;
+  std::size_t span_ = 0;
+  const std::uint8_t* p_ = nullptr;
+  const std::uint8_t* end_ = nullptr;
+  std::uint64_t buf_ = 0;
+  unsigned cnt_ = 0;  // bits in buf_
+  unsigned pad_ = 0;  // of which zero bits past the end of the data (the most significant)
+};
+
+// A canonical Huffman code (RFC 1951 3.2.2), built from its code lengths. The next kFastBits
+// bits of input index a table that gives the symbol and length of every code up to kFastBits
+// long (codes arrive first bit first in the low bits, so the table is indexed by reversed
+// codes); the rare longer codes (up to 15 bits) are decoded a bit at a time from the counts per
+// length, as zlib's reference decoder "puff" does.
+class Huffman {
+ public:
+  // False for lengths that do not form a code: over-subscribed, or incomplete where zlib
+  // refuses it too: the code-length code must be complete (`lengths_code`); the others may be a
+  // lone code of length 1, and the distance code (`allow_empty`) may have no codes at all
+  // (a block of literals only).
+  bool build(const std::uint8_t* lengths, int n, bool lengths_code, bool allow_empty) {
+    count_.fill(0);
+    for (int s = 0; s < n; ++s) ++count_[lengths[s]];
+    count_[0] = 0;
+    int left = 1, used = 0;
+    for (int len = 1; len <= 15; ++len) {
+      left = 2 * left - count_[len];
+      used += count_[len];
+      if (left < 0) return false;
+    }
+    if (left > 0 && (lengths_code || used > 1) && !(used == 0 && allow_empty)) return false;
+    // Symbols in code order, and the first code of each length.
+    std::array<int, 16> offset{}, next{};
+    for (int len = 1, code = 0; len <= 15; ++len) {  // RFC 1951 3.2.2, count_[0] being 0
+      offset[len] = offset[len - 1] + count_[len - 1];
+      code = (code + count_[len - 1]) << 1;
+      next[len] = code;
+    }
+    for (int s = 0; s < n; ++s)
+      if (lengths[s]) symbol_[offset[lengths[s]]++] = static_cast<std::uint16_t>(s);
+    fast_.fill(0);
+    for (int s = 0; s < n; ++s) {
+      const int len = lengths[s];
+      if (len == 0) continue;
+      const int code = next[len]++;
+      if (len > kFastBits) continue;
+      int rev = 0;
+      for (int i = 0; i < len; ++i) rev |= ((code >> i) & 1) << (len - 1 - i);
+      for (int i = rev; i < (1 << kFastBits); i += 1 << len) fast_[i] = static_cast<std::uint16_t>(s << 4 | len);
+    }
+    return true;
+  }
+
+  // The next symbol, or -1 for bits that are no code (an incomplete code's unused codes).
+  int decode(BitReader& in) const {
+    in.need(15);
+    const std::uint64_t bits = in.peek();
+    const std::uint16_t e = fast_[bits & ((1u << kFastBits) - 1)];
+    if (e & 15) {
+      in.drop(e & 15);
+      return e >> 4;
+    }
+    int code = 0, first = 0, index = 0;
+    for (unsigned len = 1; len <= 15; ++len) {
+      code |= static_cast<int>((bits >> (len - 1)) & 1);
+      const int count = count_[len];
+      if (code - first < count) {
+        in.drop(len);
+        return symbol_[index + code - first];
+      }
+      index += count;
+      first = (first + count) << 1;
+      code <<= 1;
+    }
+    return -1;
+  }
+
+ private:
+  static constexpr int kFastBits = 10;
+  std::array<std::uint16_t, 1 << kFastBits> fast_{};  // symbol << 4 | length; 0: longer or none
+  std::array<std::uint16_t, 16> count_{};             // codes of each length
+  std::array<std::uint16_t, 288> symbol_{};           // symbols in code order
+};
+
+// Undoes the PNG filters (None, Sub, Up, Average, Paeth) row by row as the inflated bytes
+// arrive, in any pieces: each row is its filter type byte, then row_bytes filtered bytes,
+// which become row r of the image. The predictors read the row's own bytes to the left and
+// the row above, already unfiltered in the image, so no row is buffered.
+class Unfilter {
+ public:
+  Unfilter(std::uint8_t* image, std::uint64_t rows, std::size_t row_bytes, std::size_t bpp)
+      : img_(image), rows_(rows), row_bytes_(row_bytes), bpp_(bpp) {}
+
+  // False when the bytes run past the image or a filter type is not 0..4 (`bad_filter`).
+  bool feed(const std::uint8_t* p, std::size_t n, bool& bad_filter) {
+    while (n > 0) {
+      if (r_ == rows_) return false;
+      if (filter_ < 0) {
+        if (*p > 4) return bad_filter = true, false;
+        filter_ = *p++, --n;
+        x_ = 0;
+      }
+      const std::size_t k = std::min(n, row_bytes_ - x_);
+      unfilter(p, k);
+      p += k, n -= k, x_ += k;
+      if (x_ == row_bytes_) ++r_, filter_ = -1;
+    }
+    return true;
+  }
+  bool done() const { return r_ == rows_; }
+
+ private:
+  // Bytes x_ .. x_ + n - 1 of row r_ from their filtered values `in`.
+  void unfilter(const std::uint8_t* in, std::size_t n) {
+    std::uint8_t* out = img_ + r_ * row_bytes_;
+    const std::uint8_t* up = r_ > 0 ? out - row_bytes_ : nullptr;  // the first row's is zeros
+    std::size_t i = x_;
+    const std::size_t to = x_ + n;
+    in -= x_;  // in[i] is byte i's filtered value
+    // The row's first pixel has no left or upper-left neighbour (zeros): Sub is None there,
+    // Paeth picks the byte above, Average halves it.
+    for (; i < to && i < bpp_; ++i) {
+      const unsigned b = up ? up[i] : 0u;
+      out[i] = static_cast<std::uint8_t>(in[i] + (filter_ == 2 || filter_ == 4 ? b : filter_ == 3 ? b >> 1 : 0u));
+    }
+    // The rest, one loop per filter with no test inside (the first row: Up is None, Paeth is
+    // Sub, Average halves the left byte).
+    const std::size_t d = bpp_;
+    switch (up ? filter_ : filter_ == 2 ? 0 : filter_ == 4 ? 1 : filter_ == 3 ? 5 : filter_) {
+      case 0: std::memcpy(out + i, in + i, to - i); break;
+      case 1:
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + out[i - d]);
+        break;
+      case 2:
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + up[i]);
+        break;
+      case 3:
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + ((out[i - d] + up[i]) >> 1));
+        break;
+      case 5:  // Average on the first row
+        for (; i < to; ++i) out[i] = static_cast<std::uint8_t>(in[i] + (out[i - d] >> 1));
+        break;
+      default:  // Paeth: whichever of left, up and upper-left is nearest to left + up - upper-left
+        for (; i < to; ++i) {
+          const int a = out[i - d], b = up[i], c = up[i - d];
+          const int pa = std::abs(b - c), pb = std::abs(a - c), pc = std::abs(a + b - 2 * c);
+          const int pred = pa <= pb && pa <= pc ? a : pb <= pc ? b : c;
+          out[i] = static_cast<std::uint8_t>(in[i] + pred);
+        }
+    }
+  }
+
+  std::uint8_t* img_;
+  std::uint64_t rows_;
+  std::size_t row_bytes_, bpp_;
+  std::uint64_t r_ = 0;  // the row being filled
+  std::size_t x_ = 0;    // its next byte
+  int filter_ = -1;      // its filter type; -1: its filter type byte is next
+};
+
+// Inflates a zlib stream (RFC 1950 around RFC 1951) into `sink`: stored, fixed-Huffman and
+// dynamic-Huffman blocks, the Adler-32 of the output checked at the end. Output goes through a
+// window buffer (the 32 KiB that back-references may reach, then kPiece bytes), handed to the
+// sink whenever the piece is full, so that matches copy within one flat buffer.
+class Inflater {
+ public:
+  Inflater(const std::string& path, BitReader& in, Unfilter& sink) : path_(path), in_(in), sink_(sink) {
+    win_.resize(kWindow + kPiece + kMaxMatch);
+  }
+
+  void run() {
+    const std::uint32_t cmf = in_.take(8), flg = in_.take(8);
+    if (in_.overrun()) truncated();
+    if ((cmf & 15) != 8 || (cmf >> 4) > 7) corrupt("the zlib stream is not deflate with a window up to 32 KiB");
+    if ((cmf * 256 + flg) % 31 != 0) corrupt("bad zlib header check bits");
+    if (flg & 0x20) corrupt("the zlib stream needs a preset dictionary");
+    for (bool last = false; !last;) {
+      last = in_.take(1) != 0;
+      const std::uint32_t type = in_.take(2);
+      if (in_.overrun()) truncated();
+      if (type == 0) stored_block();
+      else if (type == 1) huffman_block(fixed_lit(), fixed_dist());
+      else if (type == 2) dynamic_block();
+      else corrupt("a deflate block of the reserved type 3");
+    }
+    flush();
+    if (!sink_.done()) corrupt("the compressed image data end before the last row");
+    in_.align_to_byte();
+    std::uint32_t want = 0;
+    for (int i = 0; i < 4; ++i) want = want << 8 | in_.take(8);
+    if (in_.overrun()) truncated();
+    if (want != ((adler_b_ << 16) | adler_a_)) corrupt("Adler-32 mismatch in the compressed image data");
+    // Bytes after the Adler-32 are ignored, as libpng and stb_image do.
+  }
+
+ private:
+  static constexpr std::size_t kWindow = 32768, kPiece = std::size_t(1) << 20, kMaxMatch = 258;
+
+  [[noreturn]] void corrupt(const std::string& why) const { read_fail(path_, "corrupt PNG (" + why + ")"); }
+  [[noreturn]] void truncated() const { corrupt("the compressed image data end in the middle of the stream"); }
+
+  // Hands the bytes made since the last flush to the sink (and to Adler-32), then keeps only
+  // the last kWindow bytes, which later matches may still reach.
+  void flush() {
+    const std::uint8_t* p = win_.data() + handed_;
+    const std::size_t n = out_ - handed_;
+    bool bad_filter = false;
+    if (!sink_.feed(p, n, bad_filter))
+      corrupt(bad_filter ? "a row has a filter type other than 0-4" : "the compressed image data are longer than the image");
+    adler(p, n);
+    if (out_ > kWindow) {
+      std::memmove(win_.data(), win_.data() + out_ - kWindow, kWindow);
+      out_ = kWindow;
+    }
+    handed_ = out_;
+  }
+
+  void adler(const std::uint8_t* p, std::size_t n) {
+    while (n > 0) {
+      const std::size_t k = std::min<std::size_t>(n, 5552);  // the most before the sums can pass 2^32
+      for (std::size_t i = 0; i < k; ++i) adler_a_ += p[i], adler_b_ += adler_a_;
+      adler_a_ %= 65521u, adler_b_ %= 65521u;
+      p += k, n -= k;
+    }
+  }
+
+  void stored_block() {
+    in_.align_to_byte();
+    const std::uint32_t len = in_.take(16), nlen = in_.take(16);
+    if (in_.overrun()) truncated();
+    if (len != (~nlen & 0xFFFFu)) corrupt("a stored deflate block's length does not match its complement");
+    for (std::size_t left = len; left > 0;) {
+      if (out_ >= kWindow + kPiece) flush();
+      const std::size_t k = std::min(left, kWindow + kPiece - out_);
+      if (!in_.copy_bytes(win_.data() + out_, k)) truncated();
+      out_ += k, left -= k;
+    }
+  }
+
+  void dynamic_block() {
+    // The code lengths of the literal/length and distance codes, themselves Huffman-coded with
+    // run lengths (RFC 1951 3.2.7).
+    const std::uint32_t nlit = in_.take(5) + 257, ndist = in_.take(5) + 1, nclen = in_.take(4) + 4;
+    if (nlit > 286 || ndist > 30) corrupt("a dynamic Huffman block declares too many codes");
+    static const std::uint8_t kOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    std::uint8_t cl[19] = {};
+    for (std::uint32_t i = 0; i < nclen; ++i) cl[kOrder[i]] = static_cast<std::uint8_t>(in_.take(3));
+    if (in_.overrun()) truncated();
+    Huffman clcode;
+    if (!clcode.build(cl, 19, true, false)) corrupt("a bad Huffman code-length code");
+    std::uint8_t lengths[286 + 30] = {};
+    for (std::uint32_t i = 0; i < nlit + ndist;) {
+      const int sym = clcode.decode(in_);
+      if (in_.overrun()) truncated();
+      if (sym < 0) corrupt("a bad Huffman code length");
+      if (sym < 16) {
+        lengths[i++] = static_cast<std::uint8_t>(sym);
+        continue;
+      }
+      std::uint8_t value = 0;
+      std::uint32_t repeat = 0;
+      if (sym == 16) {
+        if (i == 0) corrupt("a Huffman code length repeats nothing");
+        value = lengths[i - 1], repeat = 3 + in_.take(2);
+      } else {
+        repeat = sym == 17 ? 3 + in_.take(3) : 11 + in_.take(7);
+      }
+      if (in_.overrun()) truncated();
+      if (repeat > nlit + ndist - i) corrupt("Huffman code lengths run past their count");
+      for (; repeat > 0; --repeat) lengths[i++] = value;
+    }
+    if (lengths[256] == 0) corrupt("a Huffman code without the end-of-block symbol");
+    Huffman lit, dist;
+    if (!lit.build(lengths, static_cast<int>(nlit), false, false)) corrupt("a bad literal/length Huffman code");
+    if (!dist.build(lengths + nlit, static_cast<int>(ndist), false, true)) corrupt("a bad distance Huffman code");
+    huffman_block(lit, dist);
+  }
+
+  static const Huffman& fixed_lit() {
+    static const Huffman h = [] {
+      std::uint8_t len[288];
+      std::fill(len, len + 144, 8), std::fill(len + 144, len + 256, 9);
+      std::fill(len + 256, len + 280, 7), std::fill(len + 280, len + 288, 8);
+      Huffman c;
+      c.build(len, 288, false, false);
+      return c;
+    }();
+    return h;
+  }
+  static const Huffman& fixed_dist() {
+    static const Huffman h = [] {
+      std::uint8_t len[32];  // 30 and 31 are codes that never occur (RFC 1951 3.2.6)
+      std::fill(len, len + 32, 5);
+      Huffman c;
+      c.build(len, 32, false, false);
+      return c;
+    }();
+    return h;
+  }
+
+  // Literals and matches (length, distance) up to the end-of-block symbol.
+  void huffman_block(const Huffman& lit, const Huffman& dist) {
+    static const std::uint16_t kLenBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                                               31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+    static const std::uint8_t kLenExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2,
+                                               2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+    static const std::uint16_t kDistBase[30] = {1,   2,   3,   4,   5,   7,    9,    13,   17,   25,
+                                                33,  49,  65,  97,  129, 193,  257,  385,  513,  769,
+                                                1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577};
+    static const std::uint8_t kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6,
+                                                6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+    std::uint8_t* const w = win_.data();
+    for (;;) {
+      if (out_ >= kWindow + kPiece) flush();  // room for the longest match stays
+      const int sym = lit.decode(in_);
+      if (in_.overrun()) truncated();  // (zero bits past the end would decode as something)
+      if (sym < 256) {
+        if (sym < 0) corrupt("a bad literal/length code");
+        w[out_++] = static_cast<std::uint8_t>(sym);
+        continue;
+      }
+      if (sym == 256) break;
+      if (sym > 285) corrupt("a literal/length code of the reserved symbols 286-287");
+      const std::size_t len = kLenBase[sym - 257] + in_.take(kLenExtra[sym - 257]);
+      const int dsym = dist.decode(in_);
+      if (in_.overrun()) truncated();
+      if (dsym < 0 || dsym > 29) corrupt(dsym < 0 ? "a bad distance code" : "a distance code of the reserved symbols 30-31");
+      const std::size_t d = kDistBase[dsym] + in_.take(kDistExtra[dsym]);
+      if (in_.overrun()) truncated();
+      if (d > out_) corrupt("a match reaches back before the start of the data");
+      std::uint8_t* dst = w + out_;
+      const std::uint8_t* src = dst - d;
+      if (d >= len) std::memcpy(dst, src, len);
+      else
+        for (std::size_t i = 0; i < len; ++i) dst[i] = src[i];  // overlapping: repeats the last d bytes
+      out_ += len;
+    }
+  }
+
+  const std::string& path_;
+  BitReader& in_;
+  Unfilter& sink_;
+  std::vector<std::uint8_t> win_;
+  std::size_t out_ = 0;     // bytes in win_
+  std::size_t handed_ = 0;  // of which those given to the sink
+  std::uint32_t adler_a_ = 1, adler_b_ = 0;
+};
+
+std::string png_kind(const PngHeader& p) {
+  static const char* const kColor[7] = {"gray", "?", "RGB", "palette", "gray+alpha", "?", "RGBA"};
+  return std::to_string(p.depth) + "-bit " + (p.color <= 6 ? kColor[p.color] : "?") +
+         (p.interlace ? ", interlaced" : "");
+}
+
+// A whole PNG file decoded by the code above, its channels as stored (1 gray, 2 gray+alpha,
+// 3 RGB, 4 RGBA; a tRNS chunk's colour key is ignored: it would only add an alpha channel,
+// which decode_gray and decode_rgb drop).
+HostImage decode_large_png(const std::string& path, const std::vector<std::uint8_t>& b) {
+  check_png(path, b);  // every chunk inside the file up to IEND, IHDR and IDAT with correct CRCs
+  PngHeader p;
+  if (!png_header(b, p)) read_fail(path, "corrupt PNG (IHDR is not 13 bytes)");
+  const std::string size = dims(p.w, p.h);
+  if (p.w == 0 || p.h == 0 || p.w > kMaxPngSide || p.h > kMaxPngSide)
+    read_fail(path, "corrupt PNG (size " + size + ")");
+  const bool valid_depth = p.color == 0 ? (p.depth == 1 || p.depth == 2 || p.depth == 4 || p.depth == 8 || p.depth == 16)
+                           : p.color == 3 ? (p.depth == 1 || p.depth == 2 || p.depth == 4 || p.depth == 8)
+                           : (p.color == 2 || p.color == 4 || p.color == 6) && (p.depth == 8 || p.depth == 16);
+  if (!valid_depth || p.compression != 0 || p.filter != 0 || p.interlace > 1)
+    read_fail(path, "corrupt PNG (bad IHDR: bit depth " + std::to_string(p.depth) + ", colour type " +
+                        std::to_string(p.color) + ", methods " + std::to_string(p.compression) + "/" +
+                        std::to_string(p.filter) + "/" + std::to_string(p.interlace) + ")");
+  if (!p.own_decoder_reads())
+    read_fail(path, "a PNG of " + size + " (" + png_kind(p) +
+                        ") is too large for stb_image, and devmat's own decoder reads only 8-bit gray, "
+                        "gray+alpha, RGB and RGBA PNGs without interlacing");
+  // The IDAT chunks' data, in order; other critical chunks than PLTE refused as stb does.
+  std::vector<BitReader::Span> spans;
+  std::uint64_t compressed = 0;
+  for (std::size_t pos = 8;;) {
+    const std::size_t len = be32(&b[pos]);
+    const std::string name = chunk_name(&b[pos + 4]);
+    if (name == "IEND") break;
+    if (name == "IDAT") spans.push_back({&b[pos + 8], len}), compressed += len;
+    else if (std::isupper(b[pos + 4]) && name != "IHDR" && name != "PLTE")
+      read_fail(path, "unsupported PNG (unknown critical chunk '" + name + "')");
+    else if (name == "IHDR" && pos != 8) read_fail(path, "corrupt PNG (a second IHDR chunk)");
+    pos += 12 + len;
+  }
+  if (spans.empty()) read_fail(path, "corrupt PNG (no IDAT chunk)");
+  // Deflate expands at most 1032 to 1 (a 258-byte match in 2 bits): a header that declares more
+  // than the data can hold is refused before the pixels are allocated.
+  const std::uint64_t row_bytes = p.w * std::uint64_t(p.samples());
+  const std::uint64_t filtered = mul_sat(p.h, row_bytes + 1);
+  if (filtered / 1032 > compressed + 64)
+    read_fail(path, "corrupt PNG (" + std::to_string(compressed) + " bytes of compressed data cannot hold " +
+                        size + ")");
+  HostImage img;
+  img.rows = static_cast<Index>(p.h);
+  img.cols = static_cast<Index>(p.w);
+  img.channels = p.samples();
+  try {
+    img.pixels.resize(static_cast<std::size_t>(p.h * row_bytes));
+  } catch (const std::exception&) {  // bad_alloc, or length_error past the vector's max_size
+    read_fail(path, "out of memory for the pixels of a PNG of " + size + " (" + std::to_string(p.h * row_bytes) +
+                        " bytes)");
+  }
+  BitReader in(std::move(spans));
+  Unfilter rows(img.pixels.data(), p.h, static_cast<std::size_t>(row_bytes), static_cast<std::size_t>(p.samples()));
+  Inflater(path, in, rows).run();
+  return img;
+}
+
 // ------------------------------------------------------------------ decoding
 // Converts n_in interleaved channels (1 gray, 2 gray+alpha, 3 RGB, 4 RGBA) to 1 or 3.
 HostImage convert(HostImage in, int n_out) {
@@ -608,6 +1148,7 @@ HostImage decode(const std::string& path, int channels) {
   const std::vector<std::uint8_t> bytes = read_file(path);
   const Format f = recognise(path, bytes);
   if (f == Format::pnm) return convert(decode_pnm(path, bytes), channels);
+  if (f == Format::png && use_own_png_decoder(bytes)) return convert(decode_large_png(path, bytes), channels);
   switch (f) {
     case Format::png: check_png(path, bytes); break;
     case Format::jpeg: check_jpeg(path, bytes); break;
@@ -811,6 +1352,11 @@ std::uint8_t luma(std::uint8_t r, std::uint8_t g, std::uint8_t b) noexcept {
 }
 
 std::vector<std::uint8_t> encode_png_stored(const HostImage& image) { return png_stored(image); }
+
+HostImage decode_png_own(const std::string& path, const std::vector<std::uint8_t>& bytes) {
+  return decode_large_png(path, bytes);
+}
+void force_own_png_decoder(bool on) noexcept { g_force_own_png = on; }
 
 HostImage decode_gray(const std::string& path) { return decode(path, 1); }
 HostImage decode_rgb(const std::string& path) { return decode(path, 3); }

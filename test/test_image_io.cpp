@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -22,11 +23,25 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <queue>
 #include <set>
 #include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
+
+// stb_image and stb_image_write, compiled in here too (static, so apart from libdevmat's own
+// copy): stb_image is the oracle for devmat's own PNG decoder, stb_image_write makes PNGs with
+// each filter for it.
+#define STB_IMAGE_STATIC
+#define STBI_ONLY_PNG
+#define STBI_NO_STDIO
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb_image.h>
+#define STB_IMAGE_WRITE_STATIC
+#define STBI_WRITE_NO_STDIO
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb_image_write.h>
 
 using namespace devmat;
 using devmat::detail::HostImage;
@@ -228,6 +243,356 @@ Bytes make_bmp(const HostImage& img, int bpp, bool top_down) {
   }
   return b;
 }
+
+// ---------------------------------------------------------------- devmat's own PNG decoder
+// PNGs too large for stb_image are decoded by devmat itself (detail::decode_png_own); the tests
+// below run it on small files, with stb_image (a copy of its own, included above) as the
+// oracle. stb_image_write gives fixed-Huffman streams with each of the five filters and
+// detail::encode_png_stored stored blocks; the dynamic-Huffman streams, block mixes and
+// malformed streams are built here.
+
+/// The PNG chunk CRC (ISO 3309), bit by bit.
+std::uint32_t crc32_ref(const std::uint8_t* p, std::size_t n) {
+  std::uint32_t c = 0xFFFFFFFFu;
+  for (std::size_t i = 0; i < n; ++i) {
+    c ^= p[i];
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+  }
+  return c ^ 0xFFFFFFFFu;
+}
+
+void put_be32(Bytes& b, std::uint32_t v) {
+  for (int s = 24; s >= 0; s -= 8) b.push_back(static_cast<std::uint8_t>(v >> s));
+}
+
+void add_chunk(Bytes& png, const char* type, const Bytes& data) {
+  put_be32(png, static_cast<std::uint32_t>(data.size()));
+  const std::size_t at = png.size();
+  png.insert(png.end(), type, type + 4);
+  png.insert(png.end(), data.begin(), data.end());
+  put_be32(png, crc32_ref(&png[at], data.size() + 4));
+}
+
+/// A PNG of `zlib` (cut into IDAT chunks of the given sizes, the rest in one more; a size 0 is
+/// an empty IDAT chunk) under an IHDR of the given fields.
+Bytes make_png(std::uint32_t w, std::uint32_t h, int depth, int color, const Bytes& zlib,
+               const std::vector<std::size_t>& idat_sizes = {}, int interlace = 0) {
+  Bytes png = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+  Bytes ihdr;
+  put_be32(ihdr, w), put_be32(ihdr, h);
+  ihdr.insert(ihdr.end(), {std::uint8_t(depth), std::uint8_t(color), 0, 0, std::uint8_t(interlace)});
+  add_chunk(png, "IHDR", ihdr);
+  std::size_t pos = 0;
+  for (std::size_t n : idat_sizes) {
+    n = std::min(n, zlib.size() - pos);
+    add_chunk(png, "IDAT", Bytes(zlib.begin() + std::ptrdiff_t(pos), zlib.begin() + std::ptrdiff_t(pos + n)));
+    pos += n;
+  }
+  if (pos < zlib.size() || idat_sizes.empty()) add_chunk(png, "IDAT", Bytes(zlib.begin() + std::ptrdiff_t(pos), zlib.end()));
+  add_chunk(png, "IEND", {});
+  return png;
+}
+
+/// stb_image's decoding of `png`, channels as stored; channels 0 where stb refuses it.
+HostImage stb_decode(const Bytes& png) {
+  int w = 0, h = 0, n = 0;
+  stbi_uc* px = stbi_load_from_memory(png.data(), static_cast<int>(png.size()), &w, &h, &n, 0);
+  HostImage img;
+  if (!px) return img;
+  img.rows = h, img.cols = w, img.channels = n;
+  img.pixels.assign(px, px + std::size_t(w) * h * n);
+  stbi_image_free(px);
+  return img;
+}
+
+/// Checks that devmat's decoder gives exactly what stb_image gives for `png` (which stb reads).
+void check_same_as_stb(const Bytes& png) {
+  const HostImage want = stb_decode(png);
+  REQUIRE(want.channels > 0);
+  const HostImage got = detail::decode_png_own("mem.png", png);
+  CHECK(got.rows == want.rows);
+  CHECK(got.cols == want.cols);
+  CHECK(got.channels == want.channels);
+  CHECK(got.pixels == want.pixels);
+}
+
+/// Deflate's bits, least significant first; Huffman codes go most significant bit first.
+struct BitWriter {
+  Bytes out;
+  std::uint64_t acc = 0;
+  int n = 0;
+  void put(std::uint32_t v, int bits) {
+    acc |= std::uint64_t(v) << n;
+    n += bits;
+    for (; n >= 8; n -= 8) out.push_back(static_cast<std::uint8_t>(acc)), acc >>= 8;
+  }
+  void put_code(std::uint32_t code, int len) {
+    std::uint32_t rev = 0;
+    for (int i = 0; i < len; ++i) rev |= ((code >> i) & 1) << (len - 1 - i);
+    put(rev, len);
+  }
+  void align() {
+    if (n) put(0, 8 - n);
+  }
+};
+
+/// A canonical Huffman code from its lengths (RFC 1951 3.2.2).
+struct Code {
+  std::vector<int> len;
+  std::vector<std::uint32_t> code;
+  explicit Code(std::vector<int> lengths) : len(std::move(lengths)), code(len.size()) {
+    int count[16] = {}, next[16] = {};
+    for (int l : len) ++count[l];
+    count[0] = 0;
+    for (int l = 1, c = 0; l <= 15; ++l) next[l] = c = (c + count[l - 1]) << 1;
+    for (std::size_t s = 0; s < len.size(); ++s)
+      if (len[s]) code[s] = static_cast<std::uint32_t>(next[len[s]]++);
+  }
+  void put(BitWriter& w, int sym) const { w.put_code(code[std::size_t(sym)], len[std::size_t(sym)]); }
+};
+
+Code fixed_lit_code() {
+  std::vector<int> l(288, 8);
+  std::fill(l.begin() + 144, l.begin() + 256, 9), std::fill(l.begin() + 256, l.begin() + 280, 7);
+  return Code(l);
+}
+const Code& fixed_lit() {
+  static const Code c = fixed_lit_code();
+  return c;
+}
+const Code& fixed_dist() {
+  static const Code c(std::vector<int>(32, 5));
+  return c;
+}
+
+/// Huffman code lengths for the frequencies, none over `limit` (the frequencies are halved
+/// until the tree is shallow enough). At least two symbols must have a frequency.
+std::vector<int> code_lengths(std::vector<std::uint64_t> f, int limit) {
+  for (;;) {
+    std::vector<int> parent(2 * f.size(), -1);
+    using Node = std::pair<std::uint64_t, int>;
+    std::priority_queue<Node, std::vector<Node>, std::greater<Node>> q;
+    for (std::size_t s = 0; s < f.size(); ++s)
+      if (f[s]) q.push({f[s], int(s)});
+    int next = int(f.size());
+    while (q.size() > 1) {
+      const Node a = q.top();
+      q.pop();
+      const Node b = q.top();
+      q.pop();
+      parent[std::size_t(a.second)] = parent[std::size_t(b.second)] = next;
+      q.push({a.first + b.first, next++});
+    }
+    std::vector<int> len(f.size(), 0);
+    int deepest = 0;
+    for (std::size_t s = 0; s < f.size(); ++s) {
+      if (!f[s]) continue;
+      for (int p = parent[s]; p >= 0; p = parent[std::size_t(p)]) ++len[s];
+      deepest = std::max(deepest, len[s]);
+    }
+    if (deepest <= limit) return len;
+    for (auto& x : f) x = (x + 1) / 2;
+  }
+}
+
+constexpr int kLenBase[29] = {3,  4,  5,  6,  7,  8,  9,  10, 11,  13,  15,  17,  19,  23, 27,
+                              31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258};
+constexpr int kLenExtra[29] = {0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0};
+constexpr int kDistBase[30] = {1,    2,    3,    4,    5,    7,    9,    13,    17,    25,   33,   49,   65,   97,   129,
+                               193,  257,  385,  513,  769,  1025, 1537, 2049,  3073,  4097, 6145, 8193, 12289, 16385, 24577};
+constexpr int kDistExtra[30] = {0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13};
+
+int len_symbol(int len) {  // 0..28
+  int i = 28;
+  while (kLenBase[i] > len) --i;
+  return i;
+}
+int dist_symbol(int d) {  // 0..29
+  int i = 29;
+  while (kDistBase[i] > d) --i;
+  return i;
+}
+
+/// A literal (dist 0) or a match.
+struct Token {
+  int len = 0, dist = 0;
+  std::uint8_t lit = 0;
+};
+
+/// A deflate encoder for tests: LZ77 over a 32 KiB window (hash chains, the longest match up to
+/// 258 bytes), blocks of random sizes and types (stored, fixed or dynamic Huffman), so that
+/// matches cross blocks and reach back the full window.
+class TestDeflater {
+ public:
+  enum Mix { stored_only, fixed_only, dynamic_only, mixed };
+  explicit TestDeflater(const Bytes& data) : d_(data), head_(1 << 16, -1), prev_(32768, -1) {}
+
+  Bytes zlib(Mix mix, std::mt19937_64& rng) {
+    BitWriter w;
+    w.put(0x78, 8), w.put(0xDA, 8);  // deflate, 32 KiB window; (0x78DA % 31 == 0)
+    std::uniform_int_distribution<int> type_of(0, 2), size_of(0, 3);
+    const std::size_t n = d_.size();
+    for (std::size_t pos = 0;;) {
+      const int pick = size_of(rng);
+      const std::size_t size = pick == 0 ? rng() % 300 : pick == 1 ? rng() % 5000 : pick == 2 ? rng() % 70000 : n;
+      const std::size_t end = std::min(n, pos + size);
+      const bool last = end == n;
+      const int type = mix == mixed ? type_of(rng) : int(mix);
+      if (type == 0) {
+        for (std::size_t at = pos;;) {  // stored blocks of at most 65535 bytes
+          const std::size_t k = std::min<std::size_t>(65535, end - at);
+          w.put(last && at + k == end, 1), w.put(0, 2), w.align();
+          w.put(std::uint32_t(k), 16), w.put(std::uint32_t(~k & 0xFFFF), 16);
+          for (std::size_t i = 0; i < k; ++i) w.put(d_[at + i], 8);
+          at += k;
+          if (at == end) break;
+        }
+      } else {
+        huffman_block(w, tokens(pos, end), type == 2, last);
+      }
+      pos = end;
+      if (last) break;
+    }
+    w.align();
+    std::uint32_t a = 1, b = 0;
+    for (std::uint8_t c : d_) a = (a + c) % 65521, b = (b + a) % 65521;
+    w.put(b >> 8, 8), w.put(b & 255, 8), w.put(a >> 8, 8), w.put(a & 255, 8);
+    return w.out;
+  }
+
+ private:
+  std::size_t hash(std::size_t p) const { return ((d_[p] << 10) ^ (d_[p + 1] << 5) ^ d_[p + 2]) & 0xFFFF; }
+  void insert_upto(std::size_t pos) {
+    for (; inserted_ < pos; ++inserted_)
+      if (inserted_ + 2 < d_.size()) {
+        const std::size_t h = hash(inserted_);
+        prev_[inserted_ % 32768] = head_[h];
+        head_[h] = static_cast<long>(inserted_);
+      }
+  }
+  std::vector<Token> tokens(std::size_t pos, std::size_t end) {
+    std::vector<Token> t;
+    while (pos < end) {
+      insert_upto(pos);
+      Token best;
+      best.lit = d_[pos];
+      if (pos + 2 < end) {
+        const std::size_t most = std::min<std::size_t>(258, end - pos);
+        int tries = 0;
+        // The chain of earlier positions with the same hash, newest first (prev_ is a ring:
+        // an entry overwritten by a newer position ends the chain).
+        for (long c = head_[hash(pos)]; c >= 0 && pos - std::size_t(c) <= 32768 && tries < 256; ++tries) {
+          std::size_t l = 0;
+          while (l < most && d_[std::size_t(c) + l] == d_[pos + l]) ++l;
+          if (l >= 3 && int(l) > best.len) best.len = int(l), best.dist = int(pos - std::size_t(c));
+          if (l == most) break;
+          const long next = prev_[std::size_t(c) % 32768];
+          if (next >= c) break;
+          c = next;
+        }
+      }
+      t.push_back(best);
+      pos += best.len ? std::size_t(best.len) : 1;
+    }
+    return t;
+  }
+  static void huffman_block(BitWriter& w, const std::vector<Token>& toks, bool dynamic, bool last) {
+    w.put(last, 1), w.put(dynamic ? 2 : 1, 2);
+    Code lit = fixed_lit(), dist = fixed_dist();
+    if (dynamic) {
+      std::vector<std::uint64_t> fl(286), fd(30);
+      for (const Token& t : toks) {
+        if (t.len) ++fl[std::size_t(257 + len_symbol(t.len))], ++fd[std::size_t(dist_symbol(t.dist))];
+        else ++fl[t.lit];
+      }
+      fl[256] = 1;
+      if (std::count_if(fl.begin(), fl.end(), [](auto x) { return x > 0; }) < 2) fl[0] = 1;
+      if (std::count_if(fd.begin(), fd.end(), [](auto x) { return x > 0; }) < 2) fd[0] += 1, fd[1] += 1;
+      lit = Code(code_lengths(fl, 15));
+      dist = Code(code_lengths(fd, 15));
+      write_dynamic_header(w, lit.len, dist.len);
+    }
+    for (const Token& t : toks) {
+      if (!t.len) {
+        lit.put(w, t.lit);
+        continue;
+      }
+      const int ls = len_symbol(t.len), ds = dist_symbol(t.dist);
+      lit.put(w, 257 + ls);
+      w.put(std::uint32_t(t.len - kLenBase[ls]), kLenExtra[ls]);
+      dist.put(w, ds);
+      w.put(std::uint32_t(t.dist - kDistBase[ds]), kDistExtra[ds]);
+    }
+    lit.put(w, 256);
+  }
+  // HLIT, HDIST, HCLEN, the code-length code, then the code lengths run-length coded (16:
+  // repeat the previous, 17/18: runs of zeros), RFC 1951 3.2.7.
+  static void write_dynamic_header(BitWriter& w, std::vector<int> ll, std::vector<int> dl) {
+    std::size_t hlit = 286, hdist = 30;
+    while (hlit > 257 && ll[hlit - 1] == 0) --hlit;
+    while (hdist > 1 && dl[hdist - 1] == 0) --hdist;
+    std::vector<int> seq(ll.begin(), ll.begin() + std::ptrdiff_t(hlit));
+    seq.insert(seq.end(), dl.begin(), dl.begin() + std::ptrdiff_t(hdist));
+    struct Item {
+      int sym, bits, extra;
+    };
+    std::vector<Item> items;
+    for (std::size_t i = 0; i < seq.size();) {
+      std::size_t run = 1;
+      while (i + run < seq.size() && seq[i + run] == seq[i]) ++run;
+      const int v = seq[i];
+      i += run;
+      if (v == 0) {
+        for (; run >= 11; run -= std::min<std::size_t>(run, 138)) items.push_back({18, 7, int(std::min<std::size_t>(run, 138) - 11)});
+        if (run >= 3) items.push_back({17, 3, int(run - 3)}), run = 0;
+      } else {
+        items.push_back({v, 0, 0}), --run;
+        for (; run >= 3; run -= std::min<std::size_t>(run, 6)) items.push_back({16, 2, int(std::min<std::size_t>(run, 6) - 3)});
+      }
+      for (; run > 0; --run) items.push_back({v, 0, 0});
+    }
+    std::vector<std::uint64_t> fc(19);
+    for (const Item& it : items) ++fc[std::size_t(it.sym)];
+    if (std::count_if(fc.begin(), fc.end(), [](auto x) { return x > 0; }) < 2) ++fc[fc[0] ? 1 : 0];
+    const Code cl(code_lengths(fc, 7));
+    static const int kOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+    int hclen = 19;
+    while (hclen > 4 && cl.len[std::size_t(kOrder[hclen - 1])] == 0) --hclen;
+    w.put(std::uint32_t(hlit - 257), 5), w.put(std::uint32_t(hdist - 1), 5), w.put(std::uint32_t(hclen - 4), 4);
+    for (int i = 0; i < hclen; ++i) w.put(std::uint32_t(cl.len[std::size_t(kOrder[i])]), 3);
+    for (const Item& it : items) cl.put(w, it.sym), w.put(std::uint32_t(it.extra), it.bits);
+  }
+
+  const Bytes& d_;
+  std::vector<long> head_, prev_;
+  std::size_t inserted_ = 0;
+};
+
+/// PNG filtered data for a w x h image of `n` channels: each row a filter type byte (random,
+/// 0-4) and bytes whose kind depends on `content`: 0 random, 1 smooth, 2 rows repeating every
+/// `period` rows (matches at one distance only: the window's far end when period * row size
+/// is 32768), 3 long runs.
+Bytes filtered_data(std::size_t w, std::size_t h, int n, int content, std::size_t period, std::mt19937_64& rng) {
+  const std::size_t row = w * std::size_t(n) + 1;
+  Bytes f(h * row);
+  for (std::size_t y = 0; y < h; ++y) {
+    std::uint8_t* r = &f[y * row];
+    if (content == 2 && y >= period) {
+      std::memcpy(r, r - period * row, row);
+      continue;
+    }
+    r[0] = static_cast<std::uint8_t>(rng() % 5);
+    for (std::size_t x = 1; x < row; ++x)
+      r[x] = static_cast<std::uint8_t>(content == 1 ? (x / 7 + y / 3) & 3 : content == 3 ? (x / 300 + y) % 2 * 9 : rng());
+  }
+  return f;
+}
+
+/// While alive, decode_gray and decode_rgb read every PNG with devmat's own decoder.
+struct ForceOwnPng {
+  ForceOwnPng() { detail::force_own_png_decoder(true); }
+  ~ForceOwnPng() { detail::force_own_png_decoder(false); }
+};
 
 }  // namespace
 
@@ -616,14 +981,7 @@ TEST_CASE("corrupt files throw io_error") {
   // Width 0 in IHDR with a correct CRC: the decoder itself refuses it.
   Bytes zero_width = png;
   for (int i = 16; i < 20; ++i) zero_width[i] = 0;
-  const std::uint32_t crc = [&] {
-    std::uint32_t c = 0xFFFFFFFFu;
-    for (int i = 12; i < 29; ++i) {
-      c ^= zero_width[i];
-      for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
-    }
-    return c ^ 0xFFFFFFFFu;
-  }();
+  const std::uint32_t crc = crc32_ref(&zero_width[12], 17);
   for (int k = 0; k < 4; ++k) zero_width[29 + k] = static_cast<std::uint8_t>(crc >> (24 - 8 * k));
   write_bytes(p, zero_width);
   check_io_error([&] { detail::decode_gray(p); }, p, "corrupt");
@@ -687,4 +1045,283 @@ TEST_CASE("failed writes throw io_error and leave the destination as it was") {
   std::set<std::string> left = dir.entries();
   left.erase("ro");
   CHECK(left == std::set<std::string>{"taken.png", "keep.png"});
+}
+
+// ---------------------------------------------------------------- devmat's own PNG decoder
+TEST_CASE("own PNG decoder: stb_image_write's PNGs (fixed Huffman, each filter) decode as stb_image does") {
+  const std::vector<std::pair<Index, Index>> shapes = {{1, 1}, {1, 9}, {9, 1}, {2, 3}, {17, 15}, {64, 65}, {5, 1000}, {300, 301}};
+  std::size_t files = 0;
+  for (auto [r, c] : shapes)
+    for (int ch = 1; ch <= 4; ++ch)
+      for (int smooth = 0; smooth < 2; ++smooth) {
+        HostImage img = random_image(r, c, ch);
+        if (smooth)
+          for (std::size_t i = 0; i < img.pixels.size(); ++i)
+            img.pixels[i] = static_cast<std::uint8_t>((i / std::size_t(ch) % std::size_t(c)) / 3 + i / std::size_t(c * ch) * 2 + i % std::size_t(ch) * 50);
+        for (int filter = -1; filter <= 4; ++filter)
+          for (int level : {1, 8}) {
+            CAPTURE(test::shape(r, c), ch, smooth, filter, level);
+            stbi_write_force_png_filter = filter;  // -1: stb's choice per row
+            stbi_write_png_compression_level = level;
+            int len = 0;
+            unsigned char* out = stbi_write_png_to_mem(img.pixels.data(), int(c) * ch, int(c), int(r), ch, &len);
+            REQUIRE(out != nullptr);
+            const Bytes png(out, out + len);
+            STBIW_FREE(out);
+            check_same_as_stb(png);
+            const HostImage own = detail::decode_png_own("mem.png", png);
+            CHECK(own.pixels == img.pixels);
+            ++files;
+          }
+      }
+  stbi_write_force_png_filter = -1;
+  stbi_write_png_compression_level = 8;
+  CHECK(files == 8 * 4 * 2 * 6 * 2);
+}
+
+TEST_CASE("own PNG decoder: stored, fixed and dynamic Huffman blocks, mixed, in many IDAT chunks") {
+  auto& rng = test::rng();
+  const std::vector<std::pair<std::size_t, std::size_t>> shapes = {{1, 1}, {2, 1}, {1, 40}, {31, 17}, {100, 99}, {301, 300}};
+  int streams = 0;
+  for (auto [h, w] : shapes)
+    for (int ch = 1; ch <= 4; ++ch)
+      for (int content : {0, 1, 3})
+        for (int mix = 0; mix < 4; ++mix) {
+          CAPTURE(h, w, ch, content, mix);
+          const Bytes data = filtered_data(w, h, ch, content, 0, rng);
+          const Bytes z = TestDeflater(data).zlib(TestDeflater::Mix(mix), rng);
+          std::vector<std::size_t> idat;  // chunk sizes from 0 (empty chunks) up
+          for (std::size_t left = z.size(); left > 0;) {
+            const std::size_t k = std::min<std::size_t>(left, rng() % 3 == 0 ? rng() % 3 : rng() % 20000);
+            idat.push_back(k), left -= k;
+          }
+          const int color = ch == 1 ? 0 : ch == 2 ? 4 : ch == 3 ? 2 : 6;
+          check_same_as_stb(make_png(std::uint32_t(w), std::uint32_t(h), 8, color, z, idat));
+          ++streams;
+        }
+  CHECK(streams == 6 * 4 * 3 * 4);
+  // Matches at the window's far end (32768 = 128 rows of 256 bytes) and long runs of the
+  // longest match (258), in each kind of block; and repeats just out of its reach.
+  for (const auto& [w, period] : std::vector<std::pair<std::size_t, std::size_t>>{{255, 128}, {127, 256}, {254, 129}}) {
+    const Bytes data = filtered_data(w, 700, 1, 2, period, rng);
+    for (int mix = 1; mix < 4; ++mix) {
+      CAPTURE(w, period, mix);
+      const Bytes z = TestDeflater(data).zlib(TestDeflater::Mix(mix), rng);
+      if (mix < 3) CHECK((z.size() < data.size() / 2) == (period * (w + 1) <= 32768));  // the repeats in reach found
+      check_same_as_stb(make_png(std::uint32_t(w), 700, 8, 0, z, {1, 2, 3, 4, 1000}));
+    }
+  }
+}
+
+TEST_CASE("own PNG decoder: stored-block PNGs and the load path with it forced") {
+  TempDir dir;
+  const std::string p = dir / "x.png";
+  ForceOwnPng force;
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, 1}, {3, 1021}, {2, 65535}, {300, 301}})
+    for (int ch : {1, 3}) {
+      CAPTURE(test::shape(r, c), ch);
+      const HostImage img = random_image(r, c, ch);
+      const Bytes png = detail::encode_png_stored(img);
+      check_same_as_stb(png);
+      write_bytes(p, png);
+      CHECK(detail::decode_gray(p).pixels == (ch == 1 ? img.pixels : luma_of(img)));
+      CHECK(detail::decode_rgb(p).pixels == (ch == 3 ? img.pixels : replicate3(img.pixels)));
+    }
+  // Alpha is dropped as on the stb path.
+  write_bytes(p, Bytes(std::begin(kPngGrayAlpha4x2), std::end(kPngGrayAlpha4x2)));
+  CHECK(detail::decode_gray(p).pixels == Bytes{0, 30, 60, 90, 100, 130, 160, 190});
+  write_bytes(p, Bytes(std::begin(kPngRgba5x3), std::end(kPngRgba5x3)));
+  CHECK(detail::decode_rgb(p).rows == 3);
+  // Truncated at every length: io_error, as through stb.
+  detail::encode_image(dir / "t.png", random_image(7, 13, 3));
+  const Bytes whole = read_bytes(dir / "t.png");
+  for (std::size_t n = 1; n < whole.size(); ++n) {
+    CAPTURE(n);
+    write_bytes(p, Bytes(whole.begin(), whole.begin() + std::ptrdiff_t(n)));
+    check_io_error([&] { detail::decode_gray(p); }, p, "truncated");
+  }
+}
+
+TEST_CASE("own PNG decoder: every malformed stream is an io_error naming the file") {
+  auto& rng = test::rng();
+  const std::string path = "bad.png";
+  const auto fails = [&](const Bytes& png, const std::string& reason) {
+    check_io_error([&] { detail::decode_png_own(path, png); }, path, reason);
+  };
+  // A 20x10 gray image in dynamic blocks (and its parts to break).
+  const Bytes data = filtered_data(20, 10, 1, 1, 0, rng);
+  const Bytes z = TestDeflater(data).zlib(TestDeflater::dynamic_only, rng);
+  REQUIRE_NOTHROW(detail::decode_png_own(path, make_png(20, 10, 8, 0, z)));
+  const auto with = [&](std::size_t i, std::uint8_t v) {
+    Bytes b = z;
+    b[i] = v;
+    return make_png(20, 10, 8, 0, b);
+  };
+  // The zlib header.
+  fails(with(0, 0x79), "not deflate");                   // CM 9
+  fails(with(0, 0x88), "not deflate");                   // a 64 KiB window
+  fails(with(1, 0xDB), "header check");                  // FCHECK
+  fails(with(1, 0x20), "dictionary");                     // FDICT, FCHECK right: 0x7820 % 31 == 0
+  // Truncated zlib streams, each in a valid PNG: every length.
+  for (std::size_t n = 0; n < z.size(); ++n) {
+    CAPTURE(n);
+    fails(make_png(20, 10, 8, 0, Bytes(z.begin(), z.begin() + std::ptrdiff_t(n))), "corrupt PNG");
+  }
+  // Adler-32, and any flipped bit: an io_error or (rarely: a flip in a match can be harmless) the
+  // right size, never a crash.
+  fails(with(z.size() - 1, z.back() ^ 1), "Adler-32");
+  int threw = 0;
+  for (std::size_t i = 2; i < z.size(); ++i)
+    for (int bit = 0; bit < 8; ++bit) {
+      try {
+        const HostImage img = detail::decode_png_own(path, with(i, static_cast<std::uint8_t>(z[i] ^ (1 << bit))));
+        CHECK(img.pixels.size() == 200);
+      } catch (const io_error& e) {
+        ++threw;
+        CHECK_THAT(std::string(e.what()), test::contains(path));
+      }
+    }
+  CHECK(threw > int(z.size()) * 6);  // nearly every flip is caught
+  // Blocks built bit by bit.
+  const auto stream = [](const std::function<void(BitWriter&)>& body) {
+    BitWriter w;
+    w.put(0x78, 8), w.put(0x01, 8);
+    body(w);
+    w.align();
+    w.put(0, 32);  // an Adler-32 (never reached)
+    return w.out;
+  };
+  const auto fixed = [&](BitWriter& w) { w.put(1, 1), w.put(1, 2); };
+  fails(make_png(4, 1, 8, 0, stream([](BitWriter& w) { w.put(1, 1), w.put(3, 2); })), "reserved type 3");
+  fails(make_png(4, 1, 8, 0, stream([](BitWriter& w) {
+          w.put(1, 1), w.put(0, 2), w.align(), w.put(5, 16), w.put(0xFFFF ^ 6, 16);
+        })), "complement");
+  fails(make_png(4, 1, 8, 0, stream([&](BitWriter& w) {  // a match 2 back after 1 byte
+          fixed(w), fixed_lit().put(w, 0), fixed_lit().put(w, 257), fixed_dist().put(w, 1);
+        })), "before the start");
+  fails(make_png(4, 1, 8, 0, stream([&](BitWriter& w) { fixed(w), fixed_lit().put(w, 0), fixed_lit().put(w, 286); })),
+        "reserved symbols 286-287");
+  fails(make_png(4, 1, 8, 0, stream([&](BitWriter& w) {
+          fixed(w), fixed_lit().put(w, 0), fixed_lit().put(w, 257), fixed_dist().put(w, 30);
+        })), "reserved symbols 30-31");
+  fails(make_png(4, 1, 8, 0, stream([&](BitWriter& w) {  // a filter type 5
+          fixed(w);
+          for (int v : {5, 1, 2, 3, 4}) fixed_lit().put(w, v);
+          fixed_lit().put(w, 256);
+        })), "filter type");
+  fails(make_png(4, 1, 8, 0, stream([&](BitWriter& w) {  // 6 bytes for 5
+          fixed(w);
+          for (int v : {0, 1, 2, 3, 4, 5}) fixed_lit().put(w, v);
+          fixed_lit().put(w, 256);
+        })), "longer than the image");
+  fails(make_png(4, 2, 8, 0, stream([&](BitWriter& w) {  // 5 bytes for 10
+          fixed(w);
+          for (int v : {0, 1, 2, 3, 4}) fixed_lit().put(w, v);
+          fixed_lit().put(w, 256);
+        })), "before the last row");
+  // Dynamic headers: too many codes, over-subscribed and incomplete codes, a repeat of nothing,
+  // lengths past their count, no end-of-block code.
+  const auto dynamic = [&](int hlit, int hdist, const std::vector<int>& cl, const std::function<void(BitWriter&)>& rest) {
+    return make_png(4, 1, 8, 0, stream([&](BitWriter& w) {
+      w.put(1, 1), w.put(2, 2), w.put(std::uint32_t(hlit - 257), 5), w.put(std::uint32_t(hdist - 1), 5), w.put(15, 4);
+      static const int kOrder[19] = {16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15};
+      for (int i = 0; i < 19; ++i) w.put(std::uint32_t(cl[std::size_t(kOrder[i])]), 3);
+      rest(w);
+    }));
+  };
+  std::vector<int> cl(19, 0);
+  cl[0] = cl[8] = cl[17] = cl[18] = 2;  // a complete code-length code: 0, 8, 17, 18 in 2 bits
+  const Code clc(cl);
+  fails(dynamic(287, 1, cl, [](BitWriter&) {}), "too many codes");
+  std::vector<int> over = cl;
+  over[1] = 2;
+  fails(dynamic(257, 1, over, [](BitWriter&) {}), "code-length code");
+  std::vector<int> incomplete(19, 0);
+  incomplete[0] = 2, incomplete[8] = 2, incomplete[18] = 2;
+  fails(dynamic(257, 1, incomplete, [](BitWriter&) {}), "code-length code");
+  std::vector<int> with16 = cl;
+  with16[16] = 3, with16[17] = 3, with16[18] = 3, with16[1] = 3, with16[0] = 2, with16[8] = 2;  // 2+2+3*4 = complete
+  fails(dynamic(257, 1, with16, [&](BitWriter& w) { Code(with16).put(w, 16), w.put(0, 2); }), "repeats nothing");
+  fails(dynamic(257, 1, cl, [&](BitWriter& w) {  // 258 lengths for 257 + 1
+          clc.put(w, 18), w.put(127, 7), clc.put(w, 18), w.put(127, 7), clc.put(w, 17), w.put(7, 3);
+        }), "past their count");
+  fails(dynamic(257, 1, cl, [&](BitWriter& w) {  // all 258 zero: no end-of-block code
+          clc.put(w, 18), w.put(127, 7), clc.put(w, 18), w.put(120 - 11, 7);
+        }), "end-of-block");
+  fails(dynamic(257, 1, cl, [&](BitWriter& w) {  // 256 of length 8 and the end-of-block: over-subscribed
+          clc.put(w, 8);
+          for (int i = 0; i < 256; ++i) clc.put(w, 8);
+          clc.put(w, 0);
+        }), "literal/length");
+  fails(dynamic(257, 2, cl, [&](BitWriter& w) {  // 0 of length 8, 256 of 8: incomplete
+          clc.put(w, 8), clc.put(w, 18), w.put(138 - 11, 7), clc.put(w, 18), w.put(117 - 11, 7);
+          clc.put(w, 8), clc.put(w, 0), clc.put(w, 0);
+        }), "literal/length");
+  // The PNG around the stream: a bad CRC, no IDAT, bad IHDR fields, large kinds it does not read.
+  Bytes good = make_png(20, 10, 8, 0, z);
+  Bytes bad_crc = good;
+  bad_crc[33 + 10] ^= 4;  // inside the IDAT data
+  fails(bad_crc, "CRC mismatch");
+  Bytes no_idat(good.begin(), good.begin() + 33);  // the signature and IHDR
+  add_chunk(no_idat, "IEND", {});
+  fails(no_idat, "no IDAT");
+  fails(make_png(0, 10, 8, 0, z), "corrupt PNG (size");
+  fails(make_png(0x80000000u, 1, 8, 0, z), "corrupt PNG (size");
+  fails(make_png(20, 10, 8, 1, z), "bad IHDR");
+  fails(make_png(20, 10, 16, 3, z), "bad IHDR");
+  fails(make_png(20, 10, 8, 0, z, {}, 2), "bad IHDR");
+  fails(make_png(20, 10, 16, 0, z), "reads only 8-bit");
+  fails(make_png(20, 10, 8, 3, z), "reads only 8-bit");
+  fails(make_png(20, 10, 1, 0, z), "reads only 8-bit");
+  fails(make_png(20, 10, 8, 0, z, {}, 1), "reads only 8-bit");
+  fails(make_png(100000, 100000, 8, 6, z), "cannot hold");  // 40 GB declared in 100 bytes
+}
+
+TEST_CASE("PNGs too large for stb_image go to devmat's decoder without forcing it") {
+  // A side over stb's 2^24 (and for the 16-bit kind, which only stb reads, a clear refusal).
+  TempDir dir;
+  const std::string p = dir / "wide.png";
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{{1, (Index(1) << 24) + 1}, {(Index(1) << 24) + 3, 1}}) {
+    CAPTURE(test::shape(r, c));
+    HostImage img;
+    img.rows = r, img.cols = c, img.channels = 1;
+    img.pixels.resize(std::size_t(r * c));
+    for (std::size_t i = 0; i < img.pixels.size(); ++i) img.pixels[i] = static_cast<std::uint8_t>(i * 7 + i / 1000);
+    write_bytes(p, detail::encode_png_stored(img));
+    CHECK(stb_decode(read_bytes(p)).channels == 0);  // stb refuses it
+    const HostImage back = detail::decode_gray(p);
+    CHECK(back.rows == r);
+    CHECK(back.cols == c);
+    CHECK(back.pixels == img.pixels);
+  }
+  const std::uint32_t w = (1u << 24) + 1;
+  Bytes zeros(2 * std::size_t(w) + 1, 0);  // a 16-bit gray row
+  write_bytes(p, make_png(w, 1, 16, 0, TestDeflater(zeros).zlib(TestDeflater::fixed_only, test::rng())));
+  check_io_error([&] { detail::decode_gray(p); }, p, "16-bit gray) is too large for stb_image");
+}
+
+TEST_CASE("a PNG past 2^31 bytes of pixels saves and loads (DEVMAT_TEST_LARGE_PNG=1; about 8 GB of memory)") {
+  if (!std::getenv("DEVMAT_TEST_LARGE_PNG")) {
+    WARN("skipped: set DEVMAT_TEST_LARGE_PNG=1 to save and load a 50000x50000 gray PNG (2.5e9 bytes)");
+    return;
+  }
+  TempDir dir;
+  const std::string p = dir / "large.png";
+  const Index n = 50000;
+  const std::uint64_t bytes = std::uint64_t(n) * n;  // 2.5e9: past stb's int sizes
+  {
+    std::vector<std::uint8_t> px(bytes);
+    for (std::uint64_t i = 0; i < bytes; ++i) px[i] = static_cast<std::uint8_t>(i * 2654435761u >> 13);
+    write_image(p, px.data(), n, n, 1);
+  }
+  std::vector<std::uint8_t> back;
+  const auto t0 = std::chrono::steady_clock::now();
+  const ImageShape s = read_image(p, 1, back);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  WARN("read_image of " << bytes << " bytes: " << secs << " s");
+  REQUIRE(s.rows == n);
+  REQUIRE(s.cols == n);
+  std::uint64_t wrong = 0;
+  for (std::uint64_t i = 0; i < bytes; ++i) wrong += back[i] != static_cast<std::uint8_t>(i * 2654435761u >> 13);
+  CHECK(wrong == 0);
 }

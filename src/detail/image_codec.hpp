@@ -50,4 +50,14 @@ void encode_image(const std::string& path, const HostImage& image);
 /// compressing encoder takes (about 2^30 bytes of pixels). Any PNG decoder reads it.
 std::vector<std::uint8_t> encode_png_stored(const HostImage& image);
 
+/// `bytes`, a whole PNG file (`path` names it in errors), decoded by devmat's own PNG decoder,
+/// which decode_gray and decode_rgb use for PNGs too large for stb_image (its pixels over
+/// 2^30 bytes, a side over 2^24 or the file over 2 GiB): 8-bit gray, gray+alpha, RGB or RGBA
+/// without interlacing, the channels as stored (1 to 4). Throws io_error naming the file for
+/// anything else and for any corrupt or truncated data. Here so that tests reach it directly.
+HostImage decode_png_own(const std::string& path, const std::vector<std::uint8_t>& bytes);
+
+/// For tests: while on, decode_gray and decode_rgb read every PNG with decode_png_own.
+void force_own_png_decoder(bool on) noexcept;
+
 }  // namespace devmat::detail
