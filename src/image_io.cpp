@@ -387,6 +387,21 @@ std::uint32_t crc32(const std::uint8_t* p, std::size_t n) {
   return c ^ 0xFFFFFFFFu;
 }
 
+// The Adler-32 checksum that ends a zlib stream (RFC 1950), over bytes given in any pieces:
+// png_stored computes it for what it writes, the PNG decoder checks it for what it inflates.
+struct Adler32 {
+  std::uint32_t a = 1, b = 0;
+  void update(const std::uint8_t* p, std::size_t n) {
+    while (n > 0) {
+      const std::size_t k = std::min<std::size_t>(n, 5552);  // the most before the sums can pass 2^32
+      for (std::size_t i = 0; i < k; ++i) a += p[i], b += a;
+      a %= 65521u, b %= 65521u;
+      p += k, n -= k;
+    }
+  }
+  std::uint32_t value() const { return (b << 16) | a; }
+};
+
 std::string chunk_name(const std::uint8_t* p) {
   std::string s(reinterpret_cast<const char*>(p), 4);
   for (char& c : s)
@@ -898,7 +913,7 @@ class Inflater {
     std::uint32_t want = 0;
     for (int i = 0; i < 4; ++i) want = want << 8 | in_.take(8);
     if (in_.overrun()) truncated();
-    if (want != ((adler_b_ << 16) | adler_a_)) corrupt("Adler-32 mismatch in the compressed image data");
+    if (want != adler_.value()) corrupt("Adler-32 mismatch in the compressed image data");
     // Bytes after the Adler-32 are ignored, as libpng and stb_image do.
   }
 
@@ -916,21 +931,12 @@ class Inflater {
     bool bad_filter = false;
     if (!sink_.feed(p, n, bad_filter))
       corrupt(bad_filter ? "a row has a filter type other than 0-4" : "the compressed image data are longer than the image");
-    adler(p, n);
+    adler_.update(p, n);
     if (out_ > kWindow) {
       std::memmove(win_.data(), win_.data() + out_ - kWindow, kWindow);
       out_ = kWindow;
     }
     handed_ = out_;
-  }
-
-  void adler(const std::uint8_t* p, std::size_t n) {
-    while (n > 0) {
-      const std::size_t k = std::min<std::size_t>(n, 5552);  // the most before the sums can pass 2^32
-      for (std::size_t i = 0; i < k; ++i) adler_a_ += p[i], adler_b_ += adler_a_;
-      adler_a_ %= 65521u, adler_b_ %= 65521u;
-      p += k, n -= k;
-    }
   }
 
   void stored_block() {
@@ -1052,7 +1058,7 @@ class Inflater {
   std::vector<std::uint8_t> win_;
   std::size_t out_ = 0;     // bytes in win_
   std::size_t handed_ = 0;  // of which those given to the sink
-  std::uint32_t adler_a_ = 1, adler_b_ = 0;
+  Adler32 adler_;
 };
 
 std::string png_kind(const PngHeader& p) {
@@ -1226,7 +1232,7 @@ std::vector<std::uint8_t> png_stored(const HostImage& img) {
   };
   z.push_back(0x78);  // deflate, 32 KiB window
   z.push_back(0x01);  // no preset dictionary, fastest; (0x78 << 8 | 0x01) % 31 == 0
-  std::uint32_t a = 1, b = 0;  // Adler-32
+  Adler32 adler;
   std::size_t r = 0, off = 0;  // position in the filtered data: row r, byte off (0: the filter byte)
   for (std::size_t pos = 0; pos < total;) {
     const std::size_t len = std::min(kBlock, total - pos);
@@ -1248,18 +1254,12 @@ std::vector<std::uint8_t> png_stored(const HostImage& img) {
         left -= n;
       }
       if (off == row_bytes + 1) off = 0, ++r;
-      for (std::size_t i = from; i < z.size(); ++i) {  // Adler-32 (sums below 2^32 for 5552 bytes)
-        a += z[i];
-        b += a;
-        if ((i - from) % 4096 == 4095) a %= 65521u, b %= 65521u;
-      }
-      a %= 65521u;
-      b %= 65521u;
+      adler.update(z.data() + from, z.size() - from);
     }
     pos += len;
     flush(false);
   }
-  put_be32(z, (b << 16) | a);
+  put_be32(z, adler.value());
   flush(true);
   put_png_chunk(out, "IEND", nullptr, 0);
   return out;
