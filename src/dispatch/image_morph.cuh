@@ -254,8 +254,7 @@ inline bool morph_small(int kr, int kc) { return (kr == 3 || kr == 5) && (kc == 
 /// that end on 4 bytes; session 26, dilate 30.1 us against 34.0).
 template <class T>
 bool morph_fused(const T* in, Index ld, Index cols, int kr, int kc) {
-  if (!morph_small(kr, kc) || kr != 5 || kc != 5) return morph_small(kr, kc);
-  return !morph_stream_default<T>(in, ld, cols, kr, kc);
+  return morph_small(kr, kc) && !(kr == 5 && kc == 5 && morph_stream_default<T>(in, ld, cols, kr, kc));
 }
 
 /// Output rows a thread of the fused kernels, by the element's height (u8 on the H200, 4096^2: 3
