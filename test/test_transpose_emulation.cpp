@@ -544,7 +544,7 @@ TEST_CASE("emulated transpose_few_rows_half_kernel at every input offset into a 
 // transpose_rows_run_kernel and transpose_cols_run_kernel (one short side of 17 to a few hundred
 // elements through shared memory in output order / as a span): the regions the launchers make
 // (RowsRunShape / ColsRunShape: K = 4, 2 and 1 pieces, odd sides unpadded and even ones padded,
-// regions of 8, 16 and 32 KiB), rows and columns around them, windows through odd strides
+// 4-byte rows in groups of 2 or 4 where their count allows, regions of 8, 16 and 32 KiB), rows and columns around them, windows through odd strides
 // ending a few elements before an inaccessible page at every offset into a word, read exactly
 // (emu::ExactReads), inputs and outputs at every offset into a word. Bytes, floats and doubles.
 namespace {
@@ -599,7 +599,7 @@ void check_run_shapes(const std::vector<Index>& shorts, const std::vector<Index>
 TEST_CASE("emulated transpose_rows_run_kernel and transpose_cols_run_kernel equal the transpose",
           "[transpose][emulation][run]") {
   check_run_shapes<std::uint8_t>({17, 18, 20, 24, 31, 32, 33, 40, 63, 64, 100, 127, 128}, {1, 129, 1016, 1017, 2100});
-  check_run_shapes<float>({17, 18, 24, 31, 32, 40, 64, 127}, {1, 33, 255, 257, 1030});
+  check_run_shapes<float>({17, 18, 20, 24, 31, 32, 36, 40, 64, 127}, {1, 33, 255, 257, 1030});
   check_run_shapes<double>({17, 24, 31, 32, 127}, {1, 129, 520});
 }
 
@@ -614,6 +614,13 @@ TEST_CASE("emulated run kernels at every input and output offset into a word or 
       // The few-columns span is read as the 16-byte vectors under it: floats and doubles at
       // every offset into one too.
       if (pre < 4) check_cols_run<float>(32768, 1030, 17 + 7 * (pre % 2), 17 + 7 * (pre % 2) + at, at, pre, at);
+      // Floats of rows in groups of 4 (36 rows) and 2 (22), and of one row (35), whose second
+      // phase leaves as 16-byte vectors where the run starts on one.
+      if (pre < 4) {
+        check_rows_run<float>(16384, 36, 1030, 1030 + at, at, pre, at);
+        check_rows_run<float>(16384, 22, 517, 519 + pre, 1, pre, at);
+        check_rows_run<float>(16384, 35, 1030, 1030, 0, pre, at);
+      }
       if (pre < 2) check_cols_run<double>(32768, 520, 17, 17 + at, at, pre, at % 2);
     }
 }

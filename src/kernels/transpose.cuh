@@ -1195,26 +1195,39 @@ inline int rect_slot_bytes_host(int b, int g, std::size_t elem) {
                                                                       : rect_slot_bytes<double>(b, g);
 }
 
+/// Rows a warp item of transpose_rows_run_kernel for `rows` rows of `elem`-byte elements: 4-byte
+/// elements whose row count makes vectors of a row group meet every bank once (rows_run_load_groups:
+/// 4 rows where rows = 4 mod 8, 2 where rows = 2 mod 4), else 1 (a row; odd counts need no pad,
+/// the other even ones take rect_slot's).
+inline int rows_run_group(Index rows, std::size_t elem) {
+  if (elem != 4) return 1;
+  return rows % 8 == 4 ? 4 : rows % 4 == 2 ? 2 : 1;
+}
+
 /// The regions of transpose_rows_run_kernel for a rows x cols matrix of `elem` bytes elements
 /// and about `tile_bytes` a region (host): pieces of 128 K bytes (u8, 32 K aligned words) or
 /// 32 K elements a row, K = 4, or 2 or 1 where a piece of every row would pass 1.5 tile_bytes;
 /// as many pieces a row as come nearest tile_bytes (at least one, no more than the columns
-/// need); cb columns a region (bytes: 8 short of the pieces, so that the aligned words under
-/// them at any alignment fit); pad g; smem bytes.
+/// need); the rows a warp item (rows_run_group); cb columns a region (bytes: 16 short of the
+/// pieces, so that the aligned words under them at any alignment fit and cb is a multiple of 16:
+/// each region's run of cb rows bytes starts on a 16-byte vector wherever out does); pad g;
+/// smem bytes.
 struct RowsRunShape {
   int k, units, cb, g, smem;
+  int group;        // rows a warp item (rows_run_group)
   unsigned blocks;  // of the grid: regions along the columns
   RowsRunShape(Index rows, Index cols, std::size_t elem, int tile_bytes) {
     const Index word = elem == 1 ? 4 : 1;                                 // elements a lane's load
     const Index row_bytes = 32 * word * static_cast<Index>(elem) * rows;  // K = 1: a piece of every row
     k = 4 * row_bytes <= tile_bytes * 3 / 2 ? 4 : (2 * row_bytes <= tile_bytes * 3 / 2 ? 2 : 1);
-    const Index piece = 32 * word * k, piece_bytes = row_bytes * k, slack = elem == 1 ? 8 : 0;
+    const Index piece = 32 * word * k, piece_bytes = row_bytes * k, slack = elem == 1 ? 16 : 0;
     Index n = (tile_bytes + piece_bytes / 2) / piece_bytes;
     n = n < 1 ? 1 : n;
     const Index need = (cols + slack + piece - 1) / piece;
     units = static_cast<int>(n < need ? n : need);
     cb = static_cast<int>(piece * units - slack);
-    g = transpose_run_pad(static_cast<int>(rows));
+    group = rows_run_group(rows, elem);
+    g = group > 1 ? kTransposeRunNoPad : transpose_run_pad(static_cast<int>(rows));
     smem = static_cast<int>(elem) * (rect_slot_host(static_cast<int>(rows) * cb, g, elem)) + 16;
     blocks = static_cast<unsigned>((cols + cb - 1) / cb);
   }
@@ -1222,21 +1235,45 @@ struct RowsRunShape {
 
 /// The regions of transpose_cols_run_kernel for a rows x cols matrix (stride ld) of `elem`
 /// bytes elements and about `tile_bytes` a region (host): ra rows (at least 128, in multiples of
-/// 128, at most rows), pad g for gathers ld apart, smem bytes (the span, padded, and the
-/// overhang of the 16-byte vectors under it).
+/// 128, at most rows), pad g for gathers ld apart, the output bytes a lane gathers at a time
+/// (transpose_cols_run_kernel's kLB), smem bytes (the span, padded, and the overhang of the
+/// 16-byte vectors under it).
 struct ColsRunShape {
   int ra, g, smem;
+  int lane_bytes;   // output bytes a lane gathers at a time: 16, but bytes in regions under 512 rows 4
   unsigned blocks;  // of the grid: regions down the rows
   ColsRunShape(Index rows, Index /*cols*/, Index ld, std::size_t elem, int tile_bytes) {
     const Index per_row = ld * static_cast<Index>(elem), fit = tile_bytes / per_row / 128 * 128;
     const Index want = fit < 128 ? 128 : fit;
     ra = static_cast<int>(rows < want ? rows : want);
     g = transpose_run_pad(static_cast<int>(ld));
+    lane_bytes = elem == 1 && ra < 512 ? 4 : 16;
     // The region's bytes and the vectors' overhang at both ends (under 16 bytes each).
     smem = rect_slot_bytes_host(static_cast<int>(elem) * ra * static_cast<int>(ld) + 32, g, elem) + 16;
     blocks = static_cast<unsigned>((rows + ra - 1) / ra);
   }
 };
+
+/// to[0, n) = from[0, n) by the block's kTransposeRunThreads threads, both 16-byte aligned (from
+/// in shared memory): 16-byte vectors, two a thread in flight, then the last n mod 16 / sizeof(T)
+/// elements one a thread. (Word by word, the u8 run kernel's second phase took about 10 SASS
+/// instructions a word: a quarter of its instructions at 127 rows.)
+template <class T>
+__device__ __forceinline__ void copy_run_vectors(const T* from, T* to, int n) {
+  constexpr int kThreads = kTransposeRunThreads, kV = 16 / static_cast<int>(sizeof(T));
+  const int vecs = n / kV;
+  const uint4* const src = reinterpret_cast<const uint4*>(from);
+  uint4* const dst = reinterpret_cast<uint4*>(to);
+  int v = static_cast<int>(threadIdx.x);
+#pragma unroll 1  // unrolled, the run kernels took 44-56 registers where they had 32
+  for (; v + kThreads < vecs; v += 2 * kThreads) {
+    const uint4 x = src[v], y = src[v + kThreads];
+    dst[v] = x;
+    dst[v + kThreads] = y;
+  }
+  if (v < vecs) dst[v] = src[v];
+  for (int e = vecs * kV + static_cast<int>(threadIdx.x); e < n; e += kThreads) to[e] = from[e];
+}
 
 /// The items [lo, hi) of a grid of n items that warp `warp` of `warps` takes: as even a share
 /// as whole items allow, consecutive, so that a warp sets up each major line once.
@@ -1254,31 +1291,15 @@ __device__ __forceinline__ int run_slot(int p, int g) {
   else return p;
 }
 
-/// The few-rows transpose (out, dense cols x rows, = the transpose of in, rows x cols, ld
-/// apart; any stride and alignment), rows <= a region's: block b takes input columns [c0, c0 +
-/// cb), c0 = b cb, all rows, whose transpose is the contiguous run out[c0 rows ..): each element
-/// goes to slot b rows + a of shared memory (output order), then the run leaves in order. A row
-/// of the region is `units` pieces of 32 K aligned 4-byte words (bytes; host: cb = 128 K units
-/// - 8, so that the words under cb bytes at any alignment fit) or of 32 K elements (cb = 32 K
-/// units), the warps taking (row, piece) in turn, each lane K words or elements of it. Pad g
-/// (rect_slot) where kPad; dynamic shared memory RowsRunShape::smem (with_rows_run_kernel picks
-/// the instance). Its bytes are bound by instructions, not by loads in flight (ncu, u8
-/// 127x528417: issue-active 88%): a trial that loaded 8 / K items before storing any (8 words
-/// a lane in flight) ran slower (session 21, same run: 17x3947581 0.90 -> 0.81 of a copy,
-/// 31x2164803 0.88 -> 0.81, 127x528417 0.67 -> 0.60).
+/// Phase 1 of transpose_rows_run_kernel, one row a warp item: element (a, b) of the region
+/// (input columns c0 .. c0 + nc - 1 of every row) to slot b nr + a (run_slot). Warp items (a,
+/// piece), consecutive ones a warp, row a's pointer made once a row.
 template <class T, int K, bool kPad>
-__global__ void __launch_bounds__(kTransposeRunThreads)
-transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols, int cb,
-                          int units, int g) {
-  constexpr int kThreads = kTransposeRunThreads, kWarps = kThreads / 32;
-  DEVMAT_DYNAMIC_SHARED(unsigned char, run_smem_raw);
-  T* const tile = reinterpret_cast<T*>(run_smem_raw);
-  const Index c0 = static_cast<Index>(blockIdx.x) * cb;
-  const int nr = rows, nc = static_cast<int>(cols - c0 < cb ? cols - c0 : cb);
+__device__ __forceinline__ void rows_run_load_rows(const T* __restrict__ in, Index ld, T* tile, int rows, Index cols,
+                                                   Index c0, int nc, int units, int g) {
+  constexpr int kWarps = kTransposeRunThreads / 32;
+  const int nr = rows;
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-
-  // Phase 1: element (a, b) of the region to slot b nr + a. Warp items (a, piece), consecutive
-  // ones a warp, row a's pointer made once a row.
   const WarpRange range(nr * units, warp, kWarps);
   const unsigned char* const end = reinterpret_cast<const unsigned char*>(in + (rows - 1) * ld + cols);  // past the last
   int a = range.lo / units, piece = range.lo - a * units;
@@ -1378,11 +1399,101 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
     }
     ++piece;
   }
+}
+
+/// Phase 1 of transpose_rows_run_kernel for 4-byte elements, R = 2 or 4 rows a warp item (nr a
+/// multiple of R, the region unpadded): lane L's columns b = 32 K piece + L + 32 k of rows a ..
+/// a + R - 1 (a a multiple of R) are R elements adjacent in output order, slot b nr + a, stored
+/// as one R-element vector (R-aligned: nr and a are multiples of R). A warp's vector stores are
+/// nr / R vectors apart, which meet every bank once for each phase of the vector store (8- and
+/// 16-byte stores are served a half- or a quarter-warp at a time) where nr / R is odd: nr = 2
+/// mod 4 with R = 2, nr = 4 mod 8 with R = 4 (rows_run_group). One row a lane at a time, the
+/// same rows needed a pad (rect_slot), so that the stores did not meet 2 to 8 lanes a bank,
+/// and the pad split the second phase's reads (two ways) and its vectors.
+template <class T, int K, int R>
+__device__ __forceinline__ void rows_run_load_groups(const T* __restrict__ in, Index ld, T* tile, int nr, Index c0,
+                                                     int nc, int units) {
+  static_assert(sizeof(T) == 4 && (R == 2 || R == 4), "rows_run_load_groups: 4-byte elements, 2 or 4 rows");
+  constexpr int kWarps = kTransposeRunThreads / 32;
+  using V = Pack<T, R>;
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  const WarpRange range(nr / R * units, warp, kWarps);
+  int q = range.lo / units, piece = range.lo - q * units;  // rows R q .. R q + R - 1
+  const T* src = in + (c0 + Index(R) * q * ld);
+  for (int item = range.lo; item < range.hi; ++item, ++piece) {
+    if (piece == units) {
+      piece = 0;
+      ++q;
+      src += Index(R) * ld;
+    }
+    const int b0 = 32 * K * piece + lane;
+    const T* row[R];  // lane's element of each row; its K columns 32 apart (offsets in the loads)
+    row[0] = src + b0;
+#pragma unroll
+    for (int r = 1; r < R; ++r) row[r] = row[r - 1] + ld;
+    V* const at = reinterpret_cast<V*>(tile + (b0 * nr + R * q));  // column b0's vector; 32 nr / R vectors a k
+    const int k_step = 32 * nr / R;
+    V v[K];
+    if (b0 + 32 * (K - 1) < nc) {  // every column of the lane inside the region: no test a load
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+#pragma unroll
+        for (int r = 0; r < R; ++r) v[k].v[r] = __ldg(row[r] + 32 * k);
+#pragma unroll
+      for (int k = 0; k < K; ++k) at[k * k_step] = v[k];
+    } else {
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (b0 + 32 * k < nc)
+#pragma unroll
+          for (int r = 0; r < R; ++r) v[k].v[r] = __ldg(row[r] + 32 * k);
+#pragma unroll
+      for (int k = 0; k < K; ++k)
+        if (b0 + 32 * k < nc) at[k * k_step] = v[k];
+    }
+  }
+}
+
+/// The few-rows transpose (out, dense cols x rows, = the transpose of in, rows x cols, ld
+/// apart; any stride and alignment), rows <= a region's: block b takes input columns [c0, c0 +
+/// cb), c0 = b cb, all rows, whose transpose is the contiguous run out[c0 rows ..): each element
+/// goes to slot b rows + a of shared memory (output order), then the run leaves in order. A row
+/// of the region is `units` pieces of 32 K aligned 4-byte words (bytes; host: cb = 128 K units
+/// - 16, so that the words under cb bytes at any alignment fit) or of 32 K elements (cb = 32 K
+/// units), the warps taking (row, piece) in turn, each lane K words or elements of it
+/// (rows_run_load_rows), or for 4-byte elements (R rows, piece) with R = 2 or 4
+/// (rows_run_load_groups). Pad g (rect_slot) where kPad; dynamic shared memory
+/// RowsRunShape::smem (with_rows_run_kernel picks the instance). Its bytes are bound by instructions, not by loads in flight (ncu, u8
+/// 127x528417: issue-active 88%): a trial that loaded 8 / K items before storing any (8 words
+/// a lane in flight) ran slower (session 21, same run: 17x3947581 0.90 -> 0.81 of a copy,
+/// 31x2164803 0.88 -> 0.81, 127x528417 0.67 -> 0.60).
+template <class T, int K, bool kPad, int R = 1>
+__global__ void __launch_bounds__(kTransposeRunThreads)
+transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols, int cb,
+                          int units, int g) {
+  static_assert(R == 1 || !kPad, "transpose_rows_run_kernel: row groups are unpadded");
+  constexpr int kThreads = kTransposeRunThreads;
+  DEVMAT_DYNAMIC_SHARED(unsigned char, run_smem_raw);
+  T* const tile = reinterpret_cast<T*>(run_smem_raw);
+  const Index c0 = static_cast<Index>(blockIdx.x) * cb;
+  const int nr = rows, nc = static_cast<int>(cols - c0 < cb ? cols - c0 : cb);
+
+  // Phase 1: element (a, b) of the region to slot b nr + a: a row a warp item, or R rows.
+  if constexpr (R == 1) rows_run_load_rows<T, K, kPad>(in, ld, tile, rows, cols, c0, nc, units, g);
+  else rows_run_load_groups<T, K, R>(in, ld, tile, nr, c0, nc, units);
   __syncthreads();
 
-  // Phase 2: the run out[c0 nr, (c0 + nc) nr) in order (bytes as words where it starts on one).
+  // Phase 2: the run out[c0 nr, (c0 + nc) nr) in order: unpadded, as 16-byte vectors where it
+  // starts on one (every region of a 16-byte aligned out: RowsRunShape makes the regions' runs
+  // whole vectors), else bytes as words where it starts on one, else element by element.
   const int total = nc * nr;
   T* const run = out + c0 * nr;
+  if constexpr (!kPad) {
+    if ((reinterpret_cast<std::uintptr_t>(run) & 15) == 0) {
+      copy_run_vectors(tile, run, total);
+      return;
+    }
+  }
   if constexpr (sizeof(T) == 1) {
     if ((reinterpret_cast<std::uintptr_t>(run) & 3) == 0) {
       int e = 4 * static_cast<int>(threadIdx.x);
@@ -1401,13 +1512,15 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 /// vectors under it, byte-exact at the matrix's end) into shared memory in input order (each
 /// lane kTransposeColsRunVecs vectors in flight), then writes the run of each
 /// output row j: out[j rows + r0 ..] from the span's elements j, j + ld, ... (bytes gathered
-/// into the aligned words under the run, byte-exact at its ends). Pad g (rect_slot) where kPad,
+/// into the aligned kLB-byte words under the run, byte-exact at its ends). Pad g (rect_slot) where kPad,
 /// for the gathers ld apart; dynamic shared memory ColsRunShape::smem (with_cols_run_kernel picks
 /// the instance).
-template <class T, bool kPad>
+template <class T, bool kPad, int kLB = sizeof(T) == 1 ? 4 : 16>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols, int ra,
                           int g) {
+  static_assert(sizeof(T) == 1 ? kLB == 4 || kLB == 16 : kLB == 16,
+                "transpose_cols_run_kernel: words of 4 or 16 bytes, 16 past bytes");
   constexpr int kThreads = kTransposeRunThreads, K = kTransposeColsRunVecs;
   DEVMAT_DYNAMIC_SHARED(unsigned char, run_smem_raw);
   T* const tile = reinterpret_cast<T*>(run_smem_raw);
@@ -1447,58 +1560,68 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   __syncthreads();
 
   // Phase 2: run j (out row j, elements r0 .. r0 + nr) from slots s + i ld + j. Warp items (j,
-  // chunk): 32 aligned words (bytes) or elements of run j, consecutive ones a warp.
+  // chunk): 32 aligned kLB-byte words of run j (kE elements each), consecutive ones a warp, a
+  // run at a time, its chunks in a loop of their own: the run's pointer and offsets made once a
+  // run, and advanced by a chunk (one item a chunk remade them all at each item, ptxas, sm_90:
+  // about 45 instructions an output word of bytes where 11 gather and store it). Word w = 32
+  // chunk + lane over run j; its element t is run element kE w + t - sd. A lane gathers kE
+  // elements and stores them as one word (bytes: 16 from regions of 512 rows or more, about
+  // half the instructions a byte of 4-byte words, ptxas, sm_90: 29 an aligned word; 4-byte
+  // elements: 4, where one a lane took about 8 instructions an element), byte-exact at the
+  // run's two ends.
+  constexpr int kE = kLB / static_cast<int>(sizeof(T));  // elements a word
+  constexpr int kChunk = 32 * kE;                           // elements a chunk
   const int lane = tid & 31, warp = tid >> 5;
-  constexpr int kChunk = sizeof(T) == 1 ? 128 : 32;  // elements a chunk
-  const int chunks = (nr + (sizeof(T) == 1 ? 6 : 0) + kChunk - 1) / kChunk;
+  const int chunks = (nr + 2 * (kE - 1) + kChunk - 1) / kChunk;  // a run starts up to kE - 1 into its first word
   const WarpRange range(nc * chunks, warp, kThreads / 32);
   int j = range.lo / chunks, chunk = range.lo - j * chunks;
-  if constexpr (sizeof(T) == 1) {
-    // A run at a time, its chunks in a loop of their own: the run's pointer and offsets made
-    // once a run, and advanced by a chunk (one item a chunk remade them all at each item,
-    // ptxas, sm_90: about 45 instructions an output word where 11 gather and store it). The
-    // aligned word w = 32 chunk + lane over run j; byte t is run element 4w + t - sd.
-    unsigned char* dst_run = out + (j * rows + r0);
-    for (int item = range.lo; item < range.hi; ++j, chunk = 0, dst_run += rows) {
-      const int chunk_end = chunks - chunk < range.hi - item ? chunks : chunk + (range.hi - item);
-      item += chunk_end - chunk;
-      const int sd = static_cast<int>(reinterpret_cast<std::uintptr_t>(dst_run) & 3);
-      int i0 = 4 * (32 * chunk + lane) - sd;
-      unsigned* word = reinterpret_cast<unsigned*>(dst_run - sd) + (32 * chunk + lane);
-      int q = s + i0 * pitch + j;
-      for (; chunk < chunk_end && i0 < nr; ++chunk, i0 += 128, q += 128 * pitch, word += 32) {
-        if (i0 >= 0 && i0 + 4 <= nr) {
-          unsigned v = 0;
+  using Word = std::conditional_t<sizeof(T) == 1, std::conditional_t<kLB == 16, uint4, unsigned>, Pack<T, kE>>;
+  T* dst_run = out + (j * rows + r0);
+  for (int item = range.lo; item < range.hi; ++j, chunk = 0, dst_run += rows) {
+    const int chunk_end = chunks - chunk < range.hi - item ? chunks : chunk + (range.hi - item);
+    item += chunk_end - chunk;
+    const int sd = static_cast<int>((reinterpret_cast<std::uintptr_t>(dst_run) & (kLB - 1)) / sizeof(T));
+    int i0 = kE * (32 * chunk + lane) - sd;
+    Word* word = reinterpret_cast<Word*>(dst_run - sd) + (32 * chunk + lane);
+    int q = s + i0 * pitch + j;
+    for (; chunk < chunk_end && i0 < nr; ++chunk, i0 += kChunk, q += kChunk * pitch, word += 32) {
+      if (i0 >= 0 && i0 + kE <= nr) {
+        if constexpr (sizeof(T) == 1) {
+          unsigned w[kLB / 4];
 #pragma unroll
-          for (int t = 0; t < 4; ++t) v |= static_cast<unsigned>(tile[run_slot<T, kPad>(q + t * pitch, g)]) << (8 * t);
-          *word = v;
+          for (int u = 0; u < kLB / 4; ++u) {
+            w[u] = 0;
+#pragma unroll
+            for (int t = 0; t < 4; ++t)
+              w[u] |= static_cast<unsigned>(tile[run_slot<T, kPad>(q + (4 * u + t) * pitch, g)]) << (8 * t);
+          }
+          if constexpr (kLB == 16) *word = make_uint4(w[0], w[1], w[2], w[3]);
+          else *word = w[0];
         } else {
-          unsigned char* const dst_b = reinterpret_cast<unsigned char*>(word);
-          for (int t = 0; t < 4; ++t)
-            if (i0 + t >= 0 && i0 + t < nr) dst_b[t] = tile[run_slot<T, kPad>(q + t * pitch, g)];
+          Word v;
+#pragma unroll
+          for (int t = 0; t < kE; ++t) v.v[t] = tile[run_slot<T, kPad>(q + t * pitch, g)];
+          *word = v;
         }
+      } else {
+        T* const dst = reinterpret_cast<T*>(word);
+        for (int t = 0; t < kE; ++t)
+          if (i0 + t >= 0 && i0 + t < nr) dst[t] = tile[run_slot<T, kPad>(q + t * pitch, g)];
       }
-    }
-  } else {
-    T* dst = out + (j * rows + r0);
-    for (int item = range.lo; item < range.hi; ++item, ++chunk) {
-      if (chunk == chunks) {
-        chunk = 0;
-        ++j;
-        dst += rows;
-      }
-      const int i = 32 * chunk + lane;
-      if (i < nr) dst[i] = tile[run_slot<T, kPad>(s + i * pitch + j, g)];
     }
   }
 }
 
-/// f(kernel) with the transpose_rows_run_kernel<T, K, kPad> instance for `shape` (its K, and a
-/// pad where it has one): the one choice the launcher and the emulation tests share.
+/// f(kernel) with the transpose_rows_run_kernel<T, K, kPad, R> instance for `shape` (its K, a
+/// pad where it has one, its row groups): the one choice the launcher and the emulation tests share.
 template <class T, class F>
 void with_rows_run_kernel(const RowsRunShape& shape, F&& f) {
   const auto with_pad = [&](auto k_c) {
     constexpr int K = decltype(k_c)::value;
+    if constexpr (sizeof(T) == 4) {
+      if (shape.group == 4) return f(&transpose_rows_run_kernel<T, K, false, 4>);
+      if (shape.group == 2) return f(&transpose_rows_run_kernel<T, K, false, 2>);
+    }
     if (shape.g == kTransposeRunNoPad) f(&transpose_rows_run_kernel<T, K, false>);
     else f(&transpose_rows_run_kernel<T, K, true>);
   };
@@ -1507,9 +1630,16 @@ void with_rows_run_kernel(const RowsRunShape& shape, F&& f) {
   else with_pad(std::integral_constant<int, 1>{});
 }
 
-/// f(kernel) with the transpose_cols_run_kernel<T, kPad> instance for `shape`.
+/// f(kernel) with the transpose_cols_run_kernel<T, kPad, kLB> instance for `shape`.
 template <class T, class F>
 void with_cols_run_kernel(const ColsRunShape& shape, F&& f) {
+  if constexpr (sizeof(T) == 1) {
+    if (shape.lane_bytes == 16) {
+      if (shape.g == kTransposeRunNoPad) f(&transpose_cols_run_kernel<T, false, 16>);
+      else f(&transpose_cols_run_kernel<T, true, 16>);
+      return;
+    }
+  }
   if (shape.g == kTransposeRunNoPad) f(&transpose_cols_run_kernel<T, false>);
   else f(&transpose_cols_run_kernel<T, true>);
 }
