@@ -1648,10 +1648,30 @@ __device__ __forceinline__ void deinterleave_cols(const uint4 (&x)[kN], uint4 (&
   }
 }
 
-/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels: a
-/// pad vector after every 8, so lanes that write kN consecutive vectors each spread over the
-/// banks (and lanes that read consecutive ones still do).
-__device__ __forceinline__ int stage_slot(int idx) { return idx + (idx >> 3); }
+/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels and
+/// the span kernel, whose lanes access it two ways: consecutive vectors (lane + 32 s) and kN
+/// consecutive vectors a lane (lane kN + s). A 16-byte access is served a quarter-warp at a
+/// time, so it is free of bank conflicts where the 8 lanes of each quarter hit 8 different
+/// vectors mod 8. The slot stays inside idx's aligned group of 8, so consecutive vectors stay
+/// conflict-free, and for lane kN + s:
+/// - odd kN: idx itself (an odd stride covers every residue mod 8);
+/// - even kN: idx ^ (idx / kN mod 8), which flips the low bits by the lane's number (idx / kN
+///   is the lane, or the next one at s = kN), so the 8 lanes of a quarter land on 8 residues.
+/// Both reach the fewest wavefronts for every kN from 2 to 16 (a quarter-warp model checked
+/// against every access of these kernels). The pad vector after every 8 used before was
+/// conflict-free only for kN of 2, 4 and 8: f32 9999991 x 7 on the span kernel (kN = 7) ran
+/// 24-way conflicts on its shared loads (ncu, H200, session 26: 12.5M conflicts in 625000
+/// requests, the quarter-warp model's count for that layout), and kN = 5 (u8 40000001 x 5),
+/// 14 and 16 conflicted too.
+template <int kN>
+__device__ __forceinline__ int stage_slot(int idx) {
+  if constexpr (kN % 2 == 1) return idx;
+  else return idx ^ ((idx / kN) & 7);
+}
+
+/// Vectors of a warp's staging area for vector indices 0 .. n - 1 (stage_slot keeps each inside
+/// its group of 8).
+__host__ __device__ constexpr int stage_vectors(int n) { return (n + 7) / 8 * 8; }
 
 /// Warps a block of the few-rows / few-columns byte kernels.
 inline constexpr int kFewBytesWarps = 4;
@@ -1669,7 +1689,7 @@ __global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
 transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
                                 Index cols) {
   static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_bytes_kernel: 2 to 16 rows");
-  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's run, padded (stage_slot)
+  __shared__ uint4 stage_smem[kFewBytesWarps][stage_vectors(32 * kN)];  // a warp's run (stage_slot)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const Index j0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 496;
   if (j0 >= cols) return;  // the whole warp
@@ -1695,7 +1715,7 @@ transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, 
   uint4* stage = stage_smem[warp];
   if (lane < 31) {
 #pragma unroll
-    for (int s = 0; s < kN; ++s) stage[stage_slot(lane * kN + s)] = y[s];
+    for (int s = 0; s < kN; ++s) stage[stage_slot<kN>(lane * kN + s)] = y[s];
   }
   __syncwarp();
   const int valid = static_cast<int>((cols - j0 < 496 ? cols - j0 : 496) * kN);  // bytes of the run
@@ -1703,7 +1723,7 @@ transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, 
 #pragma unroll
   for (int s = 0; s < kN; ++s) {
     const int idx = lane + 32 * s;
-    if (idx < 31 * kN && 16 * idx < valid) store_vec_bytes(run + 16 * idx, stage[stage_slot(idx)], 0, valid - 16 * idx);
+    if (idx < 31 * kN && 16 * idx < valid) store_vec_bytes(run + 16 * idx, stage[stage_slot<kN>(idx)], 0, valid - 16 * idx);
   }
 }
 
@@ -1953,7 +1973,7 @@ template <int kN>
 __global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
 transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows) {
   static_assert(kN >= 2 && kN <= 16, "transpose_few_cols_bytes_kernel: 2 to 16 columns");
-  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's rows, padded (stage_slot)
+  __shared__ uint4 stage_smem[kFewBytesWarps][stage_vectors(32 * kN)];  // a warp's rows (stage_slot)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 512;
   if (r0 >= rows) return;  // the whole warp
@@ -1968,11 +1988,11 @@ transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned c
   }
   uint4* stage = stage_smem[warp];
 #pragma unroll
-  for (int s = 0; s < kN; ++s) stage[stage_slot(lane + 32 * s)] = v[s];
+  for (int s = 0; s < kN; ++s) stage[stage_slot<kN>(lane + 32 * s)] = v[s];
   __syncwarp();
   uint4 x[kN], y[kN];
 #pragma unroll
-  for (int s = 0; s < kN; ++s) x[s] = stage[stage_slot(lane * kN + s)];
+  for (int s = 0; s < kN; ++s) x[s] = stage[stage_slot<kN>(lane * kN + s)];
   deinterleave_cols<kN>(x, y);
 
   const int valid = static_cast<int>(rows - r0 < 512 ? rows - r0 : 512);  // bytes of each output run
@@ -2021,7 +2041,7 @@ transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t
   static_assert(kL >= 2 && kL <= 16, "transpose_few_cols_span_kernel: strides of 2 to 16 elements");
   constexpr Index kSize = sizeof(T), kWarpRows = 512 / kSize;
   constexpr int kVecs = 32 * kL + 1;  // vectors of a warp's span
-  __shared__ uint4 stage_smem[kFewBytesWarps][kVecs + kVecs / 8 + 1];  // a warp's span, padded (stage_slot)
+  __shared__ uint4 stage_smem[kFewBytesWarps][stage_vectors(kVecs)];  // a warp's span (stage_slot)
   const auto* in = reinterpret_cast<const unsigned char*>(in_t);
   auto* out = reinterpret_cast<unsigned char*>(out_t);
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
@@ -2041,10 +2061,10 @@ transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t
   uint4* stage = stage_smem[warp];
 #pragma unroll
   for (int s = 0; s <= kL; ++s)
-    if (lane + 32 * s < kVecs) stage[stage_slot(lane + 32 * s)] = v[s];
+    if (lane + 32 * s < kVecs) stage[stage_slot<kL>(lane + 32 * s)] = v[s];
   __syncwarp();
 #pragma unroll
-  for (int s = 0; s <= kL; ++s) v[s] = stage[stage_slot(lane * kL + s)];  // lane kL + kL <= 32 kL
+  for (int s = 0; s <= kL; ++s) v[s] = stage[stage_slot<kL>(lane * kL + s)];  // lane kL + kL <= 32 kL
   uint4 x[kL], y[kL];
 #pragma unroll
   for (int s = 0; s < kL; ++s) x[s] = bytes_from(v[s], v[s + 1], m);  // m == 0: v[s]
