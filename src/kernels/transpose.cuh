@@ -579,10 +579,12 @@ __device__ __forceinline__ void warp_store_vec_run(unsigned char* run, const uin
 
 /// How transpose_vec_kernel's lanes gather: a warp's groups of kNV lanes (one output row's run
 /// each) write output rows d apart, and group j loads its vector's elements starting at
-/// element j rot (0 unless the kernel's kRotate). Shared rows start on 16 bytes, so the byte a
-/// lane gathers lies in the quarter ((m + c) mod 16) / 4 of the banks (m: its input row's offset
-/// into a vector, c: its byte column), the vectors of a group spread over the 8 banks of that
-/// quarter (two ways for 16 vectors), and two groups in the same quarter conflict. With
+/// element j rot (0 unless the kernel's kRotate). Shared rows start on 16 bytes (but the odd
+/// row groups of a 16-vector byte tile, on 8: VecTile::kSkew, the same for the lanes of every
+/// group that gather vector k), so the byte a lane gathers lies in the quarter ((m + c) mod 16)
+/// / 4 of the banks (m: its input row's offset into a vector, c: its byte column), the vectors
+/// of a group spread over the 8 banks of that quarter (two ways for 16 vectors on a skew of
+/// 16), and two groups in the same quarter conflict. With
 /// consecutive rows and no turn that cost bytes up to 4-way conflicts (ncu, H200: u8
 /// 4100x262144, 102.6M conflicts, mio throttle the first stall, 0.69 of a copy against 0.90
 /// where the rows are whole vectors). transpose_vec_lanes picks d and rot so that the groups
@@ -603,7 +605,8 @@ struct TransposeVecLanes {
 /// does. A bank-conflict model of the store phase (every load of a warp; 37 dense shapes and
 /// 50 random windows at every offset) found none left on the 8-vector tiles (1.8-2.1
 /// wavefronts a load on average before, 4 at worst) and the 16-vector tiles' two ways alone
-/// (2.4-2.6 before). Bytes only: on floats (two ways at most, no mio throttle) lanes of 8
+/// (2.4-2.6 before), which VecTile::kSkew removes since (the vectors of a group, not the
+/// groups: the 16-vector tiles' row groups start 8 bytes apart mod 16, the plans unchanged). Bytes only: on floats (two ways at most, no mio throttle) lanes of 8
 /// vectors and 4 groups measured 1-8% slower (H200, two runs minutes apart: f32 541201x31
 /// 0.855 of a copy against 0.930, 16383x16385 0.856 against 0.873), so floats keep consecutive
 /// rows (d = 1, rot = 0), as do tiles of other run lengths.
@@ -634,7 +637,7 @@ __device__ __forceinline__ uint4 rotate_words(uint4 v, int r) {
 /// off its vector reaches back into), by kCols = kColBytes / sizeof(T) input columns, read as
 /// the kLV = kColBytes / 16 + 1 aligned vectors that cover them at any offset of the row. In
 /// shared memory: kLoadRows rows of kPitch bytes as loaded (each at its own offset into its
-/// first vector), row rl at rl kPitch + 16 (rl / kHalo) (the skew sends the kNV lanes of an
+/// first vector), row rl at rl kPitch + kSkew (rl / kHalo) (the skew sends the kNV lanes of an
 /// output run, kHalo rows apart, to different banks), then a table of 2 kHalo ints.
 template <class T, int kNVv, int kColBytes, int kThreadsV = 256>
 struct VecTile {
@@ -662,7 +665,19 @@ struct VecTile {
   // a 256-byte row of bytes): 64 registers a thread for bytes, 40 for wider elements.
   static constexpr int kMinBlocks = 65536 / kThreads / (kSize == 1 ? 64 : 40);
   static_assert(kStep * kSize % 16 == 0, "VecTile: a thread's output rows start at the same offset into a vector");
-  static constexpr int kTableOff = kLoadRows * kPitch + 16 * (kLoadRows / kHalo);
+  // Bytes between consecutive groups of kHalo shared rows beyond their pitch (the skew). A
+  // lane of the store phase gathers bytes of row group k, so the kNV lanes of a run sit
+  // kHalo kPitch + kSkew bytes apart: with 16 (every stride a multiple of 16 bytes) the 16
+  // lanes of a 16-vector byte tile fell on 8 banks, k and k + 8 two ways apart (2320 bytes =
+  // 580 words, 4 mod 32; ncu, H200, session 26, u8 16385x16383: 9.4M conflicts in 19.2M
+  // shared-load wavefronts, the L1 pipe 93% busy). 24 (2328 bytes, 6 mod 32 words) spreads
+  // them over 16 banks: a bank model of every gather load (dense shapes and 300 random
+  // windows, with transpose_vec_lanes' plans) gives 1.03 wavefronts a load against 2.0. The
+  // 8-vector byte tiles' 8 lanes were conflict-free with 16 and would conflict with 24 (2.0),
+  // so they, and wider elements, keep 16. Rows of a group then start on 8 bytes (two 8-byte
+  // stores a vector).
+  static constexpr int kSkew = kSize == 1 && kNV == 16 ? 24 : 16;
+  static constexpr int kTableOff = kLoadRows * kPitch + kSkew * (kLoadRows / kHalo);
   static constexpr int kSmemBytes = kTableOff + 4 * 2 * kHalo;
 };
 
@@ -793,12 +808,20 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   // with the stores after the branches, ptxas (64 registers) spilled 112 bytes of addresses.
   const auto to_shared = [&](const uint4 (&buf)[Tile::kLoads]) {
     if (tid < 2 * kH)
-      row_at[tid] = tid * kP + 16 * (tid / kH) +
+      row_at[tid] = tid * kP + Tile::kSkew * (tid / kH) +
                     static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
 #pragma unroll
     for (int i = 0; i < Tile::kLoads; ++i) {
       const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      if (idx < kLoadRows * kLV) *reinterpret_cast<uint4*>(smem_b + rl * kP + 16 * (rl / kH) + 16 * v) = buf[i];
+      if (idx < kLoadRows * kLV) {
+        unsigned char* const at = smem_b + rl * kP + Tile::kSkew * (rl / kH) + 16 * v;
+        if constexpr (Tile::kSkew % 16 == 0) {
+          *reinterpret_cast<uint4*>(at) = buf[i];
+        } else {  // on 8 bytes
+          reinterpret_cast<uint2*>(at)[0] = make_uint2(buf[i].x, buf[i].y);
+          reinterpret_cast<uint2*>(at)[1] = make_uint2(buf[i].z, buf[i].w);
+        }
+      }
     }
   };
   // Bytes only: the float tile (40 registers) spilled 20 bytes with it where it spills 8 without.
@@ -851,10 +874,10 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   const Index q0 = q_tile - n;  // each of the thread's output rows' byte at its vector's byte 0
   if (q0 >= row_b) return;      // past the rows' end (q0 >= -15 always); no barrier follows
   const int f0 = kH - n / kSize;
-  // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + 16).
+  // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + kSkew).
   int at[kH];
 #pragma unroll
-  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + ((e + rot) & (kH - 1))] + k * (kH * kP + 16) + o_first * kSize;
+  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + ((e + rot) & (kH - 1))] + k * (kH * kP + Tile::kSkew) + o_first * kSize;
   const bool whole = q0 >= 0 && q0 + 16 <= row_b;
   const int lo = q0 < 0 ? static_cast<int>(-q0) : 0, hi = row_b - q0 < 16 ? static_cast<int>(row_b - q0) : 16;
   // The thread's output rows inside the tile and the matrix: o_first + kStep it for it < n_it.
