@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <random>
 #include <type_traits>
@@ -354,7 +355,7 @@ template <class T>
 void check_span_shapes(const std::vector<Index>& row_sides) {
   constexpr Index kV = 16 / sizeof(T);
   int n = 0;
-  for (Index ld : {2, 3, 5, 7, 8, 13, 16})
+  for (Index ld : {2, 3, 5, 6, 7, 8, 13, 14, 16})  // odd and even strides (stage_slot's two layouts)
     for (Index cols : {Index(1), ld / 2 + 1, ld - 1, ld}) {
       if (cols < 1 || (cols == ld - 1 && ld / 2 + 1 == ld - 1)) continue;
       for (Index rows : row_sides) {
@@ -384,6 +385,48 @@ TEST_CASE("emulated transpose_few_cols_span_kernel at every input and output off
       check_span<float>(300, 16, 16, 0, pre % 4, at % 4);
       check_span<double>(259, 7, 7, 0, pre % 2, at % 2);
     }
+}
+
+// transpose_few_rows_bytes_kernel (kN rows of bytes at any alignment of in and ld, out on 16
+// bytes) and transpose_few_cols_bytes_kernel (kN dense columns, in on 16 bytes), which stage a
+// warp's vectors in shared memory (stage_slot): every kN from 2 to 16, lines around a warp's
+// 496 or 512 and a block's 4 warps, the input's last byte the last before an inaccessible page.
+namespace {
+template <int kN = 2>
+void launch_bytes_emu(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols) {
+  if constexpr (kN <= 16) {
+    if (rows != kN && cols != kN) return launch_bytes_emu<kN + 1>(in, ld, out, rows, cols);
+    const dim3 block(32 * d::kFewBytesWarps);
+    if (rows == kN) {
+      REQUIRE(reinterpret_cast<std::uintptr_t>(out) % 16 == 0);
+      emu::launch(dim3(static_cast<unsigned>((cols + 496 * d::kFewBytesWarps - 1) / (496 * d::kFewBytesWarps))), block,
+                  [&] { d::transpose_few_rows_bytes_kernel<kN>(in, ld, out, cols); });
+    } else {
+      REQUIRE((ld == kN && reinterpret_cast<std::uintptr_t>(in) % 16 == 0));
+      emu::launch(dim3(static_cast<unsigned>((rows + 512 * d::kFewBytesWarps - 1) / (512 * d::kFewBytesWarps))), block,
+                  [&] { d::transpose_few_cols_bytes_kernel<kN>(in, out, rows); });
+    }
+  } else {
+    FAIL("launch_bytes_emu: no side of 2 to 16");
+  }
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_few_rows_bytes_kernel and transpose_few_cols_bytes_kernel equal the transpose",
+          "[transpose][emulation][bytes]") {
+  int n = 0;
+  for (Index k = 2; k <= 16; ++k) {
+    // Few rows: in at any offset (pre), strides dense and wider, out on 16 bytes.
+    for (Index cols : {Index(17), Index(495), Index(497), Index(1984), Index(1985), Index(4000)})
+      for (Index ld : {cols, cols + 3}) {
+        check_launch<std::uint8_t>(&launch_bytes_emu<>, k, cols, ld, 0, n % 16, 0);
+        ++n;
+      }
+    // Few dense columns: the matrix (and so its first row) on 16 bytes: rows * k a multiple of 16.
+    const Index unit = 16 / std::gcd(k, Index(16));
+    for (Index rows : {Index(512), Index(2048), Index(2064), Index(4096) + unit, Index(16) * 337})
+      if (rows % unit == 0 && rows != k) check_launch<std::uint8_t>(&launch_bytes_emu<>, rows, k, k, 0, 0, n++ % 16);
+  }
 }
 
 // transpose_few_rows_regs_kernel (2 to 16 rows of bytes in registers, at any alignment of in

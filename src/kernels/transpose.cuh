@@ -579,10 +579,12 @@ __device__ __forceinline__ void warp_store_vec_run(unsigned char* run, const uin
 
 /// How transpose_vec_kernel's lanes gather: a warp's groups of kNV lanes (one output row's run
 /// each) write output rows d apart, and group j loads its vector's elements starting at
-/// element j rot (0 unless the kernel's kRotate). Shared rows start on 16 bytes, so the byte a
-/// lane gathers lies in the quarter ((m + c) mod 16) / 4 of the banks (m: its input row's offset
-/// into a vector, c: its byte column), the vectors of a group spread over the 8 banks of that
-/// quarter (two ways for 16 vectors), and two groups in the same quarter conflict. With
+/// element j rot (0 unless the kernel's kRotate). Shared rows start on 16 bytes (but the odd
+/// row groups of a 16-vector byte tile, on 8: VecTile::kSkew, the same for the lanes of every
+/// group that gather vector k), so the byte a lane gathers lies in the quarter ((m + c) mod 16)
+/// / 4 of the banks (m: its input row's offset into a vector, c: its byte column), the vectors
+/// of a group spread over the 8 banks of that quarter (two ways for 16 vectors on a skew of
+/// 16), and two groups in the same quarter conflict. With
 /// consecutive rows and no turn that cost bytes up to 4-way conflicts (ncu, H200: u8
 /// 4100x262144, 102.6M conflicts, mio throttle the first stall, 0.69 of a copy against 0.90
 /// where the rows are whole vectors). transpose_vec_lanes picks d and rot so that the groups
@@ -603,7 +605,8 @@ struct TransposeVecLanes {
 /// does. A bank-conflict model of the store phase (every load of a warp; 37 dense shapes and
 /// 50 random windows at every offset) found none left on the 8-vector tiles (1.8-2.1
 /// wavefronts a load on average before, 4 at worst) and the 16-vector tiles' two ways alone
-/// (2.4-2.6 before). Bytes only: on floats (two ways at most, no mio throttle) lanes of 8
+/// (2.4-2.6 before), which VecTile::kSkew removes since (the vectors of a group, not the
+/// groups: the 16-vector tiles' row groups start 8 bytes apart mod 16, the plans unchanged). Bytes only: on floats (two ways at most, no mio throttle) lanes of 8
 /// vectors and 4 groups measured 1-8% slower (H200, two runs minutes apart: f32 541201x31
 /// 0.855 of a copy against 0.930, 16383x16385 0.856 against 0.873), so floats keep consecutive
 /// rows (d = 1, rot = 0), as do tiles of other run lengths.
@@ -634,7 +637,7 @@ __device__ __forceinline__ uint4 rotate_words(uint4 v, int r) {
 /// off its vector reaches back into), by kCols = kColBytes / sizeof(T) input columns, read as
 /// the kLV = kColBytes / 16 + 1 aligned vectors that cover them at any offset of the row. In
 /// shared memory: kLoadRows rows of kPitch bytes as loaded (each at its own offset into its
-/// first vector), row rl at rl kPitch + 16 (rl / kHalo) (the skew sends the kNV lanes of an
+/// first vector), row rl at rl kPitch + kSkew (rl / kHalo) (the skew sends the kNV lanes of an
 /// output run, kHalo rows apart, to different banks), then a table of 2 kHalo ints.
 template <class T, int kNVv, int kColBytes, int kThreadsV = 256>
 struct VecTile {
@@ -662,7 +665,19 @@ struct VecTile {
   // a 256-byte row of bytes): 64 registers a thread for bytes, 40 for wider elements.
   static constexpr int kMinBlocks = 65536 / kThreads / (kSize == 1 ? 64 : 40);
   static_assert(kStep * kSize % 16 == 0, "VecTile: a thread's output rows start at the same offset into a vector");
-  static constexpr int kTableOff = kLoadRows * kPitch + 16 * (kLoadRows / kHalo);
+  // Bytes between consecutive groups of kHalo shared rows beyond their pitch (the skew). A
+  // lane of the store phase gathers bytes of row group k, so the kNV lanes of a run sit
+  // kHalo kPitch + kSkew bytes apart: with 16 (every stride a multiple of 16 bytes) the 16
+  // lanes of a 16-vector byte tile fell on 8 banks, k and k + 8 two ways apart (2320 bytes =
+  // 580 words, 4 mod 32; ncu, H200, session 26, u8 16385x16383: 9.4M conflicts in 19.2M
+  // shared-load wavefronts, the L1 pipe 93% busy). 24 (2328 bytes, 6 mod 32 words) spreads
+  // them over 16 banks: a bank model of every gather load (dense shapes and 300 random
+  // windows, with transpose_vec_lanes' plans) gives 1.03 wavefronts a load against 2.0. The
+  // 8-vector byte tiles' 8 lanes were conflict-free with 16 and would conflict with 24 (2.0),
+  // so they, and wider elements, keep 16. Rows of a group then start on 8 bytes (two 8-byte
+  // stores a vector).
+  static constexpr int kSkew = kSize == 1 && kNV == 16 ? 24 : 16;
+  static constexpr int kTableOff = kLoadRows * kPitch + kSkew * (kLoadRows / kHalo);
   static constexpr int kSmemBytes = kTableOff + 4 * 2 * kHalo;
 };
 
@@ -793,12 +808,20 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   // with the stores after the branches, ptxas (64 registers) spilled 112 bytes of addresses.
   const auto to_shared = [&](const uint4 (&buf)[Tile::kLoads]) {
     if (tid < 2 * kH)
-      row_at[tid] = tid * kP + 16 * (tid / kH) +
+      row_at[tid] = tid * kP + Tile::kSkew * (tid / kH) +
                     static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
 #pragma unroll
     for (int i = 0; i < Tile::kLoads; ++i) {
       const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      if (idx < kLoadRows * kLV) *reinterpret_cast<uint4*>(smem_b + rl * kP + 16 * (rl / kH) + 16 * v) = buf[i];
+      if (idx < kLoadRows * kLV) {
+        unsigned char* const at = smem_b + rl * kP + Tile::kSkew * (rl / kH) + 16 * v;
+        if constexpr (Tile::kSkew % 16 == 0) {
+          *reinterpret_cast<uint4*>(at) = buf[i];
+        } else {  // on 8 bytes
+          reinterpret_cast<uint2*>(at)[0] = make_uint2(buf[i].x, buf[i].y);
+          reinterpret_cast<uint2*>(at)[1] = make_uint2(buf[i].z, buf[i].w);
+        }
+      }
     }
   };
   // Bytes only: the float tile (40 registers) spilled 20 bytes with it where it spills 8 without.
@@ -851,10 +874,10 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   const Index q0 = q_tile - n;  // each of the thread's output rows' byte at its vector's byte 0
   if (q0 >= row_b) return;      // past the rows' end (q0 >= -15 always); no barrier follows
   const int f0 = kH - n / kSize;
-  // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + 16).
+  // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + kSkew).
   int at[kH];
 #pragma unroll
-  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + ((e + rot) & (kH - 1))] + k * (kH * kP + 16) + o_first * kSize;
+  for (int e = 0; e < kH; ++e) at[e] = row_at[f0 + ((e + rot) & (kH - 1))] + k * (kH * kP + Tile::kSkew) + o_first * kSize;
   const bool whole = q0 >= 0 && q0 + 16 <= row_b;
   const int lo = q0 < 0 ? static_cast<int>(-q0) : 0, hi = row_b - q0 < 16 ? static_cast<int>(row_b - q0) : 16;
   // The thread's output rows inside the tile and the matrix: o_first + kStep it for it < n_it.
@@ -1778,10 +1801,30 @@ __device__ __forceinline__ void deinterleave_cols(const uint4 (&x)[kN], uint4 (&
   }
 }
 
-/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels: a
-/// pad vector after every 8, so lanes that write kN consecutive vectors each spread over the
-/// banks (and lanes that read consecutive ones still do).
-__device__ __forceinline__ int stage_slot(int idx) { return idx + (idx >> 3); }
+/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels and
+/// the span kernel, whose lanes access it two ways: consecutive vectors (lane + 32 s) and kN
+/// consecutive vectors a lane (lane kN + s). A 16-byte access is served a quarter-warp at a
+/// time, so it is free of bank conflicts where the 8 lanes of each quarter hit 8 different
+/// vectors mod 8. The slot stays inside idx's aligned group of 8, so consecutive vectors stay
+/// conflict-free, and for lane kN + s:
+/// - odd kN: idx itself (an odd stride covers every residue mod 8);
+/// - even kN: idx ^ (idx / kN mod 8), which flips the low bits by the lane's number (idx / kN
+///   is the lane, or the next one at s = kN), so the 8 lanes of a quarter land on 8 residues.
+/// Both reach the fewest wavefronts for every kN from 2 to 16 (a quarter-warp model checked
+/// against every access of these kernels). The pad vector after every 8 used before was
+/// conflict-free only for kN of 2, 4 and 8: f32 9999991 x 7 on the span kernel (kN = 7) ran
+/// 24-way conflicts on its shared loads (ncu, H200, session 26: 12.5M conflicts in 625000
+/// requests, the quarter-warp model's count for that layout), and kN = 5 (u8 40000001 x 5),
+/// 14 and 16 conflicted too.
+template <int kN>
+__device__ __forceinline__ int stage_slot(int idx) {
+  if constexpr (kN % 2 == 1) return idx;
+  else return idx ^ ((idx / kN) & 7);
+}
+
+/// Vectors of a warp's staging area for vector indices 0 .. n - 1 (stage_slot keeps each inside
+/// its group of 8).
+__host__ __device__ constexpr int stage_vectors(int n) { return (n + 7) / 8 * 8; }
 
 /// Warps a block of the few-rows / few-columns byte kernels.
 inline constexpr int kFewBytesWarps = 4;
@@ -1799,7 +1842,7 @@ __global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
 transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, unsigned char* __restrict__ out,
                                 Index cols) {
   static_assert(kN >= 2 && kN <= 16, "transpose_few_rows_bytes_kernel: 2 to 16 rows");
-  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's run, padded (stage_slot)
+  __shared__ uint4 stage_smem[kFewBytesWarps][stage_vectors(32 * kN)];  // a warp's run (stage_slot)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const Index j0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 496;
   if (j0 >= cols) return;  // the whole warp
@@ -1825,7 +1868,7 @@ transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, 
   uint4* stage = stage_smem[warp];
   if (lane < 31) {
 #pragma unroll
-    for (int s = 0; s < kN; ++s) stage[stage_slot(lane * kN + s)] = y[s];
+    for (int s = 0; s < kN; ++s) stage[stage_slot<kN>(lane * kN + s)] = y[s];
   }
   __syncwarp();
   const int valid = static_cast<int>((cols - j0 < 496 ? cols - j0 : 496) * kN);  // bytes of the run
@@ -1833,7 +1876,7 @@ transpose_few_rows_bytes_kernel(const unsigned char* __restrict__ in, Index ld, 
 #pragma unroll
   for (int s = 0; s < kN; ++s) {
     const int idx = lane + 32 * s;
-    if (idx < 31 * kN && 16 * idx < valid) store_vec_bytes(run + 16 * idx, stage[stage_slot(idx)], 0, valid - 16 * idx);
+    if (idx < 31 * kN && 16 * idx < valid) store_vec_bytes(run + 16 * idx, stage[stage_slot<kN>(idx)], 0, valid - 16 * idx);
   }
 }
 
@@ -2083,7 +2126,7 @@ template <int kN>
 __global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
 transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows) {
   static_assert(kN >= 2 && kN <= 16, "transpose_few_cols_bytes_kernel: 2 to 16 columns");
-  __shared__ uint4 stage_smem[kFewBytesWarps][32 * kN + 4 * kN];  // a warp's rows, padded (stage_slot)
+  __shared__ uint4 stage_smem[kFewBytesWarps][stage_vectors(32 * kN)];  // a warp's rows (stage_slot)
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
   const Index r0 = (blockIdx.x * static_cast<Index>(kFewBytesWarps) + warp) * 512;
   if (r0 >= rows) return;  // the whole warp
@@ -2098,11 +2141,11 @@ transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned c
   }
   uint4* stage = stage_smem[warp];
 #pragma unroll
-  for (int s = 0; s < kN; ++s) stage[stage_slot(lane + 32 * s)] = v[s];
+  for (int s = 0; s < kN; ++s) stage[stage_slot<kN>(lane + 32 * s)] = v[s];
   __syncwarp();
   uint4 x[kN], y[kN];
 #pragma unroll
-  for (int s = 0; s < kN; ++s) x[s] = stage[stage_slot(lane * kN + s)];
+  for (int s = 0; s < kN; ++s) x[s] = stage[stage_slot<kN>(lane * kN + s)];
   deinterleave_cols<kN>(x, y);
 
   const int valid = static_cast<int>(rows - r0 < 512 ? rows - r0 : 512);  // bytes of each output run
@@ -2151,7 +2194,7 @@ transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t
   static_assert(kL >= 2 && kL <= 16, "transpose_few_cols_span_kernel: strides of 2 to 16 elements");
   constexpr Index kSize = sizeof(T), kWarpRows = 512 / kSize;
   constexpr int kVecs = 32 * kL + 1;  // vectors of a warp's span
-  __shared__ uint4 stage_smem[kFewBytesWarps][kVecs + kVecs / 8 + 1];  // a warp's span, padded (stage_slot)
+  __shared__ uint4 stage_smem[kFewBytesWarps][stage_vectors(kVecs)];  // a warp's span (stage_slot)
   const auto* in = reinterpret_cast<const unsigned char*>(in_t);
   auto* out = reinterpret_cast<unsigned char*>(out_t);
   const int lane = static_cast<int>(threadIdx.x & 31), warp = static_cast<int>(threadIdx.x >> 5);
@@ -2171,10 +2214,10 @@ transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t
   uint4* stage = stage_smem[warp];
 #pragma unroll
   for (int s = 0; s <= kL; ++s)
-    if (lane + 32 * s < kVecs) stage[stage_slot(lane + 32 * s)] = v[s];
+    if (lane + 32 * s < kVecs) stage[stage_slot<kL>(lane + 32 * s)] = v[s];
   __syncwarp();
 #pragma unroll
-  for (int s = 0; s <= kL; ++s) v[s] = stage[stage_slot(lane * kL + s)];  // lane kL + kL <= 32 kL
+  for (int s = 0; s <= kL; ++s) v[s] = stage[stage_slot<kL>(lane * kL + s)];  // lane kL + kL <= 32 kL
   uint4 x[kL], y[kL];
 #pragma unroll
   for (int s = 0; s < kL; ++s) x[s] = bytes_from(v[s], v[s + 1], m);  // m == 0: v[s]
