@@ -641,7 +641,8 @@ void check_run_shapes(const std::vector<Index>& shorts, const std::vector<Index>
 
 TEST_CASE("emulated transpose_rows_run_kernel and transpose_cols_run_kernel equal the transpose",
           "[transpose][emulation][run]") {
-  check_run_shapes<std::uint8_t>({17, 18, 20, 24, 31, 32, 33, 40, 63, 64, 100, 127, 128}, {1, 129, 1016, 1017, 2100});
+  check_run_shapes<std::uint8_t>({17, 18, 20, 24, 31, 32, 33, 40, 42, 63, 64, 100, 126, 127, 128},
+                                 {1, 129, 1016, 1017, 2100});
   check_run_shapes<float>({17, 18, 20, 24, 31, 32, 36, 40, 64, 127}, {1, 33, 255, 257, 1030});
   check_run_shapes<double>({17, 24, 31, 32, 127}, {1, 129, 520});
 }

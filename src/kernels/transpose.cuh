@@ -1298,6 +1298,35 @@ __device__ __forceinline__ void copy_run_vectors(const T* from, T* to, int n) {
   for (int e = vecs * kV + static_cast<int>(threadIdx.x); e < n; e += kThreads) to[e] = from[e];
 }
 
+/// to[0, n) = the n bytes of a padded region of a run kernel, logical byte e at
+/// rect_slot<unsigned char>(e, g) of `from` (g >= 2: a 4-byte pad after every 2^(g + 2) bytes, so
+/// the 16 bytes from a multiple of 16 are four consecutive words), by the block's
+/// kTransposeRunThreads threads, `to` 16-byte aligned: a 16-byte vector a lane from four word
+/// loads (the word loop took about 10 SASS instructions a word, and the slot's). The lanes of a
+/// load read words four apart; where the pads are rare (g >= 7, the layout almost contiguous)
+/// that met 8 lanes a bank, so there lane v reads its words turned by (v / 8) mod 4 and
+/// rotate_words turns them back. A bank model of every warp's loads gives, per 512 bytes, 4
+/// wavefronts (the fewest) for g = 2, 5 and from 7, and 8 for g = 3, 4, 6 (where no turn by a
+/// function of the lane did better); without the turn, 16 from g = 7.
+__device__ __forceinline__ void copy_padded_run_vectors(const unsigned char* from, unsigned char* to, int n, int g) {
+  constexpr int kThreads = kTransposeRunThreads;
+  const int vecs = n / 16;
+  uint4* const dst = reinterpret_cast<uint4*>(to);
+  if (g >= 7) {
+    for (int v = static_cast<int>(threadIdx.x); v < vecs; v += kThreads) {
+      const unsigned* const w = reinterpret_cast<const unsigned*>(from + rect_slot<unsigned char>(16 * v, g));
+      const int r = (v >> 3) & 3;
+      dst[v] = rotate_words(make_uint4(w[r], w[(r + 1) & 3], w[(r + 2) & 3], w[(r + 3) & 3]), r);
+    }
+  } else {
+    for (int v = static_cast<int>(threadIdx.x); v < vecs; v += kThreads) {
+      const unsigned* const w = reinterpret_cast<const unsigned*>(from + rect_slot<unsigned char>(16 * v, g));
+      dst[v] = make_uint4(w[0], w[1], w[2], w[3]);
+    }
+  }
+  for (int e = vecs * 16 + static_cast<int>(threadIdx.x); e < n; e += kThreads) to[e] = from[rect_slot<unsigned char>(e, g)];
+}
+
 /// The items [lo, hi) of a grid of n items that warp `warp` of `warps` takes: as even a share
 /// as whole items allow, consecutive, so that a warp sets up each major line once.
 struct WarpRange {
@@ -1506,14 +1535,18 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   else rows_run_load_groups<T, K, R>(in, ld, tile, nr, c0, nc, units);
   __syncthreads();
 
-  // Phase 2: the run out[c0 nr, (c0 + nc) nr) in order: unpadded, as 16-byte vectors where it
-  // starts on one (every region of a 16-byte aligned out: RowsRunShape makes the regions' runs
-  // whole vectors), else bytes as words where it starts on one, else element by element.
+  // Phase 2: the run out[c0 nr, (c0 + nc) nr) in order: as 16-byte vectors where it starts on
+  // one (every region of a 16-byte aligned out: RowsRunShape makes the regions' runs whole
+  // vectors) and the region is unpadded or bytes, else bytes as words where it starts on one,
+  // else element by element.
   const int total = nc * nr;
   T* const run = out + c0 * nr;
-  if constexpr (!kPad) {
-    if ((reinterpret_cast<std::uintptr_t>(run) & 15) == 0) {
+  if ((reinterpret_cast<std::uintptr_t>(run) & 15) == 0) {
+    if constexpr (!kPad) {
       copy_run_vectors(tile, run, total);
+      return;
+    } else if constexpr (sizeof(T) == 1) {
+      copy_padded_run_vectors(tile, run, total, g);
       return;
     }
   }
