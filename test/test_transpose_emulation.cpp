@@ -587,9 +587,10 @@ TEST_CASE("emulated transpose_few_rows_half_kernel at every input offset into a 
 // transpose_rows_run_kernel and transpose_cols_run_kernel (one short side of 17 to a few hundred
 // elements through shared memory in output order / as a span): the regions the launchers make
 // (RowsRunShape / ColsRunShape: K = 4, 2 and 1 pieces, odd sides unpadded and even ones padded,
-// 4-byte rows in groups of 2 or 4 where their count allows, regions of 8, 16 and 32 KiB), rows and columns around them, windows through odd strides
-// ending a few elements before an inaccessible page at every offset into a word, read exactly
-// (emu::ExactReads), inputs and outputs at every offset into a word. Bytes, floats and doubles.
+// 4-byte rows in groups of 2 or 4 where their count allows, regions of 8, 16 and 32 KiB), rows
+// and columns around them, windows through odd strides ending a few elements before an
+// inaccessible page at every offset into a word, read exactly (emu::ExactReads), inputs and
+// outputs at every offset into a word. Bytes, floats and doubles.
 namespace {
 template <class T>
 void launch_rows_run_emu(int tile_bytes, const T* in, Index ld, T* out, Index rows, Index cols) {
@@ -667,4 +668,66 @@ TEST_CASE("emulated run kernels at every input and output offset into a word or 
       }
       if (pre < 2) check_cols_run<double>(32768, 520, 17, 17 + at, at, pre, at % 2);
     }
+}
+
+// transpose_few_rows_stage_kernel (2 to 16 rows of 4- or 8-byte elements in registers, each
+// warp's stores staged through shared memory): every row count, columns around a warp's 32
+// vectors and a block's 4 warps (the last warp's columns element by element), dense and through
+// a wider stride, against the plain transpose; the output poisoned with guards on both sides.
+namespace {
+template <class T, int kN = 2>
+void launch_rows_stage_emu(const T* in, Index ld, T* out, Index rows, Index cols) {
+  if constexpr (kN <= 16) {
+    if (rows != kN) return launch_rows_stage_emu<T, kN + 1>(in, ld, out, rows, cols);
+    constexpr Index kV = 16 / sizeof(T);
+    const dim3 grid(static_cast<unsigned>(((cols + kV - 1) / kV + d::kFewRowsStageThreads - 1) / d::kFewRowsStageThreads));
+    emu::launch(grid, dim3(d::kFewRowsStageThreads), [&] { d::transpose_few_rows_stage_kernel<T, kN>(in, ld, out, cols); });
+  } else {
+    FAIL("launch_rows_stage_emu: more than 16 rows");
+  }
+}
+
+template <class T>
+void check_rows_stage(Index rows, Index cols, Index ld) {
+  CAPTURE(sizeof(T), rows, cols, ld);
+  constexpr Index kV = 16 / sizeof(T), kGuard = 3 * kV;
+  // Input and output on 16 bytes (the kernel's requirement), the output kGuard elements into a
+  // poisoned buffer.
+  std::vector<uint4> in_buf(static_cast<std::size_t>((rows * ld + kV - 1) / kV));
+  std::vector<uint4> out_buf(static_cast<std::size_t>((rows * cols + 2 * kGuard + kV - 1) / kV));
+  T* in = reinterpret_cast<T*>(in_buf.data());
+  T* out_all = reinterpret_cast<T*>(out_buf.data());
+  const Index out_len = static_cast<Index>(out_buf.size()) * kV;
+  std::uniform_int_distribution<int> dist(-1000, 1000);
+  for (Index e = 0; e < rows * ld; ++e) in[e] = static_cast<T>(dist(emu::rng()));
+  const T poison = static_cast<T>(-7777);
+  for (Index e = 0; e < out_len; ++e) out_all[e] = poison;
+  launch_rows_stage_emu<T>(in, ld, out_all + kGuard, rows, cols);
+  Index bad = 0, guards = 0;
+  for (Index e = 0; e < out_len; ++e) {
+    const Index o = e - kGuard;
+    if (o < 0 || o >= rows * cols) guards += out_all[e] != poison;
+    else bad += out_all[e] != in[(o % rows) * ld + o / rows];
+  }
+  CHECK(bad == 0);
+  CHECK(guards == 0);
+}
+
+template <class T>
+void check_rows_stage_shapes() {
+  constexpr Index kV = 16 / sizeof(T), kWarpCols = 32 * kV, kBlockCols = kWarpCols * d::kFewRowsStageThreads / 32;
+  int n = 0;
+  for (Index rows = 2; rows <= 16; ++rows)
+    for (Index cols : {Index(1), kV - 1, kV, kWarpCols - 1, kWarpCols, kWarpCols + kV + 1, kBlockCols,
+                       kBlockCols + kWarpCols - 1, 2 * kBlockCols + 3 * kV}) {
+      check_rows_stage<T>(rows, cols, (cols + kV - 1) / kV * kV);  // dense where cols is whole vectors
+      check_rows_stage<T>(rows, cols, (cols + kV - 1) / kV * kV + kV * (1 + n % 3));  // a wider stride
+      ++n;
+    }
+}
+}  // namespace
+
+TEST_CASE("emulated transpose_few_rows_stage_kernel equals the transpose", "[transpose][emulation][rows16s]") {
+  check_rows_stage_shapes<float>();
+  check_rows_stage_shapes<double>();
 }

@@ -159,6 +159,23 @@ bool launch_transpose_few_vec(const T* in, Index ld, T* out, Index rows, Index c
   return false;
 }
 
+/// transpose_few_rows_stage_kernel<T, kN> where rows == kN (2 .. 16), for 4- and 8-byte elements
+/// with in, out and ld * sizeof(T) on 16 bytes. Returns whether it launched.
+template <class T, int kN = 2>
+bool launch_transpose_few_rows_stage(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if constexpr ((sizeof(T) == 4 || sizeof(T) == 8) && kN <= kTransposeFewMax) {
+    constexpr Index kV = 16 / sizeof(T);
+    if (rows == kN && is_aligned(in, 16) && is_aligned(out, 16) && ld % kV == 0) {
+      launch(&transpose_few_rows_stage_kernel<T, kN>,
+             static_cast<unsigned>(ceil_div(ceil_div(cols, kV), Index(kFewRowsStageThreads))), dim3(kFewRowsStageThreads),
+             0, stream, in, ld, out, cols);
+      return true;
+    }
+    return launch_transpose_few_rows_stage<T, kN + 1>(in, ld, out, rows, cols, stream);
+  }
+  return false;
+}
+
 /// The byte kernels of 2 to 16 rows or dense columns that move 16-byte vectors at any alignment
 /// of the rows (transpose_few_rows_bytes_kernel: out on 16 bytes; transpose_few_cols_bytes_kernel:
 /// ld == cols, in on 16 bytes). Returns whether it launched.
@@ -598,6 +615,15 @@ void launch_transpose_few_vec_in(const T* in, Index ld, T* out, Index rows, Inde
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
+/// Every shape with transpose_few_rows_stage_kernel where it applies: 2 to 16 rows of 4- or
+/// 8-byte elements on 16 bytes (the rest as launch_transpose).
+template <class T>
+void launch_transpose_few_rows_stage_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few_rows_stage<T>(in, ld, out, rows, cols, stream)) return;
+  launch_transpose<T>(in, ld, out, rows, cols, stream);
+}
+
 /// Every shape with the vector byte kernels of few rows / few columns where they apply (the rest
 /// as launch_transpose).
 template <class T>
@@ -665,7 +691,9 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
 /// registers, lanes trading vectors in pairs so that stores write whole sectors, "-direct"
 /// without; "ours-rows16h": the same on 8 columns a thread, transpose_few_rows_half_kernel;
 /// "ours-rows16hs": that kernel storing its run through shared memory (kStage);
-/// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt),
+/// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt;
+/// "ours-rows16s": 4- and 8-byte elements of 2 to 16 rows in registers, the stores staged
+/// through shared memory, transpose_few_rows_stage_kernel),
 /// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
 /// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes) and
@@ -704,11 +732,12 @@ struct TransposeTrials<T, 1> {
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 11;
+  static constexpr int kCount = 12;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
+      TransposeTrial<T>{"ours-rows16s", &launch_transpose_few_rows_stage_in<T>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 8, 256>("ours-vec-n8c256"),
@@ -718,10 +747,11 @@ struct TransposeTrials<T, 4> {
 };
 template <class T>
 struct TransposeTrials<T, 8> {
-  static constexpr int kCount = 8;
+  static constexpr int kCount = 9;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
+      TransposeTrial<T>{"ours-rows16s", &launch_transpose_few_rows_stage_in<T>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 16, 256>("ours-vec-n16c256"),

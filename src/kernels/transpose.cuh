@@ -1700,6 +1700,31 @@ void with_cols_run_kernel(const ColsRunShape& shape, F&& f) {
   else f(&transpose_cols_run_kernel<T, true>);
 }
 
+/// Columns [j0, j0 + kV) of the kN rows of `in` (ld apart; in and ld * sizeof(T) on 16 bytes,
+/// j0 a multiple of kV = 16 / sizeof(T)), as one vector a row, transposed into y: out elements
+/// [j0 kN, (j0 + kV) kN) (the permutation is fixed at compile time: byte permutes or register
+/// moves).
+template <class T, int kN>
+__device__ __forceinline__ void few_rows_vectors(const T* __restrict__ in, Index ld, Index j0, uint4 (&y)[kN]) {
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  uint4 x[kN];
+#pragma unroll
+  for (int i = 0; i < kN; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(in + i * ld + j0));
+  const auto* xe = reinterpret_cast<const T*>(x);  // (kN rows, kV columns)
+  auto* ye = reinterpret_cast<T*>(y);              // (kV columns, kN rows)
+#pragma unroll
+  for (int e = 0; e < kV * kN; ++e) ye[e] = xe[(e % kN) * kV + e / kN];
+}
+
+/// out[j kN + i] = in[i ld + j] for the columns j0 .. cols - 1 of kN rows, element by element.
+template <class T, int kN>
+__device__ __forceinline__ void few_rows_elements(const T* __restrict__ in, Index ld, T* __restrict__ out, Index j0,
+                                                  Index cols) {
+  for (Index j = j0; j < cols; ++j)
+#pragma unroll
+    for (int i = 0; i < kN; ++i) out[j * kN + i] = in[i * ld + j];
+}
+
 /// A few-rows transpose in registers, with no shared memory (kN input rows, kV = 16 / sizeof(T)
 /// elements a 16-byte vector): thread g loads columns [kV g, kV (g + 1)) of each row as one
 /// vector and stores their transpose, out elements [kV g kN, kV (g + 1) kN), as kN vectors (the
@@ -1714,21 +1739,64 @@ transpose_few_rows_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict_
   const Index j0 = kV * g;
   if (j0 >= cols) return;
   if (cols - j0 >= kV) {
-    uint4 x[kN], y[kN];
-#pragma unroll
-    for (int i = 0; i < kN; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(in + i * ld + j0));
-    const auto* xe = reinterpret_cast<const T*>(x);  // (kN rows, kV columns)
-    auto* ye = reinterpret_cast<T*>(y);              // (kV columns, kN rows)
-#pragma unroll
-    for (int e = 0; e < kV * kN; ++e) ye[e] = xe[(e % kN) * kV + e / kN];
+    uint4 y[kN];
+    few_rows_vectors<T, kN>(in, ld, j0, y);
     auto* o = reinterpret_cast<uint4*>(out + j0 * kN);
 #pragma unroll
     for (int q = 0; q < kN; ++q) o[q] = y[q];
   } else {
-    for (Index j = j0; j < cols; ++j)
-#pragma unroll
-      for (int i = 0; i < kN; ++i) out[j * kN + i] = in[i * ld + j];
+    few_rows_elements<T, kN>(in, ld, out, j0, cols);
   }
+}
+
+/// Threads a block of transpose_few_rows_stage_kernel.
+inline constexpr int kFewRowsStageThreads = 128;
+
+/// The 16-byte unit of transpose_few_rows_stage_kernel's staging where output unit u of a warp
+/// lives: u with its low three bits turned by three higher ones (kN even: the kN units a lane
+/// stores, 8 lanes of a store phase kN units apart, would share banks 2 to 8 ways), so that the
+/// lanes of each store phase meet distinct banks (kN = 2, 4, 8, 16, and every odd kN unturned)
+/// or at most two ways (6, 10, 12, 14), and each phase of the reads (8 consecutive aligned
+/// units, the same high bits) is a permutation of its units. A model of every store and read.
+template <int kN>
+__device__ __forceinline__ int few_rows_stage_unit(int u) {
+  constexpr int kShift = kN % 2 == 1 || kN == 6 ? 0 : kN == 16 ? 4 : kN == 10 || kN == 14 ? 6 : 3;
+  if constexpr (kShift == 0) return u;
+  else return u ^ ((u >> kShift) & 7);
+}
+
+/// transpose_few_rows_vec_kernel's transpose (kN rows, 4- or 8-byte elements), its stores staged
+/// through shared memory: the kN vectors a lane holds are output units lane kN .. lane kN + kN - 1
+/// of its warp's run (32 kN units from out + kV kN (g - lane)), 16 bytes each and kN 16 bytes
+/// apart across the lanes, so a warp's store instruction wrote 16 bytes of each of 32 separate
+/// places and no whole sector (f32 16 x 2^22: 0.20 of a copy, 3 x 2^24: 0.77, run V1). Here the
+/// warp writes them to its own staging (few_rows_stage_unit), then each store instruction writes
+/// 512 contiguous bytes of the run (units 32 i + lane). A warp's last partial run (the matrix's
+/// last columns) goes element by element. Requires in, out and ld * sizeof(T) aligned to 16 bytes.
+template <class T, int kN>
+__global__ void __launch_bounds__(kFewRowsStageThreads)
+transpose_few_rows_stage_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index cols) {
+  static_assert(kN >= 2 && kN <= 16 && (sizeof(T) == 4 || sizeof(T) == 8),
+                "transpose_few_rows_stage_kernel: 2 to 16 rows of 4- or 8-byte elements");
+  constexpr int kV = 16 / static_cast<int>(sizeof(T));
+  __shared__ uint4 stage_smem[kFewRowsStageThreads / 32][32 * kN];
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const Index g = blockIdx.x * static_cast<Index>(kFewRowsStageThreads) + threadIdx.x;
+  const Index j0 = kV * g, warp_j0 = kV * (g - lane);
+  if (warp_j0 >= cols) return;  // the whole warp
+  if (warp_j0 + 32 * kV > cols) {  // the last warp's columns: element by element
+    if (j0 < cols) few_rows_elements<T, kN>(in, ld, out, j0, cols);
+    return;
+  }
+  uint4 y[kN];
+  few_rows_vectors<T, kN>(in, ld, j0, y);
+  uint4* const stage = stage_smem[warp];
+#pragma unroll
+  for (int q = 0; q < kN; ++q) stage[few_rows_stage_unit<kN>(lane * kN + q)] = y[q];
+  __syncwarp();
+  auto* const o = reinterpret_cast<uint4*>(out + warp_j0 * kN);
+#pragma unroll
+  for (int i = 0; i < kN; ++i) o[32 * i + lane] = stage[few_rows_stage_unit<kN>(32 * i + lane)];
 }
 
 /// A few-columns transpose in registers (kN columns, in dense: ld == kN): thread g loads input

@@ -173,9 +173,10 @@ TEMPLATE_TEST_CASE("transpose kernels under trial on few columns of narrow matri
 
 TEMPLATE_TEST_CASE("transpose kernels under trial on rows and columns that line up on 16 bytes", "[transpose][trial]",
                    std::uint8_t, float, std::int32_t, double) {
-  // The register kernels of "ours-regs16" need 16-byte vectors: dense few rows of a multiple of
-  // 16 bytes (or a window of them, leaving a partial last group), dense few columns of a
-  // multiple of 16 bytes of rows; every trial runs on them (f64 has no register kernel).
+  // The register kernels of "ours-regs16" and "ours-rows16s" (4- and 8-byte rows, stores staged
+  // through shared memory) need 16-byte vectors: dense few rows of a multiple of 16 bytes (or a
+  // window of them, leaving a partial last group), dense few columns of a multiple of 16 bytes
+  // of rows; every trial runs on them (f64 has no "ours-regs16" kernel).
   using T = TestType;
   const Stream s = Stream::per_thread();
   const std::vector<Index> longs = under_sanitizer() ? std::vector<Index>{16, 1040} : std::vector<Index>{16, 1040, 65536};
