@@ -207,10 +207,11 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 /// choice; bench_image_neigh times others as "ours-stream-s<seg>"); `exact`: which instance
 /// (with_morph_stream_rows; erode/dilate pass morph_stream_exact's): bench_image_neigh's
 /// "ours-stream" rows run MorphStreamExact::rows, its "-rt" rows ::none and its "-sq" rows
-/// ::square. Throws std::invalid_argument
+/// ::square. kPrefetch: the kernels' L2 prefetch of the block of rows after next (a candidate:
+/// bench_image_neigh's "-pf" rows; erode/dilate do not take it). Throws std::invalid_argument
 /// for an element it does not take, a u8 image whose rows do not end on 4 bytes
 /// (morph_stream_reads_rows) or a negative seg.
-template <bool kErode, class T>
+template <bool kErode, bool kPrefetch = false, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
                          int kc, int seg = 0, bool doubling = false, MorphStreamExact exact = MorphStreamExact::none) {
   static_assert(std::is_same_v<T, std::uint8_t> || std::is_same_v<T, float>, "launch_morph_stream: u8 or float");
@@ -227,9 +228,9 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     const std::size_t smem = doubling ? morph_doubling_smem_bytes<T>(KMAX) : morph_stream_smem_bytes<T>(kr);
     void (*kernel)(const T*, Index, T*, Index, Index, Index, int, int, int, int, unsigned) = nullptr;
     if constexpr (KMAX <= kMorphDoublingMaxRows && (KR == 0 || morph_stream_exact_rows(KR, true)) && KC == 0)
-      kernel = &morph_stream_doubling_kernel<T, kErode, KMAX, KR>;
+      kernel = &morph_stream_doubling_kernel<T, kErode, KMAX, KR, kPrefetch>;
     if constexpr (KMAX % 8 == 0 && (KR == 0 || morph_stream_exact_rows(KR, false)))  // morph_stream_kernel's 8, 16, 32
-      if (!doubling) kernel = &morph_stream_kernel<T, kErode, KMAX, KR, KC>;
+      if (!doubling) kernel = &morph_stream_kernel<T, kErode, KMAX, KR, KC, kPrefetch>;
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
     const int out_w = static_cast<int>(morph_stream_out_w<T>(morph_stream_max_out_w<T>(kr, kc, doubling), cols));
     const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));

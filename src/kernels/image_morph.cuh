@@ -751,6 +751,35 @@ struct MorphStreamThread {
                x0 - strip.lead + static_cast<Index>(kMorphStreamPx<T>) * static_cast<Index>(threadIdx.x)) {}
 };
 
+/// Asks L2 for rows y .. y + n - 1 (those inside the image) of a block's strip (`strip`, out_w
+/// outputs a strip) ahead of their loads, for a streaming kernel's kPrefetch: thread t < n one
+/// bulk prefetch of row y + t's pixels that the strip reads (clamped to the image, and inward to
+/// 16 bytes: the head and tail under 16 bytes lie in lines the rest already asks for or are read
+/// without; cp.async.bulk.prefetch.L2, sm_90; elsewhere, and in the CPU emulation, nothing). The stream keeps one block of kr rows
+/// in flight in registers and nothing else, which ran its rounds at about 3 TB/s (float, 4096^2,
+/// run S12); this asks for the block after next while the next one loads.
+template <class T, class Strip>
+__device__ __forceinline__ void morph_prefetch_rows(const T* in, Index ld, Index rows, Index cols, const Strip& strip,
+                                                    int kc, int out_w, Index y, int n) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  const int t = static_cast<int>(threadIdx.x);
+  const Index r = y + t;
+  if (t >= n || r < 0 || r >= rows) return;
+  // The strip's pixels that its threads read (MorphStreamThread's `needed`), made here from the
+  // block's index (uniform: no registers held across the stream).
+  const Index x0 = static_cast<Index>(blockIdx.x) * out_w;
+  const Index w_here = cols - x0 < out_w ? cols - x0 : out_w;
+  const Index x_lo = x0 - strip.lead, x_hi = x_lo + ::min(Index(kMorphStreamStrip<T>), strip.p0 + w_here + kc - 1);
+  const Index lo = x_lo < 0 ? 0 : x_lo, hi = x_hi > cols ? cols : x_hi;
+  const auto a = (reinterpret_cast<std::uintptr_t>(in + r * ld + lo) + 15) & ~std::uintptr_t{15};
+  const auto e = reinterpret_cast<std::uintptr_t>(in + r * ld + hi) & ~std::uintptr_t{15};
+  if (e > a)
+    asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(a), "r"(static_cast<unsigned>(e - a)) : "memory");
+#else
+  (void)in, (void)ld, (void)rows, (void)cols, (void)strip, (void)kc, (void)out_w, (void)y, (void)n;
+#endif
+}
+
 /// Blocks an SM morph_stream_kernel's launch bounds ask for: none (0: ptxas's choice, 124-128
 /// registers for the run-time instance at 32 rows, two blocks; the exact-height ones vary, u8
 /// 25 and 27 rows up to 150, one block), but two for the u8 instances with an unrolled row pass
@@ -773,8 +802,9 @@ inline constexpr int kMorphStreamMinBlocks = std::is_same_v<T, std::uint8_t> && 
 /// limit, the rest looped over: `segs` in all); dynamic shared memory morph_stream_smem_bytes<T>(kr)
 /// (the column results, then the row pass's suffix minima h; its prefix minima g). KR > 0: an
 /// instance for kr == KR only (morph_stream_exact_rows), its row guards folded away; KC > 0 one
-/// for kc == KC only, its row pass's whole blocks unrolled (morph_block_minima).
-template <class T, bool kErode, int KMAX, int KR = 0, int KC = 0>
+/// for kc == KC only, its row pass's whole blocks unrolled (morph_block_minima). kPrefetch: each
+/// block asks L2 for its block of rows after next as the next one loads (morph_prefetch_rows).
+template <class T, bool kErode, int KMAX, int KR = 0, int KC = 0, bool kPrefetch = false>
 __global__ void __launch_bounds__(kMorphStreamThreads, kMorphStreamMinBlocks<T, KC>)
 morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows, Index cols,
                     int kr_arg, int kc_arg, int out_w, int seg, unsigned segs) {
@@ -822,6 +852,8 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
 #pragma unroll
     for (int j = 0; j <= KMAX; ++j) hs[j] = Op::identity();
     column.load_rows(cur, y0 - ar - 1, kr);
+    if constexpr (kPrefetch)
+      if (n_blocks > 1) morph_prefetch_rows(in, ld_in, rows, cols, strip, kc, out_w, y0 - ar - 1 + kr, kr);
     for (int b = 0; b < n_blocks; ++b) {
       if (b > 0) {
         __syncthreads();  // the previous block's rows are no longer read
@@ -862,6 +894,9 @@ morph_stream_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, 
       for (int j = KMAX - 1; j >= 0; --j)
         if (j < kr) hs[j] = Op::apply(cur[j], hs[j + 1]);
       if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr);  // in flight
+      if constexpr (kPrefetch)
+        if (b + 2 < n_blocks)
+          morph_prefetch_rows(in, ld_in, rows, cols, strip, kc, out_w, y0 - ar - 1 + static_cast<Index>(b + 2) * kr, kr);
       if (b == 0) continue;
       __syncthreads();
       // Row pass over the rows of this block's results that are outputs: segment rows first_i ..
@@ -1052,9 +1087,9 @@ __device__ __forceinline__ MorphWord<T> morph_line_word(const MorphWord<T>* line
 /// of kMorphStreamPx<T>); anchor (kr / 2, kc / 2), pixels outside the image ignored, as
 /// morph_pass_kernel. Block kMorphStreamThreads threads; grid (strips, segments of `seg` output
 /// rows up to the grid's limit, the rest looped over: `segs` in all); dynamic shared memory
-/// morph_doubling_smem_bytes<T>(KMAX). KR > 0: an instance for kr == KR only, as
+/// morph_doubling_smem_bytes<T>(KMAX). KR > 0: an instance for kr == KR only, and kPrefetch, as
 /// morph_stream_kernel's.
-template <class T, bool kErode, int KMAX, int KR = 0>
+template <class T, bool kErode, int KMAX, int KR = 0, bool kPrefetch = false>
 __global__ void __launch_bounds__(kMorphStreamThreads, 2)
 morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restrict__ out, Index ld_out, Index rows,
                              Index cols, int kr_arg, int kc, int out_w, int seg, unsigned segs) {
@@ -1105,6 +1140,8 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
     for (int j = 0; j < KMAX; ++j) cur[j] = hs[j] = Op::identity();
     hs[KMAX] = Op::identity();
     column.load_rows(cur, y0 - ar - 1, kr_load);
+    if constexpr (kPrefetch)
+      if (n_blocks > 1) morph_prefetch_rows(in, ld_in, rows, cols, strip, kc, out_w, y0 - ar - 1 + kr, kr);
     for (int b = 0; b < n_blocks; ++b) {
       W w[KMAX];  // the rows' windows along the row, span pixels wide
       if (b > 0) {
@@ -1122,6 +1159,9 @@ morph_stream_doubling_kernel(const T* __restrict__ in, Index ld_in, T* __restric
 #pragma unroll
       for (int j = kLiveRows - 1; j >= 0; --j) hs[j] = Op::apply(cur[j], hs[j + 1]);
       if (b + 1 < n_blocks) column.load_rows(cur, y0 - ar - 1 + static_cast<Index>(b + 1) * kr, kr_load);  // in flight
+      if constexpr (kPrefetch)
+        if (b + 2 < n_blocks)
+          morph_prefetch_rows(in, ld_in, rows, cols, strip, kc, out_w, y0 - ar - 1 + static_cast<Index>(b + 2) * kr, kr);
       if (b == 0) continue;
       // Row pass: w[j] holds the window of `span` pixels from this thread's first; each step
       // reads the window span pixels on from the array the step before wrote (src) and writes

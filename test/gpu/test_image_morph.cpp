@@ -265,16 +265,17 @@ void check_stream_kernel(bool doubling) {
       // exact square) on an odd square element, where the kernel has them; else the run-time one.
       const bool odd_square = kh == kw && kh % 2 == 1;
       for (int exact = 0; exact <= (odd_square ? 2 : 0); ++exact) {
-        CAPTURE(kh, kw, erode_, seg, exact);
+        const bool prefetch = (n + exact) % 2 == 0;  // half the cases with the L2 prefetch (kPrefetch)
+        CAPTURE(kh, kw, erode_, seg, exact, prefetch);
         auto out = DeviceMatrix<T>::constant(dense_h.rows(), dense_h.cols(), poison_value<T>(), dense.stream());
         small::morph_stream(erode_, s, dense.data(), dense.cols(), out.data(), out.cols(), dense_h.rows(),
-                            dense_h.cols(), kh, kw, seg, doubling, exact);
+                            dense_h.cols(), kh, kw, seg, doubling, exact, prefetch);
         CHECK(to_eigen(out) == morph_ref(dense_h, kh, kw, erode_));
         const int seg2 = segs[static_cast<std::size_t>(n + 2) % segs.size()];
         CAPTURE(seg2);
         auto out_parent = DeviceMatrix<T>::constant(r + 4, c + 6, poison_value<T>(), dense.stream());
         small::morph_stream(erode_, s, roi.data(), roi.stride(), out_parent.data() + 2 * out_parent.cols() + 3,
-                            out_parent.cols(), r, c, kh, kw, seg2, doubling, exact);
+                            out_parent.cols(), r, c, kh, kw, seg2, doubling, exact, !prefetch);
         const H<T> got = to_eigen(out_parent);
         CHECK(H<T>(got.block(2, 3, r, c)) == morph_ref(roi_h, kh, kw, erode_));
         CHECK(poison_changed_outside(got, 2, 3, r, c) == 0);  // nothing written around the block
@@ -297,10 +298,11 @@ void check_stream_kernel(bool doubling) {
             // kernel has for k x k once (the doubling kernel has no square one; k 7 .. 15 on
             // morph_stream_kernel only the run-time one).
             const int exact = seg == 0 ? 1 : seg == 32 ? 2 : 0;
-            CAPTURE(rr, cc, k, erode_, seg, exact);
+            const bool prefetch = seg != 128;  // the launcher's segments and 32 with the L2 prefetch
+            CAPTURE(rr, cc, k, erode_, seg, exact, prefetch);
             auto out = DeviceMatrix<T>::constant(rr, cc, poison_value<T>(), big.stream());
             small::morph_stream(erode_, big.stream().native(), big.data(), cc, out.data(), cc, rr, cc, k, k, seg, doubling,
-                                exact);
+                                exact, prefetch);
             CHECK(to_eigen(out) == want);
           }
         }

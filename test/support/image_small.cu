@@ -7,6 +7,7 @@
 #include "dispatch/image_neigh.cuh"
 
 #include <stdexcept>
+#include <type_traits>
 #include <string>
 #include <utility>
 
@@ -99,19 +100,25 @@ void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* ou
 }
 template <class T>
 void morph_streamed(bool erode, cudaStream_t s, const T* in, Index ld, T* out, Index ld_out, Index rows, Index cols, int kr,
-                    int kc, int seg, bool doubling, int exact) {
+                    int kc, int seg, bool doubling, int exact, bool prefetch) {
   if (exact < 0 || exact > 2) throw std::invalid_argument("small::morph_stream: exact " + std::to_string(exact));
   const auto x = static_cast<detail::MorphStreamExact>(exact);
-  if (erode) detail::launch_morph_stream<true>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, x);
-  else detail::launch_morph_stream<false>(s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, x);
+  const auto run = [&](auto erode_c, auto prefetch_c) {
+    detail::launch_morph_stream<decltype(erode_c)::value, decltype(prefetch_c)::value>(s, in, ld, out, ld_out, rows,
+                                                                                        cols, kr, kc, seg, doubling, x);
+  };
+  using Yes = std::true_type;
+  using No = std::false_type;
+  if (erode) prefetch ? run(Yes{}, Yes{}) : run(Yes{}, No{});
+  else prefetch ? run(No{}, Yes{}) : run(No{}, No{});
 }
 void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                  Index rows, Index cols, int kr, int kc, int seg, bool doubling, int exact) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, exact);
+                  Index rows, Index cols, int kr, int kc, int seg, bool doubling, int exact, bool prefetch) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, exact, prefetch);
 }
 void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg, bool doubling, int exact) {
-  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, exact);
+                  Index cols, int kr, int kc, int seg, bool doubling, int exact, bool prefetch) {
+  morph_streamed(erode, s, in, ld, out, ld_out, rows, cols, kr, kc, seg, doubling, exact, prefetch);
 }
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k) {

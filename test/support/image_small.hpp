@@ -49,11 +49,13 @@ void morph_tile(bool erode, cudaStream_t s, const float* in, Index ld, float* ou
 /// One kernel streaming down strips (morph_stream_kernel, or `doubling` morph_stream_doubling_kernel:
 /// any kr <= 32, kc <= 129 float, 513 u8), `seg` output rows a block (0: the launcher's choice),
 /// `exact` the instance (detail::MorphStreamExact: 0 kr and kc at run time, 1 exact rows, 2 exact
-/// rows and columns). std::invalid_argument for other elements.
+/// rows and columns), `prefetch` its L2 prefetch of the block of rows after next (kPrefetch).
+/// std::invalid_argument for other elements.
 void morph_stream(bool erode, cudaStream_t s, const std::uint8_t* in, Index ld, std::uint8_t* out, Index ld_out,
-                  Index rows, Index cols, int kr, int kc, int seg = 0, bool doubling = false, int exact = 0);
+                  Index rows, Index cols, int kr, int kc, int seg = 0, bool doubling = false, int exact = 0,
+                  bool prefetch = false);
 void morph_stream(bool erode, cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows,
-                  Index cols, int kr, int kc, int seg = 0, bool doubling = false, int exact = 0);
+                  Index cols, int kr, int kc, int seg = 0, bool doubling = false, int exact = 0, bool prefetch = false);
 /// The register-blocked filter2d (k = 3, 5, 7), device weights w (k x k, row-major).
 void filter2d_small(cudaStream_t s, const float* in, Index ld, float* out, Index ld_out, Index rows, Index cols,
                     const float* w, int k);
