@@ -755,9 +755,10 @@ struct MorphStreamThread {
 /// outputs a strip) ahead of their loads, for a streaming kernel's kPrefetch: thread t < n one
 /// bulk prefetch of row y + t's pixels that the strip reads (clamped to the image, and inward to
 /// 16 bytes: the head and tail under 16 bytes lie in lines the rest already asks for or are read
-/// without; cp.async.bulk.prefetch.L2, sm_90; elsewhere, and in the CPU emulation, nothing). The stream keeps one block of kr rows
-/// in flight in registers and nothing else, which ran its rounds at about 3 TB/s (float, 4096^2,
-/// run S12); this asks for the block after next while the next one loads.
+/// without; cp.async.bulk.prefetch.L2, sm_90; elsewhere, and in the CPU emulation, nothing). The
+/// stream keeps one block of kr rows in flight in registers and nothing else, which ran its
+/// rounds at about 3 TB/s (float, 4096^2, run S12); this asks for the block after next while the
+/// next one loads.
 template <class T, class Strip>
 __device__ __forceinline__ void morph_prefetch_rows(const T* in, Index ld, Index rows, Index cols, const Strip& strip,
                                                     int kc, int out_w, Index y, int n) {
