@@ -1515,9 +1515,9 @@ __device__ __forceinline__ void rows_run_load_groups(const T* __restrict__ in, I
 /// units), the warps taking (row, piece) in turn, each lane K words or elements of it
 /// (rows_run_load_rows), or for 4-byte elements (R rows, piece) with R = 2 or 4
 /// (rows_run_load_groups). Pad g (rect_slot) where kPad; dynamic shared memory
-/// RowsRunShape::smem (with_rows_run_kernel picks the instance). Its bytes are bound by instructions, not by loads in flight (ncu, u8
-/// 127x528417: issue-active 88%): a trial that loaded 8 / K items before storing any (8 words
-/// a lane in flight) ran slower (session 21, same run: 17x3947581 0.90 -> 0.81 of a copy,
+/// RowsRunShape::smem (with_rows_run_kernel picks the instance). Its bytes are bound by
+/// instructions, not by loads in flight (ncu, u8 127x528417: issue-active 88%): a trial that
+/// loaded 8 / K items before storing any (8 words a lane in flight) ran slower (session 21, same run: 17x3947581 0.90 -> 0.81 of a copy,
 /// 31x2164803 0.88 -> 0.81, 127x528417 0.67 -> 0.60).
 template <class T, int K, bool kPad, int R = 1>
 __global__ void __launch_bounds__(kTransposeRunThreads)
@@ -1568,8 +1568,8 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 /// vectors under it, byte-exact at the matrix's end) into shared memory in input order (each
 /// lane kTransposeColsRunVecs vectors in flight), then writes the run of each
 /// output row j: out[j rows + r0 ..] from the span's elements j, j + ld, ... (bytes gathered
-/// into the aligned kLB-byte words under the run, byte-exact at its ends). Pad g (rect_slot) where kPad,
-/// for the gathers ld apart; dynamic shared memory ColsRunShape::smem (with_cols_run_kernel picks
+/// into the aligned kLB-byte words under the run, byte-exact at its ends). Pad g (rect_slot)
+/// where kPad, for the gathers ld apart; dynamic shared memory ColsRunShape::smem (with_cols_run_kernel picks
 /// the instance).
 template <class T, bool kPad, int kLB = sizeof(T) == 1 ? 4 : 16>
 __global__ void __launch_bounds__(kTransposeRunThreads)
@@ -1716,11 +1716,11 @@ __device__ __forceinline__ void few_rows_vectors(const T* __restrict__ in, Index
   for (int e = 0; e < kV * kN; ++e) ye[e] = xe[(e % kN) * kV + e / kN];
 }
 
-/// out[j kN + i] = in[i ld + j] for the columns j0 .. cols - 1 of kN rows, element by element.
+/// out[j kN + i] = in[i ld + j] for the columns j0 .. j_end - 1 of kN rows, element by element.
 template <class T, int kN>
 __device__ __forceinline__ void few_rows_elements(const T* __restrict__ in, Index ld, T* __restrict__ out, Index j0,
-                                                  Index cols) {
-  for (Index j = j0; j < cols; ++j)
+                                                  Index j_end) {
+  for (Index j = j0; j < j_end; ++j)
 #pragma unroll
     for (int i = 0; i < kN; ++i) out[j * kN + i] = in[i * ld + j];
 }
@@ -1785,7 +1785,7 @@ transpose_few_rows_stage_kernel(const T* __restrict__ in, Index ld, T* __restric
   const Index j0 = kV * g, warp_j0 = kV * (g - lane);
   if (warp_j0 >= cols) return;  // the whole warp
   if (warp_j0 + 32 * kV > cols) {  // the last warp's columns: element by element
-    if (j0 < cols) few_rows_elements<T, kN>(in, ld, out, j0, cols);
+    if (j0 < cols) few_rows_elements<T, kN>(in, ld, out, j0, j0 + kV < cols ? j0 + kV : cols);
     return;
   }
   uint4 y[kN];
