@@ -606,7 +606,8 @@ struct TransposeVecLanes {
 /// 50 random windows at every offset) found none left on the 8-vector tiles (1.8-2.1
 /// wavefronts a load on average before, 4 at worst) and the 16-vector tiles' two ways alone
 /// (2.4-2.6 before), which VecTile::kSkew removes since (the vectors of a group, not the
-/// groups: the 16-vector tiles' row groups start 8 bytes apart mod 16, the plans unchanged). Bytes only: on floats (two ways at most, no mio throttle) lanes of 8
+/// groups: the 16-vector tiles' row groups start 8 bytes apart mod 16, the plans unchanged).
+/// Bytes only: on floats (two ways at most, no mio throttle) lanes of 8
 /// vectors and 4 groups measured 1-8% slower (H200, two runs minutes apart: f32 541201x31
 /// 0.855 of a copy against 0.930, 16383x16385 0.856 against 0.873), so floats keep consecutive
 /// rows (d = 1, rot = 0), as do tiles of other run lengths.
