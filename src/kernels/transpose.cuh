@@ -1259,19 +1259,16 @@ struct RowsRunShape {
 
 /// The regions of transpose_cols_run_kernel for a rows x cols matrix (stride ld) of `elem`
 /// bytes elements and about `tile_bytes` a region (host): ra rows (at least 128, in multiples of
-/// 128, at most rows), pad g for gathers ld apart, the output bytes a lane gathers at a time
-/// (transpose_cols_run_kernel's kLB), smem bytes (the span, padded, and the overhang of the
-/// 16-byte vectors under it).
+/// 128, at most rows), pad g for gathers ld apart, smem bytes (the span, padded, and the
+/// overhang of the 16-byte vectors under it).
 struct ColsRunShape {
   int ra, g, smem;
-  int lane_bytes;   // output bytes a lane gathers at a time: 16, but bytes in regions under 512 rows 4
   unsigned blocks;  // of the grid: regions down the rows
   ColsRunShape(Index rows, Index /*cols*/, Index ld, std::size_t elem, int tile_bytes) {
     const Index per_row = ld * static_cast<Index>(elem), fit = tile_bytes / per_row / 128 * 128;
     const Index want = fit < 128 ? 128 : fit;
     ra = static_cast<int>(rows < want ? rows : want);
     g = transpose_run_pad(static_cast<int>(ld));
-    lane_bytes = elem == 1 && ra < 512 ? 4 : 16;
     // The region's bytes and the vectors' overhang at both ends (under 16 bytes each).
     smem = rect_slot_bytes_host(static_cast<int>(elem) * ra * static_cast<int>(ld) + 32, g, elem) + 16;
     blocks = static_cast<unsigned>((rows + ra - 1) / ra);
@@ -1569,15 +1566,13 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 /// vectors under it, byte-exact at the matrix's end) into shared memory in input order (each
 /// lane kTransposeColsRunVecs vectors in flight), then writes the run of each
 /// output row j: out[j rows + r0 ..] from the span's elements j, j + ld, ... (bytes gathered
-/// into the aligned kLB-byte words under the run, byte-exact at its ends). Pad g (rect_slot)
-/// where kPad, for the gathers ld apart; dynamic shared memory ColsRunShape::smem (with_cols_run_kernel picks
-/// the instance).
-template <class T, bool kPad, int kLB = sizeof(T) == 1 ? 4 : 16>
+/// into the aligned 4-byte words under the run, elements into 16-byte ones, byte-exact at its
+/// ends). Pad g (rect_slot) where kPad, for the gathers ld apart; dynamic shared memory
+/// ColsRunShape::smem (with_cols_run_kernel picks the instance).
+template <class T, bool kPad>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, int cols, int ra,
                           int g) {
-  static_assert(sizeof(T) == 1 ? kLB == 4 || kLB == 16 : kLB == 16,
-                "transpose_cols_run_kernel: words of 4 or 16 bytes, 16 past bytes");
   constexpr int kThreads = kTransposeRunThreads, K = kTransposeColsRunVecs;
   DEVMAT_DYNAMIC_SHARED(unsigned char, run_smem_raw);
   T* const tile = reinterpret_cast<T*>(run_smem_raw);
@@ -1622,17 +1617,18 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   // run, and advanced by a chunk (one item a chunk remade them all at each item, ptxas, sm_90:
   // about 45 instructions an output word of bytes where 11 gather and store it). Word w = 32
   // chunk + lane over run j; its element t is run element kE w + t - sd. A lane gathers kE
-  // elements and stores them as one word (bytes: 16 from regions of 512 rows or more, about
-  // half the instructions a byte of 4-byte words, ptxas, sm_90: 29 an aligned word; 4-byte
-  // elements: 4, where one a lane took about 8 instructions an element), byte-exact at the
-  // run's two ends.
+  // elements and stores them as one word (4-byte elements: 4, where one a lane took about 8
+  // instructions an element; bytes: 4, as 16-byte words of bytes met 3-way bank conflicts in
+  // their gathers, ncu on H100: u8 2164803 x 31 0.87 -> 0.77 of a copy, 2796192 x 24 1.01 ->
+  // 0.87), byte-exact at the run's two ends.
+  constexpr int kLB = sizeof(T) == 1 ? 4 : 16;             // bytes a word
   constexpr int kE = kLB / static_cast<int>(sizeof(T));  // elements a word
   constexpr int kChunk = 32 * kE;                           // elements a chunk
   const int lane = tid & 31, warp = tid >> 5;
   const int chunks = (nr + 2 * (kE - 1) + kChunk - 1) / kChunk;  // a run starts up to kE - 1 into its first word
   const WarpRange range(nc * chunks, warp, kThreads / 32);
   int j = range.lo / chunks, chunk = range.lo - j * chunks;
-  using Word = std::conditional_t<sizeof(T) == 1, std::conditional_t<kLB == 16, uint4, unsigned>, Pack<T, kE>>;
+  using Word = std::conditional_t<sizeof(T) == 1, unsigned, Pack<T, kE>>;
   T* dst_run = out + (j * rows + r0);
   for (int item = range.lo; item < range.hi; ++j, chunk = 0, dst_run += rows) {
     const int chunk_end = chunks - chunk < range.hi - item ? chunks : chunk + (range.hi - item);
@@ -1644,16 +1640,10 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
     for (; chunk < chunk_end && i0 < nr; ++chunk, i0 += kChunk, q += kChunk * pitch, word += 32) {
       if (i0 >= 0 && i0 + kE <= nr) {
         if constexpr (sizeof(T) == 1) {
-          unsigned w[kLB / 4];
+          unsigned w = 0;
 #pragma unroll
-          for (int u = 0; u < kLB / 4; ++u) {
-            w[u] = 0;
-#pragma unroll
-            for (int t = 0; t < 4; ++t)
-              w[u] |= static_cast<unsigned>(tile[run_slot<T, kPad>(q + (4 * u + t) * pitch, g)]) << (8 * t);
-          }
-          if constexpr (kLB == 16) *word = make_uint4(w[0], w[1], w[2], w[3]);
-          else *word = w[0];
+          for (int t = 0; t < 4; ++t) w |= static_cast<unsigned>(tile[run_slot<T, kPad>(q + t * pitch, g)]) << (8 * t);
+          *word = w;
         } else {
           Word v;
 #pragma unroll
@@ -1687,16 +1677,9 @@ void with_rows_run_kernel(const RowsRunShape& shape, F&& f) {
   else with_pad(std::integral_constant<int, 1>{});
 }
 
-/// f(kernel) with the transpose_cols_run_kernel<T, kPad, kLB> instance for `shape`.
+/// f(kernel) with the transpose_cols_run_kernel<T, kPad> instance for `shape`.
 template <class T, class F>
 void with_cols_run_kernel(const ColsRunShape& shape, F&& f) {
-  if constexpr (sizeof(T) == 1) {
-    if (shape.lane_bytes == 16) {
-      if (shape.g == kTransposeRunNoPad) f(&transpose_cols_run_kernel<T, false, 16>);
-      else f(&transpose_cols_run_kernel<T, true, 16>);
-      return;
-    }
-  }
   if (shape.g == kTransposeRunNoPad) f(&transpose_cols_run_kernel<T, false>);
   else f(&transpose_cols_run_kernel<T, true>);
 }
