@@ -325,6 +325,11 @@ void launch_transpose_cols_run(const T* in, Index ld, T* out, Index rows, Index 
 ///   32 KiB chunks of 256 threads (3 x 2^23: 0.71 -> 0.95).
 /// The span takes no few-rows shape: the "ours-span16" rows of few rows in V1 (f32 3 x 2^24
 /// 0.847 against 0.835) ran the default chunks, their difference noise.
+/// - 4 and 8 bytes, 2 to 16 rows on 16 bytes (session 28): the register transpose with each
+///   warp's stores staged through shared memory first (transpose_few_rows_stage_kernel,
+///   "ours-rows16s"), against the register kernels and chunks above (H100, one run, the
+///   ratios as above): f32 2 x 2^25 0.968 -> 0.994, 3 x 2^24 0.951 -> 0.980, 8 x 2^24 0.977 ->
+///   0.992, 16 x 2^22 0.946 -> 0.987, 7 x 9999991 0.987 -> 0.985; f64 3 x 2^23 0.958 -> 0.992.
 /// Returns whether one of them launched (else the shape is not a few-rows / few-columns one).
 template <class T>
 bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
@@ -355,12 +360,14 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else if constexpr (sizeof(T) == 4) {
     if (span()) return true;
+    if (launch_transpose_few_rows_stage<T>(in, ld, out, rows, cols, stream)) return true;
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 2, 8)) return true;
     if (rows <= 8 || cols <= 8) return launch_transpose_chunk<T, Small>(in, ld, out, rows, cols, stream);
     if (rows <= kTransposeFewMax) return launch_transpose_chunk<T, Wide>(in, ld, out, rows, cols, stream);
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   } else {
     if (span()) return true;
+    if (launch_transpose_few_rows_stage<T>(in, ld, out, rows, cols, stream)) return true;
     return launch_transpose_chunk<T, Large>(in, ld, out, rows, cols, stream);
   }
 }
