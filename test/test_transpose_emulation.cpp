@@ -646,14 +646,6 @@ TEST_CASE("emulated transpose_rows_run_kernel and transpose_cols_run_kernel equa
                                  {1, 129, 1016, 1017, 2100});
   check_run_shapes<float>({17, 18, 20, 24, 31, 32, 36, 40, 64, 127}, {1, 33, 255, 257, 1030});
   check_run_shapes<double>({17, 24, 31, 32, 127}, {1, 129, 520});
-  // Bytes of few rows in regions of 64 KiB ("ours-run64": K = 4 up to 127 rows).
-  int n = 0;
-  for (Index few : {17, 64, 97, 100, 126, 127})
-    for (Index len : {1, 495, 496, 497, 1200}) {
-      check_rows_run<std::uint8_t>(65536, few, len, len, 0, n % 16, (n * 3) % 16);
-      check_rows_run<std::uint8_t>(65536, few, len, len + 2 * (n % 5) + 3, n % 7 + 1, 0, n % 16);
-      ++n;
-    }
 }
 
 TEST_CASE("emulated run kernels at every input and output offset into a word or vector", "[transpose][emulation][run]") {

@@ -689,16 +689,6 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
-/// Few rows (17 to kTransposeRunMax) on the few-rows run kernel with regions of 64 KiB (K = 4
-/// pieces a row up to 127 rows of bytes, where the default's 32 KiB take 2 from 97: fewer rows'
-/// setups a byte, three blocks an SM where the default has seven); the rest as launch_transpose.
-template <class T>
-void launch_transpose_run64_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
-  if (rows == 0 || cols == 0) return;
-  if (transpose_run_side(rows) && rows <= cols) return launch_transpose_rows_run(in, ld, out, rows, cols, stream, 65536);
-  launch_transpose<T>(in, ld, out, rows, cols, stream);
-}
-
 /// The alternatives for T (by element size), each a default somewhere, forced so that one run
 /// shows how close they come: the few-rows / few-columns kernels one at a time
 /// ("ours-chunk<KiB>k-t<threads>"; "ours-regs16": the register kernels for 1- and 4-byte
@@ -711,8 +701,7 @@ void launch_transpose_run64_in(const T* in, Index ld, T* out, Index rows, Index 
 /// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt;
 /// "ours-rows16s": 4- and 8-byte elements of 2 to 16 rows in registers, the stores staged
 /// through shared memory, transpose_few_rows_stage_kernel),
-/// the run kernels on every short side of 17 to 127 elements ("ours-run"; bytes of few rows also
-/// in regions of 64 KiB, "ours-run64"), and past those shapes
+/// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
 /// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes) and
 /// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
@@ -728,11 +717,10 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 20;
+  static constexpr int kCount = 19;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
-      TransposeTrial<T>{"ours-run64", &launch_transpose_run64_in<T>},
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <string>
 #include <utility>
-#include <type_traits>
 #include <vector>
 
 using namespace devmat;
@@ -224,18 +223,16 @@ TEST_CASE("transpose_few_rows_regs_kernel forced on few rows of bytes", "[transp
 TEMPLATE_TEST_CASE("the run kernels forced on one short side", "[transpose][trial][run]", std::uint8_t, float,
                    double) {
   // "ours-run": transpose_rows_run_kernel on 17 to 127 rows (K = 4, 2 and 1 pieces; pads for
-  // even counts, or 4-byte rows in groups) and transpose_cols_run_kernel on 17 to 127 columns at
-  // most twice that far apart, over several regions (long sides past 1016 / 504 / 248 columns,
-  // 896 / 128 rows); windows at odd offsets through odd strides ending where the allocation ends,
-  // outputs on and off their words.
+  // even counts, or 4-byte rows in groups) and transpose_cols_run_kernel on 17 to 127 columns at most twice that far
+  // apart, over several regions (long sides past 1016 / 504 / 248 columns, 896 / 128 rows);
+  // windows at odd offsets through odd strides ending where the allocation ends, outputs on and
+  // off their words.
   using T = TestType;
   const Stream s = Stream::per_thread();
-  // "ours-run64" (bytes): the few-rows kernel in regions of 64 KiB, the same checks.
-  std::vector<int> trials;
+  int trial = -1;
   for (int i = 0; i < transpose_trial_count<T>(); ++i)
-    if (transpose_trial_name<T>(i) == std::string("ours-run") || transpose_trial_name<T>(i) == std::string("ours-run64"))
-      trials.push_back(i);
-  REQUIRE(trials.size() == (std::is_same_v<T, std::uint8_t> ? 2u : 1u));
+    if (transpose_trial_name<T>(i) == std::string("ours-run")) trial = i;
+  REQUIRE(trial >= 0);
   // 4-byte rows of 18, 20, 22, 36 go in groups of 2 or 4 (no pad); bytes of 42 and 126 rows take a
   // pad with g = 7, whose second phase turns its word loads.
   const std::vector<Index> shorts = under_sanitizer() ? std::vector<Index>{17, 20, 32, 42, 49, 127}
@@ -244,28 +241,26 @@ TEMPLATE_TEST_CASE("the run kernels forced on one short side", "[transpose][tria
   const std::vector<Index> longs = under_sanitizer() ? std::vector<Index>{1017, 2029}
                                                      : std::vector<Index>{129, 503, 1016, 1017, 2029, 4099};
   int n = 0;
-  for (int trial : trials) {
-    for (Index few : shorts)
-      for (Index len : longs) {
-        const Index at = n++ % 5;
-        {  // few rows: the whole matrix, then a window off by odd columns through a wider stride
-          const HostMatrix<T> h = random_values<T>(few, len + 9);
-          const auto a = to_device(h, s);
-          check_trial<T>(trial, h, a, 0, 0, few, len + 9, at);
-          check_trial<T>(trial, h, a, 0, 9, few, len, 0);  // ending at the allocation's end
-          check_trial<T>(trial, h, a, 0, 3, few, len, at);
-        }
-        {  // few columns: dense, then windows at most twice as far apart as wide
-          const HostMatrix<T> h = random_values<T>(len, few);
-          const auto a = to_device(h, s);
-          check_trial<T>(trial, h, a, 0, 0, len, few, at);
-          const HostMatrix<T> w = random_values<T>(len + 3, few + 5);
-          const auto b = to_device(w, s);
-          check_trial<T>(trial, w, b, 3, 5, len, few, 0);  // ending at the allocation's end
-          check_trial<T>(trial, w, b, 1, 2, len, few, at);
-        }
+  for (Index few : shorts)
+    for (Index len : longs) {
+      const Index at = n++ % 5;
+      {  // few rows: the whole matrix, then a window off by odd columns through a wider stride
+        const HostMatrix<T> h = random_values<T>(few, len + 9);
+        const auto a = to_device(h, s);
+        check_trial<T>(trial, h, a, 0, 0, few, len + 9, at);
+        check_trial<T>(trial, h, a, 0, 9, few, len, 0);  // ending at the allocation's end
+        check_trial<T>(trial, h, a, 0, 3, few, len, at);
       }
-  }
+      {  // few columns: dense, then windows at most twice as far apart as wide
+        const HostMatrix<T> h = random_values<T>(len, few);
+        const auto a = to_device(h, s);
+        check_trial<T>(trial, h, a, 0, 0, len, few, at);
+        const HostMatrix<T> w = random_values<T>(len + 3, few + 5);
+        const auto b = to_device(w, s);
+        check_trial<T>(trial, w, b, 3, 5, len, few, 0);  // ending at the allocation's end
+        check_trial<T>(trial, w, b, 1, 2, len, few, at);
+      }
+    }
 }
 
 TEST_CASE("transpose_few_rows_half_kernel and the lane-loaded 33rd vectors forced on few rows of bytes",
