@@ -52,9 +52,17 @@ DeviceMatrix<T> morph(const char* op, const MatrixView<const T>& img, int ksize_
   } else if (ksize_rows == 1 && ksize_cols == 1) {
     copy_rows(out.data(), cols, img.data(), img.stride(), rows, cols, s);
   } else if (morph_stream_default<T>(img.data(), img.stride(), cols, ksize_rows, ksize_cols)) {
-    launch_morph_stream<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols,
-                                kMorphStreamSegment, morph_stream_doubles<T>(ksize_rows, ksize_cols),
-                                morph_stream_exact<T>(ksize_rows));
+    const auto stream = [&](auto prefetch) {
+      launch_morph_stream<kErode, decltype(prefetch)::value>(
+          s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols, kMorphStreamSegment,
+          morph_stream_doubles<T>(ksize_rows, ksize_cols), morph_stream_exact<T>(ksize_rows));
+    };
+    if constexpr (std::is_same_v<T, float>) {
+      if (morph_stream_prefetch<T>(ksize_rows)) stream(std::true_type{});
+      else stream(std::false_type{});
+    } else {
+      stream(std::false_type{});
+    }
   } else if (morph_tile_fits<T>(ksize_rows, ksize_cols)) {
     launch_morph_tile<kErode>(s.native(), img.data(), img.stride(), out.data(), cols, rows, cols, ksize_rows, ksize_cols);
   } else if (ksize_rows == 1) {

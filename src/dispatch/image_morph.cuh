@@ -190,6 +190,23 @@ constexpr MorphStreamExact morph_stream_exact(int kr) {
   return std::is_same_v<T, std::uint8_t> || kr >= 25 ? MorphStreamExact::square : MorphStreamExact::rows;
 }
 
+/// Whether erode/dilate give the streaming kernels their L2 prefetch of the block of rows after
+/// next (launch_morph_stream's kPrefetch) for a T element of kr rows: float on the doubling
+/// kernel (up to 16 rows) and on the square instance (morph_stream_exact, from 25), not u8.
+/// H100, 4096^2 erode / dilate, us, bench_image_neigh's forced kernels without / with ("-pf")
+/// in one run (session 28):
+/// - float, doubling: 5x5 62.8 / 63.2, 7x7 63.8 / 62.6, 9x9 64.0 / 62.5, 11x11 68.1 / 65.6,
+///   13x13 63.4 / 61.6, 15x15 65.1 / 60.5; square: 17x17 75.4 / 68.3, 21x21 66.1 / 65.4, 25x25
+///   68.2 / 60.9, 31x31 70.2 / 60.8; rows (17 to 23): 17x17 69.2 / 69.3, 21x21 66.1 / 72.5.
+/// - u8 dilate, slower with it everywhere: doubling 7x7 31.5 / 34.2, 15x15 34.9 / 38.4; square
+///   17x17 31.0 / 32.7, 31x31 29.7 / 31.3. The bytes' rounds are short (a quarter of float's
+///   bytes a row), and the prefetch's instructions and requests cost more than the wait.
+template <class T>
+constexpr bool morph_stream_prefetch(int kr) {
+  return std::is_same_v<T, float> &&
+         (kr <= kMorphDoublingMaxRows || morph_stream_exact<T>(kr) == MorphStreamExact::square);
+}
+
 /// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
 /// one wave of the `resident` blocks (each block rereads kr rows above its segment, so fewer,
 /// longer segments read less), at least max(16, kr) rows, rounded up to whole column blocks of
@@ -207,9 +224,9 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 /// choice; bench_image_neigh times others as "ours-stream-s<seg>"); `exact`: which instance
 /// (with_morph_stream_rows; erode/dilate pass morph_stream_exact's): bench_image_neigh's
 /// "ours-stream" rows run MorphStreamExact::rows, its "-rt" rows ::none and its "-sq" rows
-/// ::square. kPrefetch: the kernels' L2 prefetch of the block of rows after next (a candidate:
-/// bench_image_neigh's "-pf" rows; erode/dilate do not take it). Throws std::invalid_argument
-/// for an element it does not take, a u8 image whose rows do not end on 4 bytes
+/// ::square. kPrefetch: the kernels' L2 prefetch of the block of rows after next
+/// (bench_image_neigh's "-pf" rows; erode/dilate take morph_stream_prefetch's). Throws
+/// std::invalid_argument for an element it does not take, a u8 image whose rows do not end on 4 bytes
 /// (morph_stream_reads_rows) or a negative seg.
 template <bool kErode, bool kPrefetch = false, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
