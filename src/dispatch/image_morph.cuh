@@ -226,8 +226,8 @@ inline int morph_stream_segment(Index rows, long long strips, long long resident
 /// "ours-stream" rows run MorphStreamExact::rows, its "-rt" rows ::none and its "-sq" rows
 /// ::square. kPrefetch: the kernels' L2 prefetch of the block of rows after next
 /// (bench_image_neigh's "-pf" rows; erode/dilate take morph_stream_prefetch's). Throws
-/// std::invalid_argument for an element it does not take, a u8 image whose rows do not end on 4 bytes
-/// (morph_stream_reads_rows) or a negative seg.
+/// std::invalid_argument for an element it does not take, a u8 image whose rows do not end on 4
+/// bytes (morph_stream_reads_rows) or a negative seg.
 template <bool kErode, bool kPrefetch = false, class T>
 void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index ld_out, Index rows, Index cols, int kr,
                          int kc, int seg = 0, bool doubling = false, MorphStreamExact exact = MorphStreamExact::none) {

@@ -329,7 +329,8 @@ void launch_transpose_cols_run(const T* in, Index ld, T* out, Index rows, Index 
 ///   warp's stores staged through shared memory first (transpose_few_rows_stage_kernel,
 ///   "ours-rows16s"), against the register kernels and chunks above (H100, one run, the
 ///   ratios as above): f32 2 x 2^25 0.968 -> 0.994, 3 x 2^24 0.951 -> 0.980, 8 x 2^24 0.977 ->
-///   0.992, 16 x 2^22 0.946 -> 0.987, 7 x 9999991 0.987 -> 0.985; f64 3 x 2^23 0.958 -> 0.992.
+///   0.992, 16 x 2^22 0.946 -> 0.987; f64 3 x 2^23 0.958 -> 0.992. Rows off 16 bytes (7 x
+///   9999991) keep the kernels above.
 /// Returns whether one of them launched (else the shape is not a few-rows / few-columns one).
 template <class T>
 bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {

@@ -1618,12 +1618,13 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   // about 45 instructions an output word of bytes where 11 gather and store it). Word w = 32
   // chunk + lane over run j; its element t is run element kE w + t - sd. A lane gathers kE
   // elements and stores them as one word (4-byte elements: 4, where one a lane took about 8
-  // instructions an element; bytes: 4, as 16-byte words of bytes met 3-way bank conflicts in
-  // their gathers, ncu on H100: u8 2164803 x 31 0.87 -> 0.77 of a copy, 2796192 x 24 1.01 ->
-  // 0.87), byte-exact at the run's two ends.
-  constexpr int kLB = sizeof(T) == 1 ? 4 : 16;             // bytes a word
+  // instructions an element; bytes: 4, as a trial's 16-byte words of bytes met 3-way bank
+  // conflicts in their gathers: ncu, H100, u8 2164803 x 31, 68% of the shared-load wavefronts
+  // conflicts, L1 91% busy; 0.77 of a copy where this loop ran 0.81-0.87 in other processes),
+  // byte-exact at the run's two ends.
+  constexpr int kLB = sizeof(T) == 1 ? 4 : 16;            // bytes a word
   constexpr int kE = kLB / static_cast<int>(sizeof(T));  // elements a word
-  constexpr int kChunk = 32 * kE;                           // elements a chunk
+  constexpr int kChunk = 32 * kE;                        // elements a chunk
   const int lane = tid & 31, warp = tid >> 5;
   const int chunks = (nr + 2 * (kE - 1) + kChunk - 1) / kChunk;  // a run starts up to kE - 1 into its first word
   const WarpRange range(nc * chunks, warp, kThreads / 32);

@@ -223,10 +223,10 @@ TEST_CASE("transpose_few_rows_regs_kernel forced on few rows of bytes", "[transp
 TEMPLATE_TEST_CASE("the run kernels forced on one short side", "[transpose][trial][run]", std::uint8_t, float,
                    double) {
   // "ours-run": transpose_rows_run_kernel on 17 to 127 rows (K = 4, 2 and 1 pieces; pads for
-  // even counts, or 4-byte rows in groups) and transpose_cols_run_kernel on 17 to 127 columns at most twice that far
-  // apart, over several regions (long sides past 1016 / 504 / 248 columns, 896 / 128 rows);
-  // windows at odd offsets through odd strides ending where the allocation ends, outputs on and
-  // off their words.
+  // even counts, or 4-byte rows in groups) and transpose_cols_run_kernel on 17 to 127 columns at
+  // most twice that far apart, over several regions (long sides past 1016 / 504 / 248 columns,
+  // 896 / 128 rows); windows at odd offsets through odd strides ending where the allocation ends,
+  // outputs on and off their words.
   using T = TestType;
   const Stream s = Stream::per_thread();
   int trial = -1;
