@@ -197,7 +197,10 @@ constexpr MorphStreamExact morph_stream_exact(int kr) {
 /// in one run (session 28):
 /// - float, doubling: 5x5 62.8 / 63.2, 7x7 63.8 / 62.6, 9x9 64.0 / 62.5, 11x11 68.1 / 65.6,
 ///   13x13 63.4 / 61.6, 15x15 65.1 / 60.5; square: 17x17 75.4 / 68.3, 21x21 66.1 / 65.4, 25x25
-///   68.2 / 60.9, 31x31 70.2 / 60.8; rows (17 to 23): 17x17 69.2 / 69.3, 21x21 66.1 / 72.5.
+///   68.2 / 60.9, 31x31 70.2 / 60.8; rows (17 to 23): 17x17 69.2 / 69.3, 21x21 66.1 / 72.5
+///   (ptxas, sm_90: the 21-row pair differs in more than the prefetch, 80 registers against 64
+///   with a 28-byte spill, 3 blocks an SM against 4 and another segment; the square 17 without
+///   it spills 16 bytes. The 17-row rows pair, 64 registers both, is the clean one).
 /// - u8 dilate, slower with it everywhere: doubling 7x7 31.5 / 34.2, 15x15 34.9 / 38.4; square
 ///   17x17 31.0 / 32.7, 31x31 29.7 / 31.3. The bytes' rounds are short (a quarter of float's
 ///   bytes a row), and the prefetch's instructions and requests cost more than the wait.
