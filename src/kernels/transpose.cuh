@@ -1737,25 +1737,37 @@ transpose_few_rows_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict_
 /// Threads a block of transpose_few_rows_stage_kernel.
 inline constexpr int kFewRowsStageThreads = 128;
 
-/// The 16-byte unit of transpose_few_rows_stage_kernel's staging where output unit u of a warp
-/// lives: u with its low three bits turned by three higher ones (kN even: the kN units a lane
-/// stores, 8 lanes of a store phase kN units apart, would share banks 2 to 8 ways), so that the
-/// lanes of each store phase meet distinct banks (kN = 2, 4, 8, 16, and every odd kN unturned)
-/// or at most two ways (6, 10, 12, 14), and each phase of the reads (8 consecutive aligned
-/// units, the same high bits) is a permutation of its units. A model of every store and read.
+/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels, the
+/// span kernel and transpose_few_rows_stage_kernel, whose lanes access it two ways: consecutive
+/// vectors (lane + 32 s) and kN consecutive vectors a lane (lane kN + s). A 16-byte access is
+/// served a quarter-warp at a time, so it is free of bank conflicts where the 8 lanes of each
+/// quarter hit 8 different vectors mod 8. The slot stays inside idx's aligned group of 8, so consecutive vectors stay
+/// conflict-free, and for lane kN + s:
+/// - odd kN: idx itself (an odd stride covers every residue mod 8);
+/// - even kN: idx ^ (idx / kN mod 8), which flips the low bits by the lane's number (idx / kN
+///   is the lane, or the next one at s = kN), so the 8 lanes of a quarter land on 8 residues.
+/// Both reach the fewest wavefronts for every kN from 2 to 16 (a quarter-warp model checked
+/// against every access of these kernels). The pad vector after every 8 used before was
+/// conflict-free only for kN of 2, 4 and 8: f32 9999991 x 7 on the span kernel (kN = 7) ran
+/// 24-way conflicts on its shared loads (ncu, H200, session 26: 12.5M conflicts in 625000
+/// requests, the quarter-warp model's count for that layout), and kN = 5 (u8 40000001 x 5),
+/// 14 and 16 conflicted too.
 template <int kN>
-__device__ __forceinline__ int few_rows_stage_unit(int u) {
-  constexpr int kShift = kN % 2 == 1 || kN == 6 ? 0 : kN == 16 ? 4 : kN == 10 || kN == 14 ? 6 : 3;
-  if constexpr (kShift == 0) return u;
-  else return u ^ ((u >> kShift) & 7);
+__device__ __forceinline__ int stage_slot(int idx) {
+  if constexpr (kN % 2 == 1) return idx;
+  else return idx ^ ((idx / kN) & 7);
 }
+
+/// Vectors of a warp's staging area for vector indices 0 .. n - 1 (stage_slot keeps each inside
+/// its group of 8).
+__host__ __device__ constexpr int stage_vectors(int n) { return (n + 7) / 8 * 8; }
 
 /// transpose_few_rows_vec_kernel's transpose (kN rows, 4- or 8-byte elements), its stores staged
 /// through shared memory: the kN vectors a lane holds are output units lane kN .. lane kN + kN - 1
 /// of its warp's run (32 kN units from out + kV kN (g - lane)), 16 bytes each and kN 16 bytes
 /// apart across the lanes, so a warp's store instruction wrote 16 bytes of each of 32 separate
 /// places and no whole sector (f32 16 x 2^22: 0.20 of a copy, 3 x 2^24: 0.77, run V1). Here the
-/// warp writes them to its own staging (few_rows_stage_unit), then each store instruction writes
+/// warp writes them to its own staging (stage_slot), then each store instruction writes
 /// 512 contiguous bytes of the run (units 32 i + lane). A warp's last partial run (the matrix's
 /// last columns) goes element by element. Requires in, out and ld * sizeof(T) aligned to 16 bytes.
 template <class T, int kN>
@@ -1764,7 +1776,7 @@ transpose_few_rows_stage_kernel(const T* __restrict__ in, Index ld, T* __restric
   static_assert(kN >= 2 && kN <= 16 && (sizeof(T) == 4 || sizeof(T) == 8),
                 "transpose_few_rows_stage_kernel: 2 to 16 rows of 4- or 8-byte elements");
   constexpr int kV = 16 / static_cast<int>(sizeof(T));
-  __shared__ uint4 stage_smem[kFewRowsStageThreads / 32][32 * kN];
+  __shared__ uint4 stage_smem[kFewRowsStageThreads / 32][stage_vectors(32 * kN)];
   const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
   const Index g = blockIdx.x * static_cast<Index>(kFewRowsStageThreads) + threadIdx.x;
   const Index j0 = kV * g, warp_j0 = kV * (g - lane);
@@ -1777,11 +1789,11 @@ transpose_few_rows_stage_kernel(const T* __restrict__ in, Index ld, T* __restric
   few_rows_vectors<T, kN>(in, ld, j0, y);
   uint4* const stage = stage_smem[warp];
 #pragma unroll
-  for (int q = 0; q < kN; ++q) stage[few_rows_stage_unit<kN>(lane * kN + q)] = y[q];
+  for (int q = 0; q < kN; ++q) stage[stage_slot<kN>(lane * kN + q)] = y[q];
   __syncwarp();
   auto* const o = reinterpret_cast<uint4*>(out + warp_j0 * kN);
 #pragma unroll
-  for (int i = 0; i < kN; ++i) o[32 * i + lane] = stage[few_rows_stage_unit<kN>(32 * i + lane)];
+  for (int i = 0; i < kN; ++i) o[32 * i + lane] = stage[stage_slot<kN>(32 * i + lane)];
 }
 
 /// A few-columns transpose in registers (kN columns, in dense: ld == kN): thread g loads input
@@ -1886,31 +1898,6 @@ __device__ __forceinline__ void deinterleave_cols(const uint4 (&x)[kN], uint4 (&
     y[i] = make_uint4(yw[0], yw[1], yw[2], yw[3]);
   }
 }
-
-/// Slot of vector idx in a warp's staging area of the few-rows / few-columns byte kernels and
-/// the span kernel, whose lanes access it two ways: consecutive vectors (lane + 32 s) and kN
-/// consecutive vectors a lane (lane kN + s). A 16-byte access is served a quarter-warp at a
-/// time, so it is free of bank conflicts where the 8 lanes of each quarter hit 8 different
-/// vectors mod 8. The slot stays inside idx's aligned group of 8, so consecutive vectors stay
-/// conflict-free, and for lane kN + s:
-/// - odd kN: idx itself (an odd stride covers every residue mod 8);
-/// - even kN: idx ^ (idx / kN mod 8), which flips the low bits by the lane's number (idx / kN
-///   is the lane, or the next one at s = kN), so the 8 lanes of a quarter land on 8 residues.
-/// Both reach the fewest wavefronts for every kN from 2 to 16 (a quarter-warp model checked
-/// against every access of these kernels). The pad vector after every 8 used before was
-/// conflict-free only for kN of 2, 4 and 8: f32 9999991 x 7 on the span kernel (kN = 7) ran
-/// 24-way conflicts on its shared loads (ncu, H200, session 26: 12.5M conflicts in 625000
-/// requests, the quarter-warp model's count for that layout), and kN = 5 (u8 40000001 x 5),
-/// 14 and 16 conflicted too.
-template <int kN>
-__device__ __forceinline__ int stage_slot(int idx) {
-  if constexpr (kN % 2 == 1) return idx;
-  else return idx ^ ((idx / kN) & 7);
-}
-
-/// Vectors of a warp's staging area for vector indices 0 .. n - 1 (stage_slot keeps each inside
-/// its group of 8).
-__host__ __device__ constexpr int stage_vectors(int n) { return (n + 7) / 8 * 8; }
 
 /// Warps a block of the few-rows / few-columns byte kernels.
 inline constexpr int kFewBytesWarps = 4;
