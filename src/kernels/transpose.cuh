@@ -1515,8 +1515,11 @@ __device__ __forceinline__ void rows_run_load_groups(const T* __restrict__ in, I
 /// (rows_run_load_groups). Pad g (rect_slot) where kPad; dynamic shared memory
 /// RowsRunShape::smem (with_rows_run_kernel picks the instance). Its bytes are bound by
 /// instructions, not by loads in flight (ncu, u8 127x528417: issue-active 88%): a trial that
-/// loaded 8 / K items before storing any (8 words a lane in flight) ran slower (session 21, same run: 17x3947581 0.90 -> 0.81 of a copy,
-/// 31x2164803 0.88 -> 0.81, 127x528417 0.67 -> 0.60).
+/// loaded 8 / K items before storing any (8 words a lane in flight) ran slower (session 21,
+/// same run: 17x3947581 0.90 -> 0.81 of a copy, 31x2164803 0.88 -> 0.81, 127x528417 0.67 ->
+/// 0.60). Since the second phase moves vectors (session 28, ncu, H100, u8 127x528417) the issue
+/// slots are 56% busy and the warps wait mostly on shared memory (10.8 of 19.7 cycles an
+/// instruction).
 template <class T, int K, bool kPad, int R = 1>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols, int cb,
