@@ -171,10 +171,15 @@ void register_morph_tiles(bool erode, int k) {
 /// pass by doubling windows, up to 16 rows) as "ours-stream-dbl[-s<seg>]"; where the kernel has
 /// an instance for exactly k rows (morph_stream_exact_rows, the launcher's default), its
 /// run-time-rows instance beside it as "-rt" and (morph_stream_kernel) the one for exactly k x k
-/// as "-sq" (MorphStreamExact); the exact instances also with their L2 prefetch (kPrefetch), "-pf".
+/// as "-sq" (MorphStreamExact); the exact instances (on forced segments too) also with their L2
+/// prefetch (kPrefetch), "-pf".
 template <class T>
 void register_morph_stream(bool erode, int k) {
-  const std::vector<int> segs = k == 31 || k == 7 ? std::vector<int>{0, 64, 128, 256} : std::vector<int>{0};
+  // 17 rows: the segment morph_stream_segment took before session 28 (153: every resident slot
+  // filled, 4 blocks on most SMs) beside the one it takes now (187: 3 an SM) and their neighbours.
+  const std::vector<int> segs = k == 31 || k == 7 ? std::vector<int>{0, 64, 128, 256}
+                                : k == 17         ? std::vector<int>{0, 153, 170, 187, 204, 306}
+                                                  : std::vector<int>{0};
   using X = devmat::detail::MorphStreamExact;
   for (bool doubling : {false, true})
     for (int seg : segs)
@@ -190,12 +195,12 @@ void register_morph_stream(bool erode, int k) {
             if (erode) dd::launch_morph_stream<true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling, exact);
             else dd::launch_morph_stream<false>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling, exact);
           });
-          if (seg || exact == X::none) continue;
+          if (exact == X::none) continue;
           // The same instance with the L2 prefetch of the block of rows after next (kPrefetch).
           register_forced_morph<T>(erode, k, impl + "-pf", [=](cudaStream_t s, const T* in, T* out) {
             namespace dd = devmat::detail;
-            if (erode) dd::launch_morph_stream<true, true>(s, in, kSide, out, kSide, kSide, kSide, k, k, 0, doubling, exact);
-            else dd::launch_morph_stream<false, true>(s, in, kSide, out, kSide, kSide, kSide, k, k, 0, doubling, exact);
+            if (erode) dd::launch_morph_stream<true, true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling, exact);
+            else dd::launch_morph_stream<false, true>(s, in, kSide, out, kSide, kSide, kSide, k, k, seg, doubling, exact);
           });
         }
 }

@@ -210,15 +210,38 @@ constexpr bool morph_stream_prefetch(int kr) {
          (kr <= kMorphDoublingMaxRows || morph_stream_exact<T>(kr) == MorphStreamExact::square);
 }
 
-/// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips:
-/// one wave of the `resident` blocks (each block rereads kr rows above its segment, so fewer,
-/// longer segments read less), at least max(16, kr) rows, rounded up to whole column blocks of
-/// kr rows (a block completes kr output rows at a time), at most 2^30 (an int).
-inline int morph_stream_segment(Index rows, long long strips, long long resident, int kr) {
-  const long long want = std::max<long long>(1, resident / std::max<long long>(1, strips));  // segments a strip
-  const long long seg = ceil_div(static_cast<unsigned long long>(rows), static_cast<unsigned long long>(want));
-  const long long at_least = std::max<long long>(seg, std::max(16, kr));
-  return static_cast<int>(std::min<long long>(ceil_div(static_cast<unsigned long long>(at_least), kr) * kr, 1 << 30));
+/// Output rows a block of morph_stream_kernel for an image of `rows` cut into `strips` strips,
+/// `per_sm` blocks resident an SM on `sms` SMs: of the segment lengths that keep the grid in one
+/// wave (at most per_sm sms blocks; each at least max(16, kr) rows and whole column blocks of kr
+/// rows, as a block completes kr output rows at a time; at most 2^30, an int), the one whose
+/// busiest SM loads the fewest rows: ceil(blocks / sms) blocks, each its segment and the kr rows
+/// above it. The stream runs one wave at a few blocks an SM, so its time follows the busiest
+/// SM's bytes, not the total (float erode 4096^2, H100 and H200: us over the busiest SM's bytes
+/// within 10% from 15 to 31 rows, session 28). The rule before this one filled every resident
+/// slot and rounded the segment up: at 17 rows (4 blocks an SM, 18 strips) 27 segments of 153
+/// rows, 486 blocks, 90 SMs with 4 and 680 rows for the busiest; this one takes 22 of 187, 396
+/// blocks, 3 an SM, 612 rows. At least two blocks an SM where the image has that many; of equal
+/// loads the one with more segments (more blocks in flight).
+inline int morph_stream_segment(Index rows, long long strips, int per_sm, int sms, int kr) {
+  const long long at_least = std::max(16, kr), cap = (1LL << 30) / kr * kr;
+  const long long sm = std::max(1, sms), strip_count = std::max<long long>(1, strips);
+  const long long most = std::max<long long>(1, static_cast<long long>(std::max(1, per_sm)) * sm / strip_count);
+  const auto seg_of = [&](long long n) {  // n segments a strip at most
+    return std::min(cap, round_up(std::max(at_least, ceil_div(static_cast<long long>(rows), n)), static_cast<long long>(kr)));
+  };
+  const auto blocks_of = [&](long long seg) { return strip_count * ceil_div(static_cast<long long>(rows), seg); };
+  const long long top = std::min<long long>(most, std::max<long long>(1, rows));
+  // Two blocks an SM at the least where the image has them: one alone leaves its SM idle while
+  // its loads are in flight (the stream is latency-bound), which the load count does not see.
+  const long long floor_blocks = std::min(2 * sm, blocks_of(seg_of(top)));
+  long long best = 0, best_load = 0;
+  for (long long n = top; n >= 1; --n) {
+    const long long seg = seg_of(n), blocks = blocks_of(seg);
+    if (blocks < floor_blocks) break;                          // fewer segments only fewer blocks
+    const long long load = ceil_div(blocks, sm) * (seg + kr);  // rows the busiest SM loads
+    if (best == 0 || load < best_load) best = seg, best_load = load;
+  }
+  return static_cast<int>(best);
 }
 
 /// out (ld_out) = the erosion (kErode) or dilation of the u8 or float image `in` by a kr x kc
@@ -254,8 +277,7 @@ void launch_morph_stream(cudaStream_t s, const T* in, Index ld_in, T* out, Index
     const int per_sm = blocks_per_sm(reinterpret_cast<const void*>(kernel), kMorphStreamThreads, static_cast<int>(smem), true);
     const int out_w = static_cast<int>(morph_stream_out_w<T>(morph_stream_max_out_w<T>(kr, kc, doubling), cols));
     const long long strips = static_cast<long long>(ceil_div(static_cast<unsigned long long>(cols), out_w));
-    const int rows_a_block =
-        seg ? seg : morph_stream_segment(rows, strips, static_cast<long long>(per_sm) * current_device_props().sm_count, kr);
+    const int rows_a_block = seg ? seg : morph_stream_segment(rows, strips, per_sm, current_device_props().sm_count, kr);
     unsigned segs = 0;
     const dim3 grid = tile_grid(rows, cols, out_w, rows_a_block, &segs);
     launch(kernel, grid, dim3(kMorphStreamThreads), smem, s, in, ld_in, out, ld_out, rows, cols, kr, kc, out_w,
