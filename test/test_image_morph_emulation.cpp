@@ -31,6 +31,7 @@
 #include "emu_cuda.hpp"
 #include "emu_image.hpp"
 
+#include "dispatch/morph_segment.hpp"
 #include "kernels/image_morph.cuh"
 
 using devmat::Index;
@@ -291,4 +292,47 @@ TEMPLATE_TEST_CASE("emulated one-kernel tile erode and dilate equal the clipped 
       check_tile<T>(erode, shape, img, 9, 31, true);
       check_tile<T>(erode, shape, img, 31, 9, true, true);
     }
+}
+
+TEST_CASE("morph_stream_segment: whole column blocks, one wave, and no more rows on the busiest SM than filling every slot",
+          "[image][morph][emulation]") {
+  // The rule it replaced (session 27): every resident slot filled, the segment rounded up to kr.
+  const auto fill = [](Index rows, long long strips, long long resident, int kr) {
+    const long long want = std::max<long long>(1, resident / std::max<long long>(1, strips));
+    const long long seg = std::max<long long>({(rows + want - 1) / want, 16, kr});
+    return std::min<long long>((seg + kr - 1) / kr * kr, (1LL << 30) / kr * kr);
+  };
+  const auto busiest = [](Index rows, long long strips, int sms, long long seg, int kr) {
+    const long long blocks = strips * ((rows + seg - 1) / seg);
+    return (blocks + sms - 1) / sms * (seg + kr);
+  };
+  std::mt19937 rng(std::random_device{}());
+  int changed = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const Index rows = i % 7 == 0 ? Index(1) + rng() % 64 : Index(1) + rng() % 100000;
+    const long long strips = 1 + rng() % (i % 5 == 0 ? 2000 : 40);
+    const int per_sm = 1 + static_cast<int>(rng() % 6), sms = 1 + static_cast<int>(rng() % 160),
+              kr = 1 + static_cast<int>(rng() % 32);
+    const long long seg = d::morph_stream_segment(rows, strips, per_sm, sms, kr);
+    INFO("rows " << rows << " strips " << strips << " per_sm " << per_sm << " sms " << sms << " kr " << kr << " seg "
+                 << seg);
+    REQUIRE(seg % kr == 0);
+    REQUIRE(seg >= std::max(16, kr));
+    REQUIRE(seg <= (1LL << 30));
+    const long long resident = static_cast<long long>(per_sm) * sms, blocks = strips * ((rows + seg - 1) / seg);
+    if (strips <= resident) REQUIRE(blocks <= resident);  // one wave
+    else REQUIRE(blocks == strips);                        // a segment a strip: the fewest waves
+    const long long old = fill(rows, strips, resident, kr);
+    REQUIRE(busiest(rows, strips, sms, seg, kr) <= busiest(rows, strips, sms, old, kr));
+    changed += seg != old;
+  }
+  CHECK(changed > 0);  // the sweep reaches shapes where the two rules differ
+  // Float 17x17 at 4096^2 on 132 SMs (18 strips of 228 outputs, 4 blocks an SM, session 28's
+  // ptxas): 187 rows (3 blocks an SM, 612 rows on the busiest) where filling every slot took 153
+  // (4 on most SMs, 680 rows).
+  CHECK(d::morph_stream_segment(4096, 18, 4, 132, 17) == 187);
+  CHECK(fill(4096, 18, 4 * 132, 17) == 153);
+  // Huge images stay in an int, in whole column blocks.
+  CHECK(d::morph_stream_segment(Index(1) << 40, 18, 4, 132, 31) % 31 == 0);
+  CHECK(d::morph_stream_segment(Index(1) << 40, 1, 1, 1, 31) <= (1 << 30));
 }
