@@ -84,6 +84,12 @@ const EfficiencyRow kEfficiency[] = {
     // device run measures them; the cluster sum's cost is the model's cluster_sum_seconds.
     {90, GemmElement::f64, "pipe-128x128x16-k4-w16-cl", 0.966},
     {90, GemmElement::f64, "pipe-128x128x32-k4-w16-cl", 0.995},
+    // Forced-only trials (gemm_registry.cuh): the k8 rate of pipe-128x128x32-k8 until a device
+    // run measures them; they set only the split counts of a forced run.
+    {90, GemmElement::f64, "pipe-128x64x16-k8-w4-b1", 0.973},
+    {90, GemmElement::f64, "pipe-128x128x16-k8-b1", 0.973},
+    {90, GemmElement::f64, "pipe-128x128x16-k8-b1-cl", 0.973},
+    {90, GemmElement::f64, "pipe-128x128x32-k8-cl", 0.973},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.

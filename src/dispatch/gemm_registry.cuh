@@ -45,6 +45,15 @@ using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8
 // 1000^3-1024^3, 64 tiles on 132 SMs, and 8192^3's last round of 4 tiles: tail_split).
 using DmmaPipe128x128k4w16Cl = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, true>;
 using DmmaPipe128x128x32k4w16Cl = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;
+// Trials (forced-only until a device run measures them), m16n8k8 64x32 warp tiles (half the
+// MMA instructions of the k4 tiles for the same work) with one fragment buffer ("-b1": 206-211
+// registers, no spills; two buffers spill at 8 warps): cuBLAS's DGEMM shape on sm_90 (ncu:
+// 128x64x16, four warps, 3 stages, two CTAs an SM), the 128x128 tile with 16-deep k tiles (5
+// stages), and that and pipe-128x128x32-k8 with their k slices added in a cluster (1000^3-1024^3).
+using DmmaPipe128x64k8w4b1 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 3, 2, false, 1>;
+using DmmaPipe128x128k8b1 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, false, 1>;
+using DmmaPipe128x128k8b1Cl = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, true, 1>;
+using DmmaPipe128x128x32k8Cl = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1, true>;
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;
@@ -177,8 +186,9 @@ TiledKernel<typename Cfg::Element> mma_kernel(const char* name) {
 }
 
 template <class Cfg>
-TiledKernel<double> dmma_kernel(const char* name) {
-  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::dmma, !Cfg::kClusterSum || kGemmClusterSplitKDmma, true);
+TiledKernel<double> dmma_kernel(const char* name, bool automatic = true) {
+  GemmConfigInfo info =
+      gemm_info<Cfg>(name, GemmMath::dmma, automatic && (!Cfg::kClusterSum || kGemmClusterSplitKDmma), true);
   if constexpr (Cfg::kClusterSum) info.cluster_splits = Cfg::kMaxClusterSlices, info.tail_split = true;
   return {info, &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
 }
@@ -251,7 +261,12 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
       dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16"),
       // k slices added in a cluster, and the tail split (forced-only: kGemmClusterSplitKDmma)
       dmma_kernel<DmmaPipe128x128k4w16Cl>("pipe-128x128x16-k4-w16-cl"),
-      dmma_kernel<DmmaPipe128x128x32k4w16Cl>("pipe-128x128x32-k4-w16-cl")};
+      dmma_kernel<DmmaPipe128x128x32k4w16Cl>("pipe-128x128x32-k4-w16-cl"),
+      // trials, forced-only
+      dmma_kernel<DmmaPipe128x64k8w4b1>("pipe-128x64x16-k8-w4-b1", false),
+      dmma_kernel<DmmaPipe128x128k8b1>("pipe-128x128x16-k8-b1", false),
+      dmma_kernel<DmmaPipe128x128k8b1Cl>("pipe-128x128x16-k8-b1-cl", false),
+      dmma_kernel<DmmaPipe128x128x32k8Cl>("pipe-128x128x32-k8-cl", false)};
   return v;
 }
 

@@ -91,7 +91,13 @@ struct DmmaTileCopy {
 /// slice order (no workspace, no finalize kernel); the partial tile is staged in the pipeline's
 /// shared memory, rows kSumStride apart (BN + 4 doubles: 16-byte pairs, and the two halves of a
 /// warp's rows land 8 banks apart).
-template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool CLUSTER_SUM = false>
+/// FRAG_BUFFERS: 2, the fragments double-buffered in registers (above); 1, each k-step's loaded
+/// just before its MMAs, for warp tiles whose sums and two buffers do not fit 255 registers
+/// (64x32 with m16n8k8 at four warps a CTA): the other CTA's warps on the SM and the k-step's
+/// many MMAs (16 of 32 cycles each there) cover the loads, and the barrier moves after the last
+/// k-step's loads.
+template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool CLUSTER_SUM = false,
+          int FRAG_BUFFERS = 2>
 struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS> {
   using Base = MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS>;
   static constexpr int kKSteps = Base::kBK / Base::kMmaK;  // MMA k-steps per k tile
@@ -100,6 +106,8 @@ struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLO
                 "and the barrier before the last k-step");
   static_assert(STAGES >= 3, "the pipeline needs three stages or more");
   static constexpr bool kClusterSum = CLUSTER_SUM;
+  static constexpr int kFragBuffers = FRAG_BUFFERS;
+  static_assert(FRAG_BUFFERS == 1 || FRAG_BUFFERS == 2, "one or two fragment buffers");
   static constexpr int kMaxClusterSlices = 8;  // the portable cluster size
   static constexpr int kSumStride = Base::kBN + 4;
   static constexpr int kSumBytes = CLUSTER_SUM ? Base::kBM * kSumStride * 8 : 0;
@@ -181,6 +189,18 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
 #pragma unroll
       for (int c = 0; c < Mma::kC; ++c) acc[i][j][c] = 0.0;
 
+  // The MMAs of one k-step from fragment buffer `buf`: consecutive ones write different
+  // accumulators (n inside m, serpentine so that one B fragment feeds two MMAs in a row).
+  auto mma_step = [&](int buf) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int jj = 0; jj < NI; ++jj) {
+        const int j = i % 2 ? NI - 1 - jj : jj;
+        Mma::run(acc[i][j], a_frag[buf][i], b_frag[buf][j], 0, false);
+      }
+  };
+
   // Prologue: tiles 0 .. STAGES-2 in flight (one commit group per tile, empty ones included, so
   // that the wait counts below are exact), tile 0 landed for every thread, its first fragments.
 #pragma unroll
@@ -190,10 +210,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   }
   cp_async_wait<kStages - 2>();
   __syncthreads();
-  if (k_tiles > 0) load_frags(0, 0, 0);
+  constexpr bool kSingle = Cfg::kFragBuffers == 1;
+  if (!kSingle && k_tiles > 0) load_frags(0, 0, 0);
 
   int read_stage = 0, write_stage = kStages - 1;
-  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
+  for (int k_tile = 0; kSingle && k_tile < k_tiles; ++k_tile) {
+    // One fragment buffer: each k-step's fragments, then its MMAs. The barrier follows the last
+    // k-step's fragment loads (every read of this stage issued before it, so the next
+    // iteration's copies may overwrite it) and precedes its MMAs.
+    const bool load_next = k_tile + kStages - 1 < k_tiles;
+#pragma unroll
+    for (int kb = 0; kb < kKSteps; ++kb) {
+      load_frags(0, read_stage, kb);
+      if (kb == kKSteps - 1) {  // as below: tile k_tile + 1 landed for every thread
+        cp_async_commit();
+        cp_async_wait<kStages - 2>();
+        __syncthreads();
+        read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
+        write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
+      }
+      mma_step(0);
+      if (kb < kGroups && load_next) load_group(kb, write_stage, k_tile + kStages - 1);
+    }
+  }
+  for (int k_tile = 0; !kSingle && k_tile < k_tiles; ++k_tile) {
     // Tile k_tile + STAGES - 1 goes to write_stage, the stage read in the previous iteration,
     // whose every fragment load was issued before that iteration's barrier.
     const bool load_next = k_tile + kStages - 1 < k_tiles;
@@ -204,15 +244,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
       // from the stage the barrier below has made ready.
       if (kb + 1 < kKSteps) load_frags(nxt, read_stage, kb + 1);
       else if (k_tile + 1 < k_tiles) load_frags(nxt, read_stage, 0);
-      // MMAs of this k-step: consecutive ones write different accumulators (n inside m,
-      // serpentine so that one B fragment feeds two MMAs in a row).
-#pragma unroll
-      for (int i = 0; i < MI; ++i)
-#pragma unroll
-        for (int jj = 0; jj < NI; ++jj) {
-          const int j = i % 2 ? NI - 1 - jj : jj;
-          Mma::run(acc[i][j], a_frag[cur][i], b_frag[cur][j], 0, false);
-        }
+      mma_step(cur);
       if (kb < kGroups && load_next) load_group(kb, write_stage, k_tile + kStages - 1);
       if (kb == kKSteps - 2) {
         // Groups committed: (STAGES-1) + k_tile + 1; allowing STAGES-2 in flight means tile
