@@ -30,30 +30,8 @@ using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 thread
 using Dmma128x128 = MmaTile<double, Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // warp tile 64x32
 using Dmma128x64 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;    // warp tile 32x32
 using Dmma64x64 = MmaTile<double, Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 3>;      // warp tile 32x32
-// double, software-pipelined (kernels/gemm_dmma.cuh): DmmaTile<block tile, warps, instruction,
-// stages, min blocks per SM>, commented with the warp tile. Both fragment buffers and the sums
-// stay in registers: with a 64x32 warp tile that leaves room for m16n8k4 fragments (m16n8k8
-// spills a few registers there).
-using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
-using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
-using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
-using DmmaPipe128x128x32k8 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // 64x32, spills ~12 B
-using DmmaPipe128x64k4w8 = DmmaTile<Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;     // 32x32, 2 CTAs x 8
-using DmmaPipe64x64k8 = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2>;         // 32x32, 2 CTAs/SM
-using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2>;    // 32x32, sm_90's k16
-// The two 16-warp 128x128 tiles with their k slices added in a cluster (sm_90; issue 13's
-// 1000^3-1024^3, 64 tiles on 132 SMs, and 8192^3's last round of 4 tiles: tail_split).
-using DmmaPipe128x128k4w16Cl = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, true>;
-using DmmaPipe128x128x32k4w16Cl = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;
-// Trials (forced-only until a device run measures them), m16n8k8 64x32 warp tiles (half the
-// MMA instructions of the k4 tiles for the same work) with one fragment buffer ("-b1": 206-211
-// registers, no spills; two buffers spill at 8 warps): cuBLAS's DGEMM shape on sm_90 (ncu:
-// 128x64x16, four warps, 3 stages, two CTAs an SM), the 128x128 tile with 16-deep k tiles (5
-// stages), and that and pipe-128x128x32-k8 with their k slices added in a cluster (1000^3-1024^3).
-using DmmaPipe128x64k8w4b1 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 3, 2, false, 1>;
-using DmmaPipe128x128k8b1 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, false, 1>;
-using DmmaPipe128x128k8b1Cl = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, true, 1>;
-using DmmaPipe128x128x32k8Cl = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1, true>;
+// double, software-pipelined: the DmmaPipe* configurations (kernels/gemm_dmma.cuh, beside the
+// kernel, where its emulation test takes them too).
 // float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
 // which rules out warp tiles past 64x32.
 using Tf32Instr = Shape<16, 8, 8>;

@@ -4,7 +4,9 @@
 
 #include "common.cuh"
 
+#ifndef DEVMAT_EMULATION  // the CPU emulation (test/expr_emu) has no clusters
 #include <cooperative_groups.h>
+#endif
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -195,8 +197,8 @@ template <class T, int BM, int BN, int kThreads, int kStride>
 __device__ __forceinline__ void gemm_cluster_sum(const GemmArgs<T>& p, const T* sum_smem, int m0, int n0, int thread) {
   constexpr int V = kVec16<T>;
   static_assert(BN % V == 0 && kStride % V == 0, "16-byte chunks on 16-byte boundaries");
+#if (!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900) && !defined(DEVMAT_EMULATION)
   using Chunk = Pack<T, V>;
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
   namespace cg = cooperative_groups;
   const cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every slice's partial tile is in its CTA's shared memory
@@ -217,7 +219,7 @@ __device__ __forceinline__ void gemm_cluster_sum(const GemmArgs<T>& p, const T* 
   cluster.sync();  // no CTA leaves while another still reads its shared memory
 #else
   (void)p, (void)sum_smem, (void)m0, (void)n0, (void)thread;
-  __trap();  // thread-block clusters need sm_90; the registry never launches this elsewhere
+  __trap();  // thread-block clusters need sm_90 (and the GPU); the registry never launches this elsewhere
 #endif
 }
 

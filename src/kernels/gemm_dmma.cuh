@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   constexpr int MI = Cfg::kMI, NI = Cfg::kNI, kKSteps = Cfg::kKSteps;
   constexpr int kMmaM = Cfg::kMmaM, kMmaK = Cfg::kMmaK;
 
-  extern __shared__ __align__(16) unsigned char gemm_smem[];
+  DEVMAT_DYNAMIC_SHARED(unsigned char, gemm_smem);
   double* a_smem = reinterpret_cast<double*>(gemm_smem);  // (STAGES, BM, BK+pad) or (STAGES, BK, BM+pad)
   double* b_smem = a_smem + kStages * Cfg::kStageA;      // (STAGES, BN, BK+pad) or (STAGES, BK, BN+pad)
   const GemmTileRange tr = gemm_tile_range<BM, BN, BK>(p);
@@ -288,5 +288,31 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
         gemm_store_results<double, 2>(p, out, m0 + wm0 + i * kMmaM + g + 8 * h, n0 + wn0 + j * 8 + 2 * t, v);
       }
 }
+
+// ------------------------------------------------------------------ configurations
+// The pipelined tiles compiled into the registry (dispatch/gemm_registry.cuh): DmmaTile<block
+// tile, warps, instruction, stages, min blocks per SM>, commented with the warp tile. Both fragment buffers and the sums
+// stay in registers: with a 64x32 warp tile that leaves room for m16n8k4 fragments (m16n8k8
+// spills a few registers there).
+using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
+using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
+using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
+using DmmaPipe128x128x32k8 = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // 64x32, spills ~12 B
+using DmmaPipe128x64k4w8 = DmmaTile<Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;     // 32x32, 2 CTAs x 8
+using DmmaPipe64x64k8 = DmmaTile<Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 4, 2>;         // 32x32, 2 CTAs/SM
+using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2>;    // 32x32, sm_90's k16
+// The two 16-warp 128x128 tiles with their k slices added in a cluster (sm_90; issue 13's
+// 1000^3-1024^3, 64 tiles on 132 SMs, and 8192^3's last round of 4 tiles: tail_split).
+using DmmaPipe128x128k4w16Cl = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, true>;
+using DmmaPipe128x128x32k4w16Cl = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;
+// Trials (forced-only until a device run measures them), m16n8k8 64x32 warp tiles (half the
+// MMA instructions of the k4 tiles for the same work) with one fragment buffer ("-b1": 206-211
+// registers, no spills; two buffers spill at 8 warps): cuBLAS's DGEMM shape on sm_90 (ncu:
+// 128x64x16, four warps, 3 stages, two CTAs an SM), the 128x128 tile with 16-deep k tiles (5
+// stages), and that and pipe-128x128x32-k8 with their k slices added in a cluster (1000^3-1024^3).
+using DmmaPipe128x64k8w4b1 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 3, 2, false, 1>;
+using DmmaPipe128x128k8b1 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, false, 1>;
+using DmmaPipe128x128k8b1Cl = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, true, 1>;
+using DmmaPipe128x128x32k8Cl = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1, true>;
 
 }  // namespace devmat::detail

@@ -90,6 +90,8 @@ struct Dmma {
                    : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
                      "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3]));
     }
+#elif defined(DEVMAT_EMULATION)
+    emu::mma_m16n8_f64<MMA_K>(c, a, b);  // the CPU emulation's (test/expr_emu): one warp barrier
 #else
     // Before sm_90: two m8n8k4 per k-step of 4 (rows g and g+8).
 #pragma unroll
@@ -293,7 +295,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, kStages = Cfg::kStages;
   constexpr int MI = Cfg::kMI, NI = Cfg::kNI, kThreads = Cfg::kThreads;
 
-  extern __shared__ __align__(16) unsigned char gemm_smem[];
+  DEVMAT_DYNAMIC_SHARED(unsigned char, gemm_smem);
   T* a_smem = reinterpret_cast<T*>(gemm_smem);  // (STAGES, BM, BK+pad) or (STAGES, BK, BM+pad)
   T* b_smem = a_smem + kStages * Cfg::kStageA;   // (STAGES, BN, BK+pad) or (STAGES, BK, BN+pad)
   const GemmTileRange tr = gemm_tile_range<BM, BN, BK>(p);

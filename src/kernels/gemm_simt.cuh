@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
   constexpr int TM = Cfg::kTM, TN = Cfg::kTN;
   using Vec4 = Pack<T, 4>;
 
-  extern __shared__ __align__(16) unsigned char gemm_smem[];
+  DEVMAT_DYNAMIC_SHARED(unsigned char, gemm_smem);
   T* a_smem = reinterpret_cast<T*>(gemm_smem);  // (STAGES, BK, BM+4)
   T* b_smem = a_smem + kStages * Cfg::kStageA;   // (STAGES, BK, BN+4)
 

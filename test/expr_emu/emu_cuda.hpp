@@ -207,6 +207,7 @@ struct BlockState {
   Barrier block;
   Barrier warp[kMaxThreads / 32];
   alignas(8) unsigned char slot[2][kMaxThreads][8];  // shuffle exchange, double-buffered
+  double frag[2][kMaxThreads][12];                   // MMA fragments (mma_m16n8_f64), likewise
 };
 inline thread_local unsigned t_shuffles = 0;  // this thread's shuffles so far (picks the buffer)
 inline BlockState g_block;
@@ -321,6 +322,31 @@ unsigned char (&exchange(const T& v))[kMaxThreads][8] {
   g_block.warp[t / 32].wait();
   return slot;
 }
+/// mma.sync.aligned.m16n8k{K}.row.col.f64 for the calling warp (kernels/gemm_mma.cuh's Dmma
+/// under the emulation), with one warp barrier where the portable form takes 12 shuffles per
+/// m8n8k4. PTX's fragment layouts: lane (g, t) = (lane / 4, lane % 4) holds A(g + 8 v0, 4 v1 + t)
+/// in a[v0 + 2 v1], B(4 v1 + t, g) in b[v1], and C(g + 8 h, 2 t + j) in c[2 h + j]. The
+/// fragments go through g_block.frag, double-buffered with the shuffles' count as exchange().
+template <int K>
+void mma_m16n8_f64(double (&c)[4], const double* a, const double* b) {
+  static_assert(K == 4 || K == 8 || K == 16, "m16n8k4, k8, k16");
+  constexpr int kA = K / 2, kB = K / 4;
+  const int t = linear_thread(), lane = t % 32, base = t - lane;
+  auto& buf = g_block.frag[t_shuffles++ & 1];
+  for (int i = 0; i < kA; ++i) buf[t][i] = a[i];
+  for (int i = 0; i < kB; ++i) buf[t][kA + i] = b[i];
+  g_block.warp[t / 32].wait();
+  const int g = lane / 4, tq = lane % 4;
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 2; ++j) {
+      double sum = c[2 * h + j];
+      for (int v1 = 0; v1 < K / 4; ++v1)
+        for (int k = 0; k < 4; ++k)  // A(g + 8h, 4 v1 + k) B(4 v1 + k, 2 tq + j)
+          sum += buf[base + 4 * g + k][h + 2 * v1] * buf[base + 4 * (2 * tq + j) + k][kA + v1];
+      c[2 * h + j] = sum;
+    }
+}
+
 inline int warp_size_of(int t) {
   const int n = static_cast<int>(blockDim.x * blockDim.y * blockDim.z), base = t - t % 32;
   return n - base < 32 ? n - base : 32;
