@@ -5,9 +5,9 @@
 // fill. That checks the main loop's bookkeeping (stages, the ring of k tiles, the fragment
 // buffers, the barrier's place, the split of a tile's copies over its k-steps), the bounds and
 // zero fill of ragged m, n and k, k slices (split-K partials at c + z * split_stride) and the
-// epilogue (alpha, beta, C read only when asked) in every operand layout, for the one- and the
-// two-buffer loops; against a long-double product, every element of C's padding poisoned and
-// checked. Not checked here: timing-dependent hazards (compute-sanitizer's racecheck on the GPU)
+// epilogue (alpha, beta, C read only when asked) in every operand layout, for m16n8k4 and k8
+// tiles of 2 to 4 k-steps; against a long-double product, every element of C's padding poisoned
+// and checked. Not checked here: timing-dependent hazards (compute-sanitizer's racecheck on the GPU)
 // and the cluster sum (no clusters in the emulation).
 
 #include <cmath>
@@ -46,7 +46,7 @@ struct Case {
 /// Runs one case on configuration Cfg and checks every element of C and of its padding.
 template <class Cfg>
 void check(const Case& c) {
-  CAPTURE(Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kFragBuffers, c.m, c.n, c.k, c.a_kcontig, c.b_kcontig,
+  CAPTURE(Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kMmaK, c.m, c.n, c.k, c.a_kcontig, c.b_kcontig,
           c.splits, c.beta);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   // Operands with rows of an even number of doubles (16-byte copies) and padding past them.
@@ -141,15 +141,15 @@ void check_config() {
 
 }  // namespace
 
-TEST_CASE("emulated DMMA: one fragment buffer, cuBLAS's shape (128x64x16, four warps of 64x32, m16n8k8)", "[gemm][emulation]") {
-  check_config<d::DmmaPipe128x64k8w4b1>();
+TEST_CASE("emulated DMMA: 128x128x32, eight warps of 64x32, m16n8k8 (four k-steps a tile)", "[gemm][emulation]") {
+  check_config<d::DmmaPipe128x128x32k8>();
 }
 
-TEST_CASE("emulated DMMA: one fragment buffer, 128x128x16 (eight warps of 64x32, m16n8k8, 5 stages)", "[gemm][emulation]") {
-  check_config<d::DmmaPipe128x128k8b1>();
+TEST_CASE("emulated DMMA: 128x128x16, sixteen warps of 32x32, m16n8k4", "[gemm][emulation]") {
+  check_config<d::DmmaPipe128x128k4w16>();
 }
 
-TEST_CASE("emulated DMMA: two fragment buffers, 64x64x16 (m16n8k8) and 128x64x16 (m16n8k4, 8 warps)", "[gemm][emulation]") {
+TEST_CASE("emulated DMMA: 64x64x16 (m16n8k8) and 128x64x16 (m16n8k4, eight warps, two CTAs an SM)", "[gemm][emulation]") {
   check_config<d::DmmaPipe64x64k8>();
   check_config<d::DmmaPipe128x64k4w8>();
 }

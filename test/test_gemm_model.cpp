@@ -469,13 +469,16 @@ TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1
   // 777^3: the cluster tile at 2 slices, as at 1000^3 (its one measured row there had 5:
   // 5-CTA clusters, 18.95); the plain wgmma tile at 2 slices measured 21.83, 64x64x16 20.14.
   CHECK(h200_plan(GemmElement::f32, 777, 777, 777) == "wgmma-128x128x32-cl s=2");
-  // Double 1000^3 to 1024^3 and 8192^3: the cluster-summed DMMA tiles (session 10, of cuBLAS:
-  // 1000^3 0.848 -> 0.876, 1024^3 0.836 -> 0.847 with 2 slices; 8192^3 0.869 -> 0.895 with its
-  // last round's tiles split).
-  CHECK(h200_plan(GemmElement::f64, 1024, 1024, 1024) == "pipe-128x128x32-k4-w16-cl s=2");
-  CHECK(h200_plan(GemmElement::f64, 2048, 2048, 2048) == "pipe-128x128x32-k4-w16 s=1");
-  CHECK(h200_plan(GemmElement::f64, 4096, 4096, 4096) == "pipe-128x128x32-k4-w16 s=1");
-  CHECK(h200_plan(GemmElement::f64, 8192, 8192, 8192) == "pipe-128x128x32-k4-w16-cl s=1");
+  // Double (session 30, pipe-128x128x32-k4-w16 recalibrated below pipe-128x128x32-k8): 2048^3 and
+  // 4096^3 the k8 tile (run S15, H100, of cuBLAS: 0.896 and 0.939 against the k4 tile's 0.887
+  // and 0.910); 8192^3 the 16-deep cluster tile with its last round's tiles split (0.896, the
+  // 32-deep one 0.888); 1000^3 and 1024^3 pipe-64x64x32-k16, two CTAs an SM in one round
+  // (H200, earlier runs: 0.873 and 0.859 of cuBLAS against 0.862 and 0.849 for the 32-deep
+  // cluster tile at 2 slices, the default before).
+  CHECK(h200_plan(GemmElement::f64, 1024, 1024, 1024) == "pipe-64x64x32-k16 s=1");
+  CHECK(h200_plan(GemmElement::f64, 2048, 2048, 2048) == "pipe-128x128x32-k8 s=1");
+  CHECK(h200_plan(GemmElement::f64, 4096, 4096, 4096) == "pipe-128x128x32-k8 s=1");
+  CHECK(h200_plan(GemmElement::f64, 8192, 8192, 8192) == "pipe-128x128x16-k4-w16-cl s=1");
   // Shapes measured with the default only (bench/RESULTS.md): the picks they were measured with.
   CHECK(h200_plan(GemmElement::f32, 512, 512, 512) == "tf32x3-64x64x32 s=4");
   // 256^3: 64x64x16 s=4 measured 3.65 TFLOP/s (runs T3 to U2a); tf32x3-64x64x32 s=2, which a
@@ -489,7 +492,7 @@ TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1
   CHECK(h200_plan(GemmElement::f32, 8192, 8192, 64) == "wgmma-128x128x32 s=1");
   CHECK(h200_plan(GemmElement::f32, 64, 8192, 8192) == "tf32x3-64x256x32 s=4");
   CHECK(h200_plan(GemmElement::f32, 5003, 3007, 4001) == "wgmma-128x128x32 s=1");
-  CHECK(h200_plan(GemmElement::f64, 1000, 1000, 1000) == "pipe-128x128x32-k4-w16-cl s=2");
+  CHECK(h200_plan(GemmElement::f64, 1000, 1000, 1000) == "pipe-64x64x32-k16 s=1");
   // 1024^3 float (measured 58.21 with wgmma s=2): the cluster tile, as at 1000^3 (same tiles).
   CHECK(h200_plan(GemmElement::f32, 1024, 1024, 1024) == "wgmma-128x128x32-cl s=2");
 }

@@ -91,13 +91,7 @@ struct DmmaTileCopy {
 /// slice order (no workspace, no finalize kernel); the partial tile is staged in the pipeline's
 /// shared memory, rows kSumStride apart (BN + 4 doubles: 16-byte pairs, and the two halves of a
 /// warp's rows land 8 banks apart).
-/// FRAG_BUFFERS: 2, the fragments double-buffered in registers (above); 1, each k-step's loaded
-/// just before its MMAs, for warp tiles whose sums and two buffers do not fit 255 registers
-/// (64x32 with m16n8k8 at four warps a CTA): the other CTA's warps on the SM and the k-step's
-/// many MMAs (16 of 32 cycles each there) cover the loads, and the barrier moves after the last
-/// k-step's loads.
-template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool CLUSTER_SUM = false,
-          int FRAG_BUFFERS = 2>
+template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool CLUSTER_SUM = false>
 struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS> {
   using Base = MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS>;
   static constexpr int kKSteps = Base::kBK / Base::kMmaK;  // MMA k-steps per k tile
@@ -106,8 +100,6 @@ struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLO
                 "and the barrier before the last k-step");
   static_assert(STAGES >= 3, "the pipeline needs three stages or more");
   static constexpr bool kClusterSum = CLUSTER_SUM;
-  static constexpr int kFragBuffers = FRAG_BUFFERS;
-  static_assert(FRAG_BUFFERS == 1 || FRAG_BUFFERS == 2, "one or two fragment buffers");
   static constexpr int kMaxClusterSlices = 8;  // the portable cluster size
   static constexpr int kSumStride = Base::kBN + 4;
   static constexpr int kSumBytes = CLUSTER_SUM ? Base::kBM * kSumStride * 8 : 0;
@@ -210,30 +202,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   }
   cp_async_wait<kStages - 2>();
   __syncthreads();
-  constexpr bool kSingle = Cfg::kFragBuffers == 1;
-  if (!kSingle && k_tiles > 0) load_frags(0, 0, 0);
+  if (k_tiles > 0) load_frags(0, 0, 0);
 
   int read_stage = 0, write_stage = kStages - 1;
-  for (int k_tile = 0; kSingle && k_tile < k_tiles; ++k_tile) {
-    // One fragment buffer: each k-step's fragments, then its MMAs. The barrier follows the last
-    // k-step's fragment loads (every read of this stage issued before it, so the next
-    // iteration's copies may overwrite it) and precedes its MMAs.
-    const bool load_next = k_tile + kStages - 1 < k_tiles;
-#pragma unroll
-    for (int kb = 0; kb < kKSteps; ++kb) {
-      load_frags(0, read_stage, kb);
-      if (kb == kKSteps - 1) {  // as below: tile k_tile + 1 landed for every thread
-        cp_async_commit();
-        cp_async_wait<kStages - 2>();
-        __syncthreads();
-        read_stage = read_stage + 1 == kStages ? 0 : read_stage + 1;
-        write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
-      }
-      mma_step(0);
-      if (kb < kGroups && load_next) load_group(kb, write_stage, k_tile + kStages - 1);
-    }
-  }
-  for (int k_tile = 0; !kSingle && k_tile < k_tiles; ++k_tile) {
+  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
     // Tile k_tile + STAGES - 1 goes to write_stage, the stage read in the previous iteration,
     // whose every fragment load was issued before that iteration's barrier.
     const bool load_next = k_tile + kStages - 1 < k_tiles;
@@ -291,9 +263,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
 
 // ------------------------------------------------------------------ configurations
 // The pipelined tiles compiled into the registry (dispatch/gemm_registry.cuh): DmmaTile<block
-// tile, warps, instruction, stages, min blocks per SM>, commented with the warp tile. Both fragment buffers and the sums
-// stay in registers: with a 64x32 warp tile that leaves room for m16n8k4 fragments (m16n8k8
-// spills a few registers there).
+// tile, warps, instruction, stages, min blocks per SM>, commented with the warp tile. Both
+// fragment buffers and the sums stay in registers: with a 64x32 warp tile that leaves room for
+// m16n8k4 fragments (m16n8k8 spills a few registers there). One buffer instead (each k-step's
+// fragments loaded just before its MMAs, no spills at 206-211 registers) was measured on an H100
+// in session 30 at cuBLAS's own shape (128x64x16, four warps of 64x32, m16n8k8, two CTAs an SM)
+// and at 128x128x16 with eight: 0.82 and 0.81 of cuBLAS at 4096^3 against this pipeline's 0.94
+// (ncu: 0.33 eligible warps a scheduler against 0.65), and was dropped.
 using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
 using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
 using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
@@ -305,14 +281,5 @@ using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8
 // 1000^3-1024^3, 64 tiles on 132 SMs, and 8192^3's last round of 4 tiles: tail_split).
 using DmmaPipe128x128k4w16Cl = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, true>;
 using DmmaPipe128x128x32k4w16Cl = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;
-// Trials (forced-only until a device run measures them), m16n8k8 64x32 warp tiles (half the
-// MMA instructions of the k4 tiles for the same work) with one fragment buffer ("-b1": 206-211
-// registers, no spills; two buffers spill at 8 warps): cuBLAS's DGEMM shape on sm_90 (ncu:
-// 128x64x16, four warps, 3 stages, two CTAs an SM), the 128x128 tile with 16-deep k tiles (5
-// stages), and that and pipe-128x128x32-k8 with their k slices added in a cluster (1000^3-1024^3).
-using DmmaPipe128x64k8w4b1 = DmmaTile<Shape<128, 64, 16>, Warps<2, 2>, Shape<16, 8, 8>, 3, 2, false, 1>;
-using DmmaPipe128x128k8b1 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, false, 1>;
-using DmmaPipe128x128k8b1Cl = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 5, 1, true, 1>;
-using DmmaPipe128x128x32k8Cl = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1, true>;
 
 }  // namespace devmat::detail
