@@ -73,8 +73,9 @@ const EfficiencyRow kEfficiency[] = {
     // The pipelined DMMA tiles (gemm_dmma.cuh): TFLOP/s at 4096^3 / 53.5, as the rows above, from
     // bench_gemm's ours-pipe-* rows in run C of issue 13 (cuBLAS DGEMM 55.5 there), but
     // pipe-128x128x32-k4-w16 (0.995 there): it ran behind pipe-128x128x32-k8 at 2048^3 to 8192^3
-    // in four processes of five (one H200 run and three H100 runs, sessions 29 and 30), by 3.0% at
-    // 4096^3 in run S15 (51.66 TFLOP/s against 53.28), so 0.973 / 1.031.
+    // in four processes of five (one H200 run, three H100 runs: sessions 29 and 30), in run S15 by
+    // 0.3% to 3.4% (against the default's row and the tile's forced row; 4096^3 forced 51.66
+    // TFLOP/s against 53.28), so 0.973 / 1.031.
     {90, GemmElement::f64, "pipe-128x128x16-k4", 0.958},
     {90, GemmElement::f64, "pipe-128x128x16-k4-w16", 0.966},
     {90, GemmElement::f64, "pipe-128x128x32-k4-w16", 0.943},
