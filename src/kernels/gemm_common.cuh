@@ -219,7 +219,7 @@ __device__ __forceinline__ void gemm_cluster_sum(const GemmArgs<T>& p, const T* 
   cluster.sync();  // no CTA leaves while another still reads its shared memory
 #else
   (void)p, (void)sum_smem, (void)m0, (void)n0, (void)thread;
-  __trap();  // thread-block clusters need sm_90 (and the GPU); the registry never launches this elsewhere
+  __trap();  // clusters need sm_90 (not the CPU emulation); the registry never launches this elsewhere
 #endif
 }
 
