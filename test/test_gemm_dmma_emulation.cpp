@@ -92,7 +92,7 @@ void check(const Case& c) {
   for (int z = 0; z < c.splits; ++z) {
     const int k_begin = z * p.k_per_split, k_end = std::min(c.k, k_begin + p.k_per_split);
     for (int i = 0; i < c.m; ++i)
-      for (long long j = 0; j < ldc; ++j) {
+      for (int j = 0; j < ldc; ++j) {
         const double got = out[z * c_elems + i * ldc + j];
         if (j >= c.n) {
           padding += got != kPoison;
@@ -100,8 +100,9 @@ void check(const Case& c) {
         }
         long double want = 0, scale = 0;
         for (int kk = k_begin; kk < k_end; ++kk) {
-          want += static_cast<long double>(A(i, static_cast<int>(kk))) * B(kk, static_cast<int>(j));
-          scale += std::fabs(A(i, kk) * B(kk, static_cast<int>(j)));
+          const long double term = static_cast<long double>(A(i, kk)) * B(kk, j);
+          want += term;
+          scale += std::fabs(term);
         }
         if (c.beta) want = 1.5L * want - 0.5L * c0[i * ldc + j], scale = 1.5L * scale + 0.5L;
         if (!(std::fabs(static_cast<double>(want - got)) <= 1e-14 * static_cast<double>(scale) + 1e-300)) {
