@@ -13,7 +13,8 @@
 //  - each thread's copy addresses and x bounds are worked out once (DmmaTileCopy); a k tile
 //    adds a fixed step, and the copies are spread over the tile's k-steps, between MMAs.
 // Shared-memory layouts, fragment layouts and padding are MmaTile's (conflict-free LDS.64 in
-// both layouts). Device code only.
+// both layouts), or for the wide tiles (DmmaTile's WIDE) unpadded swizzled rows read as 16-byte
+// pairs (conflict-free LDS.128, half the loads). Device code only.
 #pragma once
 
 #include "gemm_common.cuh"
@@ -23,6 +24,26 @@
 
 namespace devmat::detail {
 
+/// Where the 16-byte pair `u` (two doubles) of row `r` of a shared tile sits in that row: as
+/// it is (the padded tiles, whose reads are one double a lane).
+struct DmmaNoSwizzle {
+  __device__ static constexpr int xk(int, int u) { return u; }
+  __device__ static constexpr int kx(int, int u) { return u; }
+};
+
+/// The same for the wide-load tiles (DmmaTile's WIDE): unpadded rows, pairs permuted inside
+/// each 128-byte line so that a quarter warp's LDS.128 (lanes g in {2q, 2q+1}, t in 0..3) meets
+/// eight different 16-byte bank groups. [x][k] rows (kV k of a lane's k-step contiguous, lanes t
+/// kV / 2 pairs apart): odd rows flip the half or the pair parity; [k][x] rows (a lane's pair
+/// sits at g of its 16 rows or columns, lanes t on rows kV apart): row r / kV's low two bits
+/// move it by two pairs each.
+template <int kV>
+struct DmmaWideSwizzle {
+  static_assert(kV == 2 || kV == 4, "wide fragment loads: m16n8k8 or m16n8k16");
+  __device__ static constexpr int xk(int r, int u) { return u ^ ((r & 1) * (kV == 2 ? 4 : 1)); }
+  __device__ static constexpr int kx(int r, int u) { return u ^ (((r / kV) & 3) * 2); }
+};
+
 /// The copies of one operand's BK-deep tiles into shared memory, for one thread. The tile is
 /// (OUTER, INNER) with INNER contiguous in global and shared memory (row stride kStride in
 /// shared memory); kKInner: k runs along INNER (the [x][k] layout), else along OUTER ([k][x]).
@@ -30,7 +51,7 @@ namespace devmat::detail {
 /// chunks of two doubles that share their INNER offset and sit kRowsPerPass rows apart, so one
 /// pointer, one row step and one bound per pass serve every k tile; elements outside
 /// [.., x_lim) x [.., k_end) are zero-filled.
-template <bool kKInner, int OUTER, int INNER, int kStride, int kThreads, int BK>
+template <bool kKInner, int OUTER, int INNER, int kStride, int kThreads, int BK, class Swizzle = DmmaNoSwizzle>
 struct DmmaTileCopy {
   static constexpr int kPerRow = INNER / 2, kRowsPerPass = kThreads / kPerRow, kPasses = OUTER / kRowsPerPass;
   static_assert(INNER % 2 == 0 && kThreads % kPerRow == 0 && OUTER % kRowsPerPass == 0,
@@ -40,7 +61,8 @@ struct DmmaTileCopy {
   const double* base;   // the operand (the source of zero-byte copies)
   long long ld;
   const double* first;  // this thread's first chunk in k tile 0
-  int smem_offset;      // the first chunk in a stage
+  int smem_offset;      // the first chunk in a stage (rows as they are)
+  int smem_row, smem_pair;  // its row and 16-byte pair in the stage (swizzled tiles)
   int k_first;          // k of the first chunk's (first) element in k tile 0
   int x_count;          // [k][x]: elements of the chunk below x_lim (0..2)
   unsigned x_mask;      // [x][k]: bit `pass` set when the pass's row is below x_lim
@@ -49,6 +71,7 @@ struct DmmaTileCopy {
       : base(op.ptr), ld(op.ld) {
     const int o = tid / kPerRow, i = (tid % kPerRow) * 2;
     smem_offset = o * kStride + i;
+    smem_row = o, smem_pair = i / 2;
     x_mask = 0, x_count = 0;
     if constexpr (kKInner) {  // (o, i) = (x, k)
       k_first = k_begin + i;
@@ -61,6 +84,16 @@ struct DmmaTileCopy {
       k_first = k_begin + o;
       x_count = ::max(0, ::min(2, x_lim - (x0 + i)));
       first = x_count > 0 ? op.ptr + (static_cast<long long>(k_first) * op.ld + x0 + i) : op.ptr;
+    }
+  }
+
+  /// The offset in a stage of this thread's chunk of pass `pass`.
+  __device__ __forceinline__ int stage_offset(int pass) const {
+    if constexpr (std::is_same_v<Swizzle, DmmaNoSwizzle>) {
+      return smem_offset + pass * kRowsPerPass * kStride;
+    } else {
+      const int r = smem_row + pass * kRowsPerPass;
+      return r * kStride + 2 * (kKInner ? Swizzle::xk(r, smem_pair) : Swizzle::kx(r, smem_pair));
     }
   }
 
@@ -79,8 +112,7 @@ struct DmmaTileCopy {
       int n;  // elements of this chunk in range
       if constexpr (kKInner) n = (x_mask >> pass) & 1u ? k_count : 0;
       else n = k0 + pass * kRowsPerPass < k_end ? x_count : 0;
-      cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, n > 0 ? src + pass * pass_step : base,
-                   8 * n);
+      cp_async<16>(stage + stage_offset(pass), n > 0 ? src + pass * pass_step : base, 8 * n);
     }
   }
 };
@@ -91,7 +123,15 @@ struct DmmaTileCopy {
 /// slice order (no workspace, no finalize kernel); the partial tile is staged in the pipeline's
 /// shared memory, rows kSumStride apart (BN + 4 doubles: 16-byte pairs, and the two halves of a
 /// warp's rows land 8 banks apart).
-template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool CLUSTER_SUM = false>
+/// WIDE (m16n8k8 / k16): fragments are read as 16-byte pairs (LDS.128, half the loads of one
+/// double a lane), from unpadded rows swizzled by DmmaWideSwizzle. The MMA's k, m and n slots
+/// are mapped onto the tile so that a lane's elements lie in pairs: slot k 4v + t of a k-step
+/// is its k kV*t + v (kV = MMA k / 4; A and B alike, so the product is the same sum); [k][x] A
+/// (op(A) = A^T): slot row g + 8h of a 16-row fragment is its row 2g + h; [k][x] B: slot column g
+/// of fragment j is column 16(j/2) + 2g + j%2 of the warp's. The accumulators follow the m and n
+/// maps (gemm_dmma_kernel's epilogue).
+template <class BlockShape, class WarpLayout, class Instr, int STAGES, int MIN_BLOCKS, bool CLUSTER_SUM = false,
+          bool WIDE = false>
 struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS> {
   using Base = MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLOCKS>;
   static constexpr int kKSteps = Base::kBK / Base::kMmaK;  // MMA k-steps per k tile
@@ -103,7 +143,115 @@ struct DmmaTile : MmaTile<double, BlockShape, WarpLayout, Instr, STAGES, MIN_BLO
   static constexpr int kMaxClusterSlices = 8;  // the portable cluster size
   static constexpr int kSumStride = Base::kBN + 4;
   static constexpr int kSumBytes = CLUSTER_SUM ? Base::kBM * kSumStride * 8 : 0;
-  static constexpr int kSmemBytes = Base::kSmemBytes > kSumBytes ? Base::kSmemBytes : kSumBytes;
+
+  static constexpr bool kWide = WIDE;
+  static constexpr int kV = Base::kMmaK / 4;  // k of a lane in one k-step
+  static_assert(!WIDE || (Base::kMmaM == 16 && (kV == 2 || kV == 4) && Base::kNI % 2 == 0),
+                "wide fragment loads: m16n8k8 or m16n8k16, an even number of n fragments a warp");
+  using Swizzle = std::conditional_t<WIDE, DmmaWideSwizzle<WIDE ? kV : 2>, DmmaNoSwizzle>;
+  // Row strides (doubles) and stage sizes: MmaTile's padded ones, or unpadded rows.
+  static constexpr int kStrideXK = WIDE ? Base::kBK : Base::kStrideXK;
+  static constexpr int kStrideAK = WIDE ? Base::kBM : Base::kStrideAK;
+  static constexpr int kStrideBK = WIDE ? Base::kBN : Base::kStrideBK;
+  static constexpr int kStageA = WIDE ? Base::kBM * Base::kBK : Base::kStageA;
+  static constexpr int kStageB = WIDE ? Base::kBN * Base::kBK : Base::kStageB;
+  static constexpr int kPipeBytes = STAGES * (kStageA + kStageB) * 8;
+  static constexpr int kSmemBytes = kPipeBytes > kSumBytes ? kPipeBytes : kSumBytes;
+};
+
+/// The fragments of k-step kb of a wide tile (DmmaTile's WIDE) as 16-byte pairs, through its
+/// k, m and n slot maps and DmmaWideSwizzle. Lane (g, t)'s k of the step are kV*t .. kV*t + kV - 1:
+/// [x][k] tiles hold them side by side (kV / 2 pairs a row), [k][x] tiles hold the lane's two
+/// rows of A (2g, 2g + 1) or two columns of B (fragments 2q and 2q + 1) side by side. Every
+/// address is a lane constant plus a compile-time offset (kb is one where the kernel unrolls):
+/// the swizzles worked out for the lane's rows. [x][k]: row parity g's (s = g & 1), so the pair
+/// 4kb + t (kV 2) flipped by 4 is 4kb + t + 4s on even kb, - 4s on odd; 8kb + 2t + pp (kV 4)
+/// flipped by 1 is 8kb + 2t + (pp ^ s). [k][x]: rows kb*K + kV*t + v, so the pair corner/2 + g
+/// moves by 2t: corner/2 + (g ^ 2t).
+template <class Cfg, bool kAK, bool kBK, class FragA, class FragB>
+__device__ __forceinline__ void load_wide_frags(FragA (&a)[Cfg::kMI], FragB (&b)[Cfg::kNI], const double* a_tile,
+                                                const double* b_tile, int wm0, int wn0, int kb, int g, int t) {
+  constexpr int kV = Cfg::kV, K = Cfg::kMmaK;
+  const int s = g & 1;
+  // [x][k]: the lane's part of pair c (kV 2: kb's parity; kV 4: pp), in doubles.
+  const auto xk_lane = [&](int stride, int c) {
+    return g * stride + 2 * (kV == 2 ? t + (c ? -4 * s : 4 * s) : 2 * t + (c ? 1 - s : s));
+  };
+  const auto xk_pair = [&](int stride, int c) { return 2 * (kV == 2 ? 4 * kb : 8 * kb) + xk_lane(stride, c); };
+  const int kx_lane = 2 * (g ^ (2 * t));  // [k][x]: the lane's part, in doubles
+  const auto pair_at = [](const double* p) { return *reinterpret_cast<const Pack<double, 2>*>(p); };
+#pragma unroll
+  for (int i = 0; i < Cfg::kMI; ++i) {
+    if constexpr (kAK) {
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int pp = 0; pp < kV / 2; ++pp) {
+          const Pack<double, 2> x = pair_at(a_tile + (wm0 + 16 * i + 8 * h) * Cfg::kStrideXK +
+                                            xk_pair(Cfg::kStrideXK, kV == 2 ? kb & 1 : pp));
+          a[i].v[h + 2 * (2 * pp)] = x.v[0];
+          a[i].v[h + 2 * (2 * pp + 1)] = x.v[1];
+        }
+    } else {
+#pragma unroll
+      for (int v = 0; v < kV; ++v) {
+        const Pack<double, 2> x =
+            pair_at(a_tile + (kb * K + kV * t + v) * Cfg::kStrideAK + wm0 + 16 * i + kx_lane);
+        a[i].v[2 * v] = x.v[0];
+        a[i].v[2 * v + 1] = x.v[1];
+      }
+    }
+  }
+  if constexpr (kBK) {
+#pragma unroll
+    for (int j = 0; j < Cfg::kNI; ++j)
+#pragma unroll
+      for (int pp = 0; pp < kV / 2; ++pp) {
+        const Pack<double, 2> x =
+            pair_at(b_tile + (wn0 + 8 * j) * Cfg::kStrideXK + xk_pair(Cfg::kStrideXK, kV == 2 ? kb & 1 : pp));
+        b[j].v[2 * pp] = x.v[0];
+        b[j].v[2 * pp + 1] = x.v[1];
+      }
+  } else {
+#pragma unroll
+    for (int v = 0; v < kV; ++v)
+#pragma unroll
+      for (int q = 0; q < Cfg::kNI / 2; ++q) {
+        const Pack<double, 2> x = pair_at(b_tile + (kb * K + kV * t + v) * Cfg::kStrideBK + wn0 + 16 * q + kx_lane);
+        b[2 * q].v[v] = x.v[0];
+        b[2 * q + 1].v[v] = x.v[1];
+      }
+  }
+}
+
+/// Where the epilogue puts the accumulators of MMA fragment (i, j): pair `h` as two consecutive
+/// columns of the warp's tile, (row, col) from its corner. Padded tiles: c[2h], c[2h + 1] at
+/// (16i + g + 8h, 8j + 2t). Wide tiles: the m map of [k][x] A moves slot row g + 8h to 2g + h;
+/// the n map of [k][x] B moves slot column 2t + e of fragment j to 16(j/2) + 4t + 2e + j%2, so
+/// there a pair is slot 2t + e of fragments 2q and 2q + 1 (loop index j = 2q + e).
+template <class Cfg, bool kAK, bool kBK>
+struct DmmaWideOut {
+  struct Pair {
+    int row, col;
+    double v[2];
+  };
+  template <class Acc>
+  __device__ static __forceinline__ Pair pair(const Acc& acc, int i, int j, int h, int g, int t) {
+    constexpr bool kMMap = Cfg::kWide && !kAK, kNMap = Cfg::kWide && !kBK;
+    Pair o;
+    o.row = 16 * i + (kMMap ? 2 * g + h : g + 8 * h);
+    if constexpr (kNMap) {
+      const int q = j / 2, e = j % 2;
+      o.col = 16 * q + 4 * t + 2 * e;
+      o.v[0] = acc[2 * q][2 * h + e];
+      o.v[1] = acc[2 * q + 1][2 * h + e];
+    } else {
+      o.col = 8 * j + 2 * t;
+      o.v[0] = acc[j][2 * h];
+      o.v[1] = acc[j][2 * h + 1];
+    }
+    return o;
+  }
 };
 
 /// kAK / kBK: A / B is k-contiguous in global memory (op(A) = A, op(B) = B^T), and so is its
@@ -127,10 +275,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   const int wm0 = (warp / Cfg::kWarpsN) * Cfg::kWarpTileM;
   const int wn0 = (warp % Cfg::kWarpsN) * Cfg::kWarpTileN;
 
-  using CopyA = std::conditional_t<kAK, DmmaTileCopy<true, BM, BK, Cfg::kStrideXK, kThreads, BK>,
-                                   DmmaTileCopy<false, BK, BM, Cfg::kStrideAK, kThreads, BK>>;
-  using CopyB = std::conditional_t<kBK, DmmaTileCopy<true, BN, BK, Cfg::kStrideXK, kThreads, BK>,
-                                   DmmaTileCopy<false, BK, BN, Cfg::kStrideBK, kThreads, BK>>;
+  using Swz = typename Cfg::Swizzle;
+  using CopyA = std::conditional_t<kAK, DmmaTileCopy<true, BM, BK, Cfg::kStrideXK, kThreads, BK, Swz>,
+                                   DmmaTileCopy<false, BK, BM, Cfg::kStrideAK, kThreads, BK, Swz>>;
+  using CopyB = std::conditional_t<kBK, DmmaTileCopy<true, BN, BK, Cfg::kStrideXK, kThreads, BK, Swz>,
+                                   DmmaTileCopy<false, BK, BN, Cfg::kStrideBK, kThreads, BK, Swz>>;
   const CopyA copy_a(p.a, m0, p.m, tr.k_begin, tid);
   const CopyB copy_b(p.b, n0, p.n, tr.k_begin, tid);
   // The copies of one k tile are spread over the first kKSteps - 1 k-steps of the tile being
@@ -158,19 +307,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   auto load_frags = [&](int buf, int stage, int kb) {
     const double* a_tile = a_smem + stage * Cfg::kStageA;
     const double* b_tile = b_smem + stage * Cfg::kStageB;
+    if constexpr (Cfg::kWide) {
+      load_wide_frags<Cfg, kAK, kBK>(a_frag[buf], b_frag[buf], a_tile, b_tile, wm0, wn0, kb, g, t);
+    } else {
 #pragma unroll
-    for (int i = 0; i < MI; ++i)
+      for (int i = 0; i < MI; ++i)
 #pragma unroll
-      for (int v1 = 0; v1 < kMmaK / 4; ++v1)
+        for (int v1 = 0; v1 < kMmaK / 4; ++v1)
 #pragma unroll
-        for (int v0 = 0; v0 < kMmaM / 8; ++v0)
-          a_frag[buf][i].v[v0 + (kMmaM / 8) * v1] =
-              a_tile[a_at(wm0 + i * kMmaM + g + 8 * v0, kb * kMmaK + 4 * v1 + t)];
+          for (int v0 = 0; v0 < kMmaM / 8; ++v0)
+            a_frag[buf][i].v[v0 + (kMmaM / 8) * v1] =
+                a_tile[a_at(wm0 + i * kMmaM + g + 8 * v0, kb * kMmaK + 4 * v1 + t)];
 #pragma unroll
-    for (int j = 0; j < NI; ++j)
+      for (int j = 0; j < NI; ++j)
 #pragma unroll
-      for (int v1 = 0; v1 < kMmaK / 4; ++v1)
-        b_frag[buf][j].v[v1] = b_tile[b_at(kb * kMmaK + 4 * v1 + t, wn0 + j * 8 + g)];
+        for (int v1 = 0; v1 < kMmaK / 4; ++v1)
+          b_frag[buf][j].v[v1] = b_tile[b_at(kb * kMmaK + 4 * v1 + t, wn0 + j * 8 + g)];
+    }
   };
 
   double acc[MI][NI][Mma::kC];
@@ -232,7 +385,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   }
   cp_async_wait<0>();
 
-  // Epilogue: c[2h + j] = C(g + 8h, 2t + j): pairs of consecutive columns (16 bytes).
+  // Epilogue: c[2h + e] = C(g + 8h, 2t + e) in slots: pairs of consecutive columns (16 bytes),
+  // through the wide tiles' m and n maps (DmmaWideOut).
+  using Out = DmmaWideOut<Cfg, kAK, kBK>;
   if constexpr (Cfg::kClusterSum) {
     // The partial tile goes over the stages, once every warp has read its last fragments;
     // gemm_cluster_sum's first barrier makes it visible to the cluster.
@@ -243,9 +398,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
 #pragma unroll
       for (int j = 0; j < NI; ++j)
 #pragma unroll
-        for (int h = 0; h < kMmaM / 8; ++h)
-          *reinterpret_cast<Pack<double, 2>*>(sum_smem + (wm0 + i * kMmaM + g + 8 * h) * Cfg::kSumStride + wn0 +
-                                              j * 8 + 2 * t) = Pack<double, 2>{{acc[i][j][2 * h], acc[i][j][2 * h + 1]}};
+        for (int h = 0; h < kMmaM / 8; ++h) {
+          if constexpr (Cfg::kWide) {
+            const typename Out::Pair o = Out::pair(acc[i], i, j, h, g, t);
+            *reinterpret_cast<Pack<double, 2>*>(sum_smem + (wm0 + o.row) * Cfg::kSumStride + wn0 + o.col) =
+                Pack<double, 2>{{o.v[0], o.v[1]}};
+          } else {
+            *reinterpret_cast<Pack<double, 2>*>(sum_smem + (wm0 + i * kMmaM + g + 8 * h) * Cfg::kSumStride + wn0 +
+                                                j * 8 + 2 * t) = Pack<double, 2>{{acc[i][j][2 * h], acc[i][j][2 * h + 1]}};
+          }
+        }
     gemm_cluster_sum<double, BM, BN, kThreads, Cfg::kSumStride>(p, sum_smem, m0, n0, tid);
     return;
   }
@@ -256,8 +418,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
     for (int j = 0; j < NI; ++j)
 #pragma unroll
       for (int h = 0; h < kMmaM / 8; ++h) {
-        const double v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
-        gemm_store_results<double, 2>(p, out, m0 + wm0 + i * kMmaM + g + 8 * h, n0 + wn0 + j * 8 + 2 * t, v);
+        if constexpr (Cfg::kWide) {
+          const typename Out::Pair o = Out::pair(acc[i], i, j, h, g, t);
+          gemm_store_results<double, 2>(p, out, m0 + wm0 + o.row, n0 + wn0 + o.col, o.v);
+        } else {
+          const double v[2] = {acc[i][j][2 * h], acc[i][j][2 * h + 1]};
+          gemm_store_results<double, 2>(p, out, m0 + wm0 + i * kMmaM + g + 8 * h, n0 + wn0 + j * 8 + 2 * t, v);
+        }
       }
 }
 
@@ -281,5 +448,11 @@ using DmmaPipe64x64x32k16 = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8
 // 1000^3-1024^3, 64 tiles on 132 SMs, and 8192^3's last round of 4 tiles: tail_split).
 using DmmaPipe128x128k4w16Cl = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1, true>;
 using DmmaPipe128x128x32k4w16Cl = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1, true>;
+// Wide fragment loads (DmmaTile's WIDE: LDS.128 pairs from swizzled unpadded rows), trials of
+// session 31 beside the padded tiles they mirror (the 128x128 one in 192 KB instead of 221).
+using DmmaPipe128x128x32k8Wide = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1, false, true>;
+using DmmaPipe128x128x32k8WideCl = DmmaTile<Shape<128, 128, 32>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1, true, true>;
+using DmmaPipe64x64x32k16Wide = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 16>, 3, 2, false, true>;
+using DmmaPipe64x64x32k8Wide = DmmaTile<Shape<64, 64, 32>, Warps<2, 2>, Shape<16, 8, 8>, 3, 2, false, true>;
 
 }  // namespace devmat::detail
