@@ -9,7 +9,6 @@
 // and checked. Not checked here: timing-dependent hazards (compute-sanitizer's racecheck on the
 // GPU) and the cluster sum (no clusters in the emulation).
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -148,72 +147,4 @@ TEST_CASE("emulated DMMA: 128x128x16, sixteen warps of 32x32, m16n8k4", "[gemm][
 TEST_CASE("emulated DMMA: 64x64x16 (m16n8k8) and 128x64x16 (m16n8k4, eight warps, two CTAs an SM)", "[gemm][emulation]") {
   check_config<d::DmmaPipe64x64k8>();
   check_config<d::DmmaPipe128x64k4w8>();
-}
-
-TEST_CASE("emulated DMMA: the wide-load tiles (LDS.128 pairs from swizzled rows, m16n8k8 and k16)", "[gemm][emulation]") {
-  check_config<d::DmmaPipe128x128x32k8Wide>();
-  check_config<d::DmmaPipe64x64x32k16Wide>();
-  check_config<d::DmmaPipe64x64x32k8Wide>();
-}
-
-namespace {
-/// The wide tiles' fragment reads (load_wide_layout) on stages whose every double holds its own
-/// offset: for each register of an MMA operand read as 16-byte pairs, the eight lanes of a
-/// quarter warp (one phase of an LDS.128) read eight different 16-byte bank groups; no two
-/// registers of a warp read the same element of one k-step.
-template <class Cfg, bool kAK, bool kBK>
-void check_wide_reads() {
-  using Lay = d::DmmaLayout<Cfg, kAK, kBK>;
-  CAPTURE(Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kMmaK, kAK, kBK, Lay::kSwap);
-  using Mma = typename Cfg::Mma;
-  std::vector<double> a_tile(Cfg::kStageA), b_tile(Cfg::kStageB);
-  for (std::size_t i = 0; i < a_tile.size(); ++i) a_tile[i] = static_cast<double>(i);
-  for (std::size_t i = 0; i < b_tile.size(); ++i) b_tile[i] = static_cast<double>(i);
-  // Which of the MMA's operands are read as pairs.
-  const bool mma_a_pairs = Lay::kSwap ? Lay::kPairsB : Lay::kPairsA, mma_b_pairs = Lay::kSwap ? Lay::kPairsA : Lay::kPairsB;
-  CHECK((mma_a_pairs || mma_b_pairs));
-  int conflicts = 0, repeats = 0;
-  for (int warp = 0; warp < Cfg::kThreads / 32; ++warp)
-    for (int kb = 0; kb < Cfg::kKSteps; ++kb) {
-      const int wm0 = (warp / Cfg::kWarpsN) * Cfg::kWarpTileM, wn0 = (warp % Cfg::kWarpsN) * Cfg::kWarpTileN;
-      std::vector<std::vector<double>> regs_a(32), regs_b(32);  // [lane][register]
-      for (int lane = 0; lane < 32; ++lane) {
-        typename Mma::FragA fa[Lay::kFragsA];
-        typename Mma::FragB fb[Lay::kFragsB];
-        d::load_wide_layout<Cfg, kAK, kBK>(fa, fb, a_tile.data(), b_tile.data(), wm0, wn0, kb, lane / 4, lane % 4);
-        for (const auto& f : fa) regs_a[lane].insert(regs_a[lane].end(), std::begin(f.v), std::end(f.v));
-        for (const auto& f : fb) regs_b[lane].insert(regs_b[lane].end(), std::begin(f.v), std::end(f.v));
-      }
-      for (int op = 0; op < 2; ++op) {
-        const auto& regs = op == 0 ? regs_a : regs_b;
-        std::vector<double> all;
-        for (int lane = 0; lane < 32; ++lane) all.insert(all.end(), regs[lane].begin(), regs[lane].end());
-        std::sort(all.begin(), all.end());
-        repeats += static_cast<int>(std::adjacent_find(all.begin(), all.end()) != all.end());
-        if (!(op == 0 ? mma_a_pairs : mma_b_pairs)) continue;
-        for (std::size_t r = 0; r < regs[0].size(); ++r)
-          for (int q = 0; q < 4; ++q) {
-            unsigned groups = 0;
-            for (int lane = 8 * q; lane < 8 * q + 8; ++lane)
-              groups |= 1u << (static_cast<long long>(regs[lane][r]) / 2 % 8);
-            conflicts += groups != 0xffu;
-          }
-      }
-    }
-  CHECK(conflicts == 0);
-  CHECK(repeats == 0);
-}
-
-template <class Cfg>
-void check_wide_reads_all_layouts() {
-  check_wide_reads<Cfg, true, false>();
-  check_wide_reads<Cfg, false, true>();
-  check_wide_reads<Cfg, false, false>();
-}
-}  // namespace
-
-TEST_CASE("wide DMMA fragment reads: no shared-memory bank conflicts, no element read twice", "[gemm][emulation]") {
-  check_wide_reads_all_layouts<d::DmmaPipe128x128x32k8Wide>();
-  check_wide_reads_all_layouts<d::DmmaPipe64x64x32k16Wide>();
-  check_wide_reads_all_layouts<d::DmmaPipe64x64x32k8Wide>();
 }

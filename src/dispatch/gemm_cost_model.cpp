@@ -88,12 +88,6 @@ const EfficiencyRow kEfficiency[] = {
     // device run measures them; the cluster sum's cost is the model's cluster_sum_seconds.
     {90, GemmElement::f64, "pipe-128x128x16-k4-w16-cl", 0.966},
     {90, GemmElement::f64, "pipe-128x128x32-k4-w16-cl", 0.943},
-    // The wide-load trials (forced-only, so these rates pick nothing): the padded tiles' they
-    // mirror until a device run measures them.
-    {90, GemmElement::f64, "pipe-128x128x32-k8-wide", 0.973},
-    {90, GemmElement::f64, "pipe-128x128x32-k8-wide-cl", 0.973},
-    {90, GemmElement::f64, "pipe-64x64x32-k16-wide", 0.888},
-    {90, GemmElement::f64, "pipe-64x64x32-k8-wide", 0.888},
 };
 
 /// The calibrated architecture used for `arch`: the highest one not above it, else the lowest.

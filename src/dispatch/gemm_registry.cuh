@@ -164,9 +164,8 @@ TiledKernel<typename Cfg::Element> mma_kernel(const char* name) {
 }
 
 template <class Cfg>
-TiledKernel<double> dmma_kernel(const char* name, bool automatic = true) {
-  GemmConfigInfo info =
-      gemm_info<Cfg>(name, GemmMath::dmma, automatic && (!Cfg::kClusterSum || kGemmClusterSplitKDmma), true);
+TiledKernel<double> dmma_kernel(const char* name) {
+  GemmConfigInfo info = gemm_info<Cfg>(name, GemmMath::dmma, !Cfg::kClusterSum || kGemmClusterSplitKDmma, true);
   if constexpr (Cfg::kClusterSum) info.cluster_splits = Cfg::kMaxClusterSlices, info.tail_split = true;
   return {info, &launch_dmma<Cfg>, &occupancy_dmma<Cfg>};
 }
@@ -239,12 +238,7 @@ inline const std::vector<TiledKernel<double>>& tiled_kernels<double>() {
       dmma_kernel<DmmaPipe64x64x32k16>("pipe-64x64x32-k16"),
       // k slices added in a cluster, and the tail split (forced-only: kGemmClusterSplitKDmma)
       dmma_kernel<DmmaPipe128x128k4w16Cl>("pipe-128x128x16-k4-w16-cl"),
-      dmma_kernel<DmmaPipe128x128x32k4w16Cl>("pipe-128x128x32-k4-w16-cl"),
-      // wide fragment loads (LDS.128 pairs, swizzled rows): forced-only trials
-      dmma_kernel<DmmaPipe128x128x32k8Wide>("pipe-128x128x32-k8-wide", false),
-      dmma_kernel<DmmaPipe128x128x32k8WideCl>("pipe-128x128x32-k8-wide-cl", false),
-      dmma_kernel<DmmaPipe64x64x32k16Wide>("pipe-64x64x32-k16-wide", false),
-      dmma_kernel<DmmaPipe64x64x32k8Wide>("pipe-64x64x32-k8-wide", false)};
+      dmma_kernel<DmmaPipe128x128x32k4w16Cl>("pipe-128x128x32-k4-w16-cl")};
   return v;
 }
 
