@@ -278,8 +278,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
 // tensor pipe busy 75.6% of cycles against 81.2%, 0.31 eligible warps against 0.35. The LDS are
 // not what keeps the pipe waiting: the k8 tile's main loop (SASS, 709 instructions a k tile)
 // spends ~440 on its 16 cp.async (64-bit address and bound arithmetic, ptxas rematerialising
-// it at 255 registers) beside 64 DMMA and 96 LDS.64, and the warps, held together by the
-// barrier, reach that code at the same time. Fewer copy instructions (TMA) is the next lever.
+// it at 255 registers) beside 64 DMMA and 96 LDS.64; warps held together by the barrier
+// likely reach that code about together (not measured). Fewer copy instructions (TMA) are the
+// next lever to try.
 using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
 using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
 using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
