@@ -1,13 +1,13 @@
 // The pipelined DMMA kernel (gemm_dmma_kernel, kernels/gemm_dmma.cuh) run on the CPU through the
 // CUDA emulation (expr_emu/): a block's threads are host threads, __syncthreads and the MMA
 // (emu::mma_m16n8_f64: PTX's fragment layouts, one warp barrier) synchronise as on the GPU, and
-// cp.async is a synchronous copy with its zero fill. That checks the main loop's bookkeeping (stages, the ring of k tiles, the fragment
-// buffers, the barrier's place, the split of a tile's copies over its k-steps), the bounds and
-// zero fill of ragged m, n and k, k slices (split-K partials at c + z * split_stride) and the
-// epilogue (alpha, beta, C read only when asked) in every operand layout, for m16n8k4 and k8
-// tiles of 2 to 4 k-steps; against a long-double product, every element of C's padding poisoned
-// and checked. Not checked here: timing-dependent hazards (compute-sanitizer's racecheck on the
-// GPU) and the cluster sum (no clusters in the emulation).
+// cp.async is a synchronous copy with its zero fill. That checks the main loop's bookkeeping
+// (stages, the ring of k tiles, the fragment buffers, the barrier's place, the split of a tile's
+// copies over its k-steps), the bounds and zero fill of ragged m, n and k, k slices (split-K
+// partials at c + z * split_stride) and the epilogue (alpha, beta, C read only when asked) in every
+// operand layout, for m16n8k4 and k8 tiles of 2 to 4 k-steps; against a long-double product, every
+// element of C's padding poisoned and checked. Not checked here: timing-dependent hazards
+// (compute-sanitizer's racecheck on the GPU) and the cluster sum (no clusters in the emulation).
 
 #include <cmath>
 #include <cstdint>
