@@ -117,7 +117,7 @@ void check(const Case& c) {
 
 /// The shapes every configuration runs, in all four layouts: ragged tiles in m and n, k past the
 /// ring of stages three times and ragged, k below one MMA k-step, one element, k slices that end
-/// mid-tile, and beta's read of C.
+/// mid-tile, beta's read of C, and blocks that lie inside the product (the copies without bounds).
 template <class Cfg>
 void check_config() {
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK;
@@ -130,6 +130,10 @@ void check_config() {
       check<Cfg>({1, 1, 1, ak, bk, 1, r % 2 == 1});
       check<Cfg>({37, BN + 9, 6 * BK + 3, ak, bk, 3, false});  // slices of 2, 2 and 2.x k tiles
       check<Cfg>({BM, BN, 2 * BK, ak, bk, 1, true});
+      // Blocks inside the product copy their whole k tiles without bounds, then the rest with
+      // them: an inside block beside edge blocks, and inside blocks in two k slices.
+      check<Cfg>({BM + 3, BN, deep, ak, bk, 1, r % 2 == 0});
+      check<Cfg>({BM, BN, deep, ak, bk, 2, false});
       ++r;
     }
 }

@@ -23,63 +23,93 @@
 
 namespace devmat::detail {
 
+/// How DmmaTileCopy::load copies a k tile.
+enum class DmmaCopy {
+  bounded,  // any tile: chunks outside [.., x_lim) x [.., k_end) are zero-filled
+  inside,   // a whole k tile of a block inside the operand: no bounds at all
+  clamped,  // a whole k tile of an edge block: rows (columns) past x_lim read the last one inside
+};
+
 /// The copies of one operand's BK-deep tiles into shared memory, for one thread. The tile is
 /// (OUTER, INNER) with INNER contiguous in global and shared memory (row stride kStride in
 /// shared memory); kKInner: k runs along INNER (the [x][k] layout), else along OUTER ([k][x]).
 /// Needs 16-byte copies (op.vec; run_gemm pads operands whose rows break them). A thread moves
 /// chunks of two doubles that share their INNER offset and sit kRowsPerPass rows apart, so one
-/// pointer, one row step and one bound per pass serve every k tile; elements outside
-/// [.., x_lim) x [.., k_end) are zero-filled.
+/// pointer and one row step serve every pass of every k tile.
+/// Along x (m for A, n for B) nothing past x_lim needs to be zero: those rows of op(A) and
+/// columns of op(B) only reach outputs past C's edge, which are never stored. So an edge
+/// block's whole k tiles read, for x past x_lim, the last x inside (DmmaCopy::clamped: a
+/// bound and a pointer select a pass), and only a ragged k tile zero-fills (bounded). Those
+/// bounds are worked out where they are copied, from the kernel's parameters: the k8 tile runs
+/// at 255 registers.
 template <bool kKInner, int OUTER, int INNER, int kStride, int kThreads, int BK>
 struct DmmaTileCopy {
   static constexpr int kPerRow = INNER / 2, kRowsPerPass = kThreads / kPerRow, kPasses = OUTER / kRowsPerPass;
   static_assert(INNER % 2 == 0 && kThreads % kPerRow == 0 && OUTER % kRowsPerPass == 0,
                 "tile does not split into equal passes of 16-byte chunks");
-  static_assert(kPasses <= 32, "pass bounds are kept in a 32-bit mask");
 
-  const double* base;   // the operand (the source of zero-byte copies)
-  long long ld;
-  const double* first;  // this thread's first chunk in k tile 0
-  int smem_offset;      // the first chunk in a stage
-  int k_first;          // k of the first chunk's (first) element in k tile 0
-  int x_count;          // [k][x]: elements of the chunk below x_lim (0..2)
-  unsigned x_mask;      // [x][k]: bit `pass` set when the pass's row is below x_lim
+  const GemmOperand<double>& op;  // a kernel parameter
+  const double* first;            // this thread's first chunk in k tile 0, x clamped (above)
+  int smem_offset;                // the first chunk in a stage
+  // [x][k]: the last pass whose row is inside (0 when none is: `first` is then the last row
+  // inside); [k][x]: the bytes of the chunk inside (16, or 8 for x_lim - 1 at an even x).
+  int x_room;
 
-  __device__ __forceinline__ DmmaTileCopy(const GemmOperand<double>& op, int x0, int x_lim, int k_begin, int tid)
-      : base(op.ptr), ld(op.ld) {
-    const int o = tid / kPerRow, i = (tid % kPerRow) * 2;
+  // This thread's chunk in a pass: (outer, inner) offsets in the tile.
+  __device__ __forceinline__ static int outer_of(int tid) { return tid / kPerRow; }
+  __device__ __forceinline__ static int inner_of(int tid) { return (tid % kPerRow) * 2; }
+
+  __device__ __forceinline__ DmmaTileCopy(const GemmOperand<double>& op_, int x0, int x_lim, int k_begin, int tid)
+      : op(op_) {
+    const int o = outer_of(tid), i = inner_of(tid);
     smem_offset = o * kStride + i;
-    x_mask = 0, x_count = 0;
-    if constexpr (kKInner) {  // (o, i) = (x, k)
-      k_first = k_begin + i;
-      const bool in = x0 + o < x_lim;
-      first = in ? op.ptr + (static_cast<long long>(x0 + o) * op.ld + k_first) : op.ptr;
-#pragma unroll
-      for (int pass = 0; pass < kPasses; ++pass)
-        if (x0 + o + pass * kRowsPerPass < x_lim) x_mask |= 1u << pass;
-    } else {  // (o, i) = (k, x)
-      k_first = k_begin + o;
-      x_count = ::max(0, ::min(2, x_lim - (x0 + i)));
-      first = x_count > 0 ? op.ptr + (static_cast<long long>(k_first) * op.ld + x0 + i) : op.ptr;
+    long long at;
+    if constexpr (kKInner) {  // (o, i) = (x, k): rows past x_lim read row x_lim - 1
+      x_room = x0 + o < x_lim ? (x_lim - 1 - x0 - o) / kRowsPerPass : 0;
+      at = static_cast<long long>(::min(x0 + o, x_lim - 1)) * op.ld + k_begin + i;
+    } else {  // (o, i) = (k, x): chunks past x_lim read the last chunk inside (x0 and i are even)
+      const int x = ::min(x0 + i, (x_lim - 1) & ~1);
+      x_room = 8 * ::min(2, x_lim - x);
+      at = static_cast<long long>(k_begin + o) * op.ld + x;
     }
+    first = op.ptr + at;
   }
 
   /// Issues passes [first_pass, last_pass) of k tile `k_tile` into the stage at `stage`
-  /// (constants where the caller's loops unroll, so the pass loop folds to those passes).
-  __device__ __forceinline__ void load(double* stage, int k_tile, int k_end, int first_pass, int last_pass) const {
-    const int k0 = k_first + k_tile * BK;  // k of this thread's first chunk
+  /// (constants where the caller's loops unroll, so the pass loop folds to those passes), as
+  /// kHow says; the caller knows which applies to the whole block. Whole tiles step a pointer
+  /// from pass to pass (~3 instructions a copy inside, ~6 clamped; the bounded copies cost
+  /// ~25 each in the k8 tile's SASS). (x0, x_lim) and [k_begin, k_end) bound the tile.
+  template <DmmaCopy kHow>
+  __device__ __forceinline__ void load(double* stage, int k_tile, int first_pass, int last_pass, int x0, int x_lim,
+                                       int k_begin, int k_end) const {
     // The tile's source, and the pass stride: whole k tiles and rows of the operand.
-    const long long tile_step = kKInner ? static_cast<long long>(BK) : static_cast<long long>(BK) * ld;
-    const long long pass_step = static_cast<long long>(kRowsPerPass) * ld;
+    const long long tile_step = kKInner ? static_cast<long long>(BK) : static_cast<long long>(BK) * op.ld;
+    const long long pass_step = static_cast<long long>(kRowsPerPass) * op.ld;
     const double* src = first + static_cast<long long>(k_tile) * tile_step;
-    const int k_count = kKInner ? ::max(0, ::min(2, k_end - k0)) : 0;  // [x][k]: the same for every pass
+    if constexpr (kHow != DmmaCopy::bounded) {
+      constexpr bool kClampRows = kHow == DmmaCopy::clamped && kKInner;
+      const double* from = src + (kClampRows ? ::min(first_pass, x_room) : first_pass) * pass_step;
+      const int bytes = kHow == DmmaCopy::clamped && !kKInner ? x_room : 16;
+#pragma unroll
+      for (int pass = 0; pass < kPasses; ++pass) {
+        if (pass < first_pass || pass >= last_pass) continue;
+        cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, from, bytes);
+        if (!kClampRows || pass < x_room) from += pass_step;
+      }
+      return;
+    }
+    const int tid = static_cast<int>(threadIdx.x);
+    const int o = outer_of(tid), i = inner_of(tid);
+    const int k0 = k_begin + k_tile * BK + (kKInner ? i : o);  // k of this thread's first chunk
+    // Elements of a chunk in range: [x][k] along k (the same for every pass), [k][x] along x.
+    const int count = kKInner ? ::max(0, ::min(2, k_end - k0)) : ::max(0, ::min(2, x_lim - (x0 + i)));
 #pragma unroll
     for (int pass = 0; pass < kPasses; ++pass) {
       if (pass < first_pass || pass >= last_pass) continue;
-      int n;  // elements of this chunk in range
-      if constexpr (kKInner) n = (x_mask >> pass) & 1u ? k_count : 0;
-      else n = k0 + pass * kRowsPerPass < k_end ? x_count : 0;
-      cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, n > 0 ? src + pass * pass_step : base,
+      const bool in = kKInner ? x0 + o + pass * kRowsPerPass < x_lim : k0 + pass * kRowsPerPass < k_end;
+      const int n = in ? count : 0;
+      cp_async<16>(stage + smem_offset + pass * kRowsPerPass * kStride, n > 0 ? src + pass * pass_step : op.ptr,
                    8 * n);
     }
   }
@@ -137,15 +167,20 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   // computed (all issued before its barrier, which follows the second-to-last): group `s`
   // issues its share of the passes.
   constexpr int kGroups = kKSteps - 1;
-  auto load_group = [&](int s, int stage, int k_tile) {
-    copy_a.load(a_smem + stage * Cfg::kStageA, k_tile, k_end, CopyA::kPasses * s / kGroups,
-                CopyA::kPasses * (s + 1) / kGroups);
-    copy_b.load(b_smem + stage * Cfg::kStageB, k_tile, k_end, CopyB::kPasses * s / kGroups,
-                CopyB::kPasses * (s + 1) / kGroups);
+  // Passes [first, last) of k tile `k_tile` of both operands into `stage`, copied as `how`
+  // (a DmmaCopy constant) says.
+  auto load_passes = [&](auto how, int stage, int k_tile, int first_a, int last_a, int first_b, int last_b) {
+    constexpr DmmaCopy kHow = decltype(how)::value;
+    copy_a.template load<kHow>(a_smem + stage * Cfg::kStageA, k_tile, first_a, last_a, m0, p.m, tr.k_begin, k_end);
+    copy_b.template load<kHow>(b_smem + stage * Cfg::kStageB, k_tile, first_b, last_b, n0, p.n, tr.k_begin, k_end);
   };
+  auto load_group = [&](auto how, int s, int stage, int k_tile) {
+    load_passes(how, stage, k_tile, CopyA::kPasses * s / kGroups, CopyA::kPasses * (s + 1) / kGroups,
+                CopyB::kPasses * s / kGroups, CopyB::kPasses * (s + 1) / kGroups);
+  };
+  using Bounded = std::integral_constant<DmmaCopy, DmmaCopy::bounded>;
   auto load_tile = [&](int stage, int k_tile) {
-    copy_a.load(a_smem + stage * Cfg::kStageA, k_tile, k_end, 0, CopyA::kPasses);
-    copy_b.load(b_smem + stage * Cfg::kStageB, k_tile, k_end, 0, CopyB::kPasses);
+    load_passes(Bounded{}, stage, k_tile, 0, CopyA::kPasses, 0, CopyB::kPasses);
   };
 
   // Shared-memory offsets of op(A)(m, k) and op(B)(k, n) inside one stage.
@@ -204,20 +239,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
   __syncthreads();
   if (k_tiles > 0) load_frags(0, 0, 0);
 
+  // One k tile: its MMAs, and tile k_tile + STAGES - 1's copies into write_stage, the stage read
+  // in the previous iteration, whose every fragment load was issued before that iteration's
+  // barrier. `how` (DmmaCopy): how that tile is copied; unless bounded, it is whole.
   int read_stage = 0, write_stage = kStages - 1;
-  for (int k_tile = 0; k_tile < k_tiles; ++k_tile) {
-    // Tile k_tile + STAGES - 1 goes to write_stage, the stage read in the previous iteration,
-    // whose every fragment load was issued before that iteration's barrier.
-    const bool load_next = k_tile + kStages - 1 < k_tiles;
+  auto k_iteration = [&](auto how, int k_tile) {
+    constexpr bool kWhole = decltype(how)::value != DmmaCopy::bounded;
+    const bool load_next = kWhole || k_tile + kStages - 1 < k_tiles;
 #pragma unroll
     for (int kb = 0; kb < kKSteps; ++kb) {
       const int cur = kb % 2, nxt = 1 - cur;  // compile-time after unrolling
       // The next k-step's fragments: this tile's, or (last k-step) the next tile's first,
       // from the stage the barrier below has made ready.
       if (kb + 1 < kKSteps) load_frags(nxt, read_stage, kb + 1);
-      else if (k_tile + 1 < k_tiles) load_frags(nxt, read_stage, 0);
+      else if (kWhole || k_tile + 1 < k_tiles) load_frags(nxt, read_stage, 0);
       mma_step(cur);
-      if (kb < kGroups && load_next) load_group(kb, write_stage, k_tile + kStages - 1);
+      if (kb < kGroups && load_next) load_group(how, kb, write_stage, k_tile + kStages - 1);
       if (kb == kKSteps - 2) {
         // Groups committed: (STAGES-1) + k_tile + 1; allowing STAGES-2 in flight means tile
         // k_tile + 1 has landed for this thread, and the barrier for every thread. It also
@@ -229,7 +266,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
         write_stage = write_stage + 1 == kStages ? 0 : write_stage + 1;
       }
     }
-  }
+  };
+  // Separate loops, so that the bounds of ragged tiles take no registers in the first two:
+  // while the tile being copied is whole (a block inside the product, or an edge block), then
+  // the rest (the slice's last tiles, whose copies are bounded).
+  const int whole_end = ::max(0, (k_end - tr.k_begin) / BK - (kStages - 1));
+  int k_tile = 0;
+  if (m0 + BM <= p.m && n0 + BN <= p.n)
+    for (; k_tile < whole_end; ++k_tile) k_iteration(std::integral_constant<DmmaCopy, DmmaCopy::inside>{}, k_tile);
+  else
+    for (; k_tile < whole_end; ++k_tile) k_iteration(std::integral_constant<DmmaCopy, DmmaCopy::clamped>{}, k_tile);
+  for (; k_tile < k_tiles; ++k_tile) k_iteration(Bounded{}, k_tile);
   cp_async_wait<0>();
 
   // Epilogue: c[2h + j] = C(g + 8h, 2t + j): pairs of consecutive columns (16 bytes).
