@@ -10,8 +10,9 @@
 //    before the last k-step of this one computes, so the barrier and the load latency sit
 //    behind MMAs in flight (CUTLASS's sm80 multistage order);
 //  - the block's barrier comes once per k tile, after the second-to-last k-step's MMAs;
-//  - each thread's copy addresses and x bounds are worked out once (DmmaTileCopy); a k tile
-//    adds a fixed step, and the copies are spread over the tile's k-steps, between MMAs.
+//  - each thread's copy address is worked out once (DmmaTileCopy); a k tile adds a fixed step,
+//    whole k tiles need no bounds (edge blocks clamp x instead), and the copies are spread over
+//    the tile's k-steps, between MMAs.
 // Shared-memory layouts, fragment layouts and padding are MmaTile's (conflict-free LDS.64 in
 // both layouts). Device code only.
 #pragma once
@@ -326,8 +327,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_dmma_kern
 // not what keeps the pipe waiting: the k8 tile's main loop (SASS, 709 instructions a k tile)
 // spends ~440 on its 16 cp.async (64-bit address and bound arithmetic, ptxas rematerialising
 // it at 255 registers) beside 64 DMMA and 96 LDS.64; warps held together by the barrier
-// likely reach that code about together (not measured). Fewer copy instructions (TMA) are the
-// next lever to try.
+// likely reach that code about together (not measured). Session 32 took the bounds out of the
+// whole k tiles' copies (DmmaTileCopy, DmmaCopy): 360 instructions a k tile, 16 of them LDGSTS
+// and about 50 more their addresses; on an H200 the k8 tile went from 0.934 to 1.037-1.046 of
+// cuBLAS at 4096^3, and every pipelined tile gained 7-17% there (the cost model's rates). TMA
+// would take the rest of the copy instructions off the warps that issue DMMA.
 using DmmaPipe128x128k4 = DmmaTile<Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 4>, 4, 1>;    // 64x32, 164 KB
 using DmmaPipe128x128k4w16 = DmmaTile<Shape<128, 128, 16>, Warps<4, 4>, Shape<16, 8, 4>, 4, 1>;  // 512 threads, 32x32
 using DmmaPipe128x128x32k4w16 = DmmaTile<Shape<128, 128, 32>, Warps<4, 4>, Shape<16, 8, 4>, 3, 1>;  // 512 threads, 32x32
