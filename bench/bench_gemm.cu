@@ -26,6 +26,7 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -366,6 +367,15 @@ int main(int argc, char** argv) {
   // ours-<name> row at 8192^3, runs the tail split; their base tiles' rows have none).
   for (const char* name : {"pipe-128x128x16-k4-w16-cl", "pipe-128x128x32-k4-w16-cl"})
     register_config<double>(1024, 1024, 1024, name, {2, 4});
+  // Issue 13, DGEMM 1000^3 against 1024^3 (session 32, H200: pipe-64x64x16-k8 0.89 and 0.97 of
+  // cuBLAS, the 32-deep cluster tile 0.90 and 0.92): one dimension at a time, to tell the ragged
+  // m (edge blocks of A's rows), n (of B's columns) and k (the last k tile) apart.
+  for (const auto& s : {std::array<Index, 3>{1000, 1024, 1024}, std::array<Index, 3>{1024, 1000, 1024},
+                        std::array<Index, 3>{1024, 1024, 1000}}) {
+    register_shape<double>(s[0], s[1], s[2], false);
+    register_config<double>(s[0], s[1], s[2], "pipe-64x64x16-k8");
+    register_config<double>(s[0], s[1], s[2], "pipe-128x128x32-k4-w16-cl", {2});
+  }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
