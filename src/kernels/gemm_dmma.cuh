@@ -28,7 +28,8 @@ namespace devmat::detail {
 enum class DmmaCopy {
   bounded,  // any tile: chunks outside [.., x_lim) x [.., k_end) are zero-filled
   inside,   // a whole k tile of a block inside the operand: no bounds at all
-  clamped,  // a whole k tile of an edge block: rows (columns) past x_lim read the last one inside
+  clamped,  // a whole k tile of an edge block: [x][k] rows past x_lim read the last one inside,
+            // [k][x] chunks past it copy no bytes
 };
 
 /// The copies of one operand's BK-deep tiles into shared memory, for one thread. The tile is
@@ -39,8 +40,11 @@ enum class DmmaCopy {
 /// pointer and one row step serve every pass of every k tile.
 /// Along x (m for A, n for B) nothing past x_lim needs to be zero: those rows of op(A) and
 /// columns of op(B) only reach outputs past C's edge, which are never stored. So an edge
-/// block's whole k tiles read, for x past x_lim, the last x inside (DmmaCopy::clamped: a
-/// bound and a pointer select a pass), and only a ragged k tile zero-fills (bounded). Those
+/// block's whole k tiles read, for rows past x_lim ([x][k]), the last row inside (DmmaCopy::
+/// clamped: a bound and a pointer select a pass), and copy no bytes for chunks past it ([k][x]:
+/// fixed for the thread; read as the last chunk inside, the many lanes of a warp past the edge
+/// copied one chunk each, and an H100's edge blocks of 1024x1000x1024 ran 9% longer than the
+/// others, the shared pipe's excess wavefronts +30%); only a ragged k tile zero-fills (bounded). Those
 /// bounds are worked out where they are copied, from the kernel's parameters: the k8 tile runs
 /// at 255 registers.
 template <bool kKInner, int OUTER, int INNER, int kStride, int kThreads, int BK>
@@ -53,7 +57,8 @@ struct DmmaTileCopy {
   const double* first;            // this thread's first chunk in k tile 0, x clamped (above)
   int smem_offset;                // the first chunk in a stage
   // [x][k]: the last pass whose row is inside (0 when none is: `first` is then the last row
-  // inside); [k][x]: the bytes of the chunk inside (16, or 8 for x_lim - 1 at an even x).
+  // inside); [k][x]: the bytes of the chunk inside (16; 8 for x_lim - 1 at an even x; 0 past
+  // x_lim, `first` then the last chunk inside: a valid address, nothing read).
   int x_room;
 
   // This thread's chunk in a pass: (outer, inner) offsets in the tile.
@@ -68,9 +73,9 @@ struct DmmaTileCopy {
     if constexpr (kKInner) {  // (o, i) = (x, k): rows past x_lim read row x_lim - 1
       x_room = x0 + o < x_lim ? (x_lim - 1 - x0 - o) / kRowsPerPass : 0;
       at = static_cast<long long>(::min(x0 + o, x_lim - 1)) * op.ld + k_begin + i;
-    } else {  // (o, i) = (k, x): chunks past x_lim read the last chunk inside (x0 and i are even)
+    } else {  // (o, i) = (k, x): chunks past x_lim copy no bytes (x0 and i are even)
       const int x = ::min(x0 + i, (x_lim - 1) & ~1);
-      x_room = 8 * ::min(2, x_lim - x);
+      x_room = 8 * ::max(0, ::min(2, x_lim - x0 - i));
       at = static_cast<long long>(k_begin + o) * op.ld + x;
     }
     first = op.ptr + at;
