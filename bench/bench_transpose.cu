@@ -229,6 +229,14 @@ int main(int argc, char** argv) {
   register_unaligned<float>(10007, 30011);
   register_unaligned<std::uint8_t>(1000003, 67);   // tall, past the few-columns kernels
   register_unaligned<std::uint8_t>(262144, 4100);  // tall and wide: tile columns in bands (transpose_vec_grid)
+  // Rows of whole 4-byte words but not 8: the 4-byte words' tiles beside the vector tile.
+  register_tile<std::uint8_t, 4, 64, 16>(262144, 4100);  // 256 x 256 bytes
+  register_tile<std::uint8_t, 4, 32, 8>(262144, 4100);   // 128 x 128 bytes (Mid)
+  register_tile<std::uint8_t, 4, 64, 16>(4100, 262144);
+  register_unaligned<std::uint8_t>(8192, 8196);  // output rows of whole 32-byte sectors, input rows not
+  register_tile<std::uint8_t, 4, 64, 16>(8192, 8196);
+  register_unaligned<std::uint8_t>(8196, 8192);  // the other way round
+  register_tile<std::uint8_t, 4, 64, 16>(8196, 8192);
   register_unaligned<double>(n - 1, n + 1);
   register_ours_and_memcpy<std::int32_t>(n, n);
   register_unaligned<std::int32_t>(n - 1, n + 1);

@@ -375,10 +375,11 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 
 /// The tiles that move T fastest on the H200 (bench_transpose's "ours-w<W>t<TW>b<BY>", run A of
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
-/// aligned to one; where they are not, from kVecMinSide rows where kVec, VecNarrow
-/// (transpose_vec_kernel) up to kVecNarrowCols columns and Vec past them (transpose_vec_runs),
-/// else Mid where its words fit, else Fallback (any shape: for bytes the shift tile, else one
-/// element a word).
+/// aligned to one; where they are not, from kVecMinSide rows where kVec, for bytes Sector where
+/// transpose_sector_runs, else VecNarrow (transpose_vec_kernel) up to kVecNarrowCols columns (and
+/// past them where kNarrowInOneBand and one band holds the matrix: transpose_vec_one_band) and
+/// Vec past them (transpose_vec_runs), else Mid where its words fit, else Fallback (any shape: for
+/// bytes the shift tile, else one element a word).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
@@ -402,11 +403,27 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // 0.759 on 4097x65537, 0.821 / 0.756 on 65537x4097, 0.836 / 0.787 on 10007x30011, 0.844 /
   // 0.803 on the 16382x16379 window, 0.860 / 0.812 on 4100x262144, 0.780 / 0.774 on 262144x4100
   // (n8c256 0.817 there alone).
+  // Session 33 (H100, two processes, of a copy): VecNarrow past kVecNarrowCols too where a tile
+  // column's reads stay in L2 (transpose_vec_grid gives one band): 10007x30011 0.885 / 0.888
+  // against Vec's 0.840 / 0.847, 4097x65537 0.914 / 0.914 against 0.863 / 0.868, 4100x262144 0.870
+  // / 0.871 against 0.857 / 0.856, 16385x16383 0.876 / 0.878 against 0.865 / 0.872, the
+  // 16382x16379 window 0.868 / 0.876 against 0.850 / 0.854, 65537x4097 0.798 / 0.795 against 0.795
+  // / 0.797; in bands it lost (262144x4100 0.660 against 0.787, 671088x100 0.93 / 0.91 against
+  // 0.95 / 0.97, 528417x127 0.91 / 0.89 against 0.93 / 0.95): a narrower tile column shares more
+  // of its sectors with the next one, read again from DRAM once a band has passed.
   static constexpr bool kVec = true;
   using Vec = VecTile<std::uint8_t, 16, 128>;  // 256 input rows x 128 columns, 256-byte output runs
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
+  static constexpr bool kNarrowInOneBand = true;
+  // Where Tile's 8-byte words do not fit but 4-byte words do and the output rows are whole 32-byte
+  // sectors (rows a multiple of 32, out on 32 bytes), from 256 rows and columns: 256 x 256 bytes
+  // in 4-byte words, its stores whole sectors (session 33, H100, two processes, of a copy):
+  // 262144x4100 0.942 / 0.939 against Vec's 0.787 / 0.786, 8192x8196 0.922 / 0.936 against 0.903
+  // / 0.913; with output rows off their sectors it lost (8196x8192 0.806 / 0.809 against 0.896 /
+  // 0.911, 4100x262144 0.751 / 0.748 against 0.857 / 0.856). Mid there: 0.911 on 262144x4100.
+  using Sector = TransposeTile<4, 64, 16>;
   // transpose_shift_kernel where Mid's words do not fit and Vec does not run (fewer than
   // kVecMinSide rows): the one-byte tile (TransposeTile<1, 64, 8>, gone since) measured 0.38 of
   // a copy where rows are not whole 4-byte words (16385x16383, 4097x65537, 10007x30011; run T2),
@@ -431,6 +448,13 @@ template <class T> struct DefaultTranspose {
   using Vec = VecTile<T, 16, 256>;
   using VecNarrow = VecTile<T, 16, 144>;
   static constexpr Index kVecMinSide = 128;
+  // VecNarrow past kVecNarrowCols where one band holds the matrix, as for bytes (session 33, H100,
+  // two processes, forced, of a copy): 16383x16385 0.892 / 0.898 against Vec's 0.871 / 0.872,
+  // 16385x16383 0.901 / 0.900 against 0.875 / 0.874, 10007x30011 0.911 / 0.910 against 0.871 /
+  // 0.865, i32 16383x16385 0.904 / 0.897 against 0.871 / 0.873, the 16382x16379 window 0.889 /
+  // 0.893 against 0.873 / 0.878, 65537x4097 0.831 / 0.831 against 0.806 / 0.805, 4097x65537 0.925
+  // / 0.930 against 0.896 / 0.898. Not measured in bands.
+  static constexpr bool kNarrowInOneBand = true;
   static constexpr Index kVecNarrowCols = 36;  // Vec past it: f32 266305x63 0.907 of a copy
   // (forced "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run)
 };
@@ -450,6 +474,29 @@ template <class T>
 bool transpose_vec_runs(const T* in, Index ld, const T* out, Index rows, Index cols) {
   using D = DefaultTranspose<T>;
   return D::kVec && rows >= D::kVecMinSide && !transpose_words_fit<T, typename D::Tile>(in, ld, out, rows, cols);
+}
+
+/// Whether launch_transpose runs DefaultTranspose<T>::Sector (bytes): where the vector tile would
+/// run, 4-byte words fit, the output rows are whole 32-byte sectors and both sides hold a tile.
+template <class T>
+bool transpose_sector_runs(const T* in, Index ld, const T* out, Index rows, Index cols) {
+  if constexpr (sizeof(T) == 1) {
+    using D = DefaultTranspose<T>;
+    constexpr Index kSide = D::Sector::kTile;
+    return rows >= kSide && cols >= kSide && rows % 32 == 0 && is_aligned(out, 32) &&
+           transpose_vec_runs<T>(in, ld, out, rows, cols) &&
+           transpose_words_fit<T, typename D::Sector>(in, ld, out, rows, cols);
+  }
+  return false;
+}
+
+/// Whether the vector tile Tile walks a rows x cols matrix in one band (transpose_vec_grid): a
+/// tile column's reads stay in L2 until the next column reads its shared sectors.
+template <class Tile>
+bool transpose_vec_one_band(Index rows, Index cols, const void* out) {
+  const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),
+                                              static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
+  return transpose_vec_grid<Tile>(tiles_r, cols).bands() == 1;
 }
 
 /// Short sides the run kernels take: more than kTransposeFewMax elements, at most this many.
@@ -478,13 +525,18 @@ inline int transpose_rows_run_bytes(Index rows) { return rows <= 48 ? 16384 : 32
 /// - u8 few dense columns, regions of 32 KiB: 17 columns 0.38 -> 0.70-0.74, 24 0.26-0.51 ->
 ///   0.65-0.70, 31 0.61 -> 0.67-0.72, 32 0.32-0.56 -> 0.64-0.65, 40 (whole 8-byte words, the
 ///   256-byte tile) 0.42 -> 0.70, 64 likewise 0.55 -> 0.63, 100 odd 0.48 -> 0.50, 127 0.42-0.56
-///   -> 0.54-0.69; the vector tiles keep 33 to 127 columns where they run (from session 19 also
-///   81 to 127, Vec: 127 columns 0.86 against 0.56; VecNarrow to 80: 40 odd rows 0.73
-///   against 0.63, 63: 0.87-0.89 against 0.63-0.70), the 128-byte tile from 96 where its words
+///   -> 0.54-0.69; the vector tiles keep 31 (33 before session 33) to 127 columns where they
+///   run (from session 19 also 81 to 127, Vec: 127 columns 0.86 against 0.56; VecNarrow to 80:
+///   40 odd rows 0.73 against 0.63, 63: 0.87-0.89 against 0.63-0.70), the 128-byte tile from 96 where its words
 ///   fit and Vec does not run (100 x 671088: 0.83 against 0.67). Windows (ld > cols) stay on the
 ///   tiles (the run kernel reads the gaps: 0.38-0.50 against 0.40-0.75). Session 21: the run
 ///   kernel's span read as 16-byte vectors (runs S3 of bench/RESULTS.md, against the word reads
 ///   in one run): 17 columns 0.74 -> 0.79, 24 0.74 -> 0.84, 31 0.70 -> 0.75, 40 0.72 -> 0.81.
+///   Session 33 (H100, two processes, forced, run kernel against VecNarrow, odd rows): 25
+///   columns 0.888 / 0.879 against 0.785 / 0.780, 27 0.90 / 0.90 against 0.84 / 0.85, 29 0.87 /
+///   0.85 against 0.85 / 0.84, 30 0.88 / 0.87 against 0.87 / 0.86, 31 0.88 / 0.87 against 0.88 /
+///   0.87 (a third process: 0.851 against 0.870), 32 0.84 / 0.83 against 0.88 / 0.89: the vector
+///   tiles from 31 columns.
 /// - f32 few rows up to 31, regions of 16 KiB (17 rows 0.48 -> 0.93-0.97, 24 0.64-0.77 ->
 ///   0.81-0.87, 31 0.79 -> 0.96); from 32 the 64-element tile as fast or faster (40: 0.91-1.00
 ///   against 0.80-0.84). Session 22 (bench_transpose, H200, ratio to a copy, default -> forced
@@ -508,7 +560,7 @@ bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Inde
     return true;
   } else if (transpose_run_side(cols) && cols < rows && ld == cols) {
     if constexpr (sizeof(T) == 1) {
-      if (cols > 32 && transpose_vec_runs<T>(in, ld, out, rows, cols)) return false;
+      if (cols >= 31 && transpose_vec_runs<T>(in, ld, out, rows, cols)) return false;
       if (cols >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
       launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
       return true;
@@ -554,8 +606,12 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
   if (few && launch_transpose_short_side<T>(in, ld, out, rows, cols, stream)) return;
   using D = DefaultTranspose<T>;
   if constexpr (D::kVec) {
+    if constexpr (sizeof(T) == 1)
+      if (transpose_sector_runs<T>(in, ld, out, rows, cols))
+        return launch_transpose_tile<T, typename D::Sector>(in, ld, out, rows, cols, stream);
     if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
-      if (cols <= D::kVecNarrowCols)
+      if (cols <= D::kVecNarrowCols ||
+          (D::kNarrowInOneBand && transpose_vec_one_band<typename D::VecNarrow>(rows, cols, out)))
         return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
       return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }

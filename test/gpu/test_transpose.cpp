@@ -176,6 +176,25 @@ TEST_CASE("transpose of bytes around the shift tile's edges equals Eigen's", "[t
     check_view_transpose<T>(h, a, w[0], w[1], w[2], w[3]);
 }
 
+TEST_CASE("transpose of bytes on 4-byte words with output rows of whole sectors equals Eigen's", "[transpose]") {
+  // Rows of whole 4-byte words but not 8, output rows of whole 32-byte sectors (rows a multiple of
+  // 32), both sides from 256: DefaultTranspose<u8>::Sector (256 x 256 bytes). One tile and a word,
+  // tiles plus a word each way, rows past a tile by 32; windows from column 4 (4-byte words, not
+  // 8) and ending at the allocation's last byte; beside them rows off a sector (the vector tile).
+  using T = std::uint8_t;
+  const Stream s = Stream::per_thread();
+  for (auto [r, c] : std::vector<std::pair<Index, Index>>{
+           {256, 260}, {288, 1028}, {544, 772}, {1024, 516}, {2048, 4100}, {260, 288}, {276, 1028}})
+    check_transpose<T>(r, c, s);
+  const Index R = 640, C = 1036;
+  const HostMatrix<T> h = random_matrix<T>(R, C, 0, 255);
+  const auto a = to_device(h, s);
+  check_view_transpose<T>(h, a, 0, 4, R, C - 4);          // from column 4 to the last byte
+  check_view_transpose<T>(h, a, 32, 8, 576, 1024);        // 8-byte words of a stride of 4 mod 8
+  check_view_transpose<T>(h, a, 3, 12, 288, 300);         // rows from 3
+  check_view_transpose<T>(h, a, R - 256, C - 260, 256, 260);
+}
+
 TEMPLATE_TEST_CASE("transpose equals Eigen's on awkward shapes", "[transpose]", float, double, std::int32_t,
                    std::uint8_t) {
   const Stream s = Stream::per_thread();
