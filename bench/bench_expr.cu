@@ -4,6 +4,7 @@
 // and NVRTC), the host time a cached evaluation adds to a bare launch stage by stage, and the
 // event-timed cost of one evaluation on an idle stream (host and device) and behind a busy one
 // (device only).
+#include "queued.cuh"
 #include "support.hpp"
 
 #include "expr/engine.hpp"
@@ -222,13 +223,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Keeps the stream busy for `cycles` SM clocks (about 50 us at 100000).
-__global__ void spin_kernel(long long cycles) {
-  const long long t0 = clock64();
-  while (clock64() - t0 < cycles) {
-  }
-}
-
 /// Start to end of one call by events, over 2000 calls (one untimed first), in microseconds:
 /// the median, the mean (what time_on_stream's rows report) and the 90th percentile.
 struct EventStats {
@@ -248,7 +242,7 @@ EventStats event_stats(cudaStream_t s, Op op, bool busy = false) {
   cudaStreamSynchronize(s);
   std::vector<double> us(2000);
   for (double& u : us) {
-    if (busy) spin_kernel<<<1, 1, 0, s>>>(100000);
+    if (busy) b::spin_kernel<<<1, 1, 0, s>>>(50000);  // 50 us
     cudaEventRecord(e0, s);
     op();
     cudaEventRecord(e1, s);

@@ -17,6 +17,7 @@
 // overhead does not leave the GPU idle inside the timed interval; inputs rotate over up to 32
 // copies so that small problems do not all run from L2. Before timing, our result is checked
 // against cuBLAS's (normalised error), and the run aborts if it is wrong.
+#include "queued.cuh"
 #include "support.hpp"
 
 #include "dispatch/gemm_tuning.hpp"
@@ -96,15 +97,6 @@ __global__ void widen_kernel(const T* in, double* out, long long n) {
 template <class T>
 __global__ void fold_kernel(T* p, long long n) {
   for (long long i = blockIdx.x * 256ll + threadIdx.x; i < n; i += 256ll * gridDim.x) p[i] = p[i] < T(0) ? -p[i] : p[i];
-}
-
-/// Holds the stream for `ns` nanoseconds, while the host queues the timed batch behind it.
-__global__ void spin_kernel(unsigned long long ns) {
-  unsigned long long t0, t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
-  do {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  } while (t - t0 < ns);
 }
 
 template <class T>
@@ -191,7 +183,7 @@ void time_batched(benchmark::State& state, cudaStream_t stream, double work_per_
   constexpr double kHostSecondsPerOp = 20e-6;  // a generous bound on queueing one product
   auto run_batch = [&](int reps, long long first) {
     const double spin_s = std::min(reps * kHostSecondsPerOp + 20e-6, 20e-3);
-    spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(spin_s * 1e9));
+    b::spin_kernel<<<1, 1, 0, stream>>>(static_cast<unsigned long long>(spin_s * 1e9));
     DEVMAT_BENCH_CUDA(cudaEventRecord(start, stream));
     for (int r = 0; r < reps; ++r) op(first + r);
     DEVMAT_BENCH_CUDA(cudaEventRecord(stop, stream));

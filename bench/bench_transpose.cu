@@ -6,8 +6,11 @@
 // alignment "ours-vec-n<vectors>c<column bytes>", for bytes the shift tile "ours-shift-w4b8",
 // and the few-rows / few-columns kernels one by one: "ours-chunk...", "ours-regs16",
 // "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct", "ours-rows16h", "ours-rows16hs",
-// "ours-rows16e"). GB/s count bytes read plus bytes written. DEVMAT_BENCH_TRANSPOSE_SHAPES adds
+// "ours-rows16e"). GB/s count bytes read plus bytes written. Each call is timed on the device,
+// queued behind a spin kernel (queued.cuh; since session 33: on an idle stream the public call's
+// host work, its allocation and kernel choice, counted too: ours 1-4% under its forced kernel). DEVMAT_BENCH_TRANSPOSE_SHAPES adds
 // shapes of the caller's ("u8:4097x4097,f32:999x77": ours, the copy and the trials on each).
+#include "queued.cuh"
 #include "random.cuh"
 #include "support.hpp"
 
@@ -65,7 +68,7 @@ void register_memcpy(const char* op, Index rows, Index cols) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B(cols, rows);
     const cudaStream_t s = A.stream().native();
-    b::time_on_stream(st, s, bytes, b::kGBps, [&] {
+    b::time_queued(st, s, bytes, b::kGBps, [&] {
       DEVMAT_BENCH_CUDA(cudaMemcpyAsync(B.data(), A.data(), A.size() * sizeof(T), cudaMemcpyDeviceToDevice, s));
     });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -79,7 +82,7 @@ void register_ours_and_memcpy(Index rows, Index cols) {
     const auto A = random_matrix<T>(rows, cols);
     DeviceMatrix<T> B = A.transpose();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
-    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { B = A.transpose(); });
+    b::time_queued(st, A.stream().native(), bytes, b::kGBps, [&] { B = A.transpose(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   register_memcpy<T>("transpose", rows, cols);
 }
@@ -98,7 +101,7 @@ void register_tile(Index rows, Index cols) {
     auto op = [&] { d::launch_transpose_tile<T, Tile>(A.data(), cols, B.data(), rows, cols, s); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
-    b::time_on_stream(st, s, bytes, b::kGBps, op);
+    b::time_queued(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -115,7 +118,7 @@ void register_tile_on_few(Index rows, Index cols) {
     auto op = [&] { d::launch_transpose<T>(A.data(), cols, B.data(), rows, cols, s, false); };
     op();
     if (!is_transpose(A, B)) return st.SkipWithError("transpose result is wrong");
-    b::time_on_stream(st, s, bytes, b::kGBps, op);
+    b::time_queued(st, s, bytes, b::kGBps, op);
   })->UseManualTime()->Unit(benchmark::kMillisecond);
 }
 
@@ -148,7 +151,7 @@ void register_trials(Index rows, Index cols, const std::string& op_name = "trans
       auto op = [&] { trial.launch(in, C, B.data(), rows, cols, s); };
       op();
       if (!is_transpose(in, C, rows, cols, B)) return st.SkipWithError("transpose result is wrong");
-      b::time_on_stream(st, s, bytes, b::kGBps, op);
+      b::time_queued(st, s, bytes, b::kGBps, op);
     })->UseManualTime()->Unit(benchmark::kMillisecond);
   }
 }
@@ -181,7 +184,7 @@ void register_view(Index R, Index C, Index r0, Index c0, Index rows, Index cols)
     const devmat::MatrixView<const T> v = A.block(r0, c0, rows, cols);
     DeviceMatrix<T> B = v.transpose();
     if (!is_transpose(v.data(), C, rows, cols, B)) return st.SkipWithError("transpose result is wrong");
-    b::time_on_stream(st, A.stream().native(), bytes, b::kGBps, [&] { B = v.transpose(); });
+    b::time_queued(st, A.stream().native(), bytes, b::kGBps, [&] { B = v.transpose(); });
   })->UseManualTime()->Unit(benchmark::kMillisecond);
   register_trials<T>(rows, cols, "transpose-view", R, C, r0, c0);
   register_memcpy<T>("transpose-view", rows, cols);
