@@ -25,29 +25,7 @@ __global__ void spin_kernel(unsigned long long ns) {
 template <class Op>
 void time_queued(benchmark::State& state, cudaStream_t stream, double work_per_iter, Unit unit, Op&& op,
                  unsigned long long spin_ns = 50000) {
-  op();
-  DEVMAT_BENCH_CUDA(cudaStreamSynchronize(stream));
-  cudaEvent_t start, stop;
-  DEVMAT_BENCH_CUDA(cudaEventCreate(&start));
-  DEVMAT_BENCH_CUDA(cudaEventCreate(&stop));
-  double total_s = 0;
-  for (auto _ : state) {
-    spin_kernel<<<1, 1, 0, stream>>>(spin_ns);
-    DEVMAT_BENCH_CUDA(cudaEventRecord(start, stream));
-    op();
-    DEVMAT_BENCH_CUDA(cudaEventRecord(stop, stream));
-    DEVMAT_BENCH_CUDA(cudaEventSynchronize(stop));
-    float ms = 0;
-    DEVMAT_BENCH_CUDA(cudaEventElapsedTime(&ms, start, stop));
-    state.SetIterationTime(ms * 1e-3);
-    total_s += ms * 1e-3;
-  }
-  DEVMAT_BENCH_CUDA(cudaGetLastError());
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  const double scale = unit == kTflops ? 1e12 : (unit == kGBps ? 1e9 : 1e6);
-  state.counters["value"] = work_per_iter * static_cast<double>(state.iterations()) / total_s / scale;
-  state.counters["unit"] = unit;
+  time_on_stream(state, stream, work_per_iter, unit, op, [&] { spin_kernel<<<1, 1, 0, stream>>>(spin_ns); });
 }
 
 }  // namespace devmat::bench

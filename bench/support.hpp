@@ -30,10 +30,17 @@ namespace devmat::bench {
 
 enum Unit { kGBps = 1, kTflops = 2, kMpixps = 3, kMops = 4 };
 
+/// Nothing, before each timed call (time_on_stream's default).
+struct NothingBefore {
+  void operator()() const {}
+};
+
 /// Times `op` (which enqueues work on `stream`) with CUDA events, one warm-up first; sets the
-/// manual iteration time and the "value" counter = work_per_iter / time in `unit`.
-template <class Op>
-void time_on_stream(benchmark::State& state, cudaStream_t stream, double work_per_iter, Unit unit, Op&& op) {
+/// manual iteration time and the "value" counter = work_per_iter / time in `unit`. `before` is
+/// queued ahead of each timed call, outside the events (time_queued: a spin kernel).
+template <class Op, class Before = NothingBefore>
+void time_on_stream(benchmark::State& state, cudaStream_t stream, double work_per_iter, Unit unit, Op&& op,
+                    Before&& before = {}) {
   op();
   DEVMAT_BENCH_CUDA(cudaStreamSynchronize(stream));
   cudaEvent_t start, stop;
@@ -41,6 +48,7 @@ void time_on_stream(benchmark::State& state, cudaStream_t stream, double work_pe
   DEVMAT_BENCH_CUDA(cudaEventCreate(&stop));
   double total_s = 0;
   for (auto _ : state) {
+    before();
     DEVMAT_BENCH_CUDA(cudaEventRecord(start, stream));
     op();
     DEVMAT_BENCH_CUDA(cudaEventRecord(stop, stream));
