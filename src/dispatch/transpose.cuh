@@ -377,9 +377,9 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one; where they are not, from kVecMinSide rows where kVec, for bytes Sector where
 /// transpose_sector_runs, else VecNarrow (transpose_vec_kernel) up to kVecNarrowCols columns (and
-/// past them where kNarrowInOneBand and one band holds the matrix: transpose_vec_one_band) and
-/// Vec past them (transpose_vec_runs), else Mid where its words fit, else Fallback (any shape: for
-/// bytes the shift tile, else one element a word).
+/// past them where kNarrowWhereColumnFits and transpose_vec_column_fits) and Vec past them
+/// (transpose_vec_runs), else Mid where its words fit, else Fallback (any shape: for bytes the
+/// shift tile, else one element a word).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
@@ -404,19 +404,20 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // 0.803 on the 16382x16379 window, 0.860 / 0.812 on 4100x262144, 0.780 / 0.774 on 262144x4100
   // (n8c256 0.817 there alone).
   // Session 33 (H100, two processes, of a copy): VecNarrow past kVecNarrowCols too where a tile
-  // column's reads stay in L2 (transpose_vec_grid gives one band): 10007x30011 0.885 / 0.888
+  // column reads at most a band's bytes (transpose_vec_column_fits): 10007x30011 0.885 / 0.888
   // against Vec's 0.840 / 0.847, 4097x65537 0.914 / 0.914 against 0.863 / 0.868, 4100x262144 0.870
   // / 0.871 against 0.857 / 0.856, 16385x16383 0.876 / 0.878 against 0.865 / 0.872, the
   // 16382x16379 window 0.868 / 0.876 against 0.850 / 0.854, 65537x4097 0.798 / 0.795 against 0.795
-  // / 0.797; in bands it lost (262144x4100 0.660 against 0.787, 671088x100 0.93 / 0.91 against
-  // 0.95 / 0.97, 528417x127 0.91 / 0.89 against 0.93 / 0.95): a narrower tile column shares more
-  // of its sectors with the next one, read again from DRAM once a band has passed.
+  // / 0.797 (257 tile rows of 642 a band); on taller matrices it lost (262144x4100, 1024 tile rows
+  // in one band, 0.660 against 0.787; 671088x100 0.93 / 0.91 against 0.95 / 0.97 and 528417x127
+  // 0.91 / 0.89 against 0.93 / 0.95 in bands): a narrower tile column shares more of its sectors
+  // with the next one, read again from DRAM once a long column has passed.
   static constexpr bool kVec = true;
   using Vec = VecTile<std::uint8_t, 16, 128>;  // 256 input rows x 128 columns, 256-byte output runs
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
-  static constexpr bool kNarrowInOneBand = true;
+  static constexpr bool kNarrowWhereColumnFits = true;
   // Where Tile's 8-byte words do not fit but 4-byte words do and the output rows are whole 32-byte
   // sectors (rows a multiple of 32, out on 32 bytes), from 256 rows and columns: 256 x 256 bytes
   // in 4-byte words, its stores whole sectors (session 33, H100, two processes, of a copy):
@@ -448,13 +449,13 @@ template <class T> struct DefaultTranspose {
   using Vec = VecTile<T, 16, 256>;
   using VecNarrow = VecTile<T, 16, 144>;
   static constexpr Index kVecMinSide = 128;
-  // VecNarrow past kVecNarrowCols where one band holds the matrix, as for bytes (session 33, H100,
+  // VecNarrow past kVecNarrowCols where a tile column fits a band, as for bytes (session 33, H100,
   // two processes, forced, of a copy): 16383x16385 0.892 / 0.898 against Vec's 0.871 / 0.872,
   // 16385x16383 0.901 / 0.900 against 0.875 / 0.874, 10007x30011 0.911 / 0.910 against 0.871 /
   // 0.865, i32 16383x16385 0.904 / 0.897 against 0.871 / 0.873, the 16382x16379 window 0.889 /
-  // 0.893 against 0.873 / 0.878, 65537x4097 0.831 / 0.831 against 0.806 / 0.805, 4097x65537 0.925
-  // / 0.930 against 0.896 / 0.898. Not measured in bands.
-  static constexpr bool kNarrowInOneBand = true;
+  // 0.893 against 0.873 / 0.878, 65537x4097 0.831 / 0.831 against 0.806 / 0.805 (1025 tile rows of
+  // 1542 a band), 4097x65537 0.925 / 0.930 against 0.896 / 0.898. Not measured on longer columns.
+  static constexpr bool kNarrowWhereColumnFits = true;
   static constexpr Index kVecNarrowCols = 36;  // Vec past it: f32 266305x63 0.907 of a copy
   // (forced "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run)
 };
@@ -490,13 +491,16 @@ bool transpose_sector_runs(const T* in, Index ld, const T* out, Index rows, Inde
   return false;
 }
 
-/// Whether the vector tile Tile walks a rows x cols matrix in one band (transpose_vec_grid): a
-/// tile column's reads stay in L2 until the next column reads its shared sectors.
+/// Whether a tile column of the vector tile Tile reads at most kTransposeVecBandBytes of a matrix
+/// of `rows` (transpose_vec_band_fit: it is then one band, and its reads stay in L2 until the
+/// next column reads their shared sectors). One band alone is not enough: u8 262144x4100 is one
+/// band of VecNarrow (1024 tile rows, 26.7 MB a column) and ran it at 0.660 of a copy against
+/// Vec's 0.787 in three bands.
 template <class Tile>
-bool transpose_vec_one_band(Index rows, Index cols, const void* out) {
+bool transpose_vec_column_fits(Index rows, const void* out) {
   const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),
                                               static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
-  return transpose_vec_grid<Tile>(tiles_r, cols).bands() == 1;
+  return tiles_r <= transpose_vec_band_fit<Tile>();
 }
 
 /// Short sides the run kernels take: more than kTransposeFewMax elements, at most this many.
@@ -611,7 +615,7 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
         return launch_transpose_tile<T, typename D::Sector>(in, ld, out, rows, cols, stream);
     if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
       if (cols <= D::kVecNarrowCols ||
-          (D::kNarrowInOneBand && transpose_vec_one_band<typename D::VecNarrow>(rows, cols, out)))
+          (D::kNarrowWhereColumnFits && transpose_vec_column_fits<typename D::VecNarrow>(rows, out)))
         return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
       return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }

@@ -724,6 +724,14 @@ struct TransposeVecGrid {
 /// pass what L2 keeps.
 inline constexpr std::size_t kTransposeVecBandBytes = std::size_t(16) << 20;
 
+/// Tile rows of Tile whose reads make kTransposeVecBandBytes (at least one): a band's height.
+template <class Tile>
+Index transpose_vec_band_fit() {
+  const Index tile_bytes = static_cast<Index>(Tile::kLoadRows) * (Tile::kCols * Tile::kSize + 16);  // read a tile
+  const Index fit = static_cast<Index>(kTransposeVecBandBytes) / tile_bytes;
+  return fit < 1 ? 1 : fit;
+}
+
 /// transpose_vec_kernel's grid for a rows x cols matrix on Tile whose output rows need `tiles_r`
 /// tile rows (transpose_vec_tiles_r): one band where there is one tile column or a tile column
 /// reads at most twice kTransposeVecBandBytes, else the fewest bands of at most that much, as
@@ -735,9 +743,7 @@ inline constexpr std::size_t kTransposeVecBandBytes = std::size_t(16) << 20;
 template <class Tile>
 TransposeVecGrid transpose_vec_grid(Index tiles_r, Index cols) {
   const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
-  const Index tile_bytes = static_cast<Index>(Tile::kLoadRows) * (Tile::kCols * Tile::kSize + 16);  // read a tile
-  Index fit = static_cast<Index>(kTransposeVecBandBytes) / tile_bytes;
-  fit = fit < 1 ? 1 : fit;
+  const Index fit = transpose_vec_band_fit<Tile>();
   Index band = tiles_r;
   if (tiles_c > 1 && tiles_r > 2 * fit) {
     const Index bands = (tiles_r + fit - 1) / fit;
