@@ -377,7 +377,7 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one; where they are not, from kVecMinSide rows where kVec, for bytes Sector where
 /// transpose_sector_runs, else VecNarrow (transpose_vec_kernel) up to kVecNarrowCols columns (and
-/// past them where kNarrowWhereColumnFits and transpose_vec_column_fits) and Vec past them
+/// past them where transpose_vec_column_fits) and Vec past them
 /// (transpose_vec_runs), else Mid where its words fit, else Fallback (any shape: for bytes the
 /// shift tile, else one element a word).
 template <class T> struct DefaultTranspose;
@@ -417,7 +417,6 @@ template <> struct DefaultTranspose<std::uint8_t> {
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
-  static constexpr bool kNarrowWhereColumnFits = true;
   // Where Tile's 8-byte words do not fit but 4-byte words do and the output rows are whole 32-byte
   // sectors (rows a multiple of 32, out on 32 bytes), from 256 rows and columns: 256 x 256 bytes
   // in 4-byte words, its stores whole sectors (session 33, H100, two processes, of a copy):
@@ -455,7 +454,6 @@ template <class T> struct DefaultTranspose {
   // 0.865, i32 16383x16385 0.904 / 0.897 against 0.871 / 0.873, the 16382x16379 window 0.889 /
   // 0.893 against 0.873 / 0.878, 65537x4097 0.831 / 0.831 against 0.806 / 0.805 (1025 tile rows of
   // 1542 a band), 4097x65537 0.925 / 0.930 against 0.896 / 0.898. Not measured on longer columns.
-  static constexpr bool kNarrowWhereColumnFits = true;
   static constexpr Index kVecNarrowCols = 36;  // Vec past it: f32 266305x63 0.907 of a copy
   // (forced "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run)
 };
@@ -614,8 +612,7 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
       if (transpose_sector_runs<T>(in, ld, out, rows, cols))
         return launch_transpose_tile<T, typename D::Sector>(in, ld, out, rows, cols, stream);
     if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
-      if (cols <= D::kVecNarrowCols ||
-          (D::kNarrowWhereColumnFits && transpose_vec_column_fits<typename D::VecNarrow>(rows, out)))
+      if (cols <= D::kVecNarrowCols || transpose_vec_column_fits<typename D::VecNarrow>(rows, out))
         return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
       return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }
