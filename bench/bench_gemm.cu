@@ -351,6 +351,11 @@ int main(int argc, char** argv) {
   // and 1 on the 3xTF32 one (the cost model's latency-bound rule, gemm_min_split_k). The
   // cluster-summed wgmma tiles ran 0.29-0.64 of cuBLAS there at 2, 4 and 8 slices (session 10).
   register_config<float>(47, 53, 804, "64x64x16", {13, 17, 26, 51});
+  // 256^3 (issue 13's small cube, 0.85-0.87 of cuBLAS on 64x64x16 at 4 slices): the small tiles
+  // and the cluster-summed wgmma tiles at other slice counts.
+  register_config<float>(256, 256, 256, "64x64x16", {1, 2, 8, 16});
+  register_config<float>(256, 256, 256, "tf32x3-64x64x32", {1, 2, 4, 8});
+  for (const char* name : {"wgmma-128x128x32-cl", "wgmma-64x128x32-cl"}) register_config<float>(256, 256, 256, name, {2, 4, 8});
   register_config<float>(47, 53, 804, "tf32x3-64x64x32", {13, 26});
   // double: every configuration at every size (the pipelined DMMA tiles are calibrated from these).
   for (Index s : {1024, 2048, 4096, 8192}) register_shape<double>(s, s, s, true);
