@@ -77,7 +77,7 @@ inline constexpr Index kTransposeVecMaxTileCols = 65535;
 /// wider matrix is transposed in column windows, each into its own output rows.
 template <class T, class Tile>
 void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
-                          Index max_tile_cols = kTransposeVecMaxTileCols) {
+                          Index max_tile_cols = kTransposeVecMaxTileCols, Index band_rows = 0) {
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
@@ -94,7 +94,9 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
     T* const o = out + c * rows;  // output rows c .. c + n
     const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
                                                 static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(o)), Tile::kNV);
-    const TransposeVecGrid grid = transpose_vec_grid<Tile>(tiles_r, n);  // grid z: its bands, a few
+    TransposeVecGrid grid = transpose_vec_grid<Tile>(tiles_r, n);  // grid z: its bands, a few
+    if (band_rows > 0 && band_rows < tiles_r)  // bands of band_rows tile rows, at most 65535 of them (grid z)
+      grid.band = static_cast<unsigned>(std::max(band_rows, ceil_div(tiles_r, Index(65535))));
     launch(kernel, dim3(grid.band, grid.tiles_c, grid.bands()), dim3(Tile::kThreads), kSmemBytes, stream, in + c, ld, o,
            rows, n, tiles_r, lanes);
   }
@@ -269,13 +271,14 @@ bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, I
 }
 
 /// transpose_rows_run_kernel (rows, at most a few hundred, whole in each region) on regions of
-/// about `tile_bytes` (RowsRunShape).
-template <class T>
+/// about `tile_bytes` (RowsRunShape); kAhead: rows' loads ahead of their stores where that won
+/// (transpose_rows_run_kernel).
+template <class T, bool kAhead = true>
 void launch_transpose_rows_run(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
                                int tile_bytes = 16384) {
   if (rows == 0 || cols == 0) return;
   const RowsRunShape shape(rows, cols, sizeof(T), tile_bytes);
-  with_rows_run_kernel<T>(shape, [&](auto kernel) {
+  with_rows_run_kernel<T, kAhead>(shape, [&](auto kernel) {
     if (shape.smem > 48 * 1024)
       DEVMAT_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, shape.smem));
     launch(kernel, dim3(shape.blocks), dim3(kTransposeRunThreads), static_cast<std::size_t>(shape.smem), stream, in,
@@ -376,10 +379,11 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// The tiles that move T fastest on the H200 (bench_transpose's "ours-w<W>t<TW>b<BY>", run A of
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one; where they are not, from kVecMinSide rows where kVec, for bytes Sector where
-/// transpose_sector_runs, else VecNarrow (transpose_vec_kernel) up to kVecNarrowCols columns (and
-/// past them where transpose_vec_column_fits) and Vec past them
-/// (transpose_vec_runs), else Mid where its words fit, else Fallback (any shape: for bytes the
-/// shift tile, else one element a word).
+/// transpose_sector_runs, else VecNarrow (transpose_vec_kernel) in bands of kTransposeVecTallBand
+/// tile rows on tall matrices (transpose_vec_tall), else VecNarrow up to kVecNarrowCols columns
+/// (and past them where transpose_vec_column_fits) and Vec past them (transpose_vec_runs), else
+/// Mid where its words fit, else Fallback (any shape: for bytes the shift tile, else one element
+/// a word).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
@@ -487,6 +491,34 @@ bool transpose_sector_runs(const T* in, Index ld, const T* out, Index rows, Inde
            transpose_words_fit<T, typename D::Sector>(in, ld, out, rows, cols);
   }
   return false;
+}
+
+/// Tile rows of a band of DefaultTranspose's VecNarrow on tall matrices (transpose_vec_tall).
+/// Session 34 (H100, one process, forced, of a copy; "-b16": bands of 16 tile rows, the other
+/// trials in transpose_vec_grid's bands): u8 VecNarrow-b16 against Vec (the default then) or
+/// VecNarrow in its bands: 262145x4101 0.800 against 0.721 / 0.647, 131073x8195 0.781 against
+/// 0.711 / 0.685, 200003x1999 0.810 against 0.705 / 0.656, 1048577x257 0.814 against 0.706 /
+/// 0.658, 528417x127 0.938 against 0.914 / 0.892, 65537x4097 0.807 against 0.787 / 0.789; f32
+/// VecNarrow-b16 against Vec / VecNarrow: 131071x4097 0.834 against 0.791 / 0.753, 300007x999
+/// 0.847 against 0.771 / 0.785, 1000003x131 0.868 against 0.774 / 0.776, 65537x2049 0.853
+/// against 0.802 / 0.847. Vec in bands of 4 to 64 tile rows came between (u8 262145x4101
+/// 0.756-0.763). On matrices that are not tall bands of 16 lost (u8 4097x65537 0.818 against
+/// VecNarrow's 0.903, 10007x30011 0.779 against 0.885, f32 16383x16385 0.805 against 0.897). A
+/// band of 16 tile rows and a few dozen tile columns is about what the SMs hold at once (4 or 6
+/// blocks an SM, 528 or 792 on 132 SMs): the blocks running together read whole input rows and
+/// write neighbouring runs of the same output rows, where a tile column walked down reads a few
+/// sectors of every row (DRAM 70% busy on u8 65537x4097, ncu, session 33).
+inline constexpr Index kTransposeVecTallBand = 16;
+
+/// Whether launch_transpose runs Tile (VecNarrow) in bands of kTransposeVecTallBand tile rows: a
+/// matrix of more than one tile column and at least twice as many tile rows (the measured wins
+/// have 4.9 to 1000 times as many, the losses fewer rows than columns).
+template <class Tile>
+bool transpose_vec_tall(Index rows, Index cols, const void* out) {
+  const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),
+                                              static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
+  const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
+  return tiles_c > 1 && tiles_r >= 2 * tiles_c;
 }
 
 /// Whether a tile column of the vector tile Tile reads at most kTransposeVecBandBytes of a matrix
@@ -612,8 +644,12 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
       if (transpose_sector_runs<T>(in, ld, out, rows, cols))
         return launch_transpose_tile<T, typename D::Sector>(in, ld, out, rows, cols, stream);
     if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
-      if (cols <= D::kVecNarrowCols || transpose_vec_column_fits<typename D::VecNarrow>(rows, out))
-        return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
+      using Narrow = typename D::VecNarrow;
+      if (transpose_vec_tall<Narrow>(rows, cols, out))
+        return launch_transpose_vec<T, Narrow>(in, ld, out, rows, cols, stream, kTransposeVecMaxTileCols,
+                                               kTransposeVecTallBand);
+      if (cols <= D::kVecNarrowCols || transpose_vec_column_fits<Narrow>(rows, out))
+        return launch_transpose_vec<T, Narrow>(in, ld, out, rows, cols, stream);
       return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }
   }
@@ -644,17 +680,18 @@ constexpr TransposeTrial<T> shift_trial(const char* name) {
 }
 
 /// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes> on every shape past
-/// the few-rows / few-columns ones, in column windows of kMaxTileCols tile columns.
-template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols>
+/// the few-rows / few-columns ones, in column windows of kMaxTileCols tile columns, in bands of
+/// kBand tile rows (0: transpose_vec_grid's).
+template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols, Index kBand = 0>
 void launch_transpose_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream, kMaxTileCols);
+  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream, kMaxTileCols, kBand);
 }
 
-template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols>
+template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols, Index kBand = 0>
 constexpr TransposeTrial<T> vec_trial(const char* name) {
-  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kMaxTileCols>};
+  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kMaxTileCols, kBand>};
 }
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
@@ -737,11 +774,11 @@ void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows
 /// Every shape with a short side of 17 to kTransposeRunMax elements on the run kernels (few
 /// rows: transpose_rows_run_bytes; few columns at most twice their count apart: 32 KiB),
 /// whether or not launch_transpose_short_side takes it (the rest as launch_transpose).
-template <class T>
+template <class T, bool kAhead = true>
 void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (transpose_run_side(rows) && rows <= cols)
-    return launch_transpose_rows_run(in, ld, out, rows, cols, stream, transpose_rows_run_bytes(rows));
+    return launch_transpose_rows_run<T, kAhead>(in, ld, out, rows, cols, stream, transpose_rows_run_bytes(rows));
   if (transpose_run_side(cols) && cols < rows && ld <= 2 * cols)
     return launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
   launch_transpose<T>(in, ld, out, rows, cols, stream);
@@ -775,7 +812,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 19;
+  static constexpr int kCount = 26;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -793,11 +830,18 @@ struct TransposeTrials<T, 1> {
       vec_trial<T, 16, 128>("ours-vec-n16c128"),
       vec_trial<T, 8, 80>("ours-vec-n8c80"),
       vec_trial<T, 16, 80>("ours-vec-n16c80"),
-      vec_trial<T, 8, 128, 2>("ours-vec-n8c128-w2")};
+      vec_trial<T, 8, 128, 2>("ours-vec-n8c128-w2"),
+      vec_trial<T, 16, 128, kTransposeVecMaxTileCols, 4>("ours-vec-n16c128-b4"),
+      vec_trial<T, 16, 128, kTransposeVecMaxTileCols, 8>("ours-vec-n16c128-b8"),
+      vec_trial<T, 16, 128, kTransposeVecMaxTileCols, 16>("ours-vec-n16c128-b16"),
+      vec_trial<T, 16, 128, kTransposeVecMaxTileCols, 32>("ours-vec-n16c128-b32"),
+      vec_trial<T, 16, 128, kTransposeVecMaxTileCols, 64>("ours-vec-n16c128-b64"),
+      vec_trial<T, 16, 80, kTransposeVecMaxTileCols, 16>("ours-vec-n16c80-b16"),
+      TransposeTrial<T>{"ours-run-a1", &launch_transpose_run_in<T, false>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 12;
+  static constexpr int kCount = 17;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -808,7 +852,12 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 256>("ours-vec-n16c256"),
       vec_trial<T, 16, 144>("ours-vec-n16c144"),
-      vec_trial<T, 16, 256, 2>("ours-vec-n16c256-w2")};
+      vec_trial<T, 16, 256, 2>("ours-vec-n16c256-w2"),
+      vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 8>("ours-vec-n16c256-b8"),
+      vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 16>("ours-vec-n16c256-b16"),
+      vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 32>("ours-vec-n16c256-b32"),
+      vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 64>("ours-vec-n16c256-b64"),
+      vec_trial<T, 16, 144, kTransposeVecMaxTileCols, 16>("ours-vec-n16c144-b16")};
 };
 template <class T>
 struct TransposeTrials<T, 8> {

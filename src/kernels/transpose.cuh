@@ -1139,6 +1139,10 @@ transpose_few_cols_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 
 /// Threads of a transpose_rows_run_kernel / transpose_cols_run_kernel block.
 inline constexpr int kTransposeRunThreads = 256;
+/// Rows whose loads a warp of transpose_rows_run_kernel issues before it stores any, where a
+/// region holds one piece of each row of bytes and a lane loads K = 2 words of a row (regions of
+/// more than 96 rows; kAhead).
+inline constexpr int kTransposeRunRowsAhead = 4;
 /// Aligned 16-byte vectors a lane of transpose_cols_run_kernel loads before it stores any.
 inline constexpr int kTransposeColsRunVecs = 4;
 /// No pad: rect_slot's g for odd short sides.
@@ -1350,7 +1354,7 @@ __device__ __forceinline__ int run_slot(int p, int g) {
 /// Phase 1 of transpose_rows_run_kernel, one row a warp item: element (a, b) of the region
 /// (input columns c0 .. c0 + nc - 1 of every row) to slot b nr + a (run_slot). Warp items (a,
 /// piece), consecutive ones a warp, row a's pointer made once a row.
-template <class T, int K, bool kPad>
+template <class T, int K, bool kPad, bool kAhead>
 __device__ __forceinline__ void rows_run_load_rows(const T* __restrict__ in, Index ld, T* tile, int rows, Index cols,
                                                    Index c0, int nc, int units, int g) {
   constexpr int kWarps = kTransposeRunThreads / 32;
@@ -1374,17 +1378,23 @@ __device__ __forceinline__ void rows_run_load_rows(const T* __restrict__ in, Ind
       // its word).
       const int a_end = ld < 3 ? a : (range.hi < rows - 1 ? range.hi : rows - 1);
       // Row a's first byte, and the same plus this lane's 4 lane bytes (both advance by ld).
+      const std::uintptr_t ld_b = static_cast<std::uintptr_t>(ld);
       std::uintptr_t row_addr = reinterpret_cast<std::uintptr_t>(src);
       std::uintptr_t lane_addr = row_addr + 4u * static_cast<unsigned>(lane);
       unsigned char* at_row = tile + (4 * lane) * nr + a;  // slot of column 4 lane, row a
-      for (; a < a_end; ++a, row_addr += ld, lane_addr += ld, ++at_row) {
-        const int s = static_cast<int>(row_addr & 3);
-        const int b0 = 4 * lane - s;
-        const unsigned* const words = reinterpret_cast<const unsigned*>(lane_addr - static_cast<unsigned>(s));
-        unsigned v[K];
+      // The lane's K words of the row whose first byte is at `addr` (s bytes into its word).
+      const auto load = [&](std::uintptr_t addr, std::uintptr_t lane_at, unsigned (&v)[K]) {
+        const int s = static_cast<int>(addr & 3);
+        const unsigned* const words = reinterpret_cast<const unsigned*>(lane_at - static_cast<unsigned>(s));
 #pragma unroll
-        for (int k = 0; k < K; ++k) v[k] = b0 + 128 * k < nc ? __ldg(words + 32 * k) : 0u;
-        unsigned char* at = at_row - s * nr;  // slot b0 nr + a
+        for (int k = 0; k < K; ++k) v[k] = 4 * lane - s + 128 * k < nc ? __ldg(words + 32 * k) : 0u;
+        return s;
+      };
+      // Those words' bytes to their slots: byte t of word k is column b0 + 128 k + t (b0 = 4
+      // lane - s), slot (b0 + 128 k + t) nr + a, at_r the slot of column 4 lane, row a.
+      const auto put = [&](const unsigned (&v)[K], int s, unsigned char* at_r) {
+        const int b0 = 4 * lane - s;
+        unsigned char* at = at_r - s * nr;  // slot b0 nr + a
 #pragma unroll
         for (int k = 0; k < K; ++k, at += 128 * nr) {
           const int b = b0 + 128 * k;
@@ -1399,6 +1409,25 @@ __device__ __forceinline__ void rows_run_load_rows(const T* __restrict__ in, Ind
               if (static_cast<unsigned>(b + t) < static_cast<unsigned>(nc)) at[t * nr] = static_cast<unsigned char>(v[k] >> (8 * t));
           }
         }
+      };
+      // kTransposeRunRowsAhead rows' loads issued before their stores where kAhead and K = 2
+      // (8 words a lane in flight; transpose_rows_run_kernel says why).
+      constexpr int kRowsAhead = kAhead && K == 2 ? kTransposeRunRowsAhead : 1;
+      if constexpr (kRowsAhead > 1) {
+        for (; a + kRowsAhead <= a_end;
+             a += kRowsAhead, row_addr += kRowsAhead * ld_b, lane_addr += kRowsAhead * ld_b, at_row += kRowsAhead) {
+          unsigned v[kRowsAhead][K];
+          int s[kRowsAhead];
+#pragma unroll
+          for (int j = 0; j < kRowsAhead; ++j) s[j] = load(row_addr + j * ld_b, lane_addr + j * ld_b, v[j]);
+#pragma unroll
+          for (int j = 0; j < kRowsAhead; ++j) put(v[j], s[j], at_row + j);
+        }
+      }
+      for (; a < a_end; ++a, row_addr += ld_b, lane_addr += ld_b, ++at_row) {
+        unsigned v[K];
+        const int s = load(row_addr, lane_addr, v);
+        put(v, s, at_row);
       }
       item0 = a;  // the rest (the matrix's last row, if this warp has it) below
       src = in + (c0 + a * ld);
@@ -1519,14 +1548,20 @@ __device__ __forceinline__ void rows_run_load_groups(const T* __restrict__ in, I
 /// units), the warps taking (row, piece) in turn, each lane K words or elements of it
 /// (rows_run_load_rows), or for 4-byte elements (R rows, piece) with R = 2 or 4
 /// (rows_run_load_groups). Pad g (rect_slot) where kPad; dynamic shared memory
-/// RowsRunShape::smem (with_rows_run_kernel picks the instance). Its bytes are bound by
-/// instructions, not by loads in flight (ncu, u8 127x528417: issue-active 88%): a trial that
-/// loaded 8 / K items before storing any (8 words a lane in flight) ran slower (session 21,
-/// same run: 17x3947581 0.90 -> 0.81 of a copy, 31x2164803 0.88 -> 0.81, 127x528417 0.67 ->
-/// 0.60). Since the second phase moves vectors (session 28, ncu, H100, u8 127x528417) the issue
-/// slots are 56% busy and the warps wait mostly on shared memory (10.8 of 19.7 cycles an
-/// instruction).
-template <class T, int K, bool kPad, int R = 1>
+/// RowsRunShape::smem (with_rows_run_kernel picks the instance). When its second phase moved
+/// words its bytes were bound by instructions (ncu, u8 127x528417: issue-active 88%), and a
+/// trial that loaded 8 / K items before storing any ran slower (session 21, same run:
+/// 17x3947581 0.90 -> 0.81 of a copy, 31x2164803 0.88 -> 0.81, 127x528417 0.67 -> 0.60). Since
+/// that phase moves vectors (session 28) the issue slots are 47-56% busy, and in session 34
+/// (ncu, H100, u8 127x528417, one row's 2 words a lane in flight) the warps waited on their
+/// global loads 13.9 of 22.9 cycles an instruction (DRAM 60% busy, 0.81 of a copy). Where
+/// kAhead, the rows of bytes of a region of one piece a row at K = 2 (97 to 127 rows) issue the
+/// loads of kTransposeRunRowsAhead rows before their stores (rows_run_load_rows): session 34,
+/// H100, one process, of a copy, against one row at a time (kAhead false, "ours-run-a1"): 127 x
+/// 528417 0.800 -> 0.876, 125 x 536871 0.809 -> 0.881, 97 x 691883 0.903 -> 0.929; at K = 4
+/// (24 to 96 rows) two rows ahead lost: 31 x 2164803 0.978 -> 0.950, 49 x 1369901 0.981 ->
+/// 0.958, 63 x 1065221 0.942 -> 0.937, so there a row at a time.
+template <class T, int K, bool kPad, int R = 1, bool kAhead = true>
 __global__ void __launch_bounds__(kTransposeRunThreads)
 transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, int rows, Index cols, int cb,
                           int units, int g) {
@@ -1538,7 +1573,7 @@ transpose_rows_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   const int nr = rows, nc = static_cast<int>(cols - c0 < cb ? cols - c0 : cb);
 
   // Phase 1: element (a, b) of the region to slot b nr + a: a row a warp item, or R rows.
-  if constexpr (R == 1) rows_run_load_rows<T, K, kPad>(in, ld, tile, rows, cols, c0, nc, units, g);
+  if constexpr (R == 1) rows_run_load_rows<T, K, kPad, kAhead>(in, ld, tile, rows, cols, c0, nc, units, g);
   else rows_run_load_groups<T, K, R>(in, ld, tile, nr, c0, nc, units);
   __syncthreads();
 
@@ -1670,8 +1705,9 @@ transpose_cols_run_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
 }
 
 /// f(kernel) with the transpose_rows_run_kernel<T, K, kPad, R> instance for `shape` (its K, a
-/// pad where it has one, its row groups): the one choice the launcher and the emulation tests share.
-template <class T, class F>
+/// pad where it has one, its row groups; kAhead for the unpadded rows): the one choice the
+/// launcher and the emulation tests share.
+template <class T, bool kAhead = true, class F>
 void with_rows_run_kernel(const RowsRunShape& shape, F&& f) {
   const auto with_pad = [&](auto k_c) {
     constexpr int K = decltype(k_c)::value;
@@ -1679,7 +1715,7 @@ void with_rows_run_kernel(const RowsRunShape& shape, F&& f) {
       if (shape.group == 4) return f(&transpose_rows_run_kernel<T, K, false, 4>);
       if (shape.group == 2) return f(&transpose_rows_run_kernel<T, K, false, 2>);
     }
-    if (shape.g == kTransposeRunNoPad) f(&transpose_rows_run_kernel<T, K, false>);
+    if (shape.g == kTransposeRunNoPad) f(&transpose_rows_run_kernel<T, K, false, 1, kAhead>);
     else f(&transpose_rows_run_kernel<T, K, true>);
   };
   if (shape.k == 4) with_pad(std::integral_constant<int, 4>{});

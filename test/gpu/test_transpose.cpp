@@ -202,19 +202,21 @@ TEMPLATE_TEST_CASE("transpose equals Eigen's on awkward shapes", "[transpose]", 
   for (auto [r, c] : kExtraShapes) check_transpose<TestType>(r, c, s);
 }
 
-// Tall matrices on the vector tile whose tile columns read more than twice
-// kTransposeVecBandBytes: tiles walked in bands of tile rows (transpose_vec_grid; u8 bands of at
-// most 809 tile rows of 128 rows, f32 of 907 of 64, as even as whole tile rows allow: u8 210001
-// rows are 1641 tile rows, 3 bands of 547; 240001 rows 1876, 3 of 626, the last short by 2 (its
-// blocks past the tile columns empty); f32 118001 rows 1844, 3 of 615, the last short by 1),
-// two to nine tile columns; dense and a window.
+// Tall matrices on the narrow vector tile (u8 16 x 80 bytes a tile, 256 rows; f32 64 x 36
+// elements) in bands of kTransposeVecTallBand = 16 tile rows (transpose_vec_tall: more than
+// one tile column, at least twice as many tile rows): u8 210001 rows are 821 tile rows, 52
+// bands, the last of 5; 240001 rows 938, the last band of 10; 20011 x 389 79 tile rows of 5
+// columns (15 in the last band); f32 118001 rows 1844, the last band of 4; dense and a window.
+// Beside them the shapes either side of the rule: u8 5003 x 1201 (20 tile rows of 16 columns:
+// VecNarrow in one band, transpose_vec_column_fits) and 3001 x 131 (12 of 2: tall).
 TEMPLATE_TEST_CASE("transpose of tall matrices in bands of tile rows equals Eigen's", "[transpose]", float,
                    std::uint8_t) {
   using T = TestType;
   const Stream s = Stream::per_thread();
   const bool bytes = sizeof(T) == 1;
-  for (auto [r, c] : bytes ? std::vector<std::pair<Index, Index>>{{210001, 131}, {240001, 531}}
-                           : std::vector<std::pair<Index, Index>>{{118001, 67}, {120011, 541}})
+  for (auto [r, c] : bytes ? std::vector<std::pair<Index, Index>>{{210001, 131}, {240001, 531}, {20011, 389},
+                                                                  {5003, 1201}, {3001, 131}}
+                           : std::vector<std::pair<Index, Index>>{{118001, 67}, {120011, 541}, {20011, 389}})
     check_transpose<T>(r, c, s);
   const Index R = bytes ? 210011 : 118011, C = bytes ? 141 : 77;
   const HostMatrix<T> h = random_matrix<T>(R, C, 0, bytes ? 255 : 1000);
