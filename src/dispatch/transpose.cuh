@@ -501,24 +501,32 @@ bool transpose_sector_runs(const T* in, Index ld, const T* out, Index rows, Inde
 /// 0.658, 528417x127 0.938 against 0.914 / 0.892, 65537x4097 0.807 against 0.787 / 0.789; f32
 /// VecNarrow-b16 against Vec / VecNarrow: 131071x4097 0.834 against 0.791 / 0.753, 300007x999
 /// 0.847 against 0.771 / 0.785, 1000003x131 0.868 against 0.774 / 0.776, 65537x2049 0.853
-/// against 0.802 / 0.847. Vec in bands of 4 to 64 tile rows came between (u8 262145x4101
-/// 0.756-0.763). On matrices that are not tall bands of 16 lost (u8 4097x65537 0.818 against
-/// VecNarrow's 0.903, 10007x30011 0.779 against 0.885, f32 16383x16385 0.805 against 0.897). A
-/// band of 16 tile rows and a few dozen tile columns is about what the SMs hold at once (4 or 6
-/// blocks an SM, 528 or 792 on 132 SMs): the blocks running together read whole input rows and
-/// write neighbouring runs of the same output rows, where a tile column walked down reads a few
-/// sectors of every row (DRAM 70% busy on u8 65537x4097, ncu, session 33).
+/// against 0.802 / 0.847, 266305x63 0.975 against 0.953 / 0.902. Vec in bands of 4 to 64 tile
+/// rows came between (u8 262145x4101 0.756-0.763). Where a tile column is short, bands of 16
+/// lost: u8 32771x4099 0.844 against 0.873 / 0.846, 24593x4099 0.845 against 0.893 / 0.881,
+/// 16387x4099 0.862 against 0.888 / 0.907, f32 16387x2049 0.893 against 0.915 / 0.936, 8195x4097
+/// 0.888 against 0.951 (VecNarrow); on matrices that are not tall too (u8 4097x65537 0.818
+/// against VecNarrow's 0.903, 10007x30011 0.779 against 0.885, f32 16383x16385 0.805 against
+/// 0.897). A band of 16 tile rows and a few dozen tile columns is about what the SMs hold at once
+/// (4 or 6 blocks an SM, 528 or 792 on 132 SMs): the blocks running together read whole input
+/// rows and write neighbouring runs of the same output rows, where a long tile column walked down
+/// reads a few sectors of every row (DRAM 70% busy on u8 65537x4097, ncu, session 33).
 inline constexpr Index kTransposeVecTallBand = 16;
+/// Bytes a tile column of VecNarrow reads past which a tall matrix takes the bands of 16: the wins
+/// above read 6.7 MB a column (u8 65537x4097, 257 tile rows) and more, the losses 3.4 MB (u8
+/// 32771x4099, 129 tile rows; f32 16387x2049, 257 tile rows, 2.8 MB) and less.
+inline constexpr std::size_t kTransposeVecTallBytes = std::size_t(6) << 20;
 
 /// Whether launch_transpose runs Tile (VecNarrow) in bands of kTransposeVecTallBand tile rows: a
-/// matrix of more than one tile column and at least twice as many tile rows (the measured wins
-/// have 4.9 to 1000 times as many, the losses fewer rows than columns).
+/// matrix of more than one tile column, at least twice as many tile rows (the wins have 4.5 to
+/// 1000 times as many) and tile columns that read more than kTransposeVecTallBytes.
 template <class Tile>
 bool transpose_vec_tall(Index rows, Index cols, const void* out) {
   const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),
                                               static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
   const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
-  return tiles_c > 1 && tiles_r >= 2 * tiles_c;
+  return tiles_c > 1 && tiles_r >= 2 * tiles_c &&
+         tiles_r * transpose_vec_tile_read_bytes<Tile>() > static_cast<Index>(kTransposeVecTallBytes);
 }
 
 /// Whether a tile column of the vector tile Tile reads at most kTransposeVecBandBytes of a matrix

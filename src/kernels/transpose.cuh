@@ -724,11 +724,16 @@ struct TransposeVecGrid {
 /// pass what L2 keeps.
 inline constexpr std::size_t kTransposeVecBandBytes = std::size_t(16) << 20;
 
+/// Bytes one tile of Tile reads (its rows and their halo, a vector more than its columns each).
+template <class Tile>
+constexpr Index transpose_vec_tile_read_bytes() {
+  return static_cast<Index>(Tile::kLoadRows) * (Tile::kCols * Tile::kSize + 16);
+}
+
 /// Tile rows of Tile whose reads make kTransposeVecBandBytes (at least one): a band's height.
 template <class Tile>
 Index transpose_vec_band_fit() {
-  const Index tile_bytes = static_cast<Index>(Tile::kLoadRows) * (Tile::kCols * Tile::kSize + 16);  // read a tile
-  const Index fit = static_cast<Index>(kTransposeVecBandBytes) / tile_bytes;
+  const Index fit = static_cast<Index>(kTransposeVecBandBytes) / transpose_vec_tile_read_bytes<Tile>();
   return fit < 1 ? 1 : fit;
 }
 

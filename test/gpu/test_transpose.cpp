@@ -204,11 +204,11 @@ TEMPLATE_TEST_CASE("transpose equals Eigen's on awkward shapes", "[transpose]", 
 
 // Tall matrices on the narrow vector tile (u8 16 x 80 bytes a tile, 256 rows; f32 64 x 36
 // elements) in bands of kTransposeVecTallBand = 16 tile rows (transpose_vec_tall: more than
-// one tile column, at least twice as many tile rows): u8 210001 rows are 821 tile rows, 52
-// bands, the last of 5; 240001 rows 938, the last band of 10; 20011 x 389 79 tile rows of 5
-// columns (15 in the last band); f32 118001 rows 1844, the last band of 4; dense and a window.
-// Beside them the shapes either side of the rule: u8 5003 x 1201 (20 tile rows of 16 columns:
-// VecNarrow in one band, transpose_vec_column_fits) and 3001 x 131 (12 of 2: tall).
+// one tile column, at least twice as many tile rows, tile columns past 6 MiB of reads): u8
+// 210001 rows are 821 tile rows, 52 bands, the last of 5; 240001 rows 938, the last band of 10;
+// f32 118001 rows 1844, the last band of 4; dense and a window. Beside them shapes the rule
+// leaves to the other tiles: u8 20011 x 389 and f32 20011 x 389 (tall, but tile columns of 2.1
+// and 3.4 MB), u8 5003 x 1201 (20 tile rows of 16 columns) and 3001 x 131.
 TEMPLATE_TEST_CASE("transpose of tall matrices in bands of tile rows equals Eigen's", "[transpose]", float,
                    std::uint8_t) {
   using T = TestType;
