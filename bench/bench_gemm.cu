@@ -33,6 +33,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <set>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -372,6 +374,28 @@ int main(int argc, char** argv) {
     register_shape<double>(s[0], s[1], s[2], false);
     register_config<double>(s[0], s[1], s[2], "pipe-64x64x16-k8");
     register_config<double>(s[0], s[1], s[2], "pipe-128x128x32-k4-w16-cl", {2});
+  }
+  // Float products from the environment, for shapes that are in no file of the project and the
+  // cost model's picks on them: DEVMAT_BENCH_GEMM_SHAPES="256x256x256,128x128x512:64x64x16:16"
+  // (MxNxK: ours and cuBLAS, once a shape; ":config:slices" adds that configuration forced).
+  if (const char* extra = std::getenv("DEVMAT_BENCH_GEMM_SHAPES")) {
+    std::istringstream list(extra);
+    std::string item;
+    std::set<std::string> shapes;
+    while (std::getline(list, item, ',')) {
+      std::istringstream parts(item);
+      std::string dims, config, slices;
+      std::getline(parts, dims, ':');
+      std::getline(parts, config, ':');
+      std::getline(parts, slices, ':');
+      Index mnk[3] = {0, 0, 0};
+      std::istringstream d(dims);
+      std::string v;
+      for (int i = 0; i < 3 && std::getline(d, v, 'x'); ++i) mnk[i] = std::stoll(v);
+      if (mnk[0] <= 0 || mnk[1] <= 0 || mnk[2] <= 0) continue;
+      if (shapes.insert(dims).second) register_shape<float>(mnk[0], mnk[1], mnk[2], false);
+      if (!config.empty()) register_config<float>(mnk[0], mnk[1], mnk[2], config, {slices.empty() ? 0 : std::stoi(slices)});
+    }
   }
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
