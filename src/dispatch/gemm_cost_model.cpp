@@ -220,7 +220,20 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   const GemmArchModel& model = gemm_arch_model(dev.arch);
   const double eff = gemm_efficiency(p.element, c.name, dev.arch);
   const long long elem_bytes = p.element == GemmElement::f64 ? 8 : 4;
-  const int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk, gemm_latency_bound(p)));
+  int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk, gemm_latency_bound(p)));
+  // The CUDA-core 64x64 tiles where their tiles and slices of the usual minimum leave SMs idle:
+  // slices down to two k tiles. Session 34 (H100, one process, forced, of cuBLAS; the plan
+  // before -> after): 256^3 s=4 0.836 -> s=8 1.003, 128x256x512 s=8 0.844 -> s=16 1.010,
+  // 256x128x512 0.841 -> 1.013, 128x512x256 s=4 0.840 -> s=8 1.003, 512x128x256 0.876 -> 1.050,
+  // 64x256x1024 s=16 0.918 -> s=32 1.015, 256x64x1024 0.882 -> 0.995, 100x64x2048 s=32 1.128 ->
+  // s=64 1.210, 192x64x2048 0.906 -> s=43 0.949; more slices than these rules give won as well
+  // (384x64x256 s=16 1.052, 192x128x512 s=32 1.128), but 16x512x1024 at s=64 (0.866 against
+  // s=16's 0.889). The same relaxation for every tile (the 128x128 and 64x256 ones, 3xTF32)
+  // moved plans to big tiles in many slices, which lost up to 28% (384x64x1024 on 128x128x8
+  // s=64 0.642 against 0.897), and to 3xTF32 tiles unmeasured in short slices.
+  const long long tiles = ceil_div(static_cast<long long>(p.m), c.bm) * ceil_div(static_cast<long long>(p.n), c.bn);
+  if (c.math == GemmMath::simt && c.bm * c.bn <= 64 * 64 && tiles * max_by_k < dev.sm_count)
+    max_by_k = std::max(max_by_k, p.k / (2 * c.bk));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
   const int max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : kGemmMaxSplits;

@@ -85,7 +85,8 @@ const GemmArchModel& gemm_arch_model(int arch);
 double gemm_efficiency(GemmElement element, const std::string& config, int arch);
 constexpr double kGemmUnknownEfficiency = 0.5;
 
-/// k slices of at least this many k (a shorter slice is mostly pipeline fill), or of one k tile
+/// k slices of at least this many k (a shorter slice is mostly pipeline fill; gemm_best_splits
+/// allows two k tiles to the CUDA-core 64x64 tile where its grid leaves SMs idle), or of one k tile
 /// where the product is latency-bound (below kGemmTf32MinFma multiply-adds: a few CTAs, each
 /// one's k loop is the time; H200, 47x53x804 on 64x64x16, one tile split 11 ways (5 k tiles a
 /// slice) ran 0.81 of cuBLAS, 13 ways (4) 0.89, every k tile less about 0.1 of cuBLAS's time).
