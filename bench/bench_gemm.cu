@@ -353,9 +353,10 @@ int main(int argc, char** argv) {
   // and 1 on the 3xTF32 one (the cost model's latency-bound rule, gemm_min_split_k). The
   // cluster-summed wgmma tiles ran 0.29-0.64 of cuBLAS there at 2, 4 and 8 slices (session 10).
   register_config<float>(47, 53, 804, "64x64x16", {13, 17, 26, 51});
-  // 256^3 (issue 13's small cube, 0.85-0.87 of cuBLAS on 64x64x16 at 4 slices): the small tiles
-  // and the cluster-summed wgmma tiles at other slice counts.
-  register_config<float>(256, 256, 256, "64x64x16", {1, 2, 8, 16});
+  // 256^3 (issue 13's small cube: 0.84-0.87 of cuBLAS on 64x64x16 at 4 slices, the plan until
+  // session 34; 8 slices since): the small tiles and the cluster-summed wgmma tiles at other slice
+  // counts.
+  register_config<float>(256, 256, 256, "64x64x16", {1, 2, 4, 16});
   register_config<float>(256, 256, 256, "tf32x3-64x64x32", {1, 2, 4, 8});
   for (const char* name : {"wgmma-128x128x32-cl", "wgmma-64x128x32-cl"}) register_config<float>(256, 256, 256, name, {2, 4, 8});
   register_config<float>(47, 53, 804, "tf32x3-64x64x32", {13, 26});
@@ -376,25 +377,40 @@ int main(int argc, char** argv) {
     register_config<double>(s[0], s[1], s[2], "pipe-128x128x32-k4-w16-cl", {2});
   }
   // Float products from the environment, for shapes that are in no file of the project and the
-  // cost model's picks on them: DEVMAT_BENCH_GEMM_SHAPES="256x256x256,128x128x512:64x64x16:16"
-  // (MxNxK: ours and cuBLAS, once a shape; ":config:slices" adds that configuration forced).
+  // cost model's picks on them: DEVMAT_BENCH_GEMM_SHAPES="300x200x100,128x128x512:64x64x16:16"
+  // (MxNxK: ours, cuBLAS and ours-simt, once a shape; ":config:slices" adds that configuration
+  // forced at that many k slices). An item that does not parse, or names no configuration, is
+  // skipped with a note on stderr.
   if (const char* extra = std::getenv("DEVMAT_BENCH_GEMM_SHAPES")) {
+    const auto positive = [](const std::string& text, long long& value) {
+      char* end = nullptr;
+      value = text.empty() ? 0 : std::strtoll(text.c_str(), &end, 10);
+      return !text.empty() && end == text.c_str() + text.size() && value > 0;
+    };
+    const auto configs = devmat::detail::gemm_configs<float>();
     std::istringstream list(extra);
     std::string item;
     std::set<std::string> shapes;
     while (std::getline(list, item, ',')) {
       std::istringstream parts(item);
-      std::string dims, config, slices;
+      std::string dims, config, slices, v;
       std::getline(parts, dims, ':');
       std::getline(parts, config, ':');
       std::getline(parts, slices, ':');
-      Index mnk[3] = {0, 0, 0};
+      long long mnk[3] = {0, 0, 0}, s = 0;
       std::istringstream d(dims);
-      std::string v;
-      for (int i = 0; i < 3 && std::getline(d, v, 'x'); ++i) mnk[i] = std::stoll(v);
-      if (mnk[0] <= 0 || mnk[1] <= 0 || mnk[2] <= 0) continue;
+      bool ok = true;
+      for (long long& x : mnk) ok = ok && std::getline(d, v, 'x') && positive(v, x);
+      ok = ok && !std::getline(d, v, 'x');  // no fourth dimension
+      if (ok && !config.empty()) {
+        ok = positive(slices, s) && std::any_of(configs.begin(), configs.end(), [&](const auto& c) { return c.name == config; });
+      }
+      if (!ok) {
+        std::fprintf(stderr, "DEVMAT_BENCH_GEMM_SHAPES: skipped \"%s\" (MxNxK[:config:slices])\n", item.c_str());
+        continue;
+      }
       if (shapes.insert(dims).second) register_shape<float>(mnk[0], mnk[1], mnk[2], false);
-      if (!config.empty()) register_config<float>(mnk[0], mnk[1], mnk[2], config, {slices.empty() ? 0 : std::stoi(slices)});
+      if (!config.empty()) register_config<float>(mnk[0], mnk[1], mnk[2], config, {static_cast<int>(s)});
     }
   }
   benchmark::Initialize(&argc, argv);

@@ -230,7 +230,8 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   // (384x64x256 s=16 1.052, 192x128x512 s=32 1.128), but 16x512x1024 at s=64 (0.866 against
   // s=16's 0.889). The same relaxation for every tile (the 128x128 and 64x256 ones, 3xTF32)
   // moved plans to big tiles in many slices, which lost up to 28% (384x64x1024 on 128x128x8
-  // s=64 0.642 against 0.897), and to 3xTF32 tiles unmeasured in short slices.
+  // s=64 0.642 against 0.897), and to 3xTF32 tiles unmeasured in short slices. The i32 64x64
+  // tile (the same CUDA-core kernel on integers) follows it, not measured.
   const long long tiles = ceil_div(static_cast<long long>(p.m), c.bm) * ceil_div(static_cast<long long>(p.n), c.bn);
   if (c.math == GemmMath::simt && c.bm * c.bn <= 64 * 64 && tiles * max_by_k < dev.sm_count)
     max_by_k = std::max(max_by_k, p.k / (2 * c.bk));

@@ -72,9 +72,10 @@ inline constexpr Index kTransposeVecMaxTileCols = 65535;
 
 /// transpose_vec_kernel on Tile (a VecTile: any shape, stride and alignment of T; one aligned
 /// 16-byte access a thread on both sides, tiles owning whole vectors of every output row), its
-/// tiles walked down the grid's columns (in bands on tall matrices: transpose_vec_grid). The
-/// tile columns go to grid y, at most `max_tile_cols` (kTransposeVecMaxTileCols) a launch: a
-/// wider matrix is transposed in column windows, each into its own output rows.
+/// tiles walked down the grid's columns in bands (transpose_vec_grid's, or of `band_rows` tile
+/// rows where that is given: transpose_vec_tall's; at most 65535 bands, grid z). The tile
+/// columns go to grid y, at most `max_tile_cols` (kTransposeVecMaxTileCols) a launch: a wider
+/// matrix is transposed in column windows, each into its own output rows.
 template <class T, class Tile>
 void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
                           Index max_tile_cols = kTransposeVecMaxTileCols, Index band_rows = 0) {
@@ -459,7 +460,9 @@ template <class T> struct DefaultTranspose {
   // 0.893 against 0.873 / 0.878, 65537x4097 0.831 / 0.831 against 0.806 / 0.805 (1025 tile rows of
   // 1542 a band), 4097x65537 0.925 / 0.930 against 0.896 / 0.898. Not measured on longer columns.
   static constexpr Index kVecNarrowCols = 36;  // Vec past it: f32 266305x63 0.907 of a copy
-  // (forced "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run)
+  // (forced "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run);
+  // since session 34 that shape, tall, takes VecNarrow in bands of 16 (transpose_vec_tall: 0.975
+  // against Vec's 0.953)
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -472,7 +475,8 @@ bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index 
 }
 
 /// Whether launch_transpose runs a vector tile of DefaultTranspose<T> (kVec): from kVecMinSide
-/// rows where Tile's words do not fit, VecNarrow up to kVecNarrowCols columns, Vec past them.
+/// rows where Tile's words do not fit (which one: launch_transpose; VecNarrow in bands on tall
+/// matrices, VecNarrow up to kVecNarrowCols columns or where a tile column fits, else Vec).
 template <class T>
 bool transpose_vec_runs(const T* in, Index ld, const T* out, Index rows, Index cols) {
   using D = DefaultTranspose<T>;
@@ -518,8 +522,9 @@ inline constexpr Index kTransposeVecTallBand = 16;
 inline constexpr std::size_t kTransposeVecTallBytes = std::size_t(6) << 20;
 
 /// Whether launch_transpose runs Tile (VecNarrow) in bands of kTransposeVecTallBand tile rows: a
-/// matrix of more than one tile column, at least twice as many tile rows (the wins have 4.5 to
-/// 1000 times as many) and tile columns that read more than kTransposeVecTallBytes.
+/// matrix of more than one tile column, at least twice as many tile rows (the measured wins have
+/// 4.9 to 3900 times as many, the losses of matrices that are not tall fewer rows than columns)
+/// and tile columns that read more than kTransposeVecTallBytes.
 template <class Tile>
 bool transpose_vec_tall(Index rows, Index cols, const void* out) {
   const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),

@@ -207,8 +207,9 @@ TEMPLATE_TEST_CASE("transpose equals Eigen's on awkward shapes", "[transpose]", 
 // one tile column, at least twice as many tile rows, tile columns past 6 MiB of reads): u8
 // 210001 rows are 821 tile rows, 52 bands, the last of 5; 240001 rows 938, the last band of 10;
 // f32 118001 rows 1844, the last band of 4; dense and a window. Beside them shapes the rule
-// leaves to the other tiles: u8 20011 x 389 and f32 20011 x 389 (tall, but tile columns of 2.1
-// and 3.4 MB), u8 5003 x 1201 (20 tile rows of 16 columns) and 3001 x 131.
+// leaves to VecNarrow in transpose_vec_grid's one band: u8 20011 x 389 and f32 20011 x 389
+// (tall, but tile columns of 2.1 and 3.4 MB), u8 5003 x 1201 (20 tile rows of 16 columns) and
+// 3001 x 131.
 TEMPLATE_TEST_CASE("transpose of tall matrices in bands of tile rows equals Eigen's", "[transpose]", float,
                    std::uint8_t) {
   using T = TestType;

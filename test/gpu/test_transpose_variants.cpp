@@ -114,6 +114,32 @@ TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on many tile row
   }
 }
 
+TEMPLATE_TEST_CASE("vector tiles under trial on tall matrices, in transpose_vec_grid's bands and in bands of N",
+                   "[transpose][trial][vec]", std::uint8_t, float) {
+  // The 16-vector tiles forced on tall matrices (every "ours-vec-n16c*" trial but the column
+  // windows): u8 240001 x 531 is 938 tile rows, which transpose_vec_grid cuts for Vec into three
+  // bands of 313, 313 and 312 (428 tile rows a band at most) and the "-bN" trials into bands of
+  // N, the last partial (the default's VecNarrow in bands of 16: transpose_vec_tall); f32 120011
+  // x 541 is 1876 tile rows, three bands of 626, 626 and 624 (907 at most). Dense, and a window
+  // at an odd offset into an output off its vector. Under a sanitizer a shorter matrix (118 tile
+  // rows of bytes: one band but for the "-bN" trials).
+  using T = TestType;
+  const Stream s = Stream::per_thread();
+  const bool bytes = sizeof(T) == 1;
+  const Index R = under_sanitizer() ? 30001 : (bytes ? 240001 : 120011), C = bytes ? 531 : 541;
+  const HostMatrix<T> h = random_values<T>(R, C);
+  const auto a = to_device(h, s);
+  int tried = 0;
+  for (int i = 0; i < transpose_trial_count<T>(); ++i) {
+    const std::string name = transpose_trial_name<T>(i);
+    if (name.rfind("ours-vec-n16c", 0) != 0 || name.find("-w") != std::string::npos) continue;
+    check_trial<T>(i, h, a, 0, 0, R, C, 0);
+    check_trial<T>(i, h, a, 3, 1, R - 9, C - 5, 1);
+    ++tried;
+  }
+  CHECK(tried >= 6);  // the plain tiles and their banded forms
+}
+
 TEMPLATE_TEST_CASE("transpose kernels under trial equal Eigen's on a few rows or a few columns", "[transpose][trial]",
                    std::uint8_t, float, std::int32_t, double) {
   // Sides 2..16 (the chunk kernels, whatever their chunk: 8 KiB to 32 KiB; the byte vector
