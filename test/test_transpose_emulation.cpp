@@ -135,10 +135,8 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::Transpos
   const Index lead_out = aligned - out_buf.data();
   T* out = aligned + at;
 
-  const Index tiles_r = d::transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
-                                                 static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), kNV);
-  d::TransposeVecGrid grid = d::transpose_vec_grid<Tile>(tiles_r, cols);  // the launcher's, or bands of `band`
-  if (band != 0) grid.band = band;
+  const Index tiles_r = d::transpose_vec_tile_rows<Tile>(rows, out);
+  const d::TransposeVecGrid grid = d::transpose_vec_grid<Tile>(tiles_r, cols, band);  // the launcher's, or bands of `band`
   emu::launch(dim3(grid.band, grid.tiles_c, grid.bands()), dim3(Tile::kThreads),
               [&] {
                 if (lanes.rot != 0) d::transpose_vec_kernel<T, Tile, true>(in, ld, out, rows, cols, tiles_r, lanes);
@@ -286,6 +284,15 @@ TEST_CASE("transpose_vec_grid's order takes every tile once", "[transpose][emula
   };
   check_bands(d::VecTile<std::uint8_t, 8, 128, 256>{}, 809);
   check_bands(d::VecTile<std::uint8_t, 16, 128, 256>{}, 428);
+  // Bands asked for (transpose_vec_tall's 16 tile rows): that many where fewer than the tile rows,
+  // else the launcher's; never more than 65535 bands (grid z).
+  using Narrow = d::VecTile<std::uint8_t, 16, 80, 256>;
+  CHECK(d::transpose_vec_grid<Narrow>(1025, 4101, 16).band == 16);
+  CHECK(d::transpose_vec_grid<Narrow>(1025, 4101, 16).bands() == 65);
+  CHECK(d::transpose_vec_grid<Narrow>(12, 131, 16).band == 12);
+  const d::TransposeVecGrid many = d::transpose_vec_grid<Narrow>(16 * 70000 + 1, 161, 16);
+  CHECK(many.bands() <= 65535);
+  CHECK(std::uint64_t(many.bands()) * many.band >= 16 * 70000 + 1);
 }
 
 // transpose_few_cols_span_kernel (few columns at most 16 elements apart, de-interleaved as one

@@ -93,11 +93,8 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
   for (Index c = 0; c < cols; c += window) {
     const Index n = cols - c < window ? cols - c : window;
     T* const o = out + c * rows;  // output rows c .. c + n
-    const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(sizeof(T)),
-                                                static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(o)), Tile::kNV);
-    TransposeVecGrid grid = transpose_vec_grid<Tile>(tiles_r, n);  // grid z: its bands, a few
-    if (band_rows > 0 && band_rows < tiles_r)  // bands of band_rows tile rows, at most 65535 of them (grid z)
-      grid.band = static_cast<unsigned>(std::max(band_rows, ceil_div(tiles_r, Index(65535))));
+    const Index tiles_r = transpose_vec_tile_rows<Tile>(rows, o);
+    const TransposeVecGrid grid = transpose_vec_grid<Tile>(tiles_r, n, band_rows);  // grid z: its bands
     launch(kernel, dim3(grid.band, grid.tiles_c, grid.bands()), dim3(Tile::kThreads), kSmemBytes, stream, in + c, ld, o,
            rows, n, tiles_r, lanes);
   }
@@ -527,8 +524,7 @@ inline constexpr std::size_t kTransposeVecTallBytes = std::size_t(6) << 20;
 /// and tile columns that read more than kTransposeVecTallBytes.
 template <class Tile>
 bool transpose_vec_tall(Index rows, Index cols, const void* out) {
-  const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),
-                                              static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
+  const Index tiles_r = transpose_vec_tile_rows<Tile>(rows, out);
   const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
   return tiles_c > 1 && tiles_r >= 2 * tiles_c &&
          tiles_r * transpose_vec_tile_read_bytes<Tile>() > static_cast<Index>(kTransposeVecTallBytes);
@@ -541,8 +537,7 @@ bool transpose_vec_tall(Index rows, Index cols, const void* out) {
 /// Vec's 0.787 in three bands.
 template <class Tile>
 bool transpose_vec_column_fits(Index rows, const void* out) {
-  const Index tiles_r = transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),
-                                              static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
+  const Index tiles_r = transpose_vec_tile_rows<Tile>(rows, out);
   return tiles_r <= transpose_vec_band_fit<Tile>();
 }
 

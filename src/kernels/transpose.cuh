@@ -693,6 +693,13 @@ inline Index transpose_vec_tiles_r(Index row_bytes, unsigned out_lo, int nv) {
   return (row_bytes + n_max + 16 * nv - 1) / (16 * nv);
 }
 
+/// transpose_vec_tiles_r for Tile on `rows` input rows (the output rows' elements) into `out`.
+template <class Tile>
+Index transpose_vec_tile_rows(Index rows, const void* out) {
+  return transpose_vec_tiles_r(rows * static_cast<Index>(Tile::kSize),
+                               static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(out)), Tile::kNV);
+}
+
 /// The tiles of transpose_vec_kernel's grid (tiles_r x tiles_c) and their order: bands of
 /// `band` tile rows, band z the blocks (x, y, z), tile (z band + x, y) (none where that row is
 /// past tiles_r: a short last band), so that each band runs column by column and down each column
@@ -744,13 +751,19 @@ Index transpose_vec_band_fit() {
 /// Two bands lost (session 21, same run, of a copy, against one: f32 65537x4097 0.78 against
 /// 0.80, u8 104001x131 0.66 against 0.72, 131071x8195 0.62 against 0.62); from three they won
 /// (u8 262144x4100 0.75 against 0.73, 1048576x1000 0.91 against 0.73, f32 262144x1001 0.82
-/// against 0.79).
+/// against 0.79). Where `band_rows` is given (and fewer than tiles_r), bands of that many tile
+/// rows instead (transpose_vec_tall's, and the bench's "-bN" trials), at most 65535 of them
+/// (grid z).
 template <class Tile>
-TransposeVecGrid transpose_vec_grid(Index tiles_r, Index cols) {
+TransposeVecGrid transpose_vec_grid(Index tiles_r, Index cols, Index band_rows = 0) {
   const Index tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
   const Index fit = transpose_vec_band_fit<Tile>();
   Index band = tiles_r;
-  if (tiles_c > 1 && tiles_r > 2 * fit) {
+  if (band_rows > 0 && band_rows < tiles_r) {
+    constexpr Index kMaxBands = 65535;
+    const Index least = (tiles_r + kMaxBands - 1) / kMaxBands;
+    band = band_rows > least ? band_rows : least;
+  } else if (tiles_c > 1 && tiles_r > 2 * fit) {
     const Index bands = (tiles_r + fit - 1) / fit;
     band = (tiles_r + bands - 1) / bands;
   }
