@@ -341,6 +341,11 @@ int main(int argc, char** argv) {
   register_shape<float>(5003, 3007, 4001, true);
   register_shape<float>(256, 256, 256, false);
   register_shape<float>(256, 256, 131072, true);
+  // Short k over few output tiles (session 35: 0.63-0.75 of cuBLAS before the short-k tile):
+  // a few hundred rows and columns, short-wide, and a latency-bound cube.
+  register_shape<float>(384, 256, 128, false);
+  register_shape<float>(64, 2048, 128, false);
+  register_shape<float>(128, 128, 128, false);
   // Issue 13, cluster split-K (the "-cl" wgmma tiles sum their k slices in the kernel): fixed
   // slice counts beside their base tiles' workspace-and-finalize path, on the latency-bound and
   // the wave-quantised shapes (every configuration's model-chosen row is registered above).

@@ -108,11 +108,15 @@ TEST_CASE("gemm model: 3xTF32 only where allowed, available and worth it") {
   // A large product on sm_80+ with tf32x3 selected runs on the tensor cores ...
   CHECK(is_tf32(plan_f32(4096, 4096, 4096)));
   CHECK(is_tf32(plan_f32(4096, 4096, 4096, true, GemmDevice{108, 80})));
-  // ... never under FloatMath::simt, never before sm_80, never for a latency-bound product.
+  // ... never under FloatMath::simt, never before sm_80, never for a latency-bound product
+  // but on the short-k tile (GemmConfigInfo::whole_k), whose k is at most 128.
   CHECK_FALSE(is_tf32(plan_f32(4096, 4096, 4096, false)));
   CHECK_FALSE(is_tf32(plan_f32(4096, 4096, 4096, true, GemmDevice{80, 75})));
   CHECK(static_cast<double>(100) * 100 * 100 < kGemmTf32MinFma);
-  CHECK_FALSE(is_tf32(plan_f32(100, 100, 100)));
+  CHECK(config_of(plan_f32(100, 100, 100)).whole_k >= 100);
+  CHECK_FALSE(is_tf32(plan_f32(100, 100, 100, false)));
+  CHECK(static_cast<double>(47) * 53 * 804 < kGemmTf32MinFma);
+  CHECK_FALSE(is_tf32(plan_f32(47, 53, 804)));
 }
 
 TEST_CASE("gemm model: full waves of the fastest tile for a large square product") {
@@ -402,6 +406,10 @@ int h200_blocks(GemmElement e, const std::string& name) {
       {GemmElement::f32, "tf32x3f-128x128x32", 1}, {GemmElement::f32, "wgmma-128x128x32", 1},
       {GemmElement::f32, "wgmma-64x128x32", 1}, {GemmElement::f32, "wgmma-128x128x32-cl", 1},
       {GemmElement::f32, "wgmma-64x128x32-cl", 1},
+      // Session 35 (cudaOccupancyMaxActiveBlocksPerMultiprocessor on an H100, the same limits):
+      // 93-96 registers and 41 KB; 121-127 registers and 56 KB.
+      {GemmElement::f32, "tf32x3-32x32x32", 5}, {GemmElement::f32, "tf32x3-32x64x32", 4},
+      {GemmElement::f32, "tf32x3-64x32x32", 4},
       {GemmElement::f64, "128x128x16", 1}, {GemmElement::f64, "128x64x16", 2}, {GemmElement::f64, "64x64x16", 3},
       {GemmElement::f64, "pipe-128x128x16-k4", 1}, {GemmElement::f64, "pipe-128x128x16-k4-w16", 1},
       {GemmElement::f64, "pipe-128x128x32-k4-w16", 1}, {GemmElement::f64, "pipe-128x128x32-k8", 1},
@@ -499,7 +507,7 @@ TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1
   CHECK(h200_plan(GemmElement::f32, 4096, 4096, 4096) == "wgmma-128x128x32 s=1");
   CHECK(h200_plan(GemmElement::f32, 8192, 8192, 8192) == "wgmma-128x128x32 s=1");
   CHECK(h200_plan(GemmElement::f32, 4097, 4097, 4097) == "wgmma-128x128x32 s=1");
-  CHECK(h200_plan(GemmElement::f32, 47, 804, 53) == "64x64x16 s=1");
+  CHECK(h200_plan(GemmElement::f32, 47, 804, 53).rfind("tf32x3-32x32x32 ", 0) == 0);  // the next test case
   CHECK(h200_plan(GemmElement::f32, 8192, 8192, 64) == "wgmma-128x128x32 s=1");
   CHECK(h200_plan(GemmElement::f32, 64, 8192, 8192) == "tf32x3-64x256x32 s=4");
   CHECK(h200_plan(GemmElement::f32, 5003, 3007, 4001) == "wgmma-128x128x32 s=1");
@@ -507,3 +515,60 @@ TEST_CASE("gemm model: on the H200, the configurations measured fastest (runs U1
   // 1024^3 float (measured 58.21 with wgmma s=2): the cluster tile, as at 1000^3 (same tiles).
   CHECK(h200_plan(GemmElement::f32, 1024, 1024, 1024) == "wgmma-128x128x32-cl s=2");
 }
+
+TEST_CASE("gemm model: the short-k tile takes k <= 128 in one slice, latency-bound products too") {
+  const auto& configs = f32_configs();
+  const int i = config_index(configs, "tf32x3-32x32x32");
+  REQUIRE(i >= 0);
+  const GemmConfigInfo& c = configs[static_cast<std::size_t>(i)];
+  CHECK(c.automatic);
+  CHECK(c.whole_k == c.stages * c.bk);
+  CHECK(c.whole_k == 128);
+  // Session 35 (H100, one process, forced rows of bench_gemm against cuBLAS): the tile at one
+  // slice won each of these, the plan before in parentheses.
+  CHECK(h200_plan(GemmElement::f32, 384, 256, 128) == "tf32x3-32x32x32 s=1");  // 1.16 (tf32x3-64x64x32 0.63)
+  CHECK(h200_plan(GemmElement::f32, 128, 256, 128) == "tf32x3-32x32x32 s=1");  // 1.17 (0.64)
+  CHECK(h200_plan(GemmElement::f32, 192, 512, 64) == "tf32x3-32x32x32 s=1");   // 1.16 (0.68)
+  CHECK(h200_plan(GemmElement::f32, 384, 512, 128) == "tf32x3-32x32x32 s=1");  // 1.03 (0.64)
+  CHECK(h200_plan(GemmElement::f32, 512, 512, 32) == "tf32x3-32x32x32 s=1");   // 1.03 (0.79)
+  CHECK(h200_plan(GemmElement::f32, 768, 768, 96) == "tf32x3-32x32x32 s=1");   // 1.23 (1.07)
+  CHECK(h200_plan(GemmElement::f32, 2048, 256, 128) == "tf32x3-32x32x32 s=1");  // 1.07 (0.93)
+  CHECK(h200_plan(GemmElement::f32, 64, 2048, 128) == "tf32x3-32x32x32 s=1");  // 1.43 (0.71)
+  // Latency-bound (below kGemmTf32MinFma), which otherwise stay on the CUDA cores.
+  CHECK(h200_plan(GemmElement::f32, 128, 128, 128) == "tf32x3-32x32x32 s=1");  // 1.12 (64x64x16 s=8 0.75)
+  CHECK(h200_plan(GemmElement::f32, 64, 512, 64) == "tf32x3-32x32x32 s=1");    // 1.15 (64x64x16 s=4 0.63)
+  // The default plans measured in a second process (same session, of cuBLAS), before in
+  // parentheses: 47x804x53 1.673 (64x64x16 s=1 0.952), 16x2048x96 1.180 (128x128x8 s=12 0.568),
+  // 47x512x64 1.877 (64x64x16 s=4 1.068), 640x1024x64 (640 tiles, one round) 1.077 (0.927).
+  CHECK(h200_plan(GemmElement::f32, 47, 804, 53) == "tf32x3-32x32x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 16, 2048, 96) == "tf32x3-32x32x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 47, 512, 64) == "tf32x3-32x32x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 640, 1024, 64) == "tf32x3-32x32x32 s=1");
+  // Past one round of CTAs (5 an SM) it lost to the plans before, so they stay: 640x2048x32
+  // (0.852 against 0.895), 2048x640x64 (0.847 against 1.035), 640x4096x64, 4096x640x32, and
+  // 1024x1024x64 (0.808 against 0.969) ...
+  CHECK(h200_plan(GemmElement::f32, 640, 2048, 32) == "tf32x3r-128x64x32-2b s=1");
+  CHECK(h200_plan(GemmElement::f32, 2048, 640, 64) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 640, 4096, 64) == "wgmma-128x128x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 4096, 640, 32) == "128x128x8 s=1");
+  CHECK(h200_plan(GemmElement::f32, 1024, 1024, 64) == "tf32x3-64x64x32 s=1");
+  // ... but where m or n fits one tile, which the larger tiles mostly pad: 65536x16x128 0.826
+  // against tf32x3r-128x64x32-2b's 0.619, 16x65536x128 0.860 against tf32x3-64x256x32's 0.710.
+  CHECK(h200_plan(GemmElement::f32, 65536, 16, 128) == "tf32x3-32x32x32 s=1");
+  CHECK(h200_plan(GemmElement::f32, 16, 65536, 128) == "tf32x3-32x32x32 s=1");
+  // Past its k: never picked (unmeasured there), and its own best split is one slice.
+  for (int k : {129, 160, 256, 804})
+    for (int m : {47, 128, 384}) {
+      CAPTURE(k, m);
+      CHECK(h200_plan(GemmElement::f32, m, 256, k).rfind("tf32x3-32x32x32", 0) != 0);
+    }
+  const GemmProblem p{GemmElement::f32, 384, 256, 128, true, false};
+  CHECK(gemm_best_splits(p, c, 5, kH200).first == 1);
+  // gemm_forced still runs it at any k and slice count.
+  const GemmPlan forced = plan_gemm({GemmElement::f32, 64, 64, 1000, true, false}, configs,
+                                    [&](int j) { return h200_blocks(GemmElement::f32, configs[static_cast<std::size_t>(j)].name); },
+                                    kH200, i, 4);
+  CHECK(forced.config == i);
+  CHECK(forced.splits == 4);
+}
+

@@ -47,7 +47,7 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f32, "tf32x3-64x128x32", 0.76},
     {90, GemmElement::f32, "tf32x3-64x256x32", 0.88},
     {90, GemmElement::f32, "tf32x3-64x64x32", 0.74},
-    // The main-loop variants (gemm_registry.cuh): the row loop at two CTAs an SM (run U2a:
+    // The main-loop variants (kernels/gemm_mma.cuh): the row loop at two CTAs an SM (run U2a:
     // 23.62 TFLOP/s at 65536x64x64, the fastest there) and the fast split in the 128x128 tile
     // (53.8 TFLOP/s at 4096^3, the whole-tile exact split 48.6 at 0.90: the 21:35 run).
     {90, GemmElement::f32, "tf32x3r-128x64x32-2b", 0.755},
@@ -65,6 +65,15 @@ const EfficiencyRow kEfficiency[] = {
     // gemm_model_seconds.
     {90, GemmElement::f32, "wgmma-128x128x32-cl", 1.42},
     {90, GemmElement::f32, "wgmma-64x128x32-cl", 1.0},
+    // The short-k tile (whole_k: k <= 128, one slice). Fit to session 35's forced rows (H100,
+    // 16 products with k <= 128): from 0.60 to past 0.9 the model picks it on each of the 13
+    // where it won (384x256x128 1.16 of cuBLAS, 2048x256x128 1.07 against tf32x3-64x64x32's
+    // 0.93, 768x768x96 1.23 against 1.07) and keeps tf32x3-64x64x32 at 1024x1024x64 (1.05
+    // against its 0.88); at 0.55 it leaves 2048x256x128 on the 64x64 tile. The 32x64 and 64x32
+    // tiles (forced-only): their 64x64 neighbour's rate less its edge, a guess.
+    {90, GemmElement::f32, "tf32x3-32x32x32", 0.60},
+    {90, GemmElement::f32, "tf32x3-32x64x32", 0.62},
+    {90, GemmElement::f32, "tf32x3-64x32x32", 0.62},
     {90, GemmElement::i32, "128x128x8", 0.78},
     {90, GemmElement::i32, "64x64x16", 0.62},
     {90, GemmElement::f64, "128x128x16", 0.72},
@@ -147,8 +156,10 @@ GemmTail gemm_tail_plan(const GemmArchModel& model, long long tiles, int sms, in
 
 namespace {
 /// Whether `p` is latency-bound (below kGemmTf32MinFma multiply-adds): it stays on the CUDA
-/// cores, and its k may be cut down to slices of one k tile (gemm_min_split_k).
+/// cores (or a whole_k tile), and its k may be cut down to slices of one k tile
+/// (gemm_min_split_k).
 bool gemm_latency_bound(const GemmProblem& p) { return static_cast<double>(p.m) * p.n * p.k < kGemmTf32MinFma; }
+
 
 /// Seconds of one launch of `ctas` CTAs of `work` multiply-adds each at `rate` per SM, over
 /// `usable` SMs that hold `occ` CTAs each, in rounds; `rounds` gets the CTAs' rounds.
@@ -220,7 +231,9 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   const GemmArchModel& model = gemm_arch_model(dev.arch);
   const double eff = gemm_efficiency(p.element, c.name, dev.arch);
   const long long elem_bytes = p.element == GemmElement::f64 ? 8 : 4;
-  int max_by_k = std::max(1, p.k / gemm_min_split_k(c.bk, gemm_latency_bound(p)));
+  // A short-k tile (whole_k) runs one slice: two lost to one wherever measured (128x128x128
+  // 0.87 against 1.12 of cuBLAS, 384x256x128 0.82 against 1.16).
+  int max_by_k = c.whole_k > 0 ? 1 : std::max(1, p.k / gemm_min_split_k(c.bk, gemm_latency_bound(p)));
   // The CUDA-core 64x64 tiles where their tiles and slices of the usual minimum leave SMs idle:
   // slices down to two k tiles. Session 34 (H100, one process, forced, of cuBLAS; the plan
   // before -> after): 256^3 s=4 0.836 -> s=8 1.003, 128x256x512 s=8 0.844 -> s=16 1.010,
@@ -286,11 +299,27 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
   bool found = false;
   for (int i = 0; i < static_cast<int>(configs.size()); ++i) {
     const GemmConfigInfo& c = configs[i];
-    if (!c.automatic || (c.math == GemmMath::tf32x3 && (!tf32 || tiny))) continue;
+    if (!c.automatic || (c.math == GemmMath::tf32x3 && (!tf32 || (tiny && c.whole_k == 0)))) continue;
+    // A short-k tile (whole_k): its CTAs issue the copies of all of k before their first MMA,
+    // which beats the CUDA cores on latency-bound products too. Session 35, H100, of cuBLAS, forced
+    // one slice against the plan then: 384x256x128 1.16 (0.63), 64x2048x128 1.43 (0.71),
+    // 192x512x64 1.16 (0.68), 128x128x128 1.12 (0.75, 64x64x16 s=8), 64x512x64 1.15 (0.64).
+    if (c.whole_k > 0 && p.k > c.whole_k) continue;
     if (c.only_arch != 0 && c.only_arch != dev.arch) continue;  // no code for this device
     if (c.cluster_splits > 0 && dev.arch < 90) continue;  // thread-block clusters: sm_90 on
     const int occ = blocks_per_sm(i);
     if (occ <= 0) continue;  // does not fit this device
+    // ... and within one round of its CTAs, unless m or n fits one tile (where every larger tile
+    // wastes half its work or more). Past a round it lost to the plans of before, which the
+    // model priced slower (same run, of cuBLAS): 640x2048x32 0.852 (tf32x3r-128x64x32-2b
+    // 0.895), 2048x640x64 0.847 (wgmma-128x128x32 1.035), 640x4096x64 0.792 (0.928),
+    // 4096x640x32 0.946 (128x128x8 1.058); 65536x16x128 0.826 and 16x65536x128 0.860 beat them
+    // (0.619, 0.710). In one round it won everywhere measured: 640x1024x64 (640 tiles) 1.077
+    // against 0.927, 128x4096x128 1.022 against 0.950, 47x804x53 1.673 against 0.952.
+    if (c.whole_k > 0 && p.m > c.bm && p.n > c.bn &&
+        ceil_div(static_cast<long long>(p.m), c.bm) * ceil_div(static_cast<long long>(p.n), c.bn) >
+            static_cast<long long>(dev.sm_count) * occ)
+      continue;
     auto [s, t] = gemm_best_splits(p, c, occ, dev);
     t += gemm_pad_seconds(gemm_arch_model(dev.arch), p, c);
     if (!found || t < best_t) plan.config = i, plan.splits = s, best_t = t, found = true;

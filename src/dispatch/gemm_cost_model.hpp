@@ -34,6 +34,11 @@ struct GemmConfigInfo {
   // leaves most SMs idle in a second one, their k cut in cluster-summed slices (gemm_tail_plan).
   // Needs cluster_splits.
   bool tail_split = false;
+  // Nonzero: gemm picks this configuration only for products with k <= whole_k, in one k slice,
+  // and within one round of its CTAs unless m or n fits one tile (a small tile whose CTAs issue
+  // the copies of all of such a k before their first MMA; measured there alone). It may then
+  // take latency-bound products too. gemm_forced runs it at any k and slice count.
+  int whole_k = 0;
 };
 
 /// What the model knows of the device.
@@ -151,7 +156,8 @@ inline constexpr bool kGemmClusterSplitKWgmma = true;
 /// 2048^3 the same (0.88).
 inline constexpr bool kGemmClusterSplitKDmma = true;
 
-/// Products below this many multiply-adds are latency-bound: they run on the CUDA cores.
+/// Products below this many multiply-adds are latency-bound: they run on the CUDA cores, or on a
+/// short-k tile (GemmConfigInfo::whole_k) where their k fits it.
 constexpr double kGemmTf32MinFma = 1 << 22;
 constexpr int kGemmMaxSplits = 64;
 

@@ -25,27 +25,8 @@ using SimtBig = SimtTile<Shape<128, 256, 8>, Warps<2, 4>, 4, 1>;   // 256 thread
 using SimtSmall = SimtTile<Shape<64, 64, 16>, Warps<2, 2>, 3, 4>;  // 128 threads, 8x4 per thread
 using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 threads, 8x8 per thread (m ~ 64)
 
-// Tensor cores: MmaTile<T, block tile, warps, instruction, stages, min blocks per SM>.
-// double (DMMA):
-using Dmma128x128 = MmaTile<double, Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // warp tile 64x32
-using Dmma128x64 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;    // warp tile 32x32
-using Dmma64x64 = MmaTile<double, Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 3>;      // warp tile 32x32
-// double, software-pipelined: the DmmaPipe* configurations (kernels/gemm_dmma.cuh, beside the
-// kernel, where its emulation test takes them too).
-// float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
-// which rules out warp tiles past 64x32.
-using Tf32Instr = Shape<16, 8, 8>;
-using Tf32x128x64 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 1>;    // warp tile 32x32
-using Tf32x64x128 = MmaTile<float, Shape<64, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1>;    // warp tile 32x32 (m ~ 64)
-using Tf32x64x256 = MmaTile<float, Shape<64, 256, 32>, Warps<2, 4>, Tf32Instr, 3, 1>;    // warp tile 32x64 (m ~ 64)
-using Tf32x64x64 = MmaTile<float, Shape<64, 64, 32>, Warps<2, 2>, Tf32Instr, 3, 2>;      // warp tile 32x32
-// Main-loop variants (Tf32Loop): "r" the row loop with ldmatrix, here for two blocks per SM
-// (128 registers, 16 warps; its results are the whole-tile loop's bit for bit); "f" that loop
-// with the fast split (the whole-tile loop's 128x128 tile needs 255 registers and spills).
-using Tf32RowLoop = Tf32Loop<false, true, true>;
-using Tf32FastLoop = Tf32Loop<true, true, true>;
-using Tf32r128x64b2 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 2, Tf32RowLoop>;
-using Tf32f128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32FastLoop>;
+// Tensor cores (mma.sync): the MmaTile configurations are in kernels/gemm_mma.cuh, beside the
+// kernel, where its CPU emulation test takes them too; the pipelined DMMA ones in gemm_dmma.cuh.
 
 template <class T>
 constexpr GemmElement gemm_element() {
@@ -158,9 +139,18 @@ TiledKernel<T> simt_kernel(const char* name) {
 }
 
 template <class Cfg>
-TiledKernel<typename Cfg::Element> mma_kernel(const char* name) {
+TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic = true) {
   constexpr GemmMath math = std::is_same_v<typename Cfg::Element, float> ? GemmMath::tf32x3 : GemmMath::dmma;
-  return {gemm_info<Cfg>(name, math), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
+  return {gemm_info<Cfg>(name, math, automatic), &launch_mma<Cfg>, &occupancy_mma<Cfg>};
+}
+
+/// A small mma.sync tile for short k (GemmConfigInfo::whole_k): k up to its stages' k tiles,
+/// every one of whose copies is issued before the first MMA (gemm_mainloop).
+template <class Cfg>
+TiledKernel<typename Cfg::Element> short_k_kernel(const char* name) {
+  TiledKernel<typename Cfg::Element> k = mma_kernel<Cfg>(name);
+  k.info.whole_k = Cfg::kStages * Cfg::kBK;
+  return k;
 }
 
 template <class Cfg>
@@ -213,7 +203,12 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       // measured beside it (bench_gemm), not picked.
       wgmma_kernel<2>("wgmma-128x128x32"), wgmma_kernel<1>("wgmma-64x128x32", false),
       // Split-K summed in a cluster (sm_90): the 128x128 one automatic per kGemmClusterSplitKWgmma.
-      wgmma_cluster_kernel<2>("wgmma-128x128x32-cl"), wgmma_cluster_kernel<1>("wgmma-64x128x32-cl")};
+      wgmma_cluster_kernel<2>("wgmma-128x128x32-cl"), wgmma_cluster_kernel<1>("wgmma-64x128x32-cl"),
+      // The small tiles: 32x32 for short k over few output tiles (session 35, H100, of cuBLAS:
+      // 384x256x128 0.63 -> 1.16, 64x2048x128 0.71 -> 1.43, 128x128x128 0.75 -> 1.12); 32x64
+      // and 64x32 forced-only, never more than 1% ahead of the best automatic tile there.
+      short_k_kernel<Tf32x32x32>("tf32x3-32x32x32"), mma_kernel<Tf32x32x64>("tf32x3-32x64x32", false),
+      mma_kernel<Tf32x64x32>("tf32x3-64x32x32", false)};
   return v;
 }
 

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 /// Declares the kernel's dynamic shared array `name` of `type` (16-byte aligned). The CPU
 /// emulation of the kernels (test/expr_emu) defines it first, as a static array of its own.
@@ -56,6 +57,13 @@ __device__ __forceinline__ void cp_async(T* dst, const T* src, int src_bytes) {
                  "r"(src_bytes)
                  : "memory");
 #else
+#if defined(DEVMAT_EMULATION)
+  if (reinterpret_cast<std::uintptr_t>(src) % Bytes != 0 || reinterpret_cast<std::uintptr_t>(dst) % Bytes != 0) {
+    std::fprintf(stderr, "emulation: cp.async of %d bytes from %p to %p, not aligned\n", Bytes,
+                 static_cast<const void*>(src), static_cast<const void*>(dst));
+    std::abort();
+  }
+#endif
   constexpr int kN = Bytes / static_cast<int>(sizeof(T));
   const int n = src_bytes / static_cast<int>(sizeof(T));
 #pragma unroll

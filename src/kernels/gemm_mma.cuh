@@ -132,7 +132,9 @@ struct Tf32x3 {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
 #else
-    r = __float_as_uint(x) & 0xffffe000u;  // unused before sm_80 (no TF32 MMA there)
+    // Truncation: unused on GPUs before sm_80 (no TF32 MMA there); the CPU emulation's, whose
+    // tests bound the error that adds.
+    r = __float_as_uint(x) & 0xffffe000u;
 #endif
     return r;
   }
@@ -182,6 +184,9 @@ struct Tf32x3 {
                    "{%0,%1,%2,%3};\n"
                    : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
                    : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#elif defined(DEVMAT_EMULATION)
+    if constexpr (kZero) c[0] = c[1] = c[2] = c[3] = 0.0f;
+    emu::mma_m16n8k8_tf32(c, a, b);  // the CPU emulation's (test/expr_emu): one warp barrier
 #else
     // Pre-Ampere builds never launch this kernel (the host picks the CUDA-core one there).
     (void)c, (void)a, (void)b;
@@ -206,6 +211,8 @@ __device__ __forceinline__ void gemm_ldmatrix_x4(std::uint32_t (&r)[4], const vo
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(shared_u32(row)));
+#elif defined(DEVMAT_EMULATION)
+  emu::ldmatrix_x4(r, row);
 #else
   (void)row;  // pre-Turing builds never launch the TF32 kernels
   r[0] = r[1] = r[2] = r[3] = 0;
@@ -264,6 +271,37 @@ struct MmaTile {
                                : (kStrideXK % 8 == 4 && kStrideAK % 32 == 8 && kStrideBK % 32 == 8),
                 "bank-conflict padding");
 };
+
+// ------------------------------------------------------------------ configurations
+// MmaTile<T, block tile, warps, instruction, stages, min blocks per SM[, loop]>, compiled into
+// libdevmat by dispatch/gemm_registry.cuh.
+// double (DMMA):
+using Dmma128x128 = MmaTile<double, Shape<128, 128, 16>, Warps<2, 4>, Shape<16, 8, 8>, 3, 1>;  // warp tile 64x32
+using Dmma128x64 = MmaTile<double, Shape<128, 64, 16>, Warps<4, 2>, Shape<16, 8, 4>, 3, 2>;    // warp tile 32x32
+using Dmma64x64 = MmaTile<double, Shape<64, 64, 16>, Warps<2, 2>, Shape<16, 8, 4>, 3, 3>;      // warp tile 32x32
+// double, software-pipelined: the DmmaPipe* configurations (kernels/gemm_dmma.cuh).
+// float (3xTF32, m16n8k8). Each thread holds its sums twice, the running sums and one k-step's,
+// which rules out warp tiles past 64x32.
+using Tf32Instr = Shape<16, 8, 8>;
+using Tf32x128x64 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 1>;    // warp tile 32x32
+using Tf32x64x128 = MmaTile<float, Shape<64, 128, 32>, Warps<2, 4>, Tf32Instr, 4, 1>;    // warp tile 32x32 (m ~ 64)
+using Tf32x64x256 = MmaTile<float, Shape<64, 256, 32>, Warps<2, 4>, Tf32Instr, 3, 1>;    // warp tile 32x64 (m ~ 64)
+using Tf32x64x64 = MmaTile<float, Shape<64, 64, 32>, Warps<2, 2>, Tf32Instr, 3, 2>;      // warp tile 32x32
+// Small tiles for short k over few output tiles (k <= 128, up to one round of CTAs), where the
+// 64x64 tile's handful of CTAs each walk their k tiles one after another with one warp a
+// scheduler (ncu, H100, 128x256x128: 3.8 cycles between a warp's instructions, 19.7 k cycles):
+// four times the CTAs with a quarter of the work each (11.2 k cycles), and with k <= 128 every
+// k tile's copy issued before the first MMA.
+using Tf32x32x32 = MmaTile<float, Shape<32, 32, 32>, Warps<2, 2>, Tf32Instr, 4, 4>;      // warp tile 16x16
+using Tf32x32x64 = MmaTile<float, Shape<32, 64, 32>, Warps<2, 2>, Tf32Instr, 4, 4>;      // warp tile 16x32
+using Tf32x64x32 = MmaTile<float, Shape<64, 32, 32>, Warps<2, 2>, Tf32Instr, 4, 4>;      // warp tile 32x16
+// Main-loop variants (Tf32Loop): "r" the row loop with ldmatrix, here for two blocks per SM
+// (128 registers, 16 warps; its results are the whole-tile loop's bit for bit); "f" that loop
+// with the fast split (the whole-tile loop's 128x128 tile needs 255 registers and spills).
+using Tf32RowLoop = Tf32Loop<false, true, true>;
+using Tf32FastLoop = Tf32Loop<true, true, true>;
+using Tf32r128x64b2 = MmaTile<float, Shape<128, 64, 32>, Warps<4, 2>, Tf32Instr, 3, 2, Tf32RowLoop>;
+using Tf32f128x128 = MmaTile<float, Shape<128, 128, 32>, Warps<2, 4>, Tf32Instr, 3, 1, Tf32FastLoop>;
 
 /// The tile's results with plain fused multiply-adds, one output element per thread at a time:
 /// the exact-IEEE path for the rare tiles whose 3xTF32 result is not finite. `thread`: this

@@ -7,6 +7,7 @@
 #define DEVMAT_EMULATION 1
 
 #include <cmath>
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -208,8 +209,10 @@ struct BlockState {
   Barrier warp[kMaxThreads / 32];
   alignas(8) unsigned char slot[2][kMaxThreads][8];  // shuffle exchange, double-buffered
   double frag[2][kMaxThreads][12];                   // MMA fragments (mma_m16n8_f64), likewise
+  std::atomic<int> any[3];                           // __syncthreads_or's flags, one per call mod 3
 };
 inline thread_local unsigned t_shuffles = 0;  // this thread's shuffles so far (picks the buffer)
+inline thread_local unsigned t_sync_ors = 0;  // this thread's __syncthreads_or calls so far
 inline BlockState g_block;
 
 inline int linear_thread() { return static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); }
@@ -271,6 +274,7 @@ class Pool {
       threadIdx.z = static_cast<unsigned>(i) / (bx * by);
       blockIdx = block_;
       t_shuffles = 0;
+      t_sync_ors = 0;
       (*body_)();
       std::lock_guard<std::mutex> lock(done_m_);
       if (--remaining_ == 0) done_.notify_all();
@@ -298,6 +302,7 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
         g_block.block.reset(n);
+        for (auto& flag : g_block.any) flag.store(0);
         for (int w = 0; w * 32 < n; ++w) g_block.warp[w].reset(n - 32 * w < 32 ? n - 32 * w : 32);
         Pool::instance().run(n, body, uint3{bx, by, bz});
       }
@@ -306,6 +311,19 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
 }  // namespace emu
 
 inline void __syncthreads() { emu::g_block.block.wait(); }
+
+/// __syncthreads with every thread's predicate or-ed. Call c uses flag c mod 3, and thread 0
+/// clears flag (c + 2) mod 3 after the barrier: the threads read that flag in call c - 1 before
+/// this barrier, and set it again in call c + 2 only after the next barrier, which thread 0
+/// reaches after clearing it.
+inline int __syncthreads_or(int pred) {
+  const unsigned c = emu::t_sync_ors++;
+  if (pred) emu::g_block.any[c % 3].store(1);
+  emu::g_block.block.wait();
+  const int r = emu::g_block.any[c % 3].load();
+  if (emu::linear_thread() == 0) emu::g_block.any[(c + 2) % 3].store(0);
+  return r;
+}
 
 namespace emu {
 /// Publishes this lane's v to its warp and waits for every lane of the warp to publish; returns
@@ -327,14 +345,14 @@ unsigned char (&exchange(const T& v))[kMaxThreads][8] {
 /// m8n8k4. PTX's fragment layouts: lane (g, t) = (lane / 4, lane % 4) holds A(g + 8 v0, 4 v1 + t)
 /// in a[v0 + 2 v1], B(4 v1 + t, g) in b[v1], and C(g + 8 h, 2 t + j) in c[2 h + j]. The
 /// fragments go through g_block.frag, double-buffered with the shuffles' count as exchange().
-template <int K>
-void mma_m16n8_f64(double (&c)[4], const double* a, const double* b) {
+template <int K, class C, class In, class Value>
+void mma_m16n8(C (&c)[4], const In* a, const In* b, Value value) {
   static_assert(K == 4 || K == 8 || K == 16, "m16n8k4, k8, k16");
   constexpr int kA = K / 2, kB = K / 4;
   const int t = linear_thread(), lane = t % 32, base = t - lane;
   auto& buf = g_block.frag[t_shuffles++ & 1];
-  for (int i = 0; i < kA; ++i) buf[t][i] = a[i];
-  for (int i = 0; i < kB; ++i) buf[t][kA + i] = b[i];
+  for (int i = 0; i < kA; ++i) buf[t][i] = value(a[i]);
+  for (int i = 0; i < kB; ++i) buf[t][kA + i] = value(b[i]);
   g_block.warp[t / 32].wait();
   const int g = lane / 4, tq = lane % 4;
   for (int h = 0; h < 2; ++h)
@@ -343,8 +361,40 @@ void mma_m16n8_f64(double (&c)[4], const double* a, const double* b) {
       for (int v1 = 0; v1 < K / 4; ++v1)
         for (int k = 0; k < 4; ++k)  // A(g + 8h, 4 v1 + k) B(4 v1 + k, 2 tq + j)
           sum += buf[base + 4 * g + k][h + 2 * v1] * buf[base + 4 * (2 * tq + j) + k][kA + v1];
-      c[2 * h + j] = sum;
+      c[2 * h + j] = static_cast<C>(sum);
     }
+}
+template <int K>
+void mma_m16n8_f64(double (&c)[4], const double* a, const double* b) {
+  mma_m16n8<K>(c, a, b, [](double v) { return v; });
+}
+/// mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 (Tf32x3 under the emulation): the
+/// operands' bits as floats (the kernel hands the MMA TF32 values, its small parts truncated
+/// under the emulation where the GPU rounds them to nearest; the fast split's unrounded small
+/// part is taken whole here, where the GPU reads its top 19 bits), products summed in double
+/// and rounded to float once (the GPU truncates as it adds): the layout is checked, the
+/// rounding is the accuracy tests' on the GPU.
+inline void mma_m16n8k8_tf32(float (&c)[4], const std::uint32_t* a, const std::uint32_t* b) {
+  mma_m16n8<8>(c, a, b, [](std::uint32_t v) {
+    float f;
+    std::memcpy(&f, &v, sizeof f);
+    return static_cast<double>(f);
+  });
+}
+/// ldmatrix.sync.aligned.m8n8.x4.shared.b16 for the calling warp: lane l gives the address of row
+/// l % 8 of matrix l / 8 (16 bytes); r[q] gets word l % 4 of row l / 4 of matrix q.
+inline void ldmatrix_x4(std::uint32_t (&r)[4], const void* row) {
+  const auto& slot = exchange(row);
+  const int t = linear_thread(), lane = t % 32, base = t - lane;
+  for (int q = 0; q < 4; ++q) {
+    const void* p;
+    std::memcpy(&p, slot[base + 8 * q + lane / 4], sizeof p);
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) {
+      std::fprintf(stderr, "emulation: ldmatrix row at %p is not 16-byte aligned\n", p);
+      std::abort();
+    }
+    std::memcpy(&r[q], static_cast<const unsigned char*>(p) + 4 * (lane % 4), 4);
+  }
 }
 
 inline int warp_size_of(int t) {
