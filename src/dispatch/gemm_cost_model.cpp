@@ -160,6 +160,10 @@ namespace {
 /// (gemm_min_split_k).
 bool gemm_latency_bound(const GemmProblem& p) { return static_cast<double>(p.m) * p.n * p.k < kGemmTf32MinFma; }
 
+/// Output tiles of configuration `c` over an m x n result.
+long long gemm_output_tiles(long long m, long long n, const GemmConfigInfo& c) {
+  return ceil_div(m, c.bm) * ceil_div(n, c.bn);
+}
 
 /// Seconds of one launch of `ctas` CTAs of `work` multiply-adds each at `rate` per SM, over
 /// `usable` SMs that hold `occ` CTAs each, in rounds; `rounds` gets the CTAs' rounds.
@@ -182,7 +186,7 @@ double rounds_seconds(const GemmArchModel& model, long long ctas, double work, d
 double gemm_model_seconds(const GemmArchModel& model, GemmElement element, const GemmConfigInfo& c, double eff,
                           long long m, long long n, long long k, int splits, int sms, int occ) {
   const std::size_t elem_bytes = element == GemmElement::f64 ? 8 : 4;
-  const long long tiles = ceil_div(m, c.bm) * ceil_div(n, c.bn);
+  const long long tiles = gemm_output_tiles(m, n, c);
   const double rate = model.fma_per_sm[static_cast<int>(element)] * eff;
   const auto slice_work = [&](const GemmSlices& s) { return static_cast<double>(c.bm) * c.bn * static_cast<double>(s.per_split * c.bk); };
   long long rounds = 0;
@@ -245,7 +249,7 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   // moved plans to big tiles in many slices, which lost up to 28% (384x64x1024 on 128x128x8
   // s=64 0.642 against 0.897), and to 3xTF32 tiles unmeasured in short slices. The i32 64x64
   // tile (the same CUDA-core kernel on integers) follows it, not measured.
-  const long long tiles = ceil_div(static_cast<long long>(p.m), c.bm) * ceil_div(static_cast<long long>(p.n), c.bn);
+  const long long tiles = gemm_output_tiles(p.m, p.n, c);
   if (c.math == GemmMath::simt && c.bm * c.bn <= 64 * 64 && tiles * max_by_k < dev.sm_count)
     max_by_k = std::max(max_by_k, p.k / (2 * c.bk));
   // Partial sums in a workspace of at most 1 GiB.
@@ -317,8 +321,7 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
     // (0.619, 0.710). In one round it won everywhere measured: 640x1024x64 (640 tiles) 1.077
     // against 0.927, 128x4096x128 1.022 against 0.950, 47x804x53 1.673 against 0.952.
     if (c.whole_k > 0 && p.m > c.bm && p.n > c.bn &&
-        ceil_div(static_cast<long long>(p.m), c.bm) * ceil_div(static_cast<long long>(p.n), c.bn) >
-            static_cast<long long>(dev.sm_count) * occ)
+        gemm_output_tiles(p.m, p.n, c) > static_cast<long long>(dev.sm_count) * occ)
       continue;
     auto [s, t] = gemm_best_splits(p, c, occ, dev);
     t += gemm_pad_seconds(gemm_arch_model(dev.arch), p, c);

@@ -375,11 +375,7 @@ void mma_m16n8_f64(double (&c)[4], const double* a, const double* b) {
 /// and rounded to float once (the GPU truncates as it adds): the layout is checked, the
 /// rounding is the accuracy tests' on the GPU.
 inline void mma_m16n8k8_tf32(float (&c)[4], const std::uint32_t* a, const std::uint32_t* b) {
-  mma_m16n8<8>(c, a, b, [](std::uint32_t v) {
-    float f;
-    std::memcpy(&f, &v, sizeof f);
-    return static_cast<double>(f);
-  });
+  mma_m16n8<8>(c, a, b, [](std::uint32_t v) { return static_cast<double>(__uint_as_float(v)); });
 }
 /// ldmatrix.sync.aligned.m8n8.x4.shared.b16 for the calling warp: lane l gives the address of row
 /// l % 8 of matrix l / 8 (16 bytes); r[q] gets word l % 4 of row l / 4 of matrix q.
