@@ -346,6 +346,13 @@ int main(int argc, char** argv) {
   register_shape<float>(384, 256, 128, false);
   register_shape<float>(64, 2048, 128, false);
   register_shape<float>(128, 128, 128, false);
+  // Narrow products (session 36): n <= 16 (tall) and m <= 16 (short-wide), memory-bound on the
+  // long operand; the narrow CUDA-core tiles beside the 32x32 short-k tile they took over from.
+  register_shape<float>(65536, 16, 128, false);
+  register_shape<float>(16, 65536, 128, false);
+  register_shape<float>(16, 512, 2048, false);
+  for (const auto& s : {std::array<Index, 3>{65536, 16, 128}, std::array<Index, 3>{16, 65536, 128}})
+    register_config<float>(s[0], s[1], s[2], "tf32x3-32x32x32", {1});
   // Issue 13, cluster split-K (the "-cl" wgmma tiles sum their k slices in the kernel): fixed
   // slice counts beside their base tiles' workspace-and-finalize path, on the latency-bound and
   // the wave-quantised shapes (every configuration's model-chosen row is registered above).

@@ -1,6 +1,7 @@
 // The tensor-core GEMM kernels run on the CPU through the CUDA emulation (expr_emu/): the
 // pipelined DMMA kernel (gemm_dmma_kernel, kernels/gemm_dmma.cuh) and the mma.sync kernel's
-// 3xTF32 float tiles (gemm_mma_kernel, kernels/gemm_mma.cuh). A block's threads are host threads;
+// 3xTF32 float tiles (gemm_mma_kernel, kernels/gemm_mma.cuh); and the CUDA-core kernel's narrow
+// tiles (gemm_simt_kernel, kernels/gemm_simt.cuh). A block's threads are host threads;
 // __syncthreads, __syncthreads_or, ldmatrix and the MMAs (emu::mma_m16n8_f64 and
 // emu::mma_m16n8k8_tf32: PTX's fragment layouts, one warp barrier) synchronise as on the GPU, and
 // cp.async is a synchronous copy with its zero fill. That checks the main loops' bookkeeping
@@ -31,6 +32,7 @@
 [[noreturn]] inline void __trap() { std::abort(); }
 
 #include "kernels/gemm_dmma.cuh"
+#include "kernels/gemm_simt.cuh"
 
 namespace d = devmat::detail;
 
@@ -46,17 +48,35 @@ struct Case {
   bool inf = false;           // A's first element is an infinity (float: the tile's FMA path)
 };
 
+/// A SIMT tile (gemm_simt_kernel) of element T in this harness's terms: one kernel for every
+/// layout, FP32 FMAs (so kMmaK 1).
+template <class Tile, class T>
+struct Simt : Tile {
+  using Base = Tile;
+  using Element = T;
+  static constexpr int kMmaK = 1;
+};
+
 /// The kernel of configuration Cfg for one operand layout: gemm_dmma_kernel for the pipelined
-/// DMMA tiles (their Cfg has kClusterSum), gemm_mma_kernel for the mma.sync ones.
+/// DMMA tiles (their Cfg has kClusterSum), gemm_simt_kernel for the SIMT ones (Simt above),
+/// gemm_mma_kernel for the mma.sync ones.
 template <class Cfg, class = void>
 struct IsPipe : std::false_type {};
 template <class Cfg>
 struct IsPipe<Cfg, std::void_t<decltype(Cfg::kClusterSum)>> : std::true_type {};
+template <class Cfg, class = void>
+struct IsSimt : std::false_type {};
+template <class Cfg>
+struct IsSimt<Cfg, std::void_t<typename Cfg::Base>> : std::true_type {};
 
 template <class Cfg, bool kAK, bool kBK>
 auto kernel_of() {
   if constexpr (IsPipe<Cfg>::value)
     return &d::gemm_dmma_kernel<Cfg, kAK, kBK>;
+  else if constexpr (IsSimt<Cfg>::value) {
+    if constexpr (Cfg::Base::kARows && kAK) return &d::gemm_simt_kernel<typename Cfg::Element, typename Cfg::Base, true>;
+    else return &d::gemm_simt_kernel<typename Cfg::Element, typename Cfg::Base>;
+  }
   else
     return &d::gemm_mma_kernel<Cfg, kAK, kBK>;
 }
@@ -209,4 +229,13 @@ TEST_CASE("emulated 3xTF32: the short-k tile 32x32x32, and 32x64x32 and 64x32x32
 // (tf32x3f) only in how small is rounded: the GPU's tests compare them bit for bit.
 TEST_CASE("emulated 3xTF32: the row loop with ldmatrix (128x64x32, two CTAs an SM)", "[gemm][emulation]") {
   check_config<d::Tf32r128x64b2>();
+}
+
+// The CUDA-core tiles (gemm_simt_kernel): the narrow ones, whose warps are 8 x 4 threads (n <=
+// 16; A's tile [m][k] where A is k-contiguous) or whose 16-wide operand tiles have fewer 16-byte
+// chunks than the block has threads, and the 64x64 one of 4 x 8.
+TEST_CASE("emulated SIMT: the narrow tiles 128x16x16 and 16x128x16, and 64x64x16", "[gemm][emulation]") {
+  check_config<Simt<d::SimtTall, float>>();
+  check_config<Simt<d::SimtShort, float>>();
+  check_config<Simt<d::SimtSmall, float>>();
 }

@@ -410,6 +410,8 @@ int h200_blocks(GemmElement e, const std::string& name) {
       // 93-96 registers and 41 KB; 121-127 registers and 56 KB.
       {GemmElement::f32, "tf32x3-32x32x32", 5}, {GemmElement::f32, "tf32x3-32x64x32", 4},
       {GemmElement::f32, "tf32x3-64x32x32", 4},
+      // Session 36 (ncu on an H100): 128 registers a thread.
+      {GemmElement::f32, "128x16x16", 4}, {GemmElement::f32, "16x128x16", 4},
       {GemmElement::f64, "128x128x16", 1}, {GemmElement::f64, "128x64x16", 2}, {GemmElement::f64, "64x64x16", 3},
       {GemmElement::f64, "pipe-128x128x16-k4", 1}, {GemmElement::f64, "pipe-128x128x16-k4-w16", 1},
       {GemmElement::f64, "pipe-128x128x32-k4-w16", 1}, {GemmElement::f64, "pipe-128x128x32-k8", 1},
@@ -552,10 +554,15 @@ TEST_CASE("gemm model: the short-k tile takes k <= 128 in one slice, latency-bou
   CHECK(h200_plan(GemmElement::f32, 640, 4096, 64) == "wgmma-128x128x32 s=1");
   CHECK(h200_plan(GemmElement::f32, 4096, 640, 32) == "128x128x8 s=1");
   CHECK(h200_plan(GemmElement::f32, 1024, 1024, 64) == "tf32x3-64x64x32 s=1");
-  // ... but where m or n fits one tile, which the larger tiles mostly pad: 65536x16x128 0.826
-  // against tf32x3r-128x64x32-2b's 0.619, 16x65536x128 0.860 against tf32x3-64x256x32's 0.710.
-  CHECK(h200_plan(GemmElement::f32, 65536, 16, 128) == "tf32x3-32x32x32 s=1");
-  CHECK(h200_plan(GemmElement::f32, 16, 65536, 128) == "tf32x3-32x32x32 s=1");
+  // ... but where m or n fits one tile, which the larger tiles mostly pad (65536x16x128 0.826
+  // against tf32x3r-128x64x32-2b's 0.619, 16x65536x128 0.860 against tf32x3-64x256x32's 0.710,
+  // before the narrow tiles took those): 32 x 65536 x 128 where B is k-contiguous.
+  {
+    const GemmProblem p{GemmElement::f32, 32, 65536, 128, true, true};
+    const GemmPlan plan =
+        plan_gemm(p, configs, [&](int j) { return h200_blocks(GemmElement::f32, configs[static_cast<std::size_t>(j)].name); }, kH200);
+    CHECK(configs[static_cast<std::size_t>(plan.config)].name == "tf32x3-32x32x32");
+  }
   // Past its k: never picked (unmeasured there), and its own best split is one slice.
   for (int k : {129, 160, 256, 804})
     for (int m : {47, 128, 384}) {
@@ -572,3 +579,50 @@ TEST_CASE("gemm model: the short-k tile takes k <= 128 in one slice, latency-bou
   CHECK(forced.splits == 4);
 }
 
+
+TEST_CASE("gemm model: the narrow CUDA-core tiles take n <= 16 or m <= 16, and only there") {
+  const auto& configs = f32_configs();
+  for (const char* name : {"128x16x16", "16x128x16"}) {
+    const int i = config_index(configs, name);
+    REQUIRE(i >= 0);
+    const GemmConfigInfo& c = configs[static_cast<std::size_t>(i)];
+    CHECK(c.automatic);
+    CHECK(c.narrow_side);
+    CHECK(c.math == GemmMath::simt);
+  }
+  // The tall tile where n fits it, the short one where m does: every row of tiles reads the long
+  // operand once. Session 36 (H100, of cuBLAS; the plan before, forced, in parentheses):
+  // 65536x16x128 0.980 (0.824), 16x65536x128 1.138 (0.847), 100000x3x64 1.203 (0.886),
+  // 8x100000x64 1.187 (0.902), 16x512x2048 at 64 slices 0.955 (0.810).
+  CHECK(h200_plan(GemmElement::f32, 65536, 16, 128).rfind("128x16x16 ", 0) == 0);
+  CHECK(h200_plan(GemmElement::f32, 16, 65536, 128).rfind("16x128x16 ", 0) == 0);
+  CHECK(h200_plan(GemmElement::f32, 100000, 3, 64).rfind("128x16x16 ", 0) == 0);
+  CHECK(h200_plan(GemmElement::f32, 8, 100000, 64).rfind("16x128x16 ", 0) == 0);
+  // A side past a tile's width: never that tile, wherever else the model would price it.
+  const auto on = [](const std::string& plan, const char* name) { return plan.rfind(std::string(name) + " ", 0) == 0; };
+  for (int narrow : {17, 24, 32, 33, 64})
+    for (int len : {1000, 65536}) {
+      CAPTURE(narrow, len);
+      for (const std::string& plan : {h200_plan(GemmElement::f32, len, narrow, 128), h200_plan(GemmElement::f32, narrow, len, 128)}) {
+        CHECK_FALSE(on(plan, "128x16x16"));
+        CHECK_FALSE(on(plan, "16x128x16"));
+      }
+    }
+  // The short-wide one not where B is k-contiguous (op(B) = B^T: its tile would come in the
+  // transposing copy); the tall one in every layout (A k-contiguous: its [m][k] tile).
+  const auto plan_layout = [&](int m, int n, int k, bool a_kcontig, bool b_kcontig) {
+    const GemmProblem p{GemmElement::f32, m, n, k, a_kcontig, b_kcontig};
+    const GemmPlan plan =
+        plan_gemm(p, configs, [&](int j) { return h200_blocks(GemmElement::f32, configs[static_cast<std::size_t>(j)].name); }, kH200);
+    return configs[static_cast<std::size_t>(plan.config)].name;
+  };
+  for (bool ak : {true, false}) {
+    CHECK(plan_layout(16, 65536, 128, ak, false) == "16x128x16");
+    CHECK(plan_layout(16, 65536, 128, ak, true) != "16x128x16");
+    for (bool bk : {true, false}) CHECK(plan_layout(65536, 16, 128, ak, bk) == "128x16x16");
+  }
+  // Long k over few tiles: k slices, as the other CUDA-core tiles.
+  const std::string p = h200_plan(GemmElement::f32, 16, 512, 2048);
+  CHECK(p.rfind("16x128x16 s=", 0) == 0);
+  CHECK(p != "16x128x16 s=1");
+}

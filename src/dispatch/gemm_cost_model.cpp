@@ -74,6 +74,10 @@ const EfficiencyRow kEfficiency[] = {
     {90, GemmElement::f32, "tf32x3-32x32x32", 0.60},
     {90, GemmElement::f32, "tf32x3-32x64x32", 0.62},
     {90, GemmElement::f32, "tf32x3-64x32x32", 0.62},
+    // The narrow CUDA-core tiles (narrow_side: n <= 16 or m <= 16), a first guess below the
+    // 64x64 tile's rate: a thread's 4x4 results take two 16-byte shared loads a k step.
+    {90, GemmElement::f32, "128x16x16", 0.55},
+    {90, GemmElement::f32, "16x128x16", 0.55},
     {90, GemmElement::i32, "128x128x8", 0.78},
     {90, GemmElement::i32, "64x64x16", 0.62},
     {90, GemmElement::f64, "128x128x16", 0.72},
@@ -323,6 +327,11 @@ GemmPlan plan_gemm(const GemmProblem& p, const std::vector<GemmConfigInfo>& conf
     if (c.whole_k > 0 && p.m > c.bm && p.n > c.bn &&
         gemm_output_tiles(p.m, p.n, c) > static_cast<long long>(dev.sm_count) * occ)
       continue;
+    // A narrow tile where its narrow side fits it; the short-wide one (bm < bn) also only where B
+    // is not k-contiguous: its B tile (the operand that streams) then comes in 16-byte copies,
+    // not in the transposing copy of one element at a time, with which the tall tile ran 0.55 to
+    // 0.76 of cuBLAS before it got its [m][k] A tile (session 36, H100).
+    if (c.narrow_side && (c.bm < c.bn ? p.m > c.bm || p.b_kcontig : p.n > c.bn)) continue;
     auto [s, t] = gemm_best_splits(p, c, occ, dev);
     t += gemm_pad_seconds(gemm_arch_model(dev.arch), p, c);
     if (!found || t < best_t) plan.config = i, plan.splits = s, best_t = t, found = true;

@@ -39,6 +39,11 @@ struct GemmConfigInfo {
   // the copies of all of such a k before their first MMA; measured there alone). It may then
   // take latency-bound products too. gemm_forced runs it at any k and slice count.
   int whole_k = 0;
+  // A tile narrow along m (bm < bn) or n (bn < bm), for products whose narrow side fits it: gemm
+  // picks it only where m <= bm (or n <= bn), so no operand is read by more than one row (or
+  // column) of tiles, which the model does not price; the short-wide one only where B is not
+  // k-contiguous (plan_gemm). gemm_forced runs it on any shape.
+  bool narrow_side = false;
 };
 
 /// What the model knows of the device.

@@ -18,12 +18,8 @@
 namespace devmat::detail {
 
 // ------------------------------------------------------------------ configurations
-// SIMT (float, int32): SimtTile<block tile, warps, stages, min blocks per SM>; a thread owns
-// (warp tile / (16, 32)) 4x4 sub-tiles.
-using SimtMid = SimtTile<Shape<128, 128, 8>, Warps<4, 2>, 4, 2>;   // 256 threads, 8x8 per thread
-using SimtBig = SimtTile<Shape<128, 256, 8>, Warps<2, 4>, 4, 1>;   // 256 threads, 16x8 per thread
-using SimtSmall = SimtTile<Shape<64, 64, 16>, Warps<2, 2>, 3, 4>;  // 128 threads, 8x4 per thread
-using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 threads, 8x8 per thread (m ~ 64)
+// SIMT (float, int32): the SimtTile configurations are in kernels/gemm_simt.cuh, beside the
+// kernel, where its CPU emulation test takes them too.
 
 // Tensor cores (mma.sync): the MmaTile configurations are in kernels/gemm_mma.cuh, beside the
 // kernel, where its CPU emulation test takes them too; the pipelined DMMA ones in gemm_dmma.cuh.
@@ -63,6 +59,9 @@ void launch_gemm(void (*kernel)(GemmArgs<T>), const GemmArgs<T>& p, dim3 grid, c
 
 template <class T, class Cfg>
 void launch_simt(const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
+  if constexpr (Cfg::kARows) {
+    if (p.a.kcontig) return launch_gemm<Cfg>(&gemm_simt_kernel<T, Cfg, true>, p, grid, s);
+  }
   launch_gemm<Cfg>(&gemm_simt_kernel<T, Cfg>, p, grid, s);
 }
 
@@ -138,6 +137,15 @@ TiledKernel<T> simt_kernel(const char* name) {
   return {gemm_info<Cfg>(name, GemmMath::simt), &launch_simt<T, Cfg>, &occupancy_simt<T, Cfg>};
 }
 
+/// A narrow SIMT tile (GemmConfigInfo::narrow_side): automatic only where the product's narrow
+/// side fits it.
+template <class T, class Cfg>
+TiledKernel<T> narrow_simt_kernel(const char* name) {
+  TiledKernel<T> k = simt_kernel<T, Cfg>(name);
+  k.info.narrow_side = true;
+  return k;
+}
+
 template <class Cfg>
 TiledKernel<typename Cfg::Element> mma_kernel(const char* name, bool automatic = true) {
   constexpr GemmMath math = std::is_same_v<typename Cfg::Element, float> ? GemmMath::tf32x3 : GemmMath::dmma;
@@ -208,7 +216,10 @@ inline const std::vector<TiledKernel<float>>& tiled_kernels<float>() {
       // 384x256x128 0.63 -> 1.16, 64x2048x128 0.71 -> 1.43, 128x128x128 0.75 -> 1.12); 32x64
       // and 64x32 forced-only, never more than 1% ahead of the best automatic tile there.
       short_k_kernel<Tf32x32x32>("tf32x3-32x32x32"), mma_kernel<Tf32x32x64>("tf32x3-32x64x32", false),
-      mma_kernel<Tf32x64x32>("tf32x3-64x32x32", false)};
+      mma_kernel<Tf32x64x32>("tf32x3-64x32x32", false),
+      // The narrow CUDA-core tiles, for n <= 16 or m <= 16 (session 36, H100, of cuBLAS:
+      // 65536x16x128 0.98 against the 32x32 tile's 0.82, 16x65536x128 1.14 against 0.85).
+      narrow_simt_kernel<float, SimtTall>("128x16x16"), narrow_simt_kernel<float, SimtShort>("16x128x16")};
   return v;
 }
 

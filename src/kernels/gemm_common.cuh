@@ -131,16 +131,19 @@ __device__ __forceinline__ GemmTileRange gemm_tile_range(const GemmArgs<T>& p) {
 /// [.., o_lim) x [.., i_lim). Element (o, i) is at ptr[(o0 + o)*ld + i0 + i]. Each thread moves
 /// chunks of 16 bytes: one 16-byte copy when `vec` (ptr, ld and i0 allow it), else one copy per
 /// element of the chunk from the same addresses, so both paths share their address arithmetic.
+/// A tile of fewer chunks than threads (a 16-wide SIMT tile's) leaves the last threads idle.
 template <class T, int OUTER, int INNER, int kStride, int kThreads>
 __device__ __forceinline__ void gemm_copy_tile(T* s, const T* ptr, long long ld, int o0, int o_lim, int i0, int i_lim,
                                                bool vec, int tid) {
   constexpr int kPer = 16 / static_cast<int>(sizeof(T));
   constexpr int kChunksPerRow = INNER / kPer;
   constexpr int kChunks = OUTER * kChunksPerRow;
-  static_assert(INNER % kPer == 0 && kChunks % kThreads == 0, "tile does not split into 16-byte chunks");
+  static_assert(INNER % kPer == 0 && (kChunks % kThreads == 0 || kChunks < kThreads),
+                "tile does not split into 16-byte chunks");
 #pragma unroll
-  for (int it = 0; it < kChunks / kThreads; ++it) {
+  for (int it = 0; it < (kChunks + kThreads - 1) / kThreads; ++it) {
     const int c = tid + it * kThreads;
+    if (kChunks < kThreads && c >= kChunks) break;
     const int o = c / kChunksPerRow, i = (c % kChunksPerRow) * kPer;
     const int go = o0 + o, gi = i0 + i;
     const int n = go < o_lim ? ::max(0, ::min(kPer, i_lim - gi)) : 0;  // elements in range

@@ -12,24 +12,36 @@ namespace devmat::detail {
 
 /// A SIMT tile configuration: block tile BlockShape (BM, BN, BK), WarpLayout warps (M down, N
 /// across), a STAGES-deep cp.async pipeline, at least MIN_BLOCKS blocks per SM. The warp is
-/// 4 x 8 threads; each thread owns kSubM x kSubN sub-tiles of 4x4, spaced 16 rows and 32 columns
-/// apart, so the warp tile is (16*kSubM, 32*kSubN).
-template <class BlockShape, class WarpLayout, int STAGES_, int MIN_BLOCKS_>
+/// (32 / WARP_COLS) x WARP_COLS threads (4 x 8 by default; 8 x 4 for a tile 16 columns wide);
+/// each thread owns kSubM x kSubN sub-tiles of 4x4, spaced kSubStrideM = 4 * 32 / WARP_COLS rows
+/// and kSubStrideN = 4 * WARP_COLS columns apart, so the warp tile is (kSubStrideM * kSubM,
+/// kSubStrideN * kSubN). A_ROWS: where A is k-contiguous, its tile keeps A's layout in shared
+/// memory ([m][k], rows of BK+4), copied in 16-byte chunks, instead of the transposing copy of
+/// one element at a time (the tall 16-wide tile, whose A is the operand that streams).
+template <class BlockShape, class WarpLayout, int STAGES_, int MIN_BLOCKS_, int WARP_COLS_ = 8, bool A_ROWS_ = false>
 struct SimtTile {
   static constexpr int kBM = BlockShape::kM, kBN = BlockShape::kN, kBK = BlockShape::kK;
   static constexpr int kWarpsM = WarpLayout::kM, kWarpsN = WarpLayout::kN;
+  static constexpr int kWarpCols = WARP_COLS_, kWarpRows = 32 / WARP_COLS_;  // the warp's threads
+  static constexpr int kSubStrideM = 4 * kWarpRows, kSubStrideN = 4 * kWarpCols;
   static constexpr int kWarpTileM = kBM / kWarpsM, kWarpTileN = kBN / kWarpsN;
-  static constexpr int kSubM = kWarpTileM / 16, kSubN = kWarpTileN / 32;
+  static constexpr int kSubM = kWarpTileM / kSubStrideM, kSubN = kWarpTileN / kSubStrideN;
   static constexpr int kThreads = WarpLayout::kCount * 32;
   static constexpr int kStages = STAGES_, kMinBlocks = MIN_BLOCKS_;
   static constexpr int kTM = 4 * kSubM, kTN = 4 * kSubN;  // the per-thread register tile
   // Row strides of the k-major tiles: +4 keeps rows 16-byte aligned and makes the transposing
   // copy (8 k x 4 x per warp instruction) hit 32 distinct banks.
   static constexpr int kStrideA = kBM + 4, kStrideB = kBN + 4;
-  static constexpr int kStageA = kBK * kStrideA, kStageB = kBK * kStrideB;  // elements
+  // A_ROWS: rows of BK+4 make a warp's 16-byte reads of kWarpRows consecutive rows (the threads'
+  // rows interleave, kWarpRows apart) hit distinct banks.
+  static constexpr bool kARows = A_ROWS_;
+  static constexpr int kStrideARows = kBK + 4;
+  static constexpr int kStageA = kARows && kBM * kStrideARows > kBK * kStrideA ? kBM * kStrideARows : kBK * kStrideA;
+  static constexpr int kStageB = kBK * kStrideB;  // elements
   static constexpr int kSmemBytes = kStages * (kStageA + kStageB) * 4;
-  static_assert(kBM % (kWarpsM * 16) == 0 && kBN % (kWarpsN * 32) == 0,
-                "SimtTile: a warp tile is a whole number of 16 x 32 sub-tile grids");
+  static_assert(32 % kWarpCols == 0 && kBM % (kWarpsM * kSubStrideM) == 0 && kBN % (kWarpsN * kSubStrideN) == 0,
+                "SimtTile: a warp tile is a whole number of its threads' 4x4 sub-tile grids");
+  static_assert(!kARows || (kBK % 4 == 0 && kWarpRows == 8), "SimtTile: A_ROWS reads 4 k of 8 rows a warp");
 };
 
 /// Copies the (BX, BK) tile of one operand starting at (x0, k0) into the k-major shared tile
@@ -61,15 +73,31 @@ __device__ __forceinline__ T gemm_madd(T a, T b, T c) {
   else return a * b + c;
 }
 
-template <class T, class Cfg>
+// The configurations (float, int32): SimtTile<block tile, warps, stages, min blocks per SM[,
+// threads across a warp]>.
+using SimtMid = SimtTile<Shape<128, 128, 8>, Warps<4, 2>, 4, 2>;   // 256 threads, 8x8 per thread
+using SimtBig = SimtTile<Shape<128, 256, 8>, Warps<2, 4>, 4, 1>;   // 256 threads, 16x8 per thread
+using SimtSmall = SimtTile<Shape<64, 64, 16>, Warps<2, 2>, 3, 4>;  // 128 threads, 8x4 per thread
+using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 threads, 8x8 per thread (m ~ 64)
+// The narrow tiles (GemmConfigInfo::narrow_side), for products with n <= 16 or m <= 16, which
+// are memory-bound on their long operand: 128 threads, 4x4 a thread, 4 stages of 16 k; the tall
+// one keeps a k-contiguous A as it is ([m][k], 16-byte copies).
+using SimtTall = SimtTile<Shape<128, 16, 16>, Warps<4, 1>, 4, 4, 4, true>;  // n <= 16: warps of 8 x 4 threads
+using SimtShort = SimtTile<Shape<16, 128, 16>, Warps<1, 4>, 4, 4>;          // m <= 16
+
+/// kARows (Cfg::kARows with A k-contiguous): A's tile is [m][k] in shared memory, and a
+/// thread's rows interleave (ty + kWarpRows*e) so that a warp's 16-byte reads of 4 k hit
+/// consecutive rows; else A's tile is k-major and a thread's rows are 4 consecutive ones.
+template <class T, class Cfg, bool kARows = false>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kernel(GemmArgs<T> p) {
   static_assert(sizeof(T) == 4, "the SIMT kernel moves 4-byte elements (float, int32)");
+  static_assert(!kARows || Cfg::kARows, "the [m][k] A tile is a configuration's choice");
   constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK, kStages = Cfg::kStages;
   constexpr int TM = Cfg::kTM, TN = Cfg::kTN;
   using Vec4 = Pack<T, 4>;
 
   DEVMAT_DYNAMIC_SHARED(unsigned char, gemm_smem);
-  T* a_smem = reinterpret_cast<T*>(gemm_smem);  // (STAGES, BK, BM+4)
+  T* a_smem = reinterpret_cast<T*>(gemm_smem);  // (STAGES, BK, BM+4), or kARows (STAGES, BM, BK+4)
   T* b_smem = a_smem + kStages * Cfg::kStageA;   // (STAGES, BK, BN+4)
 
   const GemmTileRange tr = gemm_tile_range<BM, BN, BK>(p);
@@ -78,9 +106,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
   const int tid = static_cast<int>(threadIdx.x);
   const int warp = tid / 32, lane = tid % 32;
   const int warp_m = warp / Cfg::kWarpsN, warp_n = warp % Cfg::kWarpsN;
-  const int ty = lane / 8, tx = lane % 8;                          // 4 x 8 threads in a warp
-  const int a_col = warp_m * Cfg::kWarpTileM + ty * 4;             // + i*16: this thread's rows
-  const int b_col = warp_n * Cfg::kWarpTileN + tx * 4;             // + j*32: this thread's columns
+  const int ty = lane / Cfg::kWarpCols, tx = lane % Cfg::kWarpCols;  // the warp's threads
+  const int b_col = warp_n * Cfg::kWarpTileN + tx * 4;  // + j*kSubStrideN: this thread's columns
+  // This thread's rows in the block tile: row_of(i, e) for sub-tile i, element e < 4.
+  const auto row_of = [&](int i, int e) {
+    return warp_m * Cfg::kWarpTileM + i * Cfg::kSubStrideM + (kARows ? ty + e * Cfg::kWarpRows : ty * 4 + e);
+  };
 
   T acc[TM][TN];
 #pragma unroll
@@ -90,49 +121,80 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
 
   auto load_stage = [&](int stage, int k_tile) {
     const int k0 = tr.k_begin + k_tile * BK;
-    simt_load_operand<T, BM, BK, Cfg::kStrideA, Cfg::kThreads>(a_smem + stage * Cfg::kStageA, p.a, m0, p.m,
-                                                               k0, tr.k_end, tid);
+    if constexpr (kARows)
+      gemm_copy_tile<T, BM, BK, Cfg::kStrideARows, Cfg::kThreads>(a_smem + stage * Cfg::kStageA, p.a.ptr, p.a.ld,
+                                                                  m0, p.m, k0, tr.k_end, p.a.vec, tid);
+    else
+      simt_load_operand<T, BM, BK, Cfg::kStrideA, Cfg::kThreads>(a_smem + stage * Cfg::kStageA, p.a, m0, p.m,
+                                                                 k0, tr.k_end, tid);
     simt_load_operand<T, BN, BK, Cfg::kStrideB, Cfg::kThreads>(b_smem + stage * Cfg::kStageB, p.b, n0, p.n,
                                                                k0, tr.k_end, tid);
   };
+  // One k step: this thread's 4x4 sub-tiles += a_frag (its rows) x b_frag (its columns) at k kk.
+  auto step = [&](const T* b_tile, int kk, const T (&a_frag)[TM]) {
+    T b_frag[TN];
+#pragma unroll
+    for (int j = 0; j < Cfg::kSubN; ++j) {
+      const Vec4 v = *reinterpret_cast<const Vec4*>(b_tile + kk * Cfg::kStrideB + b_col + j * Cfg::kSubStrideN);
+#pragma unroll
+      for (int e = 0; e < 4; ++e) b_frag[j * 4 + e] = v.v[e];
+    }
+#pragma unroll
+    for (int i = 0; i < TM; ++i)
+#pragma unroll
+      for (int j = 0; j < TN; ++j) acc[i][j] = gemm_madd(a_frag[i], b_frag[j], acc[i][j]);
+  };
   auto compute_stage = [&](int stage) {
-    const T* a_tile = a_smem + stage * Cfg::kStageA;  // (BK, BM+4)
+    const T* a_tile = a_smem + stage * Cfg::kStageA;
     const T* b_tile = b_smem + stage * Cfg::kStageB;  // (BK, BN+4)
+    if constexpr (kARows) {
+      // (BM, BK+4): one 16-byte read gives a row's next 4 k.
 #pragma unroll
-    for (int kk = 0; kk < BK; ++kk) {
-      T a_frag[TM], b_frag[TN];
+      for (int k4 = 0; k4 < BK; k4 += 4) {
+        Vec4 rows[TM];
 #pragma unroll
-      for (int i = 0; i < Cfg::kSubM; ++i) {
-        const Vec4 v = *reinterpret_cast<const Vec4*>(a_tile + kk * Cfg::kStrideA + a_col + i * 16);
+        for (int i = 0; i < Cfg::kSubM; ++i)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) a_frag[i * 4 + e] = v.v[e];
+          for (int e = 0; e < 4; ++e)
+            rows[i * 4 + e] = *reinterpret_cast<const Vec4*>(a_tile + row_of(i, e) * Cfg::kStrideARows + k4);
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          T a_frag[TM];
+#pragma unroll
+          for (int r = 0; r < TM; ++r) a_frag[r] = rows[r].v[q];
+          step(b_tile, k4 + q, a_frag);
+        }
       }
+    } else {
+      // (BK, BM+4): one 16-byte read gives a sub-tile's 4 rows at one k.
 #pragma unroll
-      for (int j = 0; j < Cfg::kSubN; ++j) {
-        const Vec4 v = *reinterpret_cast<const Vec4*>(b_tile + kk * Cfg::kStrideB + b_col + j * 32);
+      for (int kk = 0; kk < BK; ++kk) {
+        T a_frag[TM];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) b_frag[j * 4 + e] = v.v[e];
+        for (int i = 0; i < Cfg::kSubM; ++i) {
+          const Vec4 v = *reinterpret_cast<const Vec4*>(a_tile + kk * Cfg::kStrideA + row_of(i, 0));
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a_frag[i * 4 + e] = v.v[e];
+        }
+        step(b_tile, kk, a_frag);
       }
-#pragma unroll
-      for (int i = 0; i < TM; ++i)
-#pragma unroll
-        for (int j = 0; j < TN; ++j) acc[i][j] = gemm_madd(a_frag[i], b_frag[j], acc[i][j]);
     }
   };
   gemm_mainloop<kStages>(tr.k_tiles, load_stage, compute_stage);
 
-  // Epilogue: each 4-wide row piece is 16 contiguous bytes; a warp stores 4 rows x 128 bytes.
+  // Epilogue: each 4-wide row piece is 16 contiguous bytes; a warp stores kWarpRows rows of
+  // 16 * kWarpCols bytes.
   T* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
 #pragma unroll
   for (int i = 0; i < Cfg::kSubM; ++i)
 #pragma unroll
     for (int e = 0; e < 4; ++e) {
-      const int r = m0 + a_col + i * 16 + e;
+      const int r = m0 + row_of(i, e);
 #pragma unroll
       for (int j = 0; j < Cfg::kSubN; ++j) {
         const T v[4] = {acc[i * 4 + e][j * 4], acc[i * 4 + e][j * 4 + 1], acc[i * 4 + e][j * 4 + 2],
                         acc[i * 4 + e][j * 4 + 3]};
-        gemm_store_results<T, 4>(p, out, r, n0 + b_col + j * 32, v);
+        gemm_store_results<T, 4>(p, out, r, n0 + b_col + j * Cfg::kSubStrideN, v);
       }
     }
 }

@@ -902,6 +902,33 @@ TEST_CASE("float: gemm picks the wgmma tile on sm_90 where the model says so, an
   }
 }
 
+TEST_CASE("float: narrow products (n <= 16 or m <= 16) take the narrow CUDA-core tiles, and run right", "[gemm]") {
+  // The tall tiles where n fits them, the short ones where m does (which of them wins is the
+  // benchmark's question): every layout, alpha and beta, C poisoned, ragged lengths, prime k,
+  // and k long enough for the model to cut it into slices.
+  struct Dims {
+    Index m, n, k;
+  };
+  const auto narrow = [](const std::string& plan) {
+    return plan.rfind("128x16x16 ", 0) == 0 || plan.rfind("16x128x16 ", 0) == 0;
+  };
+  const bool quick = under_sanitizer();
+  int narrow_runs = 0, rot = 0;
+  for (const Dims d : {Dims{4099, 16, 131}, Dims{16, 4099, 131}, Dims{20011, 3, 301}, Dims{5, 20011, 301},
+                       Dims{1000, 13, 3001}, Dims{11, 1000, 3001}, Dims{2, 2, 50000}}) {
+    const std::string plan = detail::gemm_plan<float>(d.m, d.n, d.k);
+    std::printf("automatic %ldx%ldx%ld: %s\n", long(d.m), long(d.n), long(d.k), plan.c_str());
+    narrow_runs += narrow(plan);
+    for (Op op_a : kOps)
+      for (Op op_b : kOps) {
+        const int r = rot++;
+        if (quick && r % 4 != 0) continue;
+        run_case<float>({d.m, d.n, d.k, op_a, op_b, r % 5});
+      }
+  }
+  CHECK(narrow_runs >= 6);
+}
+
 TEST_CASE("set_float_math: simt keeps float products on the CUDA cores") {
   CHECK(float_math() == FloatMath::tf32x3);  // the default
   {
