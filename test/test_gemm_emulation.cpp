@@ -73,10 +73,8 @@ template <class Cfg, bool kAK, bool kBK>
 auto kernel_of() {
   if constexpr (IsPipe<Cfg>::value)
     return &d::gemm_dmma_kernel<Cfg, kAK, kBK>;
-  else if constexpr (IsSimt<Cfg>::value) {
-    if constexpr (Cfg::Base::kARows && kAK) return &d::gemm_simt_kernel<typename Cfg::Element, typename Cfg::Base, true>;
-    else return &d::gemm_simt_kernel<typename Cfg::Element, typename Cfg::Base>;
-  }
+  else if constexpr (IsSimt<Cfg>::value)
+    return d::simt_kernel_for<typename Cfg::Element, typename Cfg::Base, kAK>();
   else
     return &d::gemm_mma_kernel<Cfg, kAK, kBK>;
 }

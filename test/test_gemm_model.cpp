@@ -410,7 +410,8 @@ int h200_blocks(GemmElement e, const std::string& name) {
       // 93-96 registers and 41 KB; 121-127 registers and 56 KB.
       {GemmElement::f32, "tf32x3-32x32x32", 5}, {GemmElement::f32, "tf32x3-32x64x32", 4},
       {GemmElement::f32, "tf32x3-64x32x32", 4},
-      // Session 36 (ncu on an H100): 128 registers a thread.
+      // Session 36 (ncu on an H100): four CTAs an SM, by registers (101 and 128 a thread), and
+      // for 128x16x16 by its 46 KB of shared memory too.
       {GemmElement::f32, "128x16x16", 4}, {GemmElement::f32, "16x128x16", 4},
       {GemmElement::f64, "128x128x16", 1}, {GemmElement::f64, "128x64x16", 2}, {GemmElement::f64, "64x64x16", 3},
       {GemmElement::f64, "pipe-128x128x16-k4", 1}, {GemmElement::f64, "pipe-128x128x16-k4-w16", 1},
@@ -423,11 +424,12 @@ int h200_blocks(GemmElement e, const std::string& name) {
   return 1;  // forced-only variants: never candidates
 }
 
-/// gemm's plan for the bench's operands (A m x k and B k x n, dense, op none) on the H200.
-std::string h200_plan(GemmElement e, int m, int n, int k) {
+/// gemm's plan for the bench's operands (A m x k and B k x n, dense, op none; or other layouts:
+/// a_kcontig, b_kcontig as GemmProblem's) on the H200.
+std::string h200_plan(GemmElement e, int m, int n, int k, bool a_kcontig = true, bool b_kcontig = false) {
   const std::vector<GemmConfigInfo> configs = e == GemmElement::f64 ? gemm_configs<double>() : gemm_configs<float>();
   const int v = e == GemmElement::f64 ? 2 : 4;  // elements in 16 bytes
-  const GemmProblem p{e, m, n, k, true, false, true, k % v == 0, n % v == 0};
+  const GemmProblem p{e, m, n, k, a_kcontig, b_kcontig, true, (a_kcontig ? k : m) % v == 0, (b_kcontig ? k : n) % v == 0};
   const GemmPlan plan = plan_gemm(p, configs, [&](int i) { return h200_blocks(e, configs[static_cast<std::size_t>(i)].name); }, kH200);
   if (plan.kind != GemmPlanKind::tiled) return "not tiled";
   return configs[static_cast<std::size_t>(plan.config)].name + " s=" + std::to_string(plan.splits);
@@ -557,12 +559,7 @@ TEST_CASE("gemm model: the short-k tile takes k <= 128 in one slice, latency-bou
   // ... but where m or n fits one tile, which the larger tiles mostly pad (65536x16x128 0.826
   // against tf32x3r-128x64x32-2b's 0.619, 16x65536x128 0.860 against tf32x3-64x256x32's 0.710,
   // before the narrow tiles took those): 32 x 65536 x 128 where B is k-contiguous.
-  {
-    const GemmProblem p{GemmElement::f32, 32, 65536, 128, true, true};
-    const GemmPlan plan =
-        plan_gemm(p, configs, [&](int j) { return h200_blocks(GemmElement::f32, configs[static_cast<std::size_t>(j)].name); }, kH200);
-    CHECK(configs[static_cast<std::size_t>(plan.config)].name == "tf32x3-32x32x32");
-  }
+  CHECK(h200_plan(GemmElement::f32, 32, 65536, 128, true, true).rfind("tf32x3-32x32x32 ", 0) == 0);
   // Past its k: never picked (unmeasured there), and its own best split is one slice.
   for (int k : {129, 160, 256, 804})
     for (int m : {47, 128, 384}) {
@@ -610,16 +607,10 @@ TEST_CASE("gemm model: the narrow CUDA-core tiles take n <= 16 or m <= 16, and o
     }
   // The short-wide one not where B is k-contiguous (op(B) = B^T: its tile would come in the
   // transposing copy); the tall one in every layout (A k-contiguous: its [m][k] tile).
-  const auto plan_layout = [&](int m, int n, int k, bool a_kcontig, bool b_kcontig) {
-    const GemmProblem p{GemmElement::f32, m, n, k, a_kcontig, b_kcontig};
-    const GemmPlan plan =
-        plan_gemm(p, configs, [&](int j) { return h200_blocks(GemmElement::f32, configs[static_cast<std::size_t>(j)].name); }, kH200);
-    return configs[static_cast<std::size_t>(plan.config)].name;
-  };
   for (bool ak : {true, false}) {
-    CHECK(plan_layout(16, 65536, 128, ak, false) == "16x128x16");
-    CHECK(plan_layout(16, 65536, 128, ak, true) != "16x128x16");
-    for (bool bk : {true, false}) CHECK(plan_layout(65536, 16, 128, ak, bk) == "128x16x16");
+    CHECK(on(h200_plan(GemmElement::f32, 16, 65536, 128, ak, false), "16x128x16"));
+    CHECK_FALSE(on(h200_plan(GemmElement::f32, 16, 65536, 128, ak, true), "16x128x16"));
+    for (bool bk : {true, false}) CHECK(on(h200_plan(GemmElement::f32, 65536, 16, 128, ak, bk), "128x16x16"));
   }
   // Long k over few tiles: k slices, as the other CUDA-core tiles.
   const std::string p = h200_plan(GemmElement::f32, 16, 512, 2048);

@@ -59,10 +59,7 @@ void launch_gemm(void (*kernel)(GemmArgs<T>), const GemmArgs<T>& p, dim3 grid, c
 
 template <class T, class Cfg>
 void launch_simt(const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
-  if constexpr (Cfg::kARows) {
-    if (p.a.kcontig) return launch_gemm<Cfg>(&gemm_simt_kernel<T, Cfg, true>, p, grid, s);
-  }
-  launch_gemm<Cfg>(&gemm_simt_kernel<T, Cfg>, p, grid, s);
+  launch_gemm<Cfg>(p.a.kcontig ? simt_kernel_for<T, Cfg, true>() : simt_kernel_for<T, Cfg, false>(), p, grid, s);
 }
 
 template <class T, class Cfg>

@@ -199,4 +199,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks) gemm_simt_kern
     }
 }
 
+/// The kernel of configuration Cfg for A's layout (kAKContig: A is k-contiguous): the [m][k] A
+/// tile where Cfg keeps one (Cfg::kARows) and A is k-contiguous, else the k-major one.
+template <class T, class Cfg, bool kAKContig>
+constexpr auto simt_kernel_for() {
+  if constexpr (Cfg::kARows && kAKContig) return &gemm_simt_kernel<T, Cfg, true>;
+  else return &gemm_simt_kernel<T, Cfg>;
+}
+
 }  // namespace devmat::detail

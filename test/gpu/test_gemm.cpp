@@ -136,6 +136,17 @@ void run_operator(Index m, Index n, Index k) {
 
 const Op kOps[2] = {Op::none, Op::transpose};
 
+/// One float product through gemm in each of the four operand layouts, alpha and beta rotating
+/// with `rot`; under a sanitizer (quick) one layout in four.
+void run_float_layouts(Index m, Index n, Index k, int& rot, bool quick) {
+  for (Op op_a : kOps)
+    for (Op op_b : kOps) {
+      const int r = rot++;
+      if (quick && r % 4 != 0) continue;
+      run_case<float>({m, n, k, op_a, op_b, r % 5});
+    }
+}
+
 /// A dimension drawn to break tilings: tile edges, odd sizes that break 16-byte rows, primes;
 /// mostly small so that the Eigen reference stays fast.
 Index awkward_dim() {
@@ -882,12 +893,7 @@ TEST_CASE("float: gemm picks the wgmma tile on sm_90 where the model says so, an
     const std::string plan = detail::gemm_plan<float>(d.m, d.n, d.k);
     std::printf("automatic %ldx%ldx%ld: %s\n", long(d.m), long(d.n), long(d.k), plan.c_str());
     wgmma_runs += on_wgmma(plan);
-    for (Op op_a : kOps)
-      for (Op op_b : kOps) {
-        const int r = rot++;
-        if (quick && r % 4 != 0) continue;
-        run_case<float>({d.m, d.n, d.k, op_a, op_b, r % 5});
-      }
+    run_float_layouts(d.m, d.n, d.k, rot, quick);
   }
   if (hopper) CHECK(wgmma_runs > 0);
   // Views: rows at 16-byte multiples (wgmma reads them in place), and odd strides from a
@@ -919,12 +925,7 @@ TEST_CASE("float: narrow products (n <= 16 or m <= 16) take the narrow CUDA-core
     const std::string plan = detail::gemm_plan<float>(d.m, d.n, d.k);
     std::printf("automatic %ldx%ldx%ld: %s\n", long(d.m), long(d.n), long(d.k), plan.c_str());
     narrow_runs += narrow(plan);
-    for (Op op_a : kOps)
-      for (Op op_b : kOps) {
-        const int r = rot++;
-        if (quick && r % 4 != 0) continue;
-        run_case<float>({d.m, d.n, d.k, op_a, op_b, r % 5});
-      }
+    run_float_layouts(d.m, d.n, d.k, rot, quick);
   }
   CHECK(narrow_runs >= 6);
 }
