@@ -46,6 +46,8 @@ struct Case {
   bool beta;                  // C = 1.5 * AB - 0.5 * C instead of C = AB
   bool vec = true;            // rows allow 16-byte copies (the pipelined DMMA tiles need them)
   bool inf = false;           // A's first element is an infinity (float: the tile's FMA path)
+  int off = 0;                // !vec: A and B start this many elements past a 16-byte boundary
+  int ld_extra = 1;           // !vec: rows this many elements longer than whole chunks (1 .. 3)
 };
 
 /// A SIMT tile (gemm_simt_kernel) of element T in this harness's terms: one kernel for every
@@ -58,23 +60,23 @@ struct Simt : Tile {
 };
 
 /// The kernel of configuration Cfg for one operand layout: gemm_dmma_kernel for the pipelined
-/// DMMA tiles (their Cfg has kClusterSum), gemm_simt_kernel for the SIMT ones (Simt above),
-/// gemm_mma_kernel for the mma.sync ones.
+/// DMMA tiles (their Cfg has kClusterSum), gemm_mma_kernel for the mma.sync ones; the SIMT ones
+/// (Simt above: a Base, no kClusterSum) go through the launcher's d::with_simt_kernel.
 template <class Cfg, class = void>
 struct IsPipe : std::false_type {};
 template <class Cfg>
 struct IsPipe<Cfg, std::void_t<decltype(Cfg::kClusterSum)>> : std::true_type {};
 template <class Cfg, class = void>
-struct IsSimt : std::false_type {};
+struct HasBase : std::false_type {};
 template <class Cfg>
-struct IsSimt<Cfg, std::void_t<typename Cfg::Base>> : std::true_type {};
+struct HasBase<Cfg, std::void_t<typename Cfg::Base>> : std::true_type {};
+template <class Cfg>
+constexpr bool kIsSimt = HasBase<Cfg>::value && !IsPipe<Cfg>::value;
 
 template <class Cfg, bool kAK, bool kBK>
 auto kernel_of() {
   if constexpr (IsPipe<Cfg>::value)
     return &d::gemm_dmma_kernel<Cfg, kAK, kBK>;
-  else if constexpr (IsSimt<Cfg>::value)
-    return d::simt_kernel_for<typename Cfg::Element, typename Cfg::Base, kAK>();
   else
     return &d::gemm_mma_kernel<Cfg, kAK, kBK>;
 }
@@ -84,20 +86,29 @@ template <class Cfg>
 void check(const Case& c) {
   using T = typename Cfg::Element;
   CAPTURE(Cfg::kBM, Cfg::kBN, Cfg::kBK, Cfg::kThreads, Cfg::kMmaK, c.m, c.n, c.k, c.a_kcontig, c.b_kcontig,
-          c.splits, c.beta, c.vec, c.inf);
+          c.splits, c.beta, c.vec, c.inf, c.off, c.ld_extra);
   std::uniform_real_distribution<double> dist(-1.0, 1.0);
   // Operands with rows of whole 16-byte chunks (vec), or one element past them (rows after the
   // first start off 16 bytes), and padding.
   constexpr int kPer = 16 / static_cast<int>(sizeof(T));
   const auto ld_of = [&](int inner, int pad) {
-    return static_cast<long long>((inner + kPer - 1) / kPer * kPer + pad * kPer + (c.vec ? 0 : 1));
+    return static_cast<long long>((inner + kPer - 1) / kPer * kPer + pad * kPer + (c.vec ? 0 : c.ld_extra));
   };
   const int a_outer = c.a_kcontig ? c.m : c.k, a_inner = c.a_kcontig ? c.k : c.m;
   const int b_outer = c.b_kcontig ? c.n : c.k, b_inner = c.b_kcontig ? c.k : c.n;
   const long long lda = ld_of(a_inner, 1), ldb = ld_of(b_inner, 2);
-  std::vector<T> a(static_cast<std::size_t>(a_outer) * lda + 2), b(static_cast<std::size_t>(b_outer) * ldb + 2);
-  for (T& v : a) v = static_cast<T>(dist(rng()));
-  for (T& v : b) v = static_cast<T>(dist(rng()));
+  // The operands start c.off elements into 16-byte aligned storage and end on its last element,
+  // so a read past an operand's last element leaves the vector.
+  const auto storage = [&](int outer, long long ld, int inner) {
+    return static_cast<std::size_t>(c.off + (outer - 1) * ld + inner);
+  };
+  std::vector<T> a_store(storage(a_outer, lda, a_inner)), b_store(storage(b_outer, ldb, b_inner));
+  for (T& v : a_store) v = static_cast<T>(dist(rng()));
+  for (T& v : b_store) v = static_cast<T>(dist(rng()));
+  REQUIRE(reinterpret_cast<std::uintptr_t>(a_store.data()) % 16 == 0);
+  REQUIRE(reinterpret_cast<std::uintptr_t>(b_store.data()) % 16 == 0);
+  T* const a = a_store.data() + c.off;
+  T* const b = b_store.data() + c.off;
   if (c.inf) a[0] = std::numeric_limits<T>::infinity();
   const auto A = [&](int i, int kk) { return c.a_kcontig ? a[i * lda + kk] : a[kk * lda + i]; };
   const auto B = [&](int kk, int j) { return c.b_kcontig ? b[j * ldb + kk] : b[kk * ldb + j]; };
@@ -118,8 +129,8 @@ void check(const Case& c) {
   REQUIRE((k_tiles + per_split - 1) / per_split == c.splits);  // every slice has k tiles
   d::GemmArgs<T> p{};
   p.m = c.m, p.n = c.n, p.k = c.k;
-  p.a = {a.data(), lda, c.a_kcontig, c.vec};
-  p.b = {b.data(), ldb, c.b_kcontig, c.vec};
+  p.a = {a, lda, c.a_kcontig, c.vec};
+  p.b = {b, ldb, c.b_kcontig, c.vec};
   p.c = out.data(), p.ldc = ldc, p.c_vec = true;
   p.read_c = c.beta;
   p.alpha = static_cast<T>(c.beta ? 1.5 : 1.0), p.beta = static_cast<T>(c.beta ? -0.5 : 0.0);
@@ -129,7 +140,9 @@ void check(const Case& c) {
   p.tile_offset = 0;
   const dim3 grid(static_cast<unsigned>(p.tiles_m * p.tiles_n), 1, static_cast<unsigned>(c.splits));
   const auto run = [&](auto kernel) { emu::launch(grid, dim3(Cfg::kThreads), [&] { kernel(p); }); };
-  if (c.a_kcontig) {
+  if constexpr (kIsSimt<Cfg>) {
+    d::with_simt_kernel<T, typename Cfg::Base>(p, run);  // the launcher's pick, realigned rows included
+  } else if (c.a_kcontig) {
     if (c.b_kcontig) run(kernel_of<Cfg, true, true>());
     else run(kernel_of<Cfg, true, false>());
   } else {
@@ -196,6 +209,10 @@ void check_config() {
       if constexpr (kFloat) {
         check<Cfg>({BM + 1, BN + 5, 3 * BK + 1, ak, bk, 1, r % 2 == 1, false});
         check<Cfg>({2 * BM - 1, BN + 2, BK + 9, ak, bk, 1, r % 2 == 0, r % 2 == 0, true});  // k <= 64
+        // Rows off 16-byte chunks at every start and length mod 16 bytes, in two k slices (the
+        // second starts mid-row): the realigned copies of the narrow SIMT tiles.
+        check<Cfg>({3 * BM + 5, 2 * BN + 3, 5 * BK + 3, ak, bk, 2, false, false, false, 1 + r % 3, 1 + (r + 1) % 3});
+        check<Cfg>({BM + 7, BN - 3, 2 * BK + 1, ak, bk, 1, r % 2 == 0, false, false, 3 - r % 3, 3 - (r + 2) % 3});
       }
       ++r;
     }

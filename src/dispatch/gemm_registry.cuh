@@ -59,7 +59,7 @@ void launch_gemm(void (*kernel)(GemmArgs<T>), const GemmArgs<T>& p, dim3 grid, c
 
 template <class T, class Cfg>
 void launch_simt(const GemmArgs<T>& p, dim3 grid, cudaStream_t s) {
-  launch_gemm<Cfg>(p.a.kcontig ? simt_kernel_for<T, Cfg, true>() : simt_kernel_for<T, Cfg, false>(), p, grid, s);
+  with_simt_kernel<T, Cfg>(p, [&](auto kernel) { launch_gemm<Cfg>(kernel, p, grid, s); });
 }
 
 template <class T, class Cfg>

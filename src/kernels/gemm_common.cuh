@@ -160,6 +160,59 @@ __device__ __forceinline__ void gemm_copy_tile(T* s, const T* ptr, long long ld,
   }
 }
 
+/// How many elements past the start of its aligned 16-byte chunk element i of row o of the
+/// operand at ptr (ld elements a row) lies: where gemm_copy_tile_shifted lands the row's first
+/// element of a tile that starts at column i. Rows kPer apart (kPer = 16 / sizeof(T)) share it
+/// whatever ld is, and so do columns kPer apart.
+template <class T>
+__device__ __forceinline__ int gemm_row_shift(const T* ptr, long long ld, int o, int i) {
+  constexpr long long kPer = 16 / static_cast<long long>(sizeof(T));
+  const long long base = static_cast<long long>(reinterpret_cast<std::uintptr_t>(ptr) % 16) / static_cast<long long>(sizeof(T));
+  return static_cast<int>((base + o * (ld % kPer) + i) % kPer);
+}
+
+/// gemm_copy_tile for rows that 16-byte copies cannot take as they are (ptr or ld off 16-byte
+/// chunks): row o's INNER elements land at s[o*kStride + sh .. o*kStride + sh + INNER), sh =
+/// gemm_row_shift(ptr, ld, o0 + o, i0), copied as the INNER/kPer + 1 aligned 16-byte chunks that
+/// cover them at any shift (so kStride >= INNER + kPer). The copies read only elements inside
+/// [.., o_lim) x [.., i_lim) of the operand, plus, where the tile does not start the operand's
+/// row (i0 >= sh), the sh elements before it in the row's first chunk, which are the operand's
+/// too (at i0 == 0 that chunk goes element by element); the rest of the row's chunks is zero.
+/// Each thread moves chunks (o, q) in order o-major, like gemm_copy_tile.
+template <class T, int OUTER, int INNER, int kStride, int kThreads>
+__device__ __forceinline__ void gemm_copy_tile_shifted(T* s, const T* ptr, long long ld, int o0, int o_lim, int i0,
+                                                       int i_lim, int tid) {
+  constexpr int kPer = 16 / static_cast<int>(sizeof(T));
+  constexpr int kChunksPerRow = INNER / kPer + 1;
+  constexpr int kChunks = OUTER * kChunksPerRow;
+  static_assert(INNER % kPer == 0 && kStride >= INNER + kPer && kStride % kPer == 0,
+                "a shifted tile row needs a chunk more than the row");
+  // An aligned address to name in copies of nothing (cp.async of 16 bytes needs one).
+  const T* aligned = ptr - gemm_row_shift(ptr, 0, 0, 0);
+#pragma unroll
+  for (int it = 0; it < (kChunks + kThreads - 1) / kThreads; ++it) {
+    const int c = tid + it * kThreads;
+    if (kChunks % kThreads != 0 && c >= kChunks) break;
+    const int o = c / kChunksPerRow, q = c % kChunksPerRow;
+    const int go = o0 + o;
+    const int first = q * kPer - gemm_row_shift(ptr, ld, go, i0);  // the chunk's first column - i0
+    // Elements of the chunk before the operand's end (none past its last row).
+    const int n = go < o_lim ? ::max(0, ::min(kPer, i_lim - (i0 + first))) : 0;
+    T* dst = s + o * kStride + q * kPer;
+    const T* src = ptr + go * ld + (i0 + first);  // 16-byte aligned
+    if (i0 + first >= 0) {
+      cp_async<16>(dst, n > 0 ? src : aligned, n * static_cast<int>(sizeof(T)));
+    } else {
+      // The operand's first chunk of the row: its elements before column 0 are not the operand's.
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) {
+        const bool in = i0 + first + e >= 0 && e < n;
+        cp_async<static_cast<int>(sizeof(T))>(dst + e, in ? src + e : ptr, in ? static_cast<int>(sizeof(T)) : 0);
+      }
+    }
+  }
+}
+
 // ------------------------------------------------------------------ epilogue
 /// Writes V consecutive results of row `r` starting at column `c`: out = alpha*acc + beta*out
 /// (out read only when read_c), or the raw acc for a split-K partial. `vec`: one V-wide store

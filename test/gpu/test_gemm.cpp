@@ -928,6 +928,18 @@ TEST_CASE("float: narrow products (n <= 16 or m <= 16) take the narrow CUDA-core
     run_float_layouts(d.m, d.n, d.k, rot, quick);
   }
   CHECK(narrow_runs >= 6);
+  // Windows of padded hosts, at column 0 with ld a multiple of 4, or at column 1 with an odd ld
+  // (rows off 16 bytes at every shift): there the narrow tiles copy the operand they stream as
+  // the aligned chunks that cover its rows.
+  int narrow_views = 0;
+  for (const Dims d : {Dims{4099, 16, 131}, Dims{5, 20011, 301}, Dims{2003, 7, 64}})
+    for (bool odd : {false, true}) {
+      const std::string plan = run_view_case(d.m, d.n, d.k, odd, rot++ % 4);
+      std::printf("views %ldx%ldx%ld %s: %s\n", long(d.m), long(d.n), long(d.k), odd ? "odd ld" : "aligned ld",
+                  plan.c_str());
+      narrow_views += narrow(plan);
+    }
+  CHECK(narrow_views >= 4);
 }
 
 TEST_CASE("set_float_math: simt keeps float products on the CUDA cores") {
