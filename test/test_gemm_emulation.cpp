@@ -47,7 +47,7 @@ struct Case {
   bool vec = true;            // rows allow 16-byte copies (the pipelined DMMA tiles need them)
   bool inf = false;           // A's first element is an infinity (float: the tile's FMA path)
   int off = 0;                // !vec: A and B start this many elements past a 16-byte boundary
-  int ld_extra = 1;           // !vec: rows this many elements longer than whole chunks (1 .. 3)
+  int ld_extra = 1;           // !vec: rows this many elements longer than whole chunks (0 .. 3)
 };
 
 /// A SIMT tile (gemm_simt_kernel) of element T in this harness's terms: one kernel for every
@@ -140,6 +140,13 @@ void check(const Case& c) {
   p.tile_offset = 0;
   const dim3 grid(static_cast<unsigned>(p.tiles_m * p.tiles_n), 1, static_cast<unsigned>(c.splits));
   const auto run = [&](auto kernel) { emu::launch(grid, dim3(Cfg::kThreads), [&] { kernel(p); }); };
+  // Every copy reads inside the operands' rows: not before their first element, not in the
+  // padding between a row's last element and the next row, not past the last element.
+  emu::g_readable = {
+      {reinterpret_cast<const unsigned char*>(a), a_outer, static_cast<long>(a_inner * sizeof(T)), static_cast<long>(lda * sizeof(T))},
+      {reinterpret_cast<const unsigned char*>(b), b_outer, static_cast<long>(b_inner * sizeof(T)), static_cast<long>(ldb * sizeof(T))}};
+  emu::g_bad_reads = 0;
+  emu::g_check_reads = true;
   if constexpr (kIsSimt<Cfg>) {
     d::with_simt_kernel<T, typename Cfg::Base>(p, run);  // the launcher's pick, realigned rows included
   } else if (c.a_kcontig) {
@@ -149,6 +156,8 @@ void check(const Case& c) {
     if (c.b_kcontig) run(kernel_of<Cfg, false, true>());
     else run(kernel_of<Cfg, false, false>());
   }
+  emu::g_check_reads = false;
+  emu::g_readable.clear();
 
   // Double: the DMMA's IEEE sums. Float: the split leaves about 5 units of 2^-22 of each |term|
   // (big to nearest, small truncated, small x small dropped), the MMA's rounded step sums one
@@ -183,6 +192,8 @@ void check(const Case& c) {
   }
   CHECK(wrong == 0);
   CHECK(padding == 0);
+  if (emu::g_bad_reads != 0) UNSCOPED_INFO(emu::g_first_bad_read);
+  CHECK(emu::g_bad_reads == 0);
 }
 
 /// The shapes every configuration runs, in all four layouts: ragged tiles in m and n, k past the
@@ -216,6 +227,26 @@ void check_config() {
       }
       ++r;
     }
+}
+
+/// The narrow SIMT tiles' realigned copies (gemm_copy_tile_shifted) over every start offset and
+/// row length mod 16 bytes, in every layout: ragged tiles in three k slices, tiny products, and
+/// one side within one tile.
+template <class Cfg>
+void check_realign_sweep() {
+  constexpr int BM = Cfg::kBM, BN = Cfg::kBN, BK = Cfg::kBK;
+  int r = 0;
+  for (bool ak : {true, false})
+    for (bool bk : {true, false})
+      for (int off = 0; off < 4; ++off)
+        for (int lx = 0; lx < 4; ++lx) {
+          if (off == 0 && lx == 0) continue;  // aligned: the plain copies
+          check<Cfg>({BM + 1 + r % 5, BN + 3 - r % 4, 7 * BK + 1 + r % 3, ak, bk, 3, false, false, false, off, lx});
+          check<Cfg>({1 + r % 7, 2 + r % 5, 3 + r % 4, ak, bk, 1, r % 2 == 1, false, false, off, lx});
+          check<Cfg>({2 * BM + 3, 5, 33, ak, bk, 2, false, false, false, off, lx});
+          check<Cfg>({3, 2 * BN + 1, 35, ak, bk, 2, false, false, false, off, lx});
+          ++r;
+        }
 }
 
 }  // namespace
@@ -253,4 +284,6 @@ TEST_CASE("emulated SIMT: the narrow tiles 128x16x16 and 16x128x16, and 64x64x16
   check_config<Simt<d::SimtTall, float>>();
   check_config<Simt<d::SimtShort, float>>();
   check_config<Simt<d::SimtSmall, float>>();
+  check_realign_sweep<Simt<d::SimtTall, float>>();
+  check_realign_sweep<Simt<d::SimtShort, float>>();
 }

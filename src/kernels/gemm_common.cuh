@@ -177,7 +177,8 @@ __device__ __forceinline__ int gemm_row_shift(const T* ptr, long long ld, int o,
 /// cover them at any shift (so kStride >= INNER + kPer). The copies read only elements inside
 /// [.., o_lim) x [.., i_lim) of the operand, plus, where the tile does not start the operand's
 /// row (i0 >= sh), the sh elements before it in the row's first chunk, which are the operand's
-/// too (at i0 == 0 that chunk goes element by element); the rest of the row's chunks is zero.
+/// too; where it does (i0 < sh), that chunk goes element by element, skipping the elements
+/// before column 0. The rest of the row's chunks is zero.
 /// Each thread moves chunks (o, q) in order o-major, like gemm_copy_tile.
 template <class T, int OUTER, int INNER, int kStride, int kThreads>
 __device__ __forceinline__ void gemm_copy_tile_shifted(T* s, const T* ptr, long long ld, int o0, int o_lim, int i0,

@@ -1,7 +1,8 @@
 // SIMT tiled GEMM for 4-byte types (float, int32): block tile -> warp tile -> a per-thread
-// register tile of 4x4 sub-tiles, a multi-stage cp.async pipeline, A and B both stored k-major
-// in shared memory ([k][m] and [k][n]) so every fragment read is one conflict-free 16-byte LDS.
-// Device code only.
+// register tile of 4x4 sub-tiles, a multi-stage cp.async pipeline, A and B stored k-major in
+// shared memory ([k][m] and [k][n]) so a fragment read is one conflict-free 16-byte LDS; a tile
+// may keep a k-contiguous A as [m][k] (A_ROWS), and rows copied off their 16-byte chunks
+// (REALIGN) are read as four 4-byte loads. Device code only.
 #pragma once
 
 #include "gemm_common.cuh"
@@ -94,8 +95,9 @@ using SimtWide = SimtTile<Shape<64, 256, 16>, Warps<2, 4>, 3, 1>;  // 256 thread
 // The narrow tiles (GemmConfigInfo::narrow_side), for products with n <= 16 or m <= 16, which
 // are memory-bound on their long operand: 128 threads, 4x4 a thread, 4 stages of 16 k; the tall
 // one keeps a k-contiguous A as it is ([m][k], 16-byte copies).
-// The narrow tiles realign the operand they stream where its rows are off 16-byte chunks (u8 ..
-// f32 rows of odd length, views): A for the tall one, B (not k-contiguous) for the short one.
+// The narrow tiles realign the operand they stream where its rows are off 16-byte chunks (a row
+// length or start that is not a multiple of 4 floats: k, m or n, views): A for the tall one, B
+// (not k-contiguous) for the short one.
 using SimtTall = SimtTile<Shape<128, 16, 16>, Warps<4, 1>, 4, 4, 4, true, kSimtRealignA>;  // n <= 16: warps of 8 x 4
 using SimtShort = SimtTile<Shape<16, 128, 16>, Warps<1, 4>, 4, 4, 8, false, kSimtRealignB>;  // m <= 16
 
