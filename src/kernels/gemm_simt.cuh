@@ -265,7 +265,8 @@ int simt_realign(const GemmArgs<T>& p) {
 
 /// Calls f(kernel) with the kernel of configuration Cfg for product p's layout and realigned
 /// operands (simt_kernel_for, simt_realign): the one place that picks it, for the launcher and
-/// the CPU emulation alike.
+/// the CPU emulation alike. A configuration realigns all of Cfg::kRealign or nothing (each of
+/// today's names one operand), so it has two kernels a layout.
 template <class T, class Cfg, class F>
 void with_simt_kernel(const GemmArgs<T>& p, F&& f) {
   const auto pick = [&](auto realign) {
@@ -273,13 +274,8 @@ void with_simt_kernel(const GemmArgs<T>& p, F&& f) {
     if (p.a.kcontig) f(simt_kernel_for<T, Cfg, true, kR>());
     else f(simt_kernel_for<T, Cfg, false, kR>());
   };
-  const int r = simt_realign<Cfg>(p);
-  if constexpr ((Cfg::kRealign & kSimtRealignA) != 0)
-    if (r == kSimtRealignA) return pick(std::integral_constant<int, kSimtRealignA>{});
-  if constexpr ((Cfg::kRealign & kSimtRealignB) != 0)
-    if (r == kSimtRealignB) return pick(std::integral_constant<int, kSimtRealignB>{});
-  if constexpr (Cfg::kRealign == (kSimtRealignA | kSimtRealignB))
-    if (r == Cfg::kRealign) return pick(std::integral_constant<int, kSimtRealignA | kSimtRealignB>{});
+  if constexpr (Cfg::kRealign != 0)
+    if (simt_realign<Cfg>(p) == Cfg::kRealign) return pick(std::integral_constant<int, Cfg::kRealign>{});
   pick(std::integral_constant<int, 0>{});
 }
 
