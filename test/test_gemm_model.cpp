@@ -138,8 +138,12 @@ TEST_CASE("gemm model: few output tiles and a long k split k, within the workspa
   const GemmPlan p = plan_f32(64, 64, 1 << 20);
   REQUIRE(p.kind == GemmPlanKind::tiled);
   CHECK(p.splits > 1);
-  CHECK(p.splits <= kGemmMaxSplits);
+  // One output tile: past kGemmMaxSplits, up to a slice for every CTA the device holds at once.
+  CHECK(p.splits > kGemmMaxSplits);
+  CHECK(p.splits <= kH200.sm_count * h200_occupancy(f32_configs(), p.config));
   CHECK(p.splits == gemm_effective_splits(1 << 20, config_of(p).bk, p.splits));
+  // Output tiles enough to fill the SMs at kGemmMaxSplits slices keep that bound.
+  CHECK(plan_f32(1024, 1024, 1 << 20).splits <= kGemmMaxSplits);
   // Many output tiles: splitting buys nothing.
   CHECK(plan_f32(8192, 8192, 256).splits == 1);
   // The partial sums of a split never take more than 1 GiB.

@@ -258,9 +258,16 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
     max_by_k = std::max(max_by_k, p.k / (2 * c.bk));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
-  const int max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : kGemmMaxSplits;
-  const int max_splits =
-      static_cast<int>(std::min<long long>({kGemmMaxSplits, max_by_k, max_by_ws, max_by_cluster}));
+  // Past kGemmMaxSplits only where its slices leave SMs idle (one or two output tiles and a k
+  // of 10^5 or more): then up to a slice for every CTA the device holds at once. Run S23 (H200,
+  // of cuBLAS, 64 slices forced -> the plan now): 64x64x10^6 0.570 -> 1.405 (263 slices),
+  // 128x128x500000 0.970 -> 1.781 (132), 100x100x10^5 0.999 -> 1.641, 16x16x10^6 on the narrow
+  // tile 0.311 -> 0.845 (526), 33x33x150001 0.497 -> 0.877-1.074 (261).
+  const long long max_by_fill = tiles * kGemmMaxSplits < dev.sm_count
+                                    ? std::max<long long>(kGemmMaxSplits, static_cast<long long>(dev.sm_count) * std::max(1, occ) / tiles)
+                                    : kGemmMaxSplits;
+  const long long max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : max_by_fill;
+  const int max_splits = static_cast<int>(std::min<long long>({max_by_fill, max_by_k, max_by_ws, max_by_cluster}));
   const auto seconds = [&](int s) {
     return gemm_model_seconds(model, p.element, c, eff, p.m, p.n, p.k, s, dev.sm_count, occ);
   };
