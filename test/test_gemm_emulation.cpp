@@ -47,7 +47,8 @@ struct Case {
   bool vec = true;            // rows allow 16-byte copies (the pipelined DMMA tiles need them)
   bool inf = false;           // A's first element is an infinity (float: the tile's FMA path)
   int off = 0;                // !vec: A and B start this many elements past a 16-byte boundary
-  int ld_extra = 1;           // !vec: rows this many elements longer than whole chunks (0 .. 3)
+  int ld_extra = 1;           // !vec: rows this many elements longer than whole chunks (0 .. 3),
+                              // or -1: as long as the operand's (a dense matrix)
 };
 
 /// A SIMT tile (gemm_simt_kernel) of element T in this harness's terms: one kernel for every
@@ -92,15 +93,16 @@ void check(const Case& c) {
   // first start off 16 bytes), and padding.
   constexpr int kPer = 16 / static_cast<int>(sizeof(T));
   const auto ld_of = [&](int inner, int pad) {
+    if (!c.vec && c.ld_extra < 0) return static_cast<long long>(inner);
     return static_cast<long long>((inner + kPer - 1) / kPer * kPer + pad * kPer + (c.vec ? 0 : c.ld_extra));
   };
   const int a_outer = c.a_kcontig ? c.m : c.k, a_inner = c.a_kcontig ? c.k : c.m;
   const int b_outer = c.b_kcontig ? c.n : c.k, b_inner = c.b_kcontig ? c.k : c.n;
   const long long lda = ld_of(a_inner, 1), ldb = ld_of(b_inner, 2);
-  // The operands start c.off elements into 16-byte aligned storage and end on its last element,
-  // so a read past an operand's last element leaves the vector.
+  // The operands start c.off elements into 16-byte aligned storage, as a window of a matrix
+  // ld elements wide, whose last row they end: dense (ld == inner), on its last element.
   const auto storage = [&](int outer, long long ld, int inner) {
-    return static_cast<std::size_t>(c.off + (outer - 1) * ld + inner);
+    return static_cast<std::size_t>(c.off + (outer - 1) * ld + std::max<long long>(ld, inner));
   };
   std::vector<T> a_store(storage(a_outer, lda, a_inner)), b_store(storage(b_outer, ldb, b_inner));
   for (T& v : a_store) v = static_cast<T>(dist(rng()));
@@ -145,6 +147,10 @@ void check(const Case& c) {
   emu::g_readable = {
       {reinterpret_cast<const unsigned char*>(a), a_outer, static_cast<long>(a_inner * sizeof(T)), static_cast<long>(lda * sizeof(T))},
       {reinterpret_cast<const unsigned char*>(b), b_outer, static_cast<long>(b_inner * sizeof(T)), static_cast<long>(ldb * sizeof(T))}};
+  emu::g_storage = {{reinterpret_cast<const unsigned char*>(a_store.data()),
+                     reinterpret_cast<const unsigned char*>(a_store.data() + a_store.size())},
+                    {reinterpret_cast<const unsigned char*>(b_store.data()),
+                     reinterpret_cast<const unsigned char*>(b_store.data() + b_store.size())}};
   emu::g_bad_reads = 0;
   emu::g_check_reads = true;
   if constexpr (kIsSimt<Cfg>) {
@@ -158,6 +164,7 @@ void check(const Case& c) {
   }
   emu::g_check_reads = false;
   emu::g_readable.clear();
+  emu::g_storage.clear();
 
   // Double: the DMMA's IEEE sums. Float: the split leaves about 5 units of 2^-22 of each |term|
   // (big to nearest, small truncated, small x small dropped), the MMA's rounded step sums one
@@ -247,6 +254,14 @@ void check_realign_sweep() {
           check<Cfg>({3, 2 * BN + 1, 35, ak, bk, 2, false, false, false, off, lx});
           ++r;
         }
+  // Dense operands whose rows are not whole chunks (ld = their length, storage ending on the
+  // last element): a row's last chunk is cut, and past the last row there is nothing.
+  for (bool ak : {true, false})
+    for (bool bk : {true, false})
+      for (int off = 0; off < 4; ++off) {
+        check<Cfg>({BM + 1 + off, BN + 3 - off, 7 * BK + 1 + 2 * off, ak, bk, 3, false, false, false, off, -1});
+        check<Cfg>({2 * BM + 3, 5 + off, 33 + 2 * off, ak, bk, off % 2 == 1 ? 1 : 2, off % 2 == 1, false, false, off, -1});
+      }
 }
 
 }  // namespace

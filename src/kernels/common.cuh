@@ -64,8 +64,11 @@ __device__ __forceinline__ void cp_async(T* dst, const T* src, int src_bytes) {
     std::abort();
   }
   // Where a test names the operands' readable rows (emu::g_readable), a copy's source bytes
-  // must lie in one of them.
-  if (src_bytes > 0) emu::check_read(src, static_cast<std::size_t>(src_bytes));
+  // must lie in one of them, and all Bytes it names inside their storage (emu::g_storage).
+  if (src_bytes > 0) {
+    emu::check_read(src, static_cast<std::size_t>(src_bytes));
+    emu::check_named(src, static_cast<std::size_t>(Bytes));
+  }
 #endif
   constexpr int kN = Bytes / static_cast<int>(sizeof(T));
   const int n = src_bytes / static_cast<int>(sizeof(T));

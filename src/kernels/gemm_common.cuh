@@ -178,7 +178,9 @@ __device__ __forceinline__ int gemm_row_shift(const T* ptr, long long ld, int o,
 /// [.., o_lim) x [.., i_lim) of the operand, plus, where the tile does not start the operand's
 /// row (i0 >= sh), the sh elements before it in the row's first chunk, which are the operand's
 /// too; where it does (i0 < sh), that chunk goes element by element, skipping the elements
-/// before column 0. The rest of the row's chunks is zero.
+/// before column 0. So does a chunk that i_lim cuts: a 16-byte copy of fewer source bytes still
+/// names all 16 (compute-sanitizer's initcheck reads them so, and past the operand's last
+/// element they were never written). The rest of the row's chunks is zero.
 /// Each thread moves chunks (o, q) in order o-major, like gemm_copy_tile.
 template <class T, int OUTER, int INNER, int kStride, int kThreads>
 __device__ __forceinline__ void gemm_copy_tile_shifted(T* s, const T* ptr, long long ld, int o0, int o_lim, int i0,
@@ -201,10 +203,11 @@ __device__ __forceinline__ void gemm_copy_tile_shifted(T* s, const T* ptr, long 
     const int n = go < o_lim ? ::max(0, ::min(kPer, i_lim - (i0 + first))) : 0;
     T* dst = s + o * kStride + q * kPer;
     const T* src = ptr + go * ld + (i0 + first);  // 16-byte aligned
-    if (i0 + first >= 0) {
+    if (i0 + first >= 0 && (n == kPer || n == 0)) {
       cp_async<16>(dst, n > 0 ? src : aligned, n * static_cast<int>(sizeof(T)));
     } else {
-      // The operand's first chunk of the row: its elements before column 0 are not the operand's.
+      // The operand's first chunk of the row (its elements before column 0 are not the
+      // operand's) or a chunk cut at i_lim.
 #pragma unroll
       for (int e = 0; e < kPer; ++e) {
         const bool in = i0 + first + e >= 0 && e < n;

@@ -87,6 +87,24 @@ inline void check_read(const void* p, std::size_t n) {
 #define DEVMAT_EXPR_CHECK_READ(p, bytes) emu::check_read((p), (bytes))
 
 namespace emu {
+/// The storage the operands lie in, [begin, end) each (set by a test with g_readable): a copy
+/// must name only bytes inside one, all of them even where it reads fewer (a cp.async of 16
+/// bytes from a source of 4: compute-sanitizer's initcheck reads all 16, and past the storage
+/// they were never written). Recorded in g_bad_reads.
+inline std::vector<std::pair<const unsigned char*, const unsigned char*>> g_storage;
+
+inline void check_named(const void* p, std::size_t n) {
+  if (!g_check_reads || g_storage.empty()) return;
+  const auto* b = static_cast<const unsigned char*>(p);
+  for (const auto& [lo, hi] : g_storage)
+    if (b >= lo && b + n <= hi) return;
+  std::lock_guard<std::mutex> lock(g_bad_read_m);
+  if (g_bad_reads++ == 0)
+    std::snprintf(g_first_bad_read, sizeof(g_first_bad_read), "a %zu-byte copy at %p names bytes outside the storage", n, p);
+}
+}  // namespace emu
+
+namespace emu {
 /// Exact reads (emu_guarded.hpp's ExactReads): while g_exact_lo is set, a load that touches the
 /// mapping [g_map_lo, g_map_hi) outside the bytes [g_exact_lo, g_exact_hi) aborts, so a word read
 /// that runs past a matrix's last byte fails even where it ends on the guard page's boundary.
