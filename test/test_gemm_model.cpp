@@ -142,8 +142,12 @@ TEST_CASE("gemm model: few output tiles and a long k split k, within the workspa
   CHECK(p.splits > kGemmMaxSplits);
   CHECK(p.splits <= kH200.sm_count * h200_occupancy(f32_configs(), p.config));
   CHECK(p.splits == gemm_effective_splits(1 << 20, config_of(p).bk, p.splits));
-  // Output tiles enough to fill the SMs at kGemmMaxSplits slices keep that bound.
+  // Output tiles enough to fill the SMs at kGemmMaxSplits slices keep that bound, and so do
+  // slices that would be shorter than 512 k.
   CHECK(plan_f32(1024, 1024, 1 << 20).splits <= kGemmMaxSplits);
+  CHECK(plan_f32(64, 64, 16384).splits <= kGemmMaxSplits);
+  CHECK(plan_f32(2, 2, 2048).splits <= kGemmMaxSplits);
+  CHECK(plan_f32(64, 64, 1 << 16).splits <= (1 << 16) / 512);
   // Many output tiles: splitting buys nothing.
   CHECK(plan_f32(8192, 8192, 256).splits == 1);
   // The partial sums of a split never take more than 1 GiB.

@@ -258,14 +258,19 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
     max_by_k = std::max(max_by_k, p.k / (2 * c.bk));
   // Partial sums in a workspace of at most 1 GiB.
   const long long max_by_ws = std::max<long long>(1, (1ll << 30) / (static_cast<long long>(p.m) * p.n * elem_bytes));
-  // Past kGemmMaxSplits only where its slices leave SMs idle (one or two output tiles and a k
-  // of 10^5 or more): then up to a slice for every CTA the device holds at once. Run S23 (H200,
-  // of cuBLAS, 64 slices forced -> the plan now): 64x64x10^6 0.570 -> 1.405 (263 slices),
-  // 128x128x500000 0.970 -> 1.781 (132), 100x100x10^5 0.999 -> 1.641, 16x16x10^6 on the narrow
-  // tile 0.311 -> 0.845 (526), 33x33x150001 0.497 -> 0.877-1.074 (261).
-  const long long max_by_fill = tiles * kGemmMaxSplits < dev.sm_count
-                                    ? std::max<long long>(kGemmMaxSplits, static_cast<long long>(dev.sm_count) * std::max(1, occ) / tiles)
-                                    : kGemmMaxSplits;
+  // Past kGemmMaxSplits only where its slices leave SMs idle (the output tiles times 64 under
+  // the SM count) and each slice keeps at least 512 of k: then up to a slice for every CTA the
+  // device holds at once. Run S23 (H200, of cuBLAS, 64 slices forced -> the plan now):
+  // 64x64x10^6 0.570 -> 1.405 (263 slices), 128x128x500000 0.970 -> 1.781 (132), 100x100x10^5
+  // 0.999 -> 1.641 (131), 16x16x10^6 on the narrow tile 0.311 -> 0.845 (526), 33x33x150001
+  // 0.497 -> 0.877-1.074 (261, 575 k a slice: the shortest measured, hence the 512). Without
+  // that floor the model took shorter k to hundreds of slices of a few k tiles, unmeasured
+  // (2x2x2048 on 128x128x8 at 256 slices of 8 k), so below a k of 64 x 512 the cap stays 64.
+  long long max_by_fill = kGemmMaxSplits;
+  if (tiles * kGemmMaxSplits < dev.sm_count)
+    max_by_fill = std::clamp<long long>(
+        std::min<long long>(static_cast<long long>(dev.sm_count) * std::max(1, occ) / tiles, p.k / 512),
+        kGemmMaxSplits, 65535);  // 65535: gridDim.z
   const long long max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : max_by_fill;
   const int max_splits = static_cast<int>(std::min<long long>({max_by_fill, max_by_k, max_by_ws, max_by_cluster}));
   const auto seconds = [&](int s) {
