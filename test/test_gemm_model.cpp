@@ -147,7 +147,7 @@ TEST_CASE("gemm model: few output tiles and a long k split k, within the workspa
   CHECK(plan_f32(1024, 1024, 1 << 20).splits <= kGemmMaxSplits);
   CHECK(plan_f32(64, 64, 16384).splits <= kGemmMaxSplits);
   CHECK(plan_f32(2, 2, 2048).splits <= kGemmMaxSplits);
-  CHECK(plan_f32(64, 64, 1 << 16).splits <= (1 << 16) / 512);
+  CHECK(plan_f32(64, 64, 1 << 16).splits <= (1 << 16) / kGemmMinSliceKPastMax);
   // Many output tiles: splitting buys nothing.
   CHECK(plan_f32(8192, 8192, 256).splits == 1);
   // The partial sums of a split never take more than 1 GiB.

@@ -269,7 +269,7 @@ std::pair<int, double> gemm_best_splits(const GemmProblem& p, const GemmConfigIn
   long long max_by_fill = kGemmMaxSplits;
   if (tiles * kGemmMaxSplits < dev.sm_count)
     max_by_fill = std::clamp<long long>(
-        std::min<long long>(static_cast<long long>(dev.sm_count) * std::max(1, occ) / tiles, p.k / 512),
+        std::min<long long>(static_cast<long long>(dev.sm_count) * std::max(1, occ) / tiles, p.k / kGemmMinSliceKPastMax),
         kGemmMaxSplits, 65535);  // 65535: gridDim.z
   const long long max_by_cluster = c.cluster_splits > 0 ? c.cluster_splits : max_by_fill;
   const int max_splits = static_cast<int>(std::min<long long>({max_by_fill, max_by_k, max_by_ws, max_by_cluster}));

@@ -165,6 +165,8 @@ inline constexpr bool kGemmClusterSplitKDmma = true;
 /// short-k tile (GemmConfigInfo::whole_k) where their k fits it.
 constexpr double kGemmTf32MinFma = 1 << 22;
 constexpr int kGemmMaxSplits = 64;
+/// Past kGemmMaxSplits, the fewest k a slice keeps (gemm_best_splits).
+constexpr int kGemmMinSliceKPastMax = 512;
 
 /// The plan for `p` among `configs` (all of p.element) on `dev`; `blocks_per_sm(i)` gives the
 /// occupancy of configuration i and is called only for candidates (configurations that are

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #define __device__
@@ -70,6 +71,13 @@ inline std::mutex g_bad_read_m;
 inline long g_bad_reads = 0;
 inline char g_first_bad_read[256];
 
+/// Records a bad read (the first one's text kept for the report).
+inline void record_bad_read(const char* what, std::size_t n, const void* p, const char* why) {
+  std::lock_guard<std::mutex> lock(g_bad_read_m);
+  if (g_bad_reads++ == 0)
+    std::snprintf(g_first_bad_read, sizeof(g_first_bad_read), "a %zu-byte %s at %p, %s", n, what, p, why);
+}
+
 inline void check_read(const void* p, std::size_t n) {
   if (!g_check_reads) return;
   const auto* b = static_cast<const unsigned char*>(p);
@@ -79,18 +87,13 @@ inline void check_read(const void* p, std::size_t n) {
     const long r = off / w.stride_bytes, c = off % w.stride_bytes;
     if (r < w.rows && c + static_cast<long>(n) <= w.row_bytes) return;
   }
-  std::lock_guard<std::mutex> lock(g_bad_read_m);
-  if (g_bad_reads++ == 0)
-    std::snprintf(g_first_bad_read, sizeof(g_first_bad_read), "a %zu-byte read at %p, outside every leaf's rows", n, p);
+  record_bad_read("read", n, p, "outside every leaf's rows");
 }
-}  // namespace emu
-#define DEVMAT_EXPR_CHECK_READ(p, bytes) emu::check_read((p), (bytes))
 
-namespace emu {
 /// The storage the operands lie in, [begin, end) each (set by a test with g_readable): a copy
 /// must name only bytes inside one, all of them even where it reads fewer (a cp.async of 16
 /// bytes from a source of 4: compute-sanitizer's initcheck reads all 16, and past the storage
-/// they were never written). Recorded in g_bad_reads.
+/// they were never written). Recorded as check_read's.
 inline std::vector<std::pair<const unsigned char*, const unsigned char*>> g_storage;
 
 inline void check_named(const void* p, std::size_t n) {
@@ -98,11 +101,10 @@ inline void check_named(const void* p, std::size_t n) {
   const auto* b = static_cast<const unsigned char*>(p);
   for (const auto& [lo, hi] : g_storage)
     if (b >= lo && b + n <= hi) return;
-  std::lock_guard<std::mutex> lock(g_bad_read_m);
-  if (g_bad_reads++ == 0)
-    std::snprintf(g_first_bad_read, sizeof(g_first_bad_read), "a %zu-byte copy at %p names bytes outside the storage", n, p);
+  record_bad_read("copy", n, p, "naming bytes outside the storage");
 }
 }  // namespace emu
+#define DEVMAT_EXPR_CHECK_READ(p, bytes) emu::check_read((p), (bytes))
 
 namespace emu {
 /// Exact reads (emu_guarded.hpp's ExactReads): while g_exact_lo is set, a load that touches the
