@@ -1,6 +1,7 @@
 // The host side of the Hopper wgmma float GEMM: TMA descriptors, occupancy and launch. This
 // translation unit alone is compiled for sm_90a (CMakeLists.txt: devmat_wgmma), since wgmma
 // and setmaxnreg exist only there; DEVMAT_HAS_WGMMA says that it was.
+#include "detail/tensor_map.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/gemm_wgmma.hpp"
 #include "dispatch/launch.cuh"
@@ -9,7 +10,6 @@
 #include <devmat/error.hpp>
 
 #include <cuda.h>
-#include <cudaTypedefs.h>  // PFN_cuTensorMapEncodeTiled
 
 #include <stdexcept>
 #include <string>
@@ -27,35 +27,17 @@ static_assert(info_matches<1>() && info_matches<2>(), "the registry's descriptio
 
 namespace {
 
-/// cuTensorMapEncodeTiled through the runtime's driver entry point (no -lcuda link).
-PFN_cuTensorMapEncodeTiled_v12000 encode_tiled() {
-  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* f = nullptr;
-    cudaDriverEntryPointQueryResult found{};
-    DEVMAT_CUDA_TRY(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &f, 12000, cudaEnableDefault, &found));
-    if (found != cudaDriverEntryPointSuccess || f == nullptr)
-      throw std::runtime_error("devmat: gemm: the driver has no cuTensorMapEncodeTiled");
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(f);
-  }();
-  return fn;
-}
-
 /// The TMA descriptor of one operand in its global layout: `rows` x (its k extent or x extent)
 /// elements, row stride ld. k-contiguous: dimensions (k, x), box (BK, tile); else (x, k), box
 /// (tile, BK). No swizzle (the consumers write the swizzled split tiles), zeros outside.
 CUtensorMap operand_map(const GemmOperand<float>& op, int x_extent, int k_extent, int box_x) {
   CUtensorMap map;
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(op.kcontig ? k_extent : x_extent),
-                              static_cast<cuuint64_t>(op.kcontig ? x_extent : k_extent)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(op.ld) * sizeof(float)};  // bytes, a multiple of 16
-  const cuuint32_t box[2] = {static_cast<cuuint32_t>(op.kcontig ? WgmmaTile::kBK : box_x),
-                             static_cast<cuuint32_t>(op.kcontig ? box_x : WgmmaTile::kBK)};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = encode_tiled()(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, const_cast<float*>(op.ptr), dims, strides,
-                                    box, elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                                    CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("devmat: gemm: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(r) + ")");
+  encode_tensor_map_2d(&map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, op.ptr, static_cast<cuuint64_t>(op.kcontig ? k_extent : x_extent),
+                       static_cast<cuuint64_t>(op.kcontig ? x_extent : k_extent),
+                       static_cast<cuuint64_t>(op.ld) * sizeof(float),  // bytes, a multiple of 16
+                       static_cast<cuuint32_t>(op.kcontig ? WgmmaTile::kBK : box_x),
+                       static_cast<cuuint32_t>(op.kcontig ? box_x : WgmmaTile::kBK), CU_TENSOR_MAP_SWIZZLE_NONE,
+                       CU_TENSOR_MAP_L2_PROMOTION_L2_128B, "gemm");
   return map;
 }
 

@@ -45,6 +45,7 @@
 
 #include "gemm_common.cuh"
 #include "gemm_mma.cuh"  // Tf32x3 (the split), gemm_tile_fma (the non-finite fallback)
+#include "tma.cuh"       // mbarriers and TMA copies
 
 #include <cuda.h>  // CUtensorMap (a type only: no driver library is linked)
 
@@ -109,74 +110,6 @@ using WgmmaTile = WgmmaTileT<2>;    // 128x128x32, gemm's choice on sm_90
 using WgmmaTile64 = WgmmaTileT<1>;  // 64x128x32, a measured variant
 
 // ------------------------------------------------------------------ PTX wrappers (sm_90a)
-__device__ __forceinline__ void wg_mbar_init(std::uint32_t bar, std::uint32_t count) {
-#if DEVMAT_WGMMA_DEVICE
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-#endif
-}
-/// Makes the barrier initialisations visible to the async proxy (TMA) as well.
-__device__ __forceinline__ void wg_mbar_init_fence() {
-#if DEVMAT_WGMMA_DEVICE
-  asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
-}
-/// One arrival that also expects `bytes` of transactions in the current phase.
-__device__ __forceinline__ void wg_mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
-#if DEVMAT_WGMMA_DEVICE
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
-#endif
-}
-__device__ __forceinline__ void wg_mbar_arrive(std::uint32_t bar) {
-#if DEVMAT_WGMMA_DEVICE
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-#endif
-}
-/// One poll: true once the phase of parity `parity` has completed (try_wait may suspend the
-/// thread for a while first). A fresh barrier is in phase 0, and the phase "before" it, of
-/// parity 1, counts as completed.
-__device__ __forceinline__ bool wg_mbar_try_wait(std::uint32_t bar, std::uint32_t parity) {
-  std::uint32_t done = 1;
-#if DEVMAT_WGMMA_DEVICE
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-      "selp.u32 %0, 1, 0, p;\n"
-      "}\n"
-      : "=r"(done)
-      : "r"(bar), "r"(parity)
-      : "memory");
-#endif
-  return done != 0;
-}
-/// Polls until that phase has completed. A watchdog for the prototype: a wait that never ends
-/// (a phase or byte-count mistake) traps after 2^28 polls (at least a second), so that a test
-/// or benchmark fails with a launch error instead of hanging the run.
-__device__ __forceinline__ void wg_mbar_wait(std::uint32_t bar, std::uint32_t parity) {
-  constexpr long long kWatchdogPolls = 1ll << 28;
-  for (long long polls = 0; !wg_mbar_try_wait(bar, parity);)
-    if (++polls == kWatchdogPolls) __trap();
-}
-/// TMA: the box at coordinates (c0 innermost, c1) of `map` into shared `dst`, completing
-/// transactions on `bar`.
-__device__ __forceinline__ void wg_tma_load_2d(std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar, int c0,
-                                               int c1) {
-#if DEVMAT_WGMMA_DEVICE
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
-          dst),
-      "l"(reinterpret_cast<std::uint64_t>(map)), "r"(bar), "r"(c0), "r"(c1)
-      : "memory");
-#else
-  (void)dst, (void)map, (void)bar, (void)c0, (void)c1;
-#endif
-}
-/// Generic-proxy writes to shared memory become visible to the async proxy (wgmma, TMA).
-__device__ __forceinline__ void wg_fence_proxy_async() {
-#if DEVMAT_WGMMA_DEVICE
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-}
 /// A barrier of the `count` threads that use id `id` (1..15; 0 is __syncthreads').
 __device__ __forceinline__ void wg_named_barrier(int id, int count) {
   asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
@@ -301,11 +234,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
     for (int s = 0; s < kStages; ++s) {
-      wg_mbar_init(full_bar(s), 1);   // the producer's arrive.expect_tx (+ the TMA bytes)
-      wg_mbar_init(empty_bar(s), 1);  // one consumer thread, after the consumers' barrier
+      mbar_init(full_bar(s), 1);   // the producer's arrive.expect_tx (+ the TMA bytes)
+      mbar_init(empty_bar(s), 1);  // one consumer thread, after the consumers' barrier
     }
     *nonfinite = 0;
-    wg_mbar_init_fence();
+    mbar_init_fence();
   }
   __syncthreads();
 
@@ -314,16 +247,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     if (tid == 0) {
       for (int k_tile = 0; k_tile < tr.k_tiles; ++k_tile) {
         const int s = k_tile % kStages, round = k_tile / kStages;
-        wg_mbar_wait(empty_bar(s), (round & 1) ^ 1);  // round 0 passes at once
-        wg_mbar_arrive_expect_tx(full_bar(s), Cfg::kRawStage);
+        mbar_wait(empty_bar(s), (round & 1) ^ 1);  // round 0 passes at once
+        mbar_arrive_expect_tx(full_bar(s), Cfg::kRawStage);
         const int k0 = tr.k_begin + k_tile * BK;
         const std::uint32_t a_dst = smem_u32 + s * Cfg::kRawStage, b_dst = a_dst + Cfg::kRawA;
         // k tiles never straddle two k slices (k_per_split is a multiple of BK); past k the
         // TMA reads zeros.
-        if constexpr (kAK) wg_tma_load_2d(a_dst, &a_map, full_bar(s), k0, tr.m0);
-        else wg_tma_load_2d(a_dst, &a_map, full_bar(s), tr.m0, k0);
-        if constexpr (kBK) wg_tma_load_2d(b_dst, &b_map, full_bar(s), k0, tr.n0);
-        else wg_tma_load_2d(b_dst, &b_map, full_bar(s), tr.n0, k0);
+        if constexpr (kAK) tma_load_2d(a_dst, &a_map, full_bar(s), k0, tr.m0);
+        else tma_load_2d(a_dst, &a_map, full_bar(s), tr.m0, k0);
+        if constexpr (kBK) tma_load_2d(b_dst, &b_map, full_bar(s), k0, tr.n0);
+        else tma_load_2d(b_dst, &b_map, full_bar(s), tr.n0, k0);
       }
     }
     return;  // the consumers wait for every stage, so the CTA outlives the loads
@@ -336,7 +269,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   constexpr int kConsumerBarrier = 1;
   auto split_stage = [&](int k_tile) {  // raw stage of k_tile -> split buffer k_tile % 2
     const int s = k_tile % kStages;
-    wg_mbar_wait(full_bar(s), (k_tile / kStages) & 1);
+    mbar_wait(full_bar(s), (k_tile / kStages) & 1);
     const float* a_raw = reinterpret_cast<const float*>(smem + s * Cfg::kRawStage);
     const float* b_raw = reinterpret_cast<const float*>(smem + s * Cfg::kRawStage + Cfg::kRawA);
     float* split = reinterpret_cast<float*>(smem + Cfg::kSplitOffset + (k_tile & 1) * Cfg::kSplitBytes);
@@ -346,7 +279,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     float* b_small = b_big + BN * BK;
     wgmma_split_tile<kAK, BM, Cfg::kConsumerThreads>(a_raw, a_big, a_small, ct);
     wgmma_split_tile<kBK, BN, Cfg::kConsumerThreads>(b_raw, b_big, b_small, ct);
-    wg_fence_proxy_async();  // for the wgmmas, after the consumers' barrier
+    fence_proxy_async();  // for the wgmmas, after the consumers' barrier
   };
 
   float acc[64], step[64];
@@ -356,7 +289,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
   if (tr.k_tiles > 0) {
     split_stage(0);
     wg_named_barrier(kConsumerBarrier, Cfg::kConsumerThreads);
-    if (ct == 0) wg_mbar_arrive(empty_bar(0));
+    if (ct == 0) mbar_arrive(empty_bar(0));
   }
   for (int k_tile = 0; k_tile < tr.k_tiles; ++k_tile) {
     const std::uint32_t split = smem_u32 + Cfg::kSplitOffset + (k_tile & 1) * Cfg::kSplitBytes;
@@ -387,7 +320,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocks)
     // Every consumer is done with this tile's split buffer, and has split (and fenced) the
     // next tile, whose raw stage is then free for the producer.
     wg_named_barrier(kConsumerBarrier, Cfg::kConsumerThreads);
-    if (ct == 0 && k_tile + 1 < tr.k_tiles) wg_mbar_arrive(empty_bar((k_tile + 1) % kStages));
+    if (ct == 0 && k_tile + 1 < tr.k_tiles) mbar_arrive(empty_bar((k_tile + 1) % kStages));
   }
 
   float* out = p.c + static_cast<long long>(blockIdx.z) * p.split_stride;
