@@ -1,11 +1,15 @@
 // The Hopper asynchronous copy primitives that kernels share: mbarriers (init, arrive with an
 // expected transaction count, parity waits), TMA tensor copies of 2-D boxes in both directions
 // (cp.async.bulk.tensor, completing on an mbarrier for loads and in bulk groups for stores) and
-// the proxy fence between ordinary shared-memory writes and the async proxy. sm_90 on (plain
+// the proxy fence between ordinary shared-memory writes and the async proxy, on shared-memory
+// addresses (32-bit) and, the same operations, on generic pointers into shared memory: those the
+// CPU emulation implements (test/expr_emu/emu_tma.hpp, defined before this header). sm_90 on (plain
 // sm_90: none of these needs sm_90a); elsewhere, and in the host pass, they compile to nothing,
 // and callers launch their kernels only where the device runs sm_90 code (the kernel's
 // binaryVersion).
 #pragma once
+
+#include "common.cuh"  // shared_u32
 
 #include <cuda.h>  // CUtensorMap (a type only: no driver library is linked)
 
@@ -63,9 +67,13 @@ __device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t p
 /// (a phase or byte-count mistake) traps after 2^28 polls (at least a second), so that a test
 /// or benchmark fails with a launch error instead of hanging the run.
 __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
+#if DEVMAT_TMA_DEVICE
   constexpr long long kWatchdogPolls = 1ll << 28;
   for (long long polls = 0; !mbar_try_wait(bar, parity);)
     if (++polls == kWatchdogPolls) __trap();
+#else
+  (void)bar, (void)parity;
+#endif
 }
 /// TMA: the box at coordinates (c0 innermost, c1) of `map` into shared `dst`, completing
 /// transactions on `bar`.
@@ -112,4 +120,20 @@ __device__ __forceinline__ void fence_proxy_async() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 #endif
 }
+
+#if !defined(DEVMAT_EMULATION)
+// ------------------------------------------------------------------ on generic pointers
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) { mbar_init(shared_u32(bar), count); }
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+  mbar_arrive_expect_tx(shared_u32(bar), bytes);
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t parity) { mbar_wait(shared_u32(bar), parity); }
+__device__ __forceinline__ void tma_load_2d(void* dst, const CUtensorMap* map, std::uint64_t* bar, int c0, int c1) {
+  tma_load_2d(shared_u32(dst), map, shared_u32(bar), c0, c1);
+}
+__device__ __forceinline__ void tma_store_2d(const CUtensorMap* map, const void* src, int c0, int c1) {
+  tma_store_2d(map, shared_u32(src), c0, c1);
+}
+#endif
+
 }  // namespace devmat::detail

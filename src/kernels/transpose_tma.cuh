@@ -135,11 +135,10 @@ __global__ void __launch_bounds__(Tile::kThreads)
   DEVMAT_DYNAMIC_SHARED(unsigned char, smem_raw);
   unsigned char* const base = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + Tile::kAlign - 1) & ~std::uintptr_t(Tile::kAlign - 1));
-  const std::uint32_t sbase = shared_u32(base);
-  const std::uint32_t bars = sbase + Tile::kBarOffset;
+  std::uint64_t* const bars = reinterpret_cast<std::uint64_t*>(base + Tile::kBarOffset);
   const int tid = static_cast<int>(threadIdx.x);
   if (tid == 0) {
-    for (int s = 0; s < kStages; ++s) mbar_init(bars + 8 * s, 1);
+    for (int s = 0; s < kStages; ++s) mbar_init(bars + s, 1);
     mbar_init_fence();
   }
   __syncthreads();
@@ -151,9 +150,9 @@ __global__ void __launch_bounds__(Tile::kThreads)
     if (t >= tiles) return;
     const unsigned st = k % kStages;
     const unsigned tr = t % tiles_r, tc = t / tiles_r;
-    if (tid == 0) mbar_arrive_expect_tx(bars + 8 * st, in_bytes);
+    if (tid == 0) mbar_arrive_expect_tx(bars + st, in_bytes);
     if (tid < kV && ((maps.in_mask >> tid) & 1))
-      tma_load_2d(sbase + st * Tile::kTileBytes + tid * Tile::kInBox, &maps.in[tid], bars + 8 * st,
+      tma_load_2d(base + st * Tile::kTileBytes + tid * Tile::kInBox, &maps.in[tid], bars + st,
                   static_cast<int>(tc * Tile::kCols) + maps.in_shift[tid], static_cast<int>(tr * 8 * kM));
   };
   if (tid < 32)
@@ -164,7 +163,7 @@ __global__ void __launch_bounds__(Tile::kThreads)
     if (t >= tiles) break;
     const unsigned st = k % kStages;
     const unsigned tr = t % tiles_r, tc = t / tiles_r;
-    mbar_wait(bars + 8 * st, (k / kStages) & 1);
+    mbar_wait(bars + st, (k / kStages) & 1);
     if (tid < Tile::kStores) bulk_wait_group_read<1>();  // this buffer's stores of tile k - 2 have read it
     __syncthreads();
     const unsigned char* in_t = base + st * Tile::kTileBytes;
@@ -182,7 +181,7 @@ __global__ void __launch_bounds__(Tile::kThreads)
     if (tid < Tile::kStores) {
       const int q = tid / kM, h = tid % kM;
       if ((maps.out_mask >> q) & 1)
-        tma_store_2d(&maps.out[q], shared_u32(out_t + tid * Tile::kBox),
+        tma_store_2d(&maps.out[q], out_t + tid * Tile::kBox,
                      static_cast<int>(tr * Tile::kRows) + h * 8 * kV + maps.out_shift[q], static_cast<int>(tc * 8));
       bulk_commit_group();
     }
