@@ -26,6 +26,8 @@ namespace devmat::detail {
 __device__ __forceinline__ void mbar_init(std::uint32_t bar, std::uint32_t count) {
 #if DEVMAT_TMA_DEVICE
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+#else
+  (void)bar, (void)count;
 #endif
 }
 /// Makes the barrier initialisations visible to the async proxy (TMA) as well.
@@ -38,11 +40,15 @@ __device__ __forceinline__ void mbar_init_fence() {
 __device__ __forceinline__ void mbar_arrive_expect_tx(std::uint32_t bar, std::uint32_t bytes) {
 #if DEVMAT_TMA_DEVICE
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+#else
+  (void)bar, (void)bytes;
 #endif
 }
 __device__ __forceinline__ void mbar_arrive(std::uint32_t bar) {
 #if DEVMAT_TMA_DEVICE
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+#else
+  (void)bar;
 #endif
 }
 /// One poll: true once the phase of parity `parity` has completed (try_wait may suspend the
@@ -60,6 +66,8 @@ __device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t p
       : "=r"(done)
       : "r"(bar), "r"(parity)
       : "memory");
+#else
+  (void)bar, (void)parity;
 #endif
   return done != 0;
 }
