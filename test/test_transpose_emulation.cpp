@@ -40,49 +40,73 @@ namespace d = devmat::detail;
 namespace {
 using emu::GuardedBytes;
 
-/// The rows x cols window at column `c0` of a matrix of ld >= c0 + cols elements whose last
-/// element (that of the window's last row) is the last the kernel may read (emu::ExactReads), a
-/// few elements before an inaccessible page, its first element `lead` elements past a word; the
-/// kernel's output at element offset `at` of a poisoned buffer.
+/// A transpose case for the tile kernels' emulations: the rows x cols window at column `c0` of
+/// a matrix of ld >= c0 + cols random elements whose last element (that of the window's last
+/// row) is the last a kernel may read (emu::ExactReads), ending 16 to 19 elements before an
+/// inaccessible page at every offset into a 16-byte vector over the shapes, its first element
+/// c0 elements past a 16-byte boundary; the output at element `at` past a 16-byte boundary (a
+/// device allocation plus an offset) of a poisoned buffer whose kGuard elements after it, and
+/// those before it, must stay poisoned.
+template <class T>
+class GuardedTranspose {
+ public:
+  GuardedTranspose(Index rows, Index cols, Index ld, Index c0, Index at, Index guard)
+      : rows_(rows), cols_(cols), ld_(ld), at_(at), elems_((rows - 1) * ld + c0 + cols),
+        buf_(static_cast<std::size_t>(elems_ + 16 + (rows + cols + c0) % 4) * sizeof(T)),
+        exact_(buf_, static_cast<std::size_t>(elems_) * sizeof(T)),
+        out_buf_(static_cast<std::size_t>(at + rows * cols + guard + 16 / sizeof(T)), poison()) {
+    T* base = reinterpret_cast<T*>(buf_.data());
+    std::uniform_int_distribution<int> dist(0, 250);
+    for (Index e = 0; e < elems_; ++e) base[e] = static_cast<T>(dist(emu::rng()));
+    in_ = base + c0;
+    T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf_.data()) + 15) & ~std::uintptr_t(15));
+    lead_out_ = aligned - out_buf_.data();
+    out_ = aligned + at;
+  }
+  const T* in() const { return in_; }
+  T* out() const { return out_; }
+  /// Every output element equals its input element, and every guard is still poisoned.
+  void check() const {
+    Index bad = 0, guards = 0;
+    const T p = poison();
+    for (Index e = 0; e < static_cast<Index>(out_buf_.size()); ++e) {
+      const Index o = e - lead_out_ - at_;  // element of the output
+      const T got = out_buf_[static_cast<std::size_t>(e)];
+      if (o < 0 || o >= rows_ * cols_) {
+        guards += std::memcmp(&got, &p, sizeof(T)) != 0;
+      } else {
+        const Index c = o / rows_, r = o % rows_;  // out is cols x rows
+        bad += got != in_[r * ld_ + c];
+      }
+    }
+    CHECK(bad == 0);
+    CHECK(guards == 0);
+  }
+
+ private:
+  static T poison() { return static_cast<T>(std::is_same_v<T, std::uint8_t> ? 253 : -7); }
+  Index rows_, cols_, ld_, at_, elems_;
+  GuardedBytes buf_;
+  emu::ExactReads exact_;
+  std::vector<T> out_buf_;
+  const T* in_ = nullptr;
+  T* out_ = nullptr;
+  Index lead_out_ = 0;
+};
+
+/// transpose_shift_kernel on a GuardedTranspose case.
 template <class T, int W, int BY>
 void check_shift(Index rows, Index cols, Index ld, Index c0, Index at, bool down) {
   CAPTURE(sizeof(T), W, BY, rows, cols, ld, c0, at, down);
   using Tile = d::ShiftTile<W, BY>;
-  const Index elems = (rows - 1) * ld + c0 + cols;  // from the buffer's start to the window's last element
-  // The matrix ends 16 to 19 elements before the guard page, at every offset into a 16-byte
-  // vector over the shapes, its loads held to its bytes (emu::ExactReads).
-  GuardedBytes buf(static_cast<std::size_t>(elems + 16 + (rows + cols + c0) % 4) * sizeof(T));
-  const emu::ExactReads exact(buf, static_cast<std::size_t>(elems) * sizeof(T));
-  T* base = reinterpret_cast<T*>(buf.data());
-  std::uniform_int_distribution<int> dist(0, 250);
-  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
-  const T* in = base + c0;
-
-  constexpr Index kGuard = 24;
-  const T poison = static_cast<T>(std::is_same_v<T, float> ? -7.0f : 253);
-  std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16 / sizeof(T)), poison);
-  // Output on a 16-byte boundary plus `at` elements, as a device allocation plus an offset.
-  T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
-  const Index lead_out = aligned - out_buf.data();
-  T* out = aligned + at;
+  const GuardedTranspose<T> g(rows, cols, ld, c0, at, 24);
+  const T* in = g.in();
+  T* out = g.out();
 
   const Index tiles_r = (rows + Tile::kRows - 1) / Tile::kRows, tiles_c = (cols + Tile::kCols - 1) / Tile::kCols;
   emu::launch(dim3(static_cast<unsigned>(tiles_r * tiles_c)), dim3(32, BY),
               [&] { d::transpose_shift_kernel<T, W, BY>(in, ld, out, rows, cols, tiles_r, tiles_c, down); });
-
-  Index bad = 0, guards = 0;
-  for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
-    const Index o = e - lead_out - at;  // element of the output
-    const T got = out_buf[static_cast<std::size_t>(e)];
-    if (o < 0 || o >= rows * cols) {
-      guards += std::memcmp(&got, &poison, sizeof(T)) != 0;
-    } else {
-      const Index c = o / rows, r = o % rows;  // out is cols x rows
-      bad += got != in[r * ld + c];
-    }
-  }
-  CHECK(bad == 0);
-  CHECK(guards == 0);
+  g.check();
 }
 
 template <class T, int W, int BY>
@@ -121,22 +145,9 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::Transpos
   if (lanes.d == 0)
     lanes = d::transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)), ld * static_cast<Index>(sizeof(T)));
   CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, lanes.d, lanes.rot, band);
-  const Index elems = (rows - 1) * ld + c0 + cols;
-  // The matrix ends 16 to 19 elements before the guard page, at every offset into a 16-byte
-  // vector over the shapes, its loads held to its bytes (emu::ExactReads).
-  GuardedBytes buf(static_cast<std::size_t>(elems + 16 + (rows + cols + c0) % 4) * sizeof(T));
-  const emu::ExactReads exact(buf, static_cast<std::size_t>(elems) * sizeof(T));
-  T* base = reinterpret_cast<T*>(buf.data());
-  std::uniform_int_distribution<int> dist(0, 250);
-  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
-  const T* in = base + c0;
-
-  constexpr Index kGuard = 40;
-  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 253 : -7);
-  std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16 / sizeof(T)), poison);
-  T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
-  const Index lead_out = aligned - out_buf.data();
-  T* out = aligned + at;
+  const GuardedTranspose<T> g(rows, cols, ld, c0, at, 40);
+  const T* in = g.in();
+  T* out = g.out();
 
   const Index tiles_r = d::transpose_vec_tile_rows<Tile>(rows, out);
   const d::TransposeVecGrid grid = d::transpose_vec_grid<Tile>(tiles_r, cols, band);  // the launcher's, or bands of `band`
@@ -145,20 +156,7 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::Transpos
                 if (lanes.rot != 0) d::transpose_vec_kernel<T, Tile, true>(in, ld, out, rows, cols, tiles_r, lanes);
                 else d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, lanes);
               });
-
-  Index bad = 0, guards = 0;
-  for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
-    const Index o = e - lead_out - at;
-    const T got = out_buf[static_cast<std::size_t>(e)];
-    if (o < 0 || o >= rows * cols) {
-      guards += std::memcmp(&got, &poison, sizeof(T)) != 0;
-    } else {
-      const Index c = o / rows, r = o % rows;
-      bad += got != in[r * ld + c];
-    }
-  }
-  CHECK(bad == 0);
-  CHECK(guards == 0);
+  g.check();
 }
 
 template <class T, int kNV, int kColBytes>
@@ -754,20 +752,9 @@ namespace {
 template <class T, class Tile>
 void check_tma(Index rows, Index cols, Index ld, Index c0, Index at, unsigned blocks) {
   CAPTURE(sizeof(T), Tile::kM, Tile::kStages, rows, cols, ld, c0, at, blocks);
-  const Index elems = (rows - 1) * ld + c0 + cols;
-  GuardedBytes buf(static_cast<std::size_t>(elems + 16 + (rows + cols + c0) % 4) * sizeof(T));
-  const emu::ExactReads exact(buf, static_cast<std::size_t>(elems) * sizeof(T));
-  T* base = reinterpret_cast<T*>(buf.data());
-  std::uniform_int_distribution<int> dist(0, 250);
-  for (Index e = 0; e < elems; ++e) base[e] = static_cast<T>(dist(emu::rng()));
-  const T* in = base + c0;
-
-  constexpr Index kGuard = 40;
-  const T poison = static_cast<T>(std::is_same_v<T, std::uint8_t> ? 253 : -7);
-  std::vector<T> out_buf(static_cast<std::size_t>(at + rows * cols + kGuard + 16 / sizeof(T)), poison);
-  T* aligned = reinterpret_cast<T*>((reinterpret_cast<std::uintptr_t>(out_buf.data()) + 15) & ~std::uintptr_t(15));
-  const Index lead_out = aligned - out_buf.data();
-  T* out = aligned + at;
+  const GuardedTranspose<T> g(rows, cols, ld, c0, at, 40);
+  const T* in = g.in();
+  T* out = g.out();
 
   const auto maps = d::transpose_tma_maps<Tile>(in, ld, out, rows, cols);
   const Index tiles_r = (rows + Tile::kRows - 1) / Tile::kRows;
@@ -776,20 +763,7 @@ void check_tma(Index rows, Index cols, Index ld, Index c0, Index at, unsigned bl
   emu::launch(dim3(grid), dim3(Tile::kThreads), [&] {
     d::transpose_tma_kernel<Tile>(maps, static_cast<unsigned>(tiles_r), static_cast<unsigned>(tiles));
   });
-
-  Index bad = 0, guards = 0;
-  for (Index e = 0; e < static_cast<Index>(out_buf.size()); ++e) {
-    const Index o = e - lead_out - at;
-    const T got = out_buf[static_cast<std::size_t>(e)];
-    if (o < 0 || o >= rows * cols) {
-      guards += std::memcmp(&got, &poison, sizeof(T)) != 0;
-    } else {
-      const Index c = o / rows, r = o % rows;
-      bad += got != in[r * ld + c];
-    }
-  }
-  CHECK(bad == 0);
-  CHECK(guards == 0);
+  g.check();
 }
 
 template <class T, class Tile>
