@@ -7,12 +7,9 @@
 #include "dispatch/launch.cuh"
 #include "kernels/gemm_wgmma.cuh"
 
-#include <devmat/error.hpp>
-
 #include <cuda.h>
 
 #include <stdexcept>
-#include <string>
 
 namespace devmat::detail {
 

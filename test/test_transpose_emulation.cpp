@@ -45,7 +45,7 @@ using emu::GuardedBytes;
 /// row) is the last a kernel may read (emu::ExactReads), ending 16 to 19 elements before an
 /// inaccessible page at every offset into a 16-byte vector over the shapes, its first element
 /// c0 elements past a 16-byte boundary; the output at element `at` past a 16-byte boundary (a
-/// device allocation plus an offset) of a poisoned buffer whose kGuard elements after it, and
+/// device allocation plus an offset) of a poisoned buffer whose `guard` elements after it, and
 /// those before it, must stay poisoned.
 template <class T>
 class GuardedTranspose {

@@ -816,9 +816,9 @@ void launch_transpose_tma_in(const T* in, Index ld, T* out, Index rows, Index co
 /// through shared memory, transpose_few_rows_stage_kernel),
 /// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
-/// "ours-tma": transpose_tma_kernel on DefaultTmaTile, "-m<M>s<S>" on TmaTransposeTile<size, M, S>;
-/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes) and
-/// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
+/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes),
+/// transpose_tma_kernel ("ours-tma" on DefaultTmaTile, "ours-tma-m<M>s<S>" on
+/// TmaTransposeTile<size, M, S>) and for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
 /// transpose_sector_kernel (0.33-0.78), the shift tile's 8-byte words and its trials for 4-byte
 /// elements, the tiles walked across, the vector tile on few rows / columns (0.21-0.74) and

@@ -18,7 +18,8 @@ namespace devmat::detail {
 
 /// Whether transpose_tma_kernel on Tile runs here for a rows x cols matrix: the current device
 /// runs its sm_90 code (sm_90 on, and the library built for it: the kernel's PTX version, read
-/// once per thread and device), and the tile coordinates fit the TMA's 32-bit ones.
+/// again whenever the calling thread's device changes), and the tile coordinates fit the TMA's
+/// 32-bit ones.
 template <class Tile>
 bool transpose_tma_runs(Index rows, Index cols) {
   constexpr Index kMax = INT_MAX - 2 * Tile::kRows;

@@ -5,8 +5,8 @@
 // addresses (32-bit) and, the same operations, on generic pointers into shared memory: those the
 // CPU emulation implements (test/expr_emu/emu_tma.hpp, defined before this header). sm_90 on (plain
 // sm_90: none of these needs sm_90a); elsewhere, and in the host pass, they compile to nothing,
-// and callers launch their kernels only where the device runs sm_90 code (the kernel's
-// binaryVersion).
+// and callers launch their kernels only where the device runs sm_90 code (the kernel's PTX
+// version: transpose_tma_runs).
 #pragma once
 
 #include "common.cuh"  // shared_u32
@@ -71,9 +71,9 @@ __device__ __forceinline__ bool mbar_try_wait(std::uint32_t bar, std::uint32_t p
 #endif
   return done != 0;
 }
-/// Polls until that phase has completed. A watchdog: a wait that never ends
-/// (a phase or byte-count mistake) traps after 2^28 polls (at least a second), so that a test
-/// or benchmark fails with a launch error instead of hanging the run.
+/// Polls until that phase has completed. A watchdog: a wait that never ends (a phase or
+/// byte-count mistake) traps after 2^28 polls (at least a second), so that a test or benchmark
+/// fails with a launch error instead of hanging the run.
 __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parity) {
 #if DEVMAT_TMA_DEVICE
   constexpr long long kWatchdogPolls = 1ll << 28;
@@ -86,7 +86,7 @@ __device__ __forceinline__ void mbar_wait(std::uint32_t bar, std::uint32_t parit
 /// TMA: the box at coordinates (c0 innermost, c1) of `map` into shared `dst`, completing
 /// transactions on `bar`.
 __device__ __forceinline__ void tma_load_2d(std::uint32_t dst, const CUtensorMap* map, std::uint32_t bar, int c0,
-                                               int c1) {
+                                            int c1) {
 #if DEVMAT_TMA_DEVICE
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, {%3, %4}], [%2];\n" ::"r"(
