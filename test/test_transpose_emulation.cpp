@@ -31,9 +31,6 @@ inline void __syncwarp(unsigned = 0xffffffffu) { emu::g_block.warp[emu::linear_t
 
 #include "kernels/transpose.cuh"
 
-#include "emu_tma.hpp"  // before the TMA kernel: its copies and barriers on the CPU
-#include "dispatch/transpose_tma_maps.hpp"
-
 using devmat::Index;
 namespace d = devmat::detail;
 
@@ -738,59 +735,4 @@ void check_rows_stage_shapes() {
 TEST_CASE("emulated transpose_few_rows_stage_kernel equals the transpose", "[transpose][emulation][rows16s]") {
   check_rows_stage_shapes<float>();
   check_rows_stage_shapes<double>();
-}
-
-// transpose_tma_kernel (kernels/transpose_tma.cuh: each side as one tensor map a phase, tiles
-// in and out as 128-byte-swizzled TMA boxes) with the emulated copy engine (emu_tma.hpp): the
-// maps as the launcher builds them (transpose_tma_maps, the emulation recording what the
-// driver would encode and refusing what it would refuse), the same guarded inputs whose reads
-// are held to their bytes, poisoned outputs with guards, few blocks so that each walks many
-// tiles round its stages. Sides around the tile (u8: 128 x 128; f32 M4: 128 rows x 32 columns;
-// f64 M8: 128 x 16), fewer rows or columns than a chunk's phases (empty phases), 1, primes,
-// every input offset into a chunk (lead) and every output offset (at), odd strides.
-namespace {
-template <class T, class Tile>
-void check_tma(Index rows, Index cols, Index ld, Index c0, Index at, unsigned blocks) {
-  CAPTURE(sizeof(T), Tile::kM, Tile::kStages, rows, cols, ld, c0, at, blocks);
-  const GuardedTranspose<T> g(rows, cols, ld, c0, at, 40);
-  const T* in = g.in();
-  T* out = g.out();
-
-  const auto maps = d::transpose_tma_maps<Tile>(in, ld, out, rows, cols);
-  const Index tiles_r = (rows + Tile::kRows - 1) / Tile::kRows;
-  const Index tiles = tiles_r * ((cols + Tile::kCols - 1) / Tile::kCols);
-  const unsigned grid = static_cast<unsigned>(std::min<Index>(tiles, blocks));
-  emu::launch(dim3(grid), dim3(Tile::kThreads), [&] {
-    d::transpose_tma_kernel<Tile>(maps, static_cast<unsigned>(tiles_r), static_cast<unsigned>(tiles));
-  });
-  g.check();
-}
-
-template <class T, class Tile>
-void check_tma_shapes(const std::vector<Index>& row_sides, const std::vector<Index>& col_sides) {
-  constexpr Index kV = 16 / sizeof(T);
-  int n = 0;
-  for (Index r : row_sides)
-    for (Index c : col_sides) {
-      check_tma<T, Tile>(r, c, c, 0, n % kV, 1 + n % 3);  // dense
-      const Index lead = (n + 1) % kV;
-      check_tma<T, Tile>(r, c, c + 2 * lead + 3, lead, (n + 2) % kV, 2);  // a window, odd stride
-      ++n;
-    }
-}
-}  // namespace
-
-TEST_CASE("emulated transpose_tma_kernel equals the transpose", "[transpose][emulation]") {
-  check_tma_shapes<std::uint8_t, d::TmaTransposeTile<1, 1, 4>>({1, 2, 15, 16, 17, 127, 128, 129, 300},
-                                                               {1, 3, 15, 17, 127, 128, 129, 1000});
-  check_tma_shapes<std::uint8_t, d::TmaTransposeTile<1, 2, 2>>({255, 256, 257}, {5, 129});
-  check_tma_shapes<float, d::TmaTransposeTile<4, 4, 4>>({1, 3, 4, 5, 127, 128, 129, 257}, {1, 3, 31, 32, 33, 100});
-  check_tma_shapes<float, d::TmaTransposeTile<4, 2, 8>>({63, 64, 65}, {33, 65});
-  check_tma_shapes<double, d::TmaTransposeTile<8, 8, 4>>({1, 2, 127, 128, 129}, {1, 2, 15, 16, 17, 40});
-  check_tma_shapes<double, d::TmaTransposeTile<8, 4, 6>>({65}, {17});
-}
-
-TEST_CASE("emulated transpose_tma_kernel at every output offset into a chunk", "[transpose][emulation]") {
-  for (Index at = 0; at < 16; ++at) check_tma<std::uint8_t, d::TmaTransposeTile<1, 1, 4>>(259, 35, 259 + at % 3, at % 7, at, 2);
-  for (Index at = 0; at < 4; ++at) check_tma<float, d::TmaTransposeTile<4, 4, 4>>(67, 33, 67 + at, at % 3, at, 2);
 }

@@ -8,7 +8,6 @@
 #include "dispatch/common.hpp"
 #include "dispatch/device.hpp"
 #include "dispatch/launch.cuh"
-#include "dispatch/transpose_tma.cuh"
 #include "kernels/transpose.cuh"
 
 #include <devmat/error.hpp>
@@ -793,15 +792,6 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
-/// transpose_tma_kernel on Tile wherever it runs (transpose_tma_runs: sm_90 on), else
-/// launch_transpose.
-template <class T, class Tile = DefaultTmaTile<T>>
-void launch_transpose_tma_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
-  if (rows == 0 || cols == 0) return;
-  if (transpose_tma_runs<Tile>(rows, cols)) return launch_transpose_tma<T, Tile>(in, ld, out, rows, cols, stream);
-  launch_transpose<T>(in, ld, out, rows, cols, stream);
-}
-
 /// The alternatives for T (by element size), each a default somewhere, forced so that one run
 /// shows how close they come: the few-rows / few-columns kernels one at a time
 /// ("ours-chunk<KiB>k-t<threads>"; "ours-regs16": the register kernels for 1- and 4-byte
@@ -816,14 +806,17 @@ void launch_transpose_tma_in(const T* in, Index ld, T* out, Index rows, Index co
 /// through shared memory, transpose_few_rows_stage_kernel),
 /// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
-/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes),
-/// transpose_tma_kernel ("ours-tma" on DefaultTmaTile, "ours-tma-m<M>s<S>" on
-/// TmaTransposeTile<size, M, S>) and for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
+/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes) and
+/// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
 /// transpose_sector_kernel (0.33-0.78), the shift tile's 8-byte words and its trials for 4-byte
 /// elements, the tiles walked across, the vector tile on few rows / columns (0.21-0.74) and
 /// walked in bands everywhere (0.54-0.87; since session 21 on tall matrices only,
-/// transpose_vec_grid), the chunks reading strided byte columns as spans.
+/// transpose_vec_grid), the chunks reading strided byte columns as spans. Dropped in session 40:
+/// a TMA kernel (128-byte swizzled boxes in and out, branch tma-transpose) whose phase maps gave
+/// odd shapes a tensor map each, but at box coordinates whose innermost offset is not a multiple
+/// of 16 bytes, which the TMA refuses (an illegal instruction); on an aligned f32 16384^2 (H100)
+/// it ran 0.81 of a copy against this dispatch's 0.97.
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
@@ -831,12 +824,9 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 29;
+  static constexpr int kCount = 26;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
-      TransposeTrial<T>{"ours-tma", &launch_transpose_tma_in<T>},
-      TransposeTrial<T>{"ours-tma-m1s3", &launch_transpose_tma_in<T, TmaTransposeTile<1, 1, 3>>},
-      TransposeTrial<T>{"ours-tma-m2s2", &launch_transpose_tma_in<T, TmaTransposeTile<1, 2, 2>>},
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
@@ -863,12 +853,9 @@ struct TransposeTrials<T, 1> {
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 20;
+  static constexpr int kCount = 17;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
-      TransposeTrial<T>{"ours-tma", &launch_transpose_tma_in<T>},
-      TransposeTrial<T>{"ours-tma-m2s8", &launch_transpose_tma_in<T, TmaTransposeTile<4, 2, 8>>},
-      TransposeTrial<T>{"ours-tma-m4s8", &launch_transpose_tma_in<T, TmaTransposeTile<4, 4, 8>>},
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-rows16s", &launch_transpose_few_rows_stage_in<T>},
@@ -886,11 +873,9 @@ struct TransposeTrials<T, 4> {
 };
 template <class T>
 struct TransposeTrials<T, 8> {
-  static constexpr int kCount = 11;
+  static constexpr int kCount = 9;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
-      TransposeTrial<T>{"ours-tma", &launch_transpose_tma_in<T>},
-      TransposeTrial<T>{"ours-tma-m4s6", &launch_transpose_tma_in<T, TmaTransposeTile<8, 4, 6>>},
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       TransposeTrial<T>{"ours-rows16s", &launch_transpose_few_rows_stage_in<T>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
