@@ -134,14 +134,14 @@ TEST_CASE("emulated transpose_shift_kernel on bytes, 4-byte words, equals the tr
 // <f64, 16, 256>: 32 rows, 32 columns), 1, primes, every input offset into a vector (lead) and
 // every output offset (at), odd strides.
 namespace {
-template <class T, int kNV, int kColBytes>
+template <class T, int kNV, int kColBytes, int kThreads = 256>
 void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::TransposeVecLanes lanes = {0, 0},
                unsigned band = 0) {
-  using Tile = d::VecTile<T, kNV, kColBytes, 256>;
+  using Tile = d::VecTile<T, kNV, kColBytes, kThreads>;
   // The launcher's lanes (transpose_vec_lanes) unless the caller names others.
   if (lanes.d == 0)
     lanes = d::transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)), ld * static_cast<Index>(sizeof(T)));
-  CAPTURE(sizeof(T), kNV, kColBytes, rows, cols, ld, c0, at, lanes.d, lanes.rot, band);
+  CAPTURE(sizeof(T), kNV, kColBytes, kThreads, rows, cols, ld, c0, at, lanes.d, lanes.rot, band);
   const GuardedTranspose<T> g(rows, cols, ld, c0, at, 40);
   const T* in = g.in();
   T* out = g.out();
@@ -156,15 +156,15 @@ void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::Transpos
   g.check();
 }
 
-template <class T, int kNV, int kColBytes>
+template <class T, int kNV, int kColBytes, int kThreads = 256>
 void check_vec_shapes(const std::vector<Index>& row_sides, const std::vector<Index>& col_sides) {
   constexpr Index kV = 16 / sizeof(T);
   int n = 0;
   for (Index r : row_sides)
     for (Index c : col_sides) {
-      check_vec<T, kNV, kColBytes>(r, c, c, 0, n % kV);  // dense
+      check_vec<T, kNV, kColBytes, kThreads>(r, c, c, 0, n % kV);  // dense
       const Index lead = (n + 1) % kV;
-      check_vec<T, kNV, kColBytes>(r, c, c + 2 * lead + 3, lead, (n + 2) % kV);  // a window, odd stride
+      check_vec<T, kNV, kColBytes, kThreads>(r, c, c + 2 * lead + 3, lead, (n + 2) % kV);  // a window, odd stride
       ++n;
     }
 }
@@ -187,6 +187,16 @@ TEST_CASE("emulated transpose_vec_kernel on floats and doubles equals the transp
   check_vec_shapes<float, 16, 144>({63, 64, 65, 69}, {35, 36, 37, 73});
   check_vec_shapes<float, 4, 256>({2, 3, 8, 15, 16, 17, 21}, {5, 63, 64, 65, 130});
   check_vec_shapes<double, 16, 256>({1, 2, 3, 31, 32, 33, 35, 65}, {1, 3, 31, 32, 33, 65});
+}
+
+TEST_CASE("emulated transpose_vec_kernel on 32-vector tiles of 512 threads equals the transpose", "[transpose][emulation]") {
+  // One output row a warp, shared row groups on 8 bytes (VecTile::kSkew 24): u8 512 rows + 16
+  // halo by 128 or 80 columns; f32 128 rows + 4 halo by 64 or 36 columns.
+  check_vec_shapes<std::uint8_t, 32, 128, 512>({1, 17, 511, 512, 513, 529, 1100}, {1, 31, 127, 128, 129, 257});
+  check_vec_shapes<std::uint8_t, 32, 80, 512>({513}, {67, 81});
+  check_vec_shapes<float, 32, 256, 512>({1, 5, 127, 128, 129, 133, 300}, {1, 7, 63, 64, 65, 131});
+  check_vec_shapes<float, 32, 144, 512>({129}, {35, 37, 73});
+  for (Index at = 0; at < 4; ++at) check_vec<float, 32, 256, 512>(131, 67, 67 + at, at % 3, at);
 }
 
 TEST_CASE("emulated transpose_vec_kernel at every output offset into a vector", "[transpose][emulation]") {

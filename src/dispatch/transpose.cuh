@@ -687,19 +687,21 @@ constexpr TransposeTrial<T> shift_trial(const char* name) {
   return {name, &launch_transpose_shift_in<T, W, BY>};
 }
 
-/// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes> on every shape past
-/// the few-rows / few-columns ones, in column windows of kMaxTileCols tile columns, in bands of
-/// kBand tile rows (0: transpose_vec_grid's).
-template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols, Index kBand = 0>
+/// launch_transpose with transpose_vec_kernel on VecTile<T, kNV, kColBytes, kThreads> on every
+/// shape past the few-rows / few-columns ones, in column windows of kMaxTileCols tile columns, in
+/// bands of kBand tile rows (0: transpose_vec_grid's).
+template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols, Index kBand = 0,
+          int kThreads = 256>
 void launch_transpose_vec_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  launch_transpose_vec<T, VecTile<T, kNV, kColBytes>>(in, ld, out, rows, cols, stream, kMaxTileCols, kBand);
+  launch_transpose_vec<T, VecTile<T, kNV, kColBytes, kThreads>>(in, ld, out, rows, cols, stream, kMaxTileCols, kBand);
 }
 
-template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols, Index kBand = 0>
+template <class T, int kNV, int kColBytes, Index kMaxTileCols = kTransposeVecMaxTileCols, Index kBand = 0,
+          int kThreads = 256>
 constexpr TransposeTrial<T> vec_trial(const char* name) {
-  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kMaxTileCols, kBand>};
+  return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kMaxTileCols, kBand, kThreads>};
 }
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
@@ -806,7 +808,8 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
 /// through shared memory, transpose_few_rows_stage_kernel),
 /// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
-/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes) and
+/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes;
+/// "-t512": blocks of 512 threads) and
 /// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
 /// transpose_sector_kernel (0.33-0.78), the shift tile's 8-byte words and its trials for 4-byte
@@ -824,7 +827,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 26;
+  static constexpr int kCount = 28;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -849,11 +852,13 @@ struct TransposeTrials<T, 1> {
       vec_trial<T, 16, 128, kTransposeVecMaxTileCols, 32>("ours-vec-n16c128-b32"),
       vec_trial<T, 16, 128, kTransposeVecMaxTileCols, 64>("ours-vec-n16c128-b64"),
       vec_trial<T, 16, 80, kTransposeVecMaxTileCols, 16>("ours-vec-n16c80-b16"),
+      vec_trial<T, 32, 128, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c128-t512"),
+      vec_trial<T, 32, 80, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c80-t512"),
       TransposeTrial<T>{"ours-run-a1", &launch_transpose_run_in<T, false>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 17;
+  static constexpr int kCount = 19;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -869,7 +874,9 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 16>("ours-vec-n16c256-b16"),
       vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 32>("ours-vec-n16c256-b32"),
       vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 64>("ours-vec-n16c256-b64"),
-      vec_trial<T, 16, 144, kTransposeVecMaxTileCols, 16>("ours-vec-n16c144-b16")};
+      vec_trial<T, 16, 144, kTransposeVecMaxTileCols, 16>("ours-vec-n16c144-b16"),
+      vec_trial<T, 32, 256, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c256-t512"),
+      vec_trial<T, 32, 144, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c144-t512")};
 };
 template <class T>
 struct TransposeTrials<T, 8> {

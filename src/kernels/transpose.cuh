@@ -676,8 +676,10 @@ struct VecTile {
   // windows, with transpose_vec_lanes' plans) gives 1.03 wavefronts a load against 2.0. The
   // 8-vector byte tiles' 8 lanes were conflict-free with 16 and would conflict with 24 (2.0),
   // so they, and wider elements, keep 16. Rows of a group then start on 8 bytes (two 8-byte
-  // stores a vector).
-  static constexpr int kSkew = kSize == 1 && kNV == 16 ? 24 : 16;
+  // stores a vector). 32-vector tiles of 1- and 4-byte elements take 24 too: their 32 lanes sit
+  // 16 kPitch + 16 or 4 kPitch + 16 bytes apart with 16 (0 or 4 mod 32 words: 4 ways or more),
+  // 2 ways with 24.
+  static constexpr int kSkew = (kSize == 1 && kNV == 16) || (kSize <= 4 && kNV == 32) ? 24 : 16;
   static constexpr int kTableOff = kLoadRows * kPitch + kSkew * (kLoadRows / kHalo);
   static constexpr int kSmemBytes = kTableOff + 4 * 2 * kHalo;
 };
