@@ -6,8 +6,6 @@
 // sm_90 code.
 #pragma once
 
-#include "common.cuh"
-
 #include <cuda.h>  // CUtensorMap (a type only: no driver library is linked)
 
 #include <cstdint>
