@@ -199,6 +199,17 @@ TEST_CASE("emulated transpose_vec_kernel on 32-vector tiles of 512 threads equal
   for (Index at = 0; at < 4; ++at) check_vec<float, 32, 256, 512>(131, 67, 67 + at, at % 3, at);
 }
 
+TEST_CASE("emulated transpose_vec_kernel on 256- and 512-byte tile columns equals the transpose", "[transpose][emulation]") {
+  // A row's run reads one vector past its 16 or 32: u8 256 rows (16 vectors, 512 threads) or 512
+  // (32 vectors, 1024 threads) + 16 halo by 256 columns; f32 64 or 128 rows + 4 halo by 128.
+  check_vec_shapes<std::uint8_t, 16, 256, 512>({1, 17, 255, 256, 257, 273, 600}, {1, 31, 255, 256, 257, 300});
+  check_vec_shapes<std::uint8_t, 32, 256, 1024>({1, 511, 512, 513, 529}, {1, 255, 256, 257});
+  check_vec_shapes<float, 16, 512, 512>({1, 5, 63, 64, 65, 69, 200}, {1, 7, 127, 128, 129, 131});
+  check_vec_shapes<float, 32, 512, 1024>({1, 127, 128, 129, 133}, {1, 127, 128, 129});
+  for (Index at = 0; at < 16; ++at) check_vec<std::uint8_t, 16, 256, 512>(259, 263, 266 + at % 5, at % 3, at);
+  for (Index at = 0; at < 4; ++at) check_vec<float, 16, 512, 512>(67, 131, 131 + at, at % 3, at);
+}
+
 TEST_CASE("emulated transpose_vec_kernel at every output offset into a vector", "[transpose][emulation]") {
   for (Index at = 0; at < 16; ++at) {
     check_vec<std::uint8_t, 8, 128>(259, 35, 259 + (at % 3), at % 7, at);

@@ -827,7 +827,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 28;
+  static constexpr int kCount = 30;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -854,11 +854,13 @@ struct TransposeTrials<T, 1> {
       vec_trial<T, 16, 80, kTransposeVecMaxTileCols, 16>("ours-vec-n16c80-b16"),
       vec_trial<T, 32, 128, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c128-t512"),
       vec_trial<T, 32, 80, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c80-t512"),
+      vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n16c256-t512"),
+      vec_trial<T, 32, 256, kTransposeVecMaxTileCols, 0, 1024>("ours-vec-n32c256-t1024"),
       TransposeTrial<T>{"ours-run-a1", &launch_transpose_run_in<T, false>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 19;
+  static constexpr int kCount = 21;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -876,7 +878,9 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 64>("ours-vec-n16c256-b64"),
       vec_trial<T, 16, 144, kTransposeVecMaxTileCols, 16>("ours-vec-n16c144-b16"),
       vec_trial<T, 32, 256, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c256-t512"),
-      vec_trial<T, 32, 144, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c144-t512")};
+      vec_trial<T, 32, 144, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c144-t512"),
+      vec_trial<T, 16, 512, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n16c512-t512"),
+      vec_trial<T, 32, 512, kTransposeVecMaxTileCols, 0, 1024>("ours-vec-n32c512-t1024")};
 };
 template <class T>
 struct TransposeTrials<T, 8> {
