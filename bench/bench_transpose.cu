@@ -232,8 +232,8 @@ int main(int argc, char** argv) {
   register_unaligned<float>(10007, 30011);
   register_unaligned<std::uint8_t>(1000003, 67);   // tall, past the few-columns kernels
   register_unaligned<std::uint8_t>(262144, 4100);  // tall and wide: the sector tile (trials: vector tiles in bands)
-  // Tall, off every word: the wide vector tile in bands, its tile columns past what the narrow
-  // tile takes (transpose_vec_column_fits), for bytes and floats.
+  // Tall, off every word: the tall vector tile (DefaultTranspose's VecTall) in bands, for bytes
+  // and floats.
   register_unaligned<std::uint8_t>(262145, 4101);
   register_unaligned<float>(131071, 4097);
   // Rows of whole 4-byte words but not 8: the 4-byte words' tiles beside the vector tile.

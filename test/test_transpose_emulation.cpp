@@ -177,7 +177,8 @@ TEST_CASE("emulated transpose_vec_kernel on bytes equals the transpose", "[trans
   check_vec_shapes<std::uint8_t, 16, 16>({2, 255, 256, 257, 273, 600}, {2, 5, 15, 16, 17});
   check_vec_shapes<std::uint8_t, 8, 80>({131}, {67, 79, 80, 81});
   check_vec_shapes<std::uint8_t, 16, 80>({255, 256, 257, 273}, {67, 81});
-  // The launcher's tile past kVecNarrowCols columns (256 rows + 16 halo, 128 columns).
+  // The launcher's tile past kVecNarrowCols columns until session 41 (256 rows + 16 halo, 128
+  // columns); since, VecTile<16, 256, 512> (the 256- and 512-byte columns' case below).
   check_vec_shapes<std::uint8_t, 16, 128>({1, 129, 255, 256, 257, 273, 529}, {1, 127, 128, 129, 257});
 }
 
@@ -258,6 +259,9 @@ TEST_CASE("emulated transpose_vec_kernel on many tiles equals the transpose", "[
     check_vec<std::uint8_t, 8, 128>(601, 259, 263, 3, 5, {0, 0}, band);
     check_vec<std::uint8_t, 16, 128>(1201, 259, 263, 3, 5, {0, 0}, band);
     check_vec<float, 16, 256>(200, 131, 133, 1, 1, {0, 0}, band);
+    // DefaultTranspose's VecTall: 32 vectors of 512 threads, u8 80 and f32 36 columns a tile.
+    check_vec<std::uint8_t, 32, 80, 512>(2 * 512 * band + 37, 171, 173, 1, 3, {0, 0}, band);
+    check_vec<float, 32, 144, 512>(2 * 128 * band + 5, 79, 81, 2, 1, {0, 0}, band);
   }
 }
 
@@ -286,7 +290,7 @@ TEST_CASE("transpose_vec_grid's order takes every tile once", "[transpose][emula
   // The launcher's: one band up to twice kTransposeVecBandBytes a tile column or with one tile
   // column, else the fewest even bands of at most `fit` tile rows (kTransposeVecBandBytes over a
   // tile's bytes read): u8 VecTile<8, 128>, 144 rows x 144 bytes a tile, 809 tile rows a band;
-  // VecTile<16, 128> (DefaultTranspose<u8>::Vec), 272 x 144 bytes, 428.
+  // VecTile<16, 128> (DefaultTranspose<u8>::Vec until session 41), 272 x 144 bytes, 428.
   const auto check_bands = [](auto tile, unsigned fit) {
     using Tile = decltype(tile);
     CAPTURE(Tile::kNV, fit);

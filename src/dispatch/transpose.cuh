@@ -377,11 +377,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// The tiles that move T fastest on the H200 (bench_transpose's "ours-w<W>t<TW>b<BY>", run A of
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one; where they are not, from kVecMinSide rows where kVec, for bytes Sector where
-/// transpose_sector_runs, else VecNarrow (transpose_vec_kernel) in bands of kTransposeVecTallBand
-/// tile rows on tall matrices (transpose_vec_tall), else VecNarrow up to kVecNarrowCols columns
-/// (and past them where transpose_vec_column_fits) and Vec past them (transpose_vec_runs), else
-/// Mid where its words fit, else Fallback (any shape: for bytes the shift tile, else one element
-/// a word).
+/// transpose_sector_runs, else (transpose_vec_runs; transpose_vec_kernel) VecNarrow up to
+/// kVecNarrowCols columns, VecTall in bands of kTransposeVecTallBand tile rows on tall matrices
+/// (transpose_vec_tall), Vec on the rest; else Mid where its words fit, else Fallback (any shape:
+/// for bytes the shift tile, else one element a word).
 template <class T> struct DefaultTranspose;
 template <> struct DefaultTranspose<std::uint8_t> {
   using Tile = TransposeTile<8, 32, 16>;     // 256 x 256 bytes, 8-byte words: 0.896 of a copy (4-byte words: 0.856)
@@ -414,9 +413,26 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // in one band, 0.660 against 0.787; 671088x100 0.93 / 0.91 against 0.95 / 0.97 and 528417x127
   // 0.91 / 0.89 against 0.93 / 0.95 in bands): a narrower tile column shares more of its sectors
   // with the next one, read again from DRAM once a long column has passed.
+  // Session 41 (H100, one process, forced, of a copy; the odd transposes are L2-bound, and a row's
+  // run at any offset reads a vector past its columns: 1/8 more on 128 columns, 1/16 on 256):
+  // Vec 256 columns, 512 threads (n16c256-t512) against n16c128 / VecNarrow: 16385x16383 0.903
+  // against 0.871 / 0.876, 16383x16385 0.903 against 0.876 / 0.873, 10007x30011 0.890 against
+  // 0.846 / 0.888, the 16382x16379 window 0.891 against 0.858 / 0.870, 65537x4097 0.826 against
+  // 0.796 / 0.799, 4097x65537 0.909 against 0.877 / 0.911, 4100x262144 0.892 against 0.868 /
+  // 0.897: Vec past kVecNarrowCols on every matrix that is not tall (VecNarrow where a tile column
+  // fits a band, session 33's rule, is gone). 32 vectors (n32c256-t1024) 0.834 / 0.816 / 0.808.
+  // Tall (bands): 32 vectors of 512 threads (n32c80-t512, 512 input rows a tile: half the halo
+  // rows a byte and half the partial output vectors of 16): 65537x4097 0.848, 262145x4101 0.852
+  // (n16c80 in bands: 0.814 and 0.807 in session 34); not where one tile column holds every
+  // column (2164803x31: n32c80 0.758 against n16c80 0.866, hence VecNarrow stays n16c80).
+  // A second process with these defaults, against the tiles before forced (call 10): 16385x16383
+  // 0.901 against 0.868 / 0.875, 4097x65537 0.897 against 0.851 / 0.902, 65537x4097 0.849,
+  // 262145x4101 0.850, 2164803x31 0.855, the 16382x16379 window 0.888 against 0.856 / 0.865.
+  // ncu of 16383x16385: DRAM 76.4%, L2 82.9%, 205 us.
   static constexpr bool kVec = true;
-  using Vec = VecTile<std::uint8_t, 16, 128>;  // 256 input rows x 128 columns, 256-byte output runs
+  using Vec = VecTile<std::uint8_t, 16, 256, 512>;  // 256 input rows x 256 columns, 256-byte output runs
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
+  using VecTall = VecTile<std::uint8_t, 32, 80, 512>;
   static constexpr Index kVecMinSide = 128;
   static constexpr Index kVecNarrowCols = 80;
   // Where Tile's 8-byte words do not fit but 4-byte words do and the output rows are whole 32-byte
@@ -446,11 +462,22 @@ template <class T> struct DefaultTranspose {
   // 16382x16379 window; VecNarrow (n16c144: rows of up to 36 elements whole) 0.886 against 0.742
   // on 2000003x33; 33x2000003 lost on every Vec (0.58 at best against 0.76), hence kVecMinSide.
   // 8-byte elements: n32c256 0.890 against the one-element tile's 0.890: off.
+  // Session 41 (H100, one process, forced, of a copy): Vec of 32 vectors, 512 threads
+  // (n32c256-t512, 128 input rows a tile: half the halo rows and half the partial output vectors
+  // of 16) against n16c256 / VecNarrow (n16c144, session 33's rule below): 16383x16385 0.927
+  // against 0.882 / 0.904, 16385x16383 0.924 against 0.882 / 0.900, 10007x30011 0.926 against
+  // 0.873 / 0.911, i32 16383x16385 0.923 against 0.879 / 0.899, the 16382x16379 window 0.913
+  // against 0.890 / 0.901 (n32c512-t1024 0.914-0.924, n16c512-t512 0.903-0.907): Vec past
+  // kVecNarrowCols on every matrix that is not tall. Tall (bands): 32 vectors of 512 threads,
+  // 131071x4097 0.889 (n16c144 in bands: 0.842, session 34). A second process (call 10):
+  // 16383x16385 0.923 against 0.872 / 0.902, 131071x4097 0.892. ncu of 16383x16385: DRAM 83.4%
+  // against 80.4%, L2 84.0% against 86.9%, 766 us against 791, 317M instructions against 379M.
   static constexpr bool kVec = sizeof(T) == 4;
-  using Vec = VecTile<T, 16, 256>;
+  using Vec = VecTile<T, 32, 256, 512>;
   using VecNarrow = VecTile<T, 16, 144>;
+  using VecTall = VecTile<T, 32, 144, 512>;
   static constexpr Index kVecMinSide = 128;
-  // VecNarrow past kVecNarrowCols where a tile column fits a band, as for bytes (session 33, H100,
+  // Until session 41: VecNarrow past kVecNarrowCols where a tile column fits a band, as for bytes (session 33, H100,
   // two processes, forced, of a copy): 16383x16385 0.892 / 0.898 against Vec's 0.871 / 0.872,
   // 16385x16383 0.901 / 0.900 against 0.875 / 0.874, 10007x30011 0.911 / 0.910 against 0.871 /
   // 0.865, i32 16383x16385 0.904 / 0.897 against 0.871 / 0.873, the 16382x16379 window 0.889 /
@@ -472,8 +499,8 @@ bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index 
 }
 
 /// Whether launch_transpose runs a vector tile of DefaultTranspose<T> (kVec): from kVecMinSide
-/// rows where Tile's words do not fit (which one: launch_transpose; VecNarrow in bands on tall
-/// matrices, VecNarrow up to kVecNarrowCols columns or where a tile column fits, else Vec).
+/// rows where Tile's words do not fit (which one: launch_transpose; VecNarrow up to
+/// kVecNarrowCols columns, VecTall in bands on tall matrices, else Vec).
 template <class T>
 bool transpose_vec_runs(const T* in, Index ld, const T* out, Index rows, Index cols) {
   using D = DefaultTranspose<T>;
@@ -494,7 +521,8 @@ bool transpose_sector_runs(const T* in, Index ld, const T* out, Index rows, Inde
   return false;
 }
 
-/// Tile rows of a band of DefaultTranspose's VecNarrow on tall matrices (transpose_vec_tall).
+/// Tile rows of a band of DefaultTranspose's VecTall (VecNarrow until session 41) on tall matrices
+/// (transpose_vec_tall).
 /// Session 34 (H100, one process, forced, of a copy; "-b16": bands of 16 tile rows, the other
 /// trials in transpose_vec_grid's bands): u8 VecNarrow-b16 against Vec (the default then) or
 /// VecNarrow in its bands: 262145x4101 0.800 against 0.721 / 0.647, 131073x8195 0.781 against
@@ -518,7 +546,7 @@ inline constexpr Index kTransposeVecTallBand = 16;
 /// 32771x4099, 129 tile rows; f32 16387x2049, 257 tile rows, 2.8 MB) and less.
 inline constexpr std::size_t kTransposeVecTallBytes = std::size_t(6) << 20;
 
-/// Whether launch_transpose runs Tile (VecNarrow) in bands of kTransposeVecTallBand tile rows: a
+/// Whether launch_transpose runs Tile (VecTall) in bands of kTransposeVecTallBand tile rows: a
 /// matrix of more than one tile column, at least twice as many tile rows (the measured wins have
 /// 4.9 to 3900 times as many, the losses of matrices that are not tall fewer rows than columns)
 /// and tile columns that read more than kTransposeVecTallBytes.
@@ -528,17 +556,6 @@ bool transpose_vec_tall(Index rows, Index cols, const void* out) {
   const Index tiles_c = ceil_div(cols, Index(Tile::kCols));
   return tiles_c > 1 && tiles_r >= 2 * tiles_c &&
          tiles_r * transpose_vec_tile_read_bytes<Tile>() > static_cast<Index>(kTransposeVecTallBytes);
-}
-
-/// Whether a tile column of the vector tile Tile reads at most kTransposeVecBandBytes of a matrix
-/// of `rows` (transpose_vec_band_fit: it is then one band, and its reads stay in L2 until the
-/// next column reads their shared sectors). One band alone is not enough: u8 262144x4100 is one
-/// band of VecNarrow (1024 tile rows, 26.7 MB a column) and ran it at 0.660 of a copy against
-/// Vec's 0.787 in three bands.
-template <class Tile>
-bool transpose_vec_column_fits(Index rows, const void* out) {
-  const Index tiles_r = transpose_vec_tile_rows<Tile>(rows, out);
-  return tiles_r <= transpose_vec_band_fit<Tile>();
 }
 
 /// Short sides the run kernels take: more than kTransposeFewMax elements, at most this many.
@@ -652,12 +669,11 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
       if (transpose_sector_runs<T>(in, ld, out, rows, cols))
         return launch_transpose_tile<T, typename D::Sector>(in, ld, out, rows, cols, stream);
     if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
-      using Narrow = typename D::VecNarrow;
-      if (transpose_vec_tall<Narrow>(rows, cols, out))
-        return launch_transpose_vec<T, Narrow>(in, ld, out, rows, cols, stream, kTransposeVecMaxTileCols,
-                                               kTransposeVecTallBand);
-      if (cols <= D::kVecNarrowCols || transpose_vec_column_fits<Narrow>(rows, out))
-        return launch_transpose_vec<T, Narrow>(in, ld, out, rows, cols, stream);
+      if (cols <= D::kVecNarrowCols) return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
+      using Tall = typename D::VecTall;
+      if (transpose_vec_tall<Tall>(rows, cols, out))
+        return launch_transpose_vec<T, Tall>(in, ld, out, rows, cols, stream, kTransposeVecMaxTileCols,
+                                             kTransposeVecTallBand);
       return launch_transpose_vec<T, typename D::Vec>(in, ld, out, rows, cols, stream);
     }
   }
