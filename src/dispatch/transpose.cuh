@@ -485,8 +485,8 @@ template <class T> struct DefaultTranspose {
   // 1542 a band), 4097x65537 0.925 / 0.930 against 0.896 / 0.898. Not measured on longer columns.
   static constexpr Index kVecNarrowCols = 36;  // Vec past it: f32 266305x63 0.907 of a copy
   // (forced "ours-vec-n16c256") against the one-element tile's 0.802 (session 19, same run);
-  // since session 34 that shape, tall, takes VecNarrow in bands of 16 (transpose_vec_tall: 0.975
-  // against Vec's 0.953)
+  // from session 34 that shape, tall, took VecNarrow in bands of 16 (transpose_vec_tall: 0.975
+  // against Vec's 0.953), since session 41 VecTall
 };
 
 /// Whether the words of Tile fit the shape and pointers: rows, cols and ld whole words, in and
@@ -669,7 +669,8 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
       if (transpose_sector_runs<T>(in, ld, out, rows, cols))
         return launch_transpose_tile<T, typename D::Sector>(in, ld, out, rows, cols, stream);
     if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
-      if (cols <= D::kVecNarrowCols) return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
+      if (cols <= D::kVecNarrowCols)
+        return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
       using Tall = typename D::VecTall;
       if (transpose_vec_tall<Tall>(rows, cols, out))
         return launch_transpose_vec<T, Tall>(in, ld, out, rows, cols, stream, kTransposeVecMaxTileCols,

@@ -119,7 +119,7 @@ TEMPLATE_TEST_CASE("vector tiles under trial on tall matrices, in transpose_vec_
   // The 16-vector tiles forced on tall matrices (every "ours-vec-n16c*" trial but the column
   // windows): u8 240001 x 531 is 938 tile rows, which transpose_vec_grid cuts for Vec into three
   // bands of 313, 313 and 312 (428 tile rows a band at most) and the "-bN" trials into bands of
-  // N, the last partial (the default's VecNarrow in bands of 16: transpose_vec_tall); f32 120011
+  // N, the last partial (the default's banded form until session 41: transpose_vec_tall); f32 120011
   // x 541 is 1876 tile rows, three bands of 626, 626 and 624 (907 at most). Dense, and a window
   // at an odd offset into an output off its vector. Under a sanitizer a shorter matrix (118 tile
   // rows of bytes: one band but for the "-bN" trials).
