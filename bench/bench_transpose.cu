@@ -5,10 +5,11 @@
 // bytes), and the alternatives of each default forced (TransposeTrials: the vector tile of any
 // alignment "ours-vec-n<vectors>c<column bytes>", for bytes the shift tile "ours-shift-w4b8",
 // and the few-rows / few-columns kernels one by one: "ours-chunk...", "ours-regs16",
-// "ours-bytes16", "ours-span16", "ours-rows16", "ours-rows16-direct", "ours-rows16h", "ours-rows16hs",
-// "ours-rows16e"). GB/s count bytes read plus bytes written. Each call is timed on the device,
-// queued behind a spin kernel (queued.cuh; since session 33: on an idle stream the public call's
-// host work, its allocation and kernel choice, counted too: ours 1-4% under its forced kernel).
+// "ours-bytes16", "ours-span16" (and their "-o4" forms, 4 blocks an SM), "ours-rows16",
+// "ours-rows16-direct", "ours-rows16h", "ours-rows16hs", "ours-rows16e"). GB/s count bytes read
+// plus bytes written. Each call is timed on the device, queued behind a spin kernel
+// (queued.cuh; since session 33: on an idle stream the public call's host work, its allocation
+// and kernel choice, counted too: ours 1-4% under its forced kernel).
 // DEVMAT_BENCH_TRANSPOSE_SHAPES adds shapes of the caller's ("u8:4097x4097,f32:999x77": ours, the copy and the trials on each).
 #include "queued.cuh"
 #include "random.cuh"

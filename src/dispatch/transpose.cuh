@@ -178,8 +178,9 @@ bool launch_transpose_few_rows_stage(const T* in, Index ld, T* out, Index rows, 
 
 /// The byte kernels of 2 to 16 rows or dense columns that move 16-byte vectors at any alignment
 /// of the rows (transpose_few_rows_bytes_kernel: out on 16 bytes; transpose_few_cols_bytes_kernel:
-/// ld == cols, in on 16 bytes). Returns whether it launched.
-template <int kN = 2>
+/// ld == cols, in on 16 bytes; kMinBlocks its __launch_bounds__, 1 but in the "-o4" trials).
+/// Returns whether it launched.
+template <int kMinBlocks = 1, int kN = 2>
 bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* out, Index rows, Index cols,
                                 cudaStream_t stream) {
   if constexpr (kN <= kTransposeFewMax) {
@@ -190,11 +191,11 @@ bool launch_transpose_few_bytes(const std::uint8_t* in, Index ld, std::uint8_t* 
       return true;
     }
     if (cols == kN && ld == kN && is_aligned(in, 16)) {
-      launch(&transpose_few_cols_bytes_kernel<kN>, static_cast<unsigned>(ceil_div(rows, kRowsWarp * kFewBytesWarps)),
+      launch(&transpose_few_cols_bytes_kernel<kN, kMinBlocks>, static_cast<unsigned>(ceil_div(rows, kRowsWarp * kFewBytesWarps)),
              dim3(32 * kFewBytesWarps), 0, stream, in, out, rows);
       return true;
     }
-    return launch_transpose_few_bytes<kN + 1>(in, ld, out, rows, cols, stream);
+    return launch_transpose_few_bytes<kMinBlocks, kN + 1>(in, ld, out, rows, cols, stream);
   }
   return false;
 }
@@ -253,17 +254,18 @@ inline constexpr Index kTransposeFewRowsHalfMax = kTransposeFewMax;
 
 /// transpose_few_cols_span_kernel<T, ld> where a few columns lie kL = ld (2 .. 16) elements
 /// apart (cols <= ld: a window of a narrow matrix, or dense, at any alignment of in; every row
-/// count). Returns whether it launched.
-template <class T, int kL = 2>
+/// count), kMinBlocks its __launch_bounds__ (1 but in the "-o4" trials). Returns whether it
+/// launched.
+template <class T, int kMinBlocks = 1, int kL = 2>
 bool launch_transpose_few_cols_span(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if constexpr (kL <= kTransposeFewMax) {
     if (ld == kL && cols <= kL) {
       const Index per_block = 512 / static_cast<Index>(sizeof(T)) * kFewBytesWarps;
-      launch(&transpose_few_cols_span_kernel<T, kL>, static_cast<unsigned>(ceil_div(rows, per_block)),
+      launch(&transpose_few_cols_span_kernel<T, kL, kMinBlocks>, static_cast<unsigned>(ceil_div(rows, per_block)),
              dim3(32 * kFewBytesWarps), 0, stream, in, out, rows, static_cast<int>(cols));
       return true;
     }
-    return launch_transpose_few_cols_span<T, kL + 1>(in, ld, out, rows, cols, stream);
+    return launch_transpose_few_cols_span<T, kMinBlocks, kL + 1>(in, ld, out, rows, cols, stream);
   }
   return false;
 }
@@ -755,13 +757,13 @@ void launch_transpose_few_rows_stage_in(const T* in, Index ld, T* out, Index row
 
 /// Every shape with the vector byte kernels of few rows / few columns where they apply (the rest
 /// as launch_transpose).
-template <class T>
+template <class T, int kMinBlocks = 1>
 void launch_transpose_few_bytes_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   static_assert(sizeof(T) == 1, "launch_transpose_few_bytes_in: bytes");
   if (rows == 0 || cols == 0) return;
   const auto* in_b = reinterpret_cast<const std::uint8_t*>(in);
   auto* out_b = reinterpret_cast<std::uint8_t*>(out);
-  if (rows > 1 && launch_transpose_few_bytes(in_b, ld, out_b, rows, cols, stream)) return;
+  if (rows > 1 && launch_transpose_few_bytes<kMinBlocks>(in_b, ld, out_b, rows, cols, stream)) return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
@@ -791,10 +793,10 @@ void launch_transpose_few_rows_half_in(const T* in, Index ld, T* out, Index rows
 
 /// Every shape with transpose_few_cols_span_kernel where a few columns lie at most 16 elements
 /// apart (any number of rows past one; the rest as launch_transpose).
-template <class T>
+template <class T, int kMinBlocks = 1>
 void launch_transpose_few_cols_span_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
-  if (rows > 1 && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream)) return;
+  if (rows > 1 && launch_transpose_few_cols_span<T, kMinBlocks>(in, ld, out, rows, cols, stream)) return;
   launch_transpose<T>(in, ld, out, rows, cols, stream);
 }
 
@@ -816,10 +818,12 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
 /// ("ours-chunk<KiB>k-t<threads>"; "ours-regs16": the register kernels for 1- and 4-byte
 /// elements where their vectors line up; "ours-bytes16": bytes of few rows / dense few columns
 /// as 16-byte vectors at any alignment; "ours-span16": few columns at most 16 elements apart as
-/// one span of 16-byte vectors at any alignment of in; "ours-rows16": bytes of 2 to 16 rows in
-/// registers, lanes trading vectors in pairs so that stores write whole sectors, "-direct"
-/// without; "ours-rows16h": the same on 8 columns a thread, transpose_few_rows_half_kernel;
-/// "ours-rows16hs": that kernel storing its run through shared memory (kStage);
+/// one span of 16-byte vectors at any alignment of in; "-o4": those two with __launch_bounds__
+/// asking for 4 blocks an SM (128 registers at 16 columns, against 142-188); "ours-rows16":
+/// bytes of 2 to 16 rows in registers, lanes trading vectors in pairs so that stores write
+/// whole sectors, "-direct" without; "ours-rows16h": the same on 8 columns a thread,
+/// transpose_few_rows_half_kernel; "ours-rows16hs": that kernel storing its run through shared
+/// memory (kStage);
 /// "ours-rows16e": pairs, lane 31's 33rd vectors loaded one a lane and shuffled, kLaneExt;
 /// "ours-rows16s": 4- and 8-byte elements of 2 to 16 rows in registers, the stores staged
 /// through shared memory, transpose_few_rows_stage_kernel),
@@ -844,14 +848,16 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 30;
+  static constexpr int kCount = 32;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-bytes16", &launch_transpose_few_bytes_in<T>},
+      TransposeTrial<T>{"ours-bytes16-o4", &launch_transpose_few_bytes_in<T, 4>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
+      TransposeTrial<T>{"ours-span16-o4", &launch_transpose_few_cols_span_in<T, 4>},
       TransposeTrial<T>{"ours-rows16", &launch_transpose_few_rows_regs_in<T, true>},
       TransposeTrial<T>{"ours-rows16-direct", &launch_transpose_few_rows_regs_in<T, false>},
       TransposeTrial<T>{"ours-rows16h", &launch_transpose_few_rows_half_in<T>},
@@ -877,13 +883,14 @@ struct TransposeTrials<T, 1> {
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 21;
+  static constexpr int kCount = 22;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
       TransposeTrial<T>{"ours-regs16", &launch_transpose_few_vec_in<T>},
       TransposeTrial<T>{"ours-rows16s", &launch_transpose_few_rows_stage_in<T>},
       TransposeTrial<T>{"ours-span16", &launch_transpose_few_cols_span_in<T>},
+      TransposeTrial<T>{"ours-span16-o4", &launch_transpose_few_cols_span_in<T, 4>},
       vec_trial<T, 8, 128>("ours-vec-n8c128"),
       vec_trial<T, 8, 256>("ours-vec-n8c256"),
       vec_trial<T, 16, 256>("ours-vec-n16c256"),

@@ -2259,9 +2259,12 @@ transpose_few_rows_half_kernel(const unsigned char* __restrict__ in, Index ld, u
 /// shared memory; lane L takes rows 512 q + 16 L ... + 15, de-interleaves them into one vector
 /// of each output row, and for each output row the warp joins each lane's vector to its lower
 /// neighbour's (shuffle, bytes_from) into the aligned vectors of out that they cover, stored
-/// whole inside the run and byte-exact at its two ends.
-template <int kN>
-__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+/// whole inside the run and byte-exact at its two ends. kMinBlocks: the blocks of 4 warps an SM
+/// is to hold (__launch_bounds__); at 1, ptxas gives 16 columns 188 registers (2 blocks, 8 warps
+/// an SM), at 4 128 without spills (the "-o4" trials: more loads in flight for the H200's faster
+/// memory).
+template <int kN, int kMinBlocks = 1>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, kMinBlocks)
 transpose_few_cols_bytes_kernel(const unsigned char* __restrict__ in, unsigned char* __restrict__ out, Index rows) {
   static_assert(kN >= 2 && kN <= 16, "transpose_few_cols_bytes_kernel: 2 to 16 columns");
   __shared__ uint4 stage_smem[kFewBytesWarps][stage_vectors(32 * kN)];  // a warp's rows (stage_slot)
@@ -2325,9 +2328,11 @@ __device__ __forceinline__ void deinterleave_elems(const uint4 (&x)[kL], uint4 (
 /// sizeof(T): its kL + 1 vectors shifted by m (bytes_from) into their 16 kL bytes,
 /// de-interleaved into one vector of each of the kL columns (deinterleave_elems), of which the
 /// warp stores the first cols (warp_store_vec_run: aligned vectors of out, whole inside a run,
-/// byte-exact at its two ends).
-template <class T, int kL>
-__global__ void __launch_bounds__(32 * kFewBytesWarps, 1)
+/// byte-exact at its two ends). kMinBlocks as transpose_few_cols_bytes_kernel's: at 1, 142
+/// registers for f32 and 146 for bytes at kL = 16 (3 blocks an SM), at 4 128 (24 bytes of
+/// spills for bytes).
+template <class T, int kL, int kMinBlocks = 1>
+__global__ void __launch_bounds__(32 * kFewBytesWarps, kMinBlocks)
 transpose_few_cols_span_kernel(const T* __restrict__ in_t, T* __restrict__ out_t, Index rows, int cols) {
   static_assert(kL >= 2 && kL <= 16, "transpose_few_cols_span_kernel: strides of 2 to 16 elements");
   constexpr Index kSize = sizeof(T), kWarpRows = 512 / kSize;
