@@ -2,7 +2,8 @@
 // the output inside poisoned guards. row_sums_flat_kernel (kernels/reduce_narrow.cuh: dense rows
 // of 1, 2, 4, 8 whole chunks as one flat stream, a row's chunks in adjacent lanes) on matrices
 // that end before an inaccessible page: rows ending inside a warp, a round, after several rounds
-// of the grid. col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors of columns down
+// of the grid; row_sums_lines_kernel (the same rows by warp tiles of 32 rows, a warp's sums
+// stored as one run) likewise. col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors of columns down
 // every row of a short-wide window) on windows ending before an inaccessible page, every element
 // outside them poisoned: rows around its U in flight, columns ending inside a thread's M vectors
 // and on block edges, dense and strided. row_sums_vec_kernel (kernels/reduce_narrow.cuh: dense
@@ -91,11 +92,12 @@ std::vector<d::sum_acc_t<T>> fill_window(T* parent, Index rows, Index cols, Inde
 }
 
 /// Row sums of a dense matrix of rows of C whole 16-byte chunks that ends on the last byte before
-/// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U> on
-/// `blocks` blocks of 256 threads, against exact sums, the output inside poisoned guards.
-template <class T, int C, int U>
+/// an inaccessible page (a read past the last element faults), by row_sums_flat_kernel<T, C, U>
+/// (UT == 0) or row_sums_lines_kernel<T, C, UT> on `blocks` blocks of 256 threads,
+/// against exact sums, the output inside poisoned guards.
+template <class T, int C, int U, int UT = 0>
 void check_flat(Index rows, unsigned blocks) {
-  CAPTURE(sizeof(T), C, U, rows, blocks);
+  CAPTURE(sizeof(T), C, U, UT, rows, blocks);
   using Acc = d::sum_acc_t<T>;
   using Out = Acc;
   constexpr Index V = d::kVec16<T>;
@@ -105,7 +107,10 @@ void check_flat(Index rows, unsigned blocks) {
   REQUIRE(reinterpret_cast<std::uintptr_t>(in) % 16 == 0);
   const std::vector<Acc> want = fill_dense_rows(in, rows, cols);
   GuardedOut<Out> out(rows);
-  emu::launch(dim3(blocks), dim3(256), [&] { d::row_sums_flat_kernel<T, Out, C, U>(in, rows, out.data()); });
+  emu::launch(dim3(blocks), dim3(256), [&] {
+    if constexpr (UT == 0) d::row_sums_flat_kernel<T, Out, C, U>(in, rows, out.data());
+    else d::row_sums_lines_kernel<T, Out, C, UT>(in, rows, out.data());
+  });
   out.check(want);
 }
 
@@ -115,6 +120,15 @@ template <class T, int C, int U>
 void check_flat_shapes() {
   for (Index r : {Index(1), Index(2), Index(31), Index(33), Index(257), Index(256 * U / C + 1), Index(3 * 256 * U / C + 5)})
     for (unsigned blocks : {1u, 2u, 3u}) check_flat<T, C, U>(r, blocks);
+}
+
+/// row_sums_lines_kernel: rows that end inside a warp tile (32 rows), a block's round (8 warps of
+/// UT tiles: 256 UT rows) and after several rounds, on 1 .. 3 blocks.
+template <class T, int C, int UT>
+void check_lines_shapes() {
+  for (Index r : {Index(1), Index(7), Index(31), Index(32), Index(33), Index(255), Index(256 * UT + 1),
+                  Index(3 * 256 * UT + 37), Index(7 * 256 * UT)})
+    for (unsigned blocks : {1u, 2u, 3u}) check_flat<T, C, 0, UT>(r, blocks);
 }
 }  // namespace
 
@@ -126,6 +140,17 @@ TEST_CASE("emulated row_sums_flat_kernel: rows of 1 .. 8 chunks, warp, round and
   check_flat_shapes<std::int32_t, 4, 2>();
   check_flat_shapes<double, 8, 4>();
   check_flat_shapes<double, 1, 16>();
+}
+
+TEST_CASE("emulated row_sums_lines_kernel: rows of 1 .. 8 chunks by warp tiles, tile, round and grid tails",
+          "[reduce][emulation]") {
+  check_lines_shapes<std::uint8_t, 1, 1>();
+  check_lines_shapes<std::uint8_t, 2, 2>();
+  check_lines_shapes<float, 4, 1>();
+  check_lines_shapes<float, 4, 2>();
+  check_lines_shapes<std::int32_t, 8, 1>();
+  check_lines_shapes<double, 8, 2>();
+  check_lines_shapes<double, 1, 2>();
 }
 
 namespace {

@@ -341,16 +341,41 @@ void launch_row_sums_flat_c(cudaStream_t s, const T* in, Index rows, sum_t<T>* o
   launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, out);
 }
 
+/// Row sums of the same matrices by warp tiles of 32 rows stored as one run a warp
+/// (row_sums_lines_kernel, UT tiles in flight a warp) over at most the resident blocks.
+template <class T, int C, int UT>
+void launch_row_sums_lines_c(cudaStream_t s, const T* in, Index rows, sum_t<T>* out) {
+  const auto kernel = &row_sums_lines_kernel<T, sum_t<T>, C, UT>;
+  const Index cap = resident_blocks(reinterpret_cast<const void*>(kernel), kTeamThreads);
+  const Index blocks = std::min(ceil_div(ceil_div(rows, Index(32)), Index(kTeamThreads / 32) * UT), cap);
+  launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, out);
+}
+
+/// Calls f(std::integral_constant<int, C>) for the window's chunks a row C
+/// (row_flat_chunks(in, rows, cols, ld): 1, 2, 4 or 8).
+template <class T, class F>
+void with_row_flat_chunks(const T* in, Index rows, Index cols, Index ld, F&& f) {
+  switch (row_flat_chunks(in, rows, cols, ld)) {
+    case 1: return f(std::integral_constant<int, 1>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    case 4: return f(std::integral_constant<int, 4>{});
+    case 8: return f(std::integral_constant<int, 8>{});
+    default: throw std::logic_error("devmat: row sums of flat rows: the window is not rows of 1, 2, 4 or 8 whole chunks");
+  }
+}
+
 /// launch_row_sums_flat_c for the window's chunks a row (row_flat_chunks(in, rows, cols, ld) > 0).
 template <class T, int U>
 void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  switch (row_flat_chunks(in, rows, cols, ld)) {
-    case 1: return launch_row_sums_flat_c<T, 1, U>(s, in, rows, out);
-    case 2: return launch_row_sums_flat_c<T, 2, U>(s, in, rows, out);
-    case 4: return launch_row_sums_flat_c<T, 4, U>(s, in, rows, out);
-    case 8: return launch_row_sums_flat_c<T, 8, U>(s, in, rows, out);
-    default: throw std::logic_error("devmat: launch_row_sums_flat: the window is not rows of 1, 2, 4 or 8 whole chunks");
-  }
+  with_row_flat_chunks(in, rows, cols, ld,
+                       [&](auto c) { launch_row_sums_flat_c<T, decltype(c)::value, U>(s, in, rows, out); });
+}
+
+/// launch_row_sums_lines_c for the window's chunks a row (row_flat_chunks(in, rows, cols, ld) > 0).
+template <class T, int UT>
+void launch_row_sums_lines(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+  with_row_flat_chunks(in, rows, cols, ld,
+                       [&](auto c) { launch_row_sums_lines_c<T, decltype(c)::value, UT>(s, in, rows, out); });
 }
 
 /// THE SWITCH (issue 13): whether launch_row_sums sends dense, 16-byte aligned matrices whose rows
@@ -363,6 +388,16 @@ void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, I
 /// 0.888). U = 4 led u8/u16 on every typed row (f64: u8 0.760, u16 0.475).
 constexpr bool kRowFlatDefault = true;
 constexpr int kRowFlatU = 4;
+
+/// THE SWITCH (issue 13): the fewest chunks a row of the flat rows must have for launch_row_sums to
+/// take row_sums_lines_kernel (warp tiles of 32 rows, a warp's sums stored as one run, one tile in
+/// flight a warp) instead of row_sums_flat_kernel<kRowFlatU>. Run S29 (session 43, an H100, two
+/// runs of each, of a CUB sum of the bytes read; "ours-rowflat-l1" against "ours-rowflat-u4"): f32
+/// 16777216x16 (4 chunks) 0.911, 0.905 against 0.892, 0.884; i32 16777216x16 0.873, 0.873 against
+/// 0.854, 0.851; f64 8388608x16 (8 chunks) 0.907, 0.894 against 0.893, 0.897. Rows of 1 or 2
+/// chunks (u8 16777216x16: one) keep the flat stream: one tile in flight there is 1 or 2 chunks
+/// a lane against 4 (u8 0.665, 0.646 against 0.672, 0.659); two tiles ("-l2") lost on 4 chunks.
+constexpr Index kRowLinesMinChunks = 4;
 
 /// Row sums of a dense matrix of rows of C elements shorter than a chunk (row_sums_vec_kernel:
 /// kVec16<T> rows a thread, as C whole 16-byte chunks). `in` aligned to 16 bytes.
@@ -404,9 +439,11 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
     return;
   }
   // Dense rows of 1, 2, 4 or 8 whole chunks (kRowFlatDefault): one flat stream, a row's chunks in
-  // adjacent lanes.
-  if (kRowFlatDefault && row_flat_chunks(in, rows, cols, ld) > 0)
+  // adjacent lanes; from kRowLinesMinChunks chunks by warp tiles, a warp's sums stored as one run.
+  if (const Index flat = kRowFlatDefault ? row_flat_chunks(in, rows, cols, ld) : 0; flat > 0) {
+    if (flat >= kRowLinesMinChunks) return launch_row_sums_lines<T, 1>(s, in, rows, cols, ld, out);
     return launch_row_sums_flat<T, kRowFlatU>(s, in, rows, cols, ld, out);
+  }
   // Dense rows of 3 elements (kRowVecDefault): a thread per kVec16<T> rows, whole chunks.
   if constexpr (3 * sizeof(T) < 16)
     if (kRowVecDefault<T> && row_vec_fits(in, rows, cols, ld)) return launch_row_sums_vec<T, 3>(s, in, rows, out);
@@ -824,6 +861,14 @@ struct RowFlatTrial {
   }
 };
 
+template <class T, int UT>
+struct RowLinesTrial {
+  static bool takes(const T* in, Index rows, Index cols, Index ld) { return row_flat_chunks(in, rows, cols, ld) > 0; }
+  static void launch(const Stream& stream, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
+    launch_row_sums_lines<T, UT>(stream.native(), in, rows, cols, ld, out);
+  }
+};
+
 /// The most rows the short-wide column trial takes (a thread walks every row of its columns).
 constexpr Index kColWideTrialMaxRows = 4096;
 
@@ -864,7 +909,7 @@ constexpr NarrowTrial<T> narrow_trial(const char* name, NarrowKind kind) {
 
 template <class T>
 struct NarrowTrials {
-  static constexpr int kCount = 26;
+  static constexpr int kCount = 28;
   static constexpr NarrowTrial<T> kAll[kCount] = {
       narrow_trial<StagedTrial<T, 256, kRowStageBytes>, T>("ours-staged256", NarrowKind::row_sums),
       narrow_trial<StagedTrial<T, 128, kRowStageBytes>, T>("ours-staged128", NarrowKind::row_sums),
@@ -885,6 +930,12 @@ struct NarrowTrials {
       narrow_trial<RowFlatTrial<T, 4>, T>("ours-rowflat-u4", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 8>, T>("ours-rowflat-u8", NarrowKind::row_sums),
       narrow_trial<RowFlatTrial<T, 16>, T>("ours-rowflat-u16", NarrowKind::row_sums),
+      // The same rows by warp tiles of 32 rows, each warp's 32 sums stored as one run
+      // (launch_row_sums_lines<UT>: UT tiles in flight a warp; l1 the default from
+      // kRowLinesMinChunks chunks a row). Loads that keep no L1 line and fetch 256 bytes into L2
+      // (ld.global.nc.L1::no_allocate.L2::256B) lost 1-4% on every row of run S29 and were removed.
+      narrow_trial<RowLinesTrial<T, 1>, T>("ours-rowflat-l1", NarrowKind::row_sums),
+      narrow_trial<RowLinesTrial<T, 2>, T>("ours-rowflat-l2", NarrowKind::row_sums),
       // Dense rows of 3 elements, kVec16<T> rows a thread as whole chunks (launch_row_sums_vec,
       // kRowVecDefault).
       narrow_trial<RowVecTrial<T>, T>("ours-rowvec", NarrowKind::row_sums),

@@ -215,12 +215,40 @@ row_sums_piped_kernel(const T* __restrict__ in, Index rows, Index cols, Index ti
   }
 }
 
+/// What row_sums_flat_kernel and row_sums_lines_kernel hold a 16-byte chunk of T in: bytes stay
+/// four 32-bit words from load to __dp4a (held as a Pack of 16 bytes, every byte took a register:
+/// ptxas, 255 registers and spills at U = 16); other types a Pack.
+template <class T>
+using FlatChunk = std::conditional_t<std::is_same_v<T, std::uint8_t>, uint4, Pack<T, kVec16<T>>>;
+
+/// Chunk c of the flat stream at `in_g` (always inside it).
+template <class T>
+__device__ __forceinline__ FlatChunk<T> load_flat_chunk(const FlatChunk<T>* in_g, Index c) {
+  if constexpr (std::is_same_v<T, std::uint8_t>) return __ldg(in_g + c);
+  else return load_pack(in_g + c);
+}
+
+/// The sum of one chunk's elements (bytes: four __dp4a), in the order every flat row sum uses.
+template <class T>
+__device__ __forceinline__ typename SumReducer<T>::Acc flat_chunk_sum(const FlatChunk<T>& v) {
+  using R = SumReducer<T>;
+  if constexpr (std::is_same_v<T, std::uint8_t>) {
+    constexpr unsigned kOnes = 0x01010101u;
+    return static_cast<typename R::Acc>(__dp4a(v.w, kOnes, __dp4a(v.z, kOnes, __dp4a(v.y, kOnes, __dp4a(v.x, kOnes, 0u)))));
+  } else {
+    typename R::State s;
+    const FlatChunk<T> one[1] = {v};
+    R::add_packs(s, one);
+    return R::finish(s);
+  }
+}
+
 /// Row sums of a dense matrix (rows follow each other with no gap) whose rows are C whole 16-byte
 /// chunks (C a power of two up to 32) from a 16-byte aligned start: the matrix is one flat stream
 /// of rows * C chunks, and chunk c belongs to row c / C. Thread t of the grid reads chunks t,
 /// t + S, t + 2 S, ... (S the grid's thread count, a multiple of 32), U of them in flight, so each
 /// load instruction of a warp reads 512 contiguous bytes and a row's C chunks lie in C adjacent
-/// lanes (lane % C = chunk % C). Per chunk: the sum of its elements (bytes: four __dp4a), then a
+/// lanes (lane % C = chunk % C). Per chunk: the sum of its elements (flat_chunk_sum), then a
 /// shuffle tree over the C lanes (none for rows of one chunk), whose first lane stores the row's
 /// sum. No row index math beyond a shift, no per-row pointer, no partial chunks: the work a row
 /// costs is what its bytes cost. Each sum is formed in an order fixed by C alone; the loop bounds
@@ -231,13 +259,7 @@ row_sums_flat_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out
   static_assert(C >= 1 && C <= 32 && (C & (C - 1)) == 0, "row_sums_flat_kernel: rows of 1, 2, 4, .. 32 chunks");
   constexpr int kThreads = 256;
   using R = SumReducer<T>;
-  using Acc = typename R::Acc;
-  constexpr int V = kVec16<T>;
-  using P = Pack<T, V>;
-  // Bytes stay four 32-bit words from load to __dp4a: held as a Pack of 16 bytes, every byte took
-  // a register (ptxas: 255 registers and spills at U = 16).
-  constexpr bool kBytes = std::is_same_v<T, std::uint8_t>;
-  using Raw = std::conditional_t<kBytes, uint4, P>;
+  using Raw = FlatChunk<T>;
   const Raw* in_g = reinterpret_cast<const Raw*>(in);  // (rows * C) chunks
   const Index chunks = rows * C;
   const int lane = static_cast<int>(threadIdx.x % 32);
@@ -250,27 +272,63 @@ row_sums_flat_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out
     for (int u = 0; u < U; ++u) {
       const Index c = c0 + t + u * step;
       v[u] = Raw{};
-      if (c < chunks) {
-        if constexpr (kBytes) v[u] = __ldg(in_g + c);
-        else v[u] = load_pack(in_g + c);
-      }
+      if (c < chunks) v[u] = load_flat_chunk<T>(in_g, c);
     }
 #pragma unroll
     for (int u = 0; u < U; ++u) {
       if (c0 + warp_t + u * step >= chunks) break;  // uniform over the warp
-      Acc x;
-      if constexpr (kBytes) {
-        constexpr unsigned kOnes = 0x01010101u;
-        x = static_cast<Acc>(__dp4a(v[u].w, kOnes, __dp4a(v[u].z, kOnes, __dp4a(v[u].y, kOnes, __dp4a(v[u].x, kOnes, 0u)))));
-      } else {
-        typename R::State s;
-        const P one[1] = {v[u]};
-        R::add_packs(s, one);
-        x = R::finish(s);
-      }
-      x = team_reduce<R, C>(x);  // lane % C == 0 holds the row's sum
+      const auto x = team_reduce<R, C>(flat_chunk_sum<T>(v[u]));  // lane % C == 0 holds the row's sum
       const Index c = c0 + t + u * step;
       if (lane % C == 0 && c < chunks) out[c / C] = static_cast<Out>(x);
+    }
+  }
+}
+
+/// row_sums_flat_kernel's rows (C whole chunks each, a dense, 16-byte aligned stream) by warp
+/// tiles of 32 rows (32 C chunks, 512 C contiguous bytes): warp w of the grid takes tiles w,
+/// w + Wg, w + 2 Wg, ... (Wg the grid's warps), UT of them in flight, C loads a tile of 512
+/// contiguous bytes each. Load k of a tile holds rows k 32 / C .. (k + 1) 32 / C - 1, summed as
+/// row_sums_flat_kernel sums them (the same bits); then row i moves to lane i (a shuffle a load)
+/// and the warp stores its 32 sums as one contiguous run (128 bytes of f32) where the flat kernel
+/// stores C runs of 32 / C lanes (H100: f32 16777216x16 0.91 of a CUB sum of its bytes against
+/// 0.89). Rows past the last are read as zeros and not stored; the tile loop is uniform over a
+/// warp.
+template <class T, class Out, int C, int UT>
+__global__ void __launch_bounds__(256)
+row_sums_lines_kernel(const T* __restrict__ in, Index rows, Out* __restrict__ out) {
+  static_assert(C >= 1 && C <= 32 && (C & (C - 1)) == 0, "row_sums_lines_kernel: rows of 1, 2, 4, .. 32 chunks");
+  constexpr int kThreads = 256, kRowsALoad = 32 / C;
+  using R = SumReducer<T>;
+  using Acc = typename R::Acc;
+  using Raw = FlatChunk<T>;
+  const Raw* in_g = reinterpret_cast<const Raw*>(in);
+  const Index chunks = rows * C, tiles = (rows + 31) / 32;
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const Index warp = (static_cast<Index>(blockIdx.x) * kThreads + threadIdx.x) / 32;
+  const Index warps = static_cast<Index>(gridDim.x) * (kThreads / 32);
+  for (Index t0 = warp; t0 < tiles; t0 += Index(UT) * warps) {
+    Raw v[UT][C];  // tile t0 + u warps, load k: this lane's chunk (t0 + u warps) 32 C + 32 k + lane
+#pragma unroll
+    for (int u = 0; u < UT; ++u)
+#pragma unroll
+      for (int k = 0; k < C; ++k) {
+        const Index c = (t0 + u * warps) * (32 * C) + 32 * k + lane;
+        v[u][k] = Raw{};
+        if (c < chunks) v[u][k] = load_flat_chunk<T>(in_g, c);
+      }
+#pragma unroll
+    for (int u = 0; u < UT; ++u) {
+      const Index tile = t0 + u * warps;
+      if (tile >= tiles) break;  // uniform over the warp
+      Acc mine = Acc(0);  // the sum of row tile 32 + lane
+#pragma unroll
+      for (int k = 0; k < C; ++k) {
+        const Acc x = team_reduce<R, C>(flat_chunk_sum<T>(v[u][k]));  // row k 32 / C + lane / C on lane % C == 0
+        const Acc y = C == 1 ? x : __shfl_sync(0xffffffffu, x, (lane % kRowsALoad) * C);
+        if (lane / kRowsALoad == k) mine = y;
+      }
+      const Index r = tile * 32 + lane;
+      if (r < rows) out[r] = static_cast<Out>(mine);
     }
   }
 }

@@ -373,7 +373,7 @@ TEMPLATE_TEST_CASE("row sums of rows of whole chunks as one flat stream: grid ro
         CHECK(std::memcmp(got.data(), got2.data(), got.size() * sizeof(S)) == 0);
         ++ran;
       }
-      CHECK(ran == (chunks <= 8 ? 3 : 0));  // u4, u8, u16
+      CHECK(ran == (chunks <= 8 ? 5 : 0));  // u4, u8, u16; l1, l2
       check_public<T>(stream, a.view(), h.data(), c);
     }
   }
