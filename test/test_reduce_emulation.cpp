@@ -3,10 +3,10 @@
 // of 1, 2, 4, 8 whole chunks as one flat stream, a row's chunks in adjacent lanes) on matrices
 // that end before an inaccessible page: rows ending inside a warp, a round, after several rounds
 // of the grid; row_sums_lines_kernel (the same rows by warp tiles of 32 rows, a warp's sums
-// stored as one run) likewise. col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors of columns down
-// every row of a short-wide window) on windows ending before an inaccessible page, every element
-// outside them poisoned: rows around its U in flight, columns ending inside a thread's M vectors
-// and on block edges, dense and strided. row_sums_vec_kernel (kernels/reduce_narrow.cuh: dense
+// stored as one run) likewise. col_sums_wide_kernel (kernels/reduce.cuh: a thread per M vectors
+// of columns down every row of a short-wide window) on windows ending before an inaccessible
+// page, every element outside them poisoned: rows around its U in flight, columns ending inside a
+// thread's M vectors and on block edges, dense and strided. row_sums_vec_kernel (kernels/reduce_narrow.cuh: dense
 // rows of 3, kVec16<T> rows a thread) the same way. row_sums_piped_kernel (dense rows of any width
 // through a ring of shared tiles filled by cp.async) on matrices that start off 16 bytes and end
 // before an inaccessible page, tiles wrapping the ring several times on 1 .. 3 blocks.

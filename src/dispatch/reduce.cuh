@@ -440,10 +440,13 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   }
   // Dense rows of 1, 2, 4 or 8 whole chunks (kRowFlatDefault): one flat stream, a row's chunks in
   // adjacent lanes; from kRowLinesMinChunks chunks by warp tiles, a warp's sums stored as one run.
-  if (const Index flat = kRowFlatDefault ? row_flat_chunks(in, rows, cols, ld) : 0; flat > 0) {
-    if (flat >= kRowLinesMinChunks) return launch_row_sums_lines<T, 1>(s, in, rows, cols, ld, out);
-    return launch_row_sums_flat<T, kRowFlatU>(s, in, rows, cols, ld, out);
-  }
+  // The choice is made per chunk count at compile time, so the library holds one kernel a count.
+  if (kRowFlatDefault && row_flat_chunks(in, rows, cols, ld) > 0)
+    return with_row_flat_chunks(in, rows, cols, ld, [&](auto c) {
+      constexpr int C = decltype(c)::value;
+      if constexpr (C >= kRowLinesMinChunks) launch_row_sums_lines_c<T, C, 1>(s, in, rows, out);
+      else launch_row_sums_flat_c<T, C, kRowFlatU>(s, in, rows, out);
+    });
   // Dense rows of 3 elements (kRowVecDefault): a thread per kVec16<T> rows, whole chunks.
   if constexpr (3 * sizeof(T) < 16)
     if (kRowVecDefault<T> && row_vec_fits(in, rows, cols, ld)) return launch_row_sums_vec<T, 3>(s, in, rows, out);
