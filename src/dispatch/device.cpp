@@ -37,6 +37,8 @@ DeviceProps read_props(int dev) {
   p.cc_minor = attr(cudaDevAttrComputeCapabilityMinor);
   p.smem_per_block_optin = attr(cudaDevAttrMaxSharedMemoryPerBlockOptin);
   p.smem_per_sm = attr(cudaDevAttrMaxSharedMemoryPerMultiprocessor);
+  // kHz, two transfers a clock, bits: H100 SXM 2619 MHz x 5120 bits = 3352 GB/s, H200 4.8 TB/s.
+  p.dram_gbps = 2.0 * attr(cudaDevAttrMemoryClockRate) * 1e3 * attr(cudaDevAttrGlobalMemoryBusWidth) / 8 / 1e9;
   return p;
 }
 }  // namespace

@@ -13,6 +13,7 @@ struct DeviceProps {
   int cc_major = 0, cc_minor = 0;  // compute capability
   int smem_per_block_optin = 0;    // bytes of shared memory a block may opt in to
   int smem_per_sm = 0;             // bytes of shared memory per SM
+  double dram_gbps = 0;            // peak DRAM bandwidth, GB/s (memory clock on both edges x bus width)
   /// The compute capability as one number: 90 for sm_90.
   int arch() const noexcept { return cc_major * 10 + cc_minor; }
 };

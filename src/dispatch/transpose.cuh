@@ -103,6 +103,22 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
 inline constexpr Index kTransposeFewMax = 16;
 
+/// Peak DRAM bandwidth (GB/s, DeviceProps::dram_gbps) from which launch_transpose takes its
+/// fast-memory choices: the H200 (4.8 TB/s) against the H100 (3.35 TB/s), whose winners differ.
+/// The H200's memory needs more bytes in flight an SM than the H100's to run at speed, and
+/// several kernels that won on H100s lost there (run S31, session 44, one process, forced trials
+/// beside the defaults, of a copy): u8 2164803x31 the run kernel 0.791 against VecNarrow's 0.668
+/// (H100: 0.88 against 0.88, session 33); u8 16777216x16 the byte kernel at 4 blocks an SM
+/// ("ours-bytes16-o4") 0.894 against the register kernel's 0.828; f32 4194304x16 the span at 4
+/// blocks an SM 0.841 against 0.816 (16777216x3: 0.992 both); u8 odd matrices on the 128-byte
+/// vector tile (n16c128) against Vec (n16c256-t512) / VecTall: 16385x16383 0.854 against 0.834,
+/// 16383x16385 0.849 / 0.834, 10007x30011 0.842 / 0.823, 4097x65537 0.833 / 0.797, 65537x4097
+/// 0.840 against VecTall's 0.714 (H100, session 41: n16c256-t512 and VecTall ahead by 0.03-0.05).
+inline constexpr double kTransposeFastMemoryGBps = 4000;
+
+/// Whether the current device's memory takes the fast-memory choices (kTransposeFastMemoryGBps).
+inline bool transpose_fast_memory() { return current_device_props().dram_gbps >= kTransposeFastMemoryGBps; }
+
 /// Rows (or columns) of a few-columns (few-rows) chunk of `few` elements a row: as many as fill
 /// the chunk, in multiples of 128.
 template <class T, class Chunk = TransposeChunk<>>
@@ -341,7 +357,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
   using Large = TransposeChunk<32768, 256>;
   using Wide = TransposeChunk<32768, 512>;
   const auto span = [&] {
-    return rows > kTransposeFewMax && launch_transpose_few_cols_span(in, ld, out, rows, cols, stream);
+    if (rows <= kTransposeFewMax) return false;
+    if constexpr (sizeof(T) == 4)  // 4 blocks an SM on fast memory (kTransposeFastMemoryGBps)
+      if (transpose_fast_memory()) return launch_transpose_few_cols_span<T, 4>(in, ld, out, rows, cols, stream);
+    return launch_transpose_few_cols_span(in, ld, out, rows, cols, stream);
   };
   if constexpr (sizeof(T) == 1) {
     const auto bytes = [&] {
@@ -356,6 +375,12 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     // kernel does not run either): the byte vectors' dense-columns kernel first, for shapes
     // with few of both.
     if (rows <= kTransposeFewMax && bytes()) return true;
+    // Fast memory (kTransposeFastMemoryGBps): dense columns past 8 by the byte kernels at 4 blocks
+    // an SM before the register kernels (measured at 16 columns).
+    if (rows > kTransposeFewMax && cols > 8 && transpose_fast_memory() &&
+        launch_transpose_few_bytes<4>(reinterpret_cast<const std::uint8_t*>(in), ld,
+                                      reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+      return true;
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
     // Few dense columns the register kernels do not fit (with few rows the call above already
     // tried these arguments).
@@ -380,7 +405,8 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
 /// issue 13, 16384^2): Tile where rows, cols and ld are whole words of it and the pointers are
 /// aligned to one; where they are not, from kVecMinSide rows where kVec, for bytes Sector where
 /// transpose_sector_runs, else (transpose_vec_runs; transpose_vec_kernel) VecNarrow up to
-/// kVecNarrowCols columns, VecTall in bands of kTransposeVecTallBand tile rows on tall matrices
+/// kVecNarrowCols columns, bytes of odd output rows on fast memory VecFast
+/// (transpose_fast_memory), VecTall in bands of kTransposeVecTallBand tile rows on tall matrices
 /// (transpose_vec_tall), Vec on the rest; else Mid where its words fit, else Fallback (any shape:
 /// for bytes the shift tile, else one element a word).
 template <class T> struct DefaultTranspose;
@@ -433,6 +459,10 @@ template <> struct DefaultTranspose<std::uint8_t> {
   // ncu of 16383x16385: DRAM 76.4%, L2 82.9%, 205 us.
   static constexpr bool kVec = true;
   using Vec = VecTile<std::uint8_t, 16, 256, 512>;  // 256 input rows x 256 columns, 256-byte output runs
+  // Fast memory (kTransposeFastMemoryGBps): past VecNarrow, where the output rows are not whole
+  // 4-byte words, 128 columns of 256 threads instead of Vec and VecTall (run S31, H200; output
+  // rows of whole words, 4100x262144, keep Vec: 0.876 against 0.841).
+  using VecFast = VecTile<std::uint8_t, 16, 128>;
   using VecNarrow = VecTile<std::uint8_t, 16, 80>;
   using VecTall = VecTile<std::uint8_t, 32, 80, 512>;
   static constexpr Index kVecMinSide = 128;
@@ -502,7 +532,8 @@ bool transpose_words_fit(const T* in, Index ld, const T* out, Index rows, Index 
 
 /// Whether launch_transpose runs a vector tile of DefaultTranspose<T> (kVec): from kVecMinSide
 /// rows where Tile's words do not fit (which one: launch_transpose; VecNarrow up to
-/// kVecNarrowCols columns, VecTall in bands on tall matrices, else Vec).
+/// kVecNarrowCols columns, for bytes of odd output rows on fast memory VecFast, VecTall in bands
+/// on tall matrices, else Vec).
 template <class T>
 bool transpose_vec_runs(const T* in, Index ld, const T* out, Index rows, Index cols) {
   using D = DefaultTranspose<T>;
@@ -621,7 +652,8 @@ bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Inde
     return true;
   } else if (transpose_run_side(cols) && cols < rows && ld == cols) {
     if constexpr (sizeof(T) == 1) {
-      if (cols >= 31 && transpose_vec_runs<T>(in, ld, out, rows, cols)) return false;
+      // From 31 columns the vector tiles (32 on fast memory: kTransposeFastMemoryGBps).
+      if (cols >= (transpose_fast_memory() ? 32 : 31) && transpose_vec_runs<T>(in, ld, out, rows, cols)) return false;
       if (cols >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
       launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
       return true;
@@ -673,6 +705,9 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
     if (transpose_vec_runs<T>(in, ld, out, rows, cols)) {
       if (cols <= D::kVecNarrowCols)
         return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
+      if constexpr (sizeof(T) == 1)
+        if (rows % 4 != 0 && transpose_fast_memory())
+          return launch_transpose_vec<T, typename D::VecFast>(in, ld, out, rows, cols, stream);
       using Tall = typename D::VecTall;
       if (transpose_vec_tall<Tall>(rows, cols, out))
         return launch_transpose_vec<T, Tall>(in, ld, out, rows, cols, stream, kTransposeVecMaxTileCols,
