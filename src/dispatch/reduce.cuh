@@ -351,11 +351,11 @@ void launch_row_sums_lines_c(cudaStream_t s, const T* in, Index rows, sum_t<T>* 
   launch(kernel, static_cast<unsigned>(blocks), kTeamThreads, 0, s, in, rows, out);
 }
 
-/// Calls f(std::integral_constant<int, C>) for the window's chunks a row C
+/// Calls f(std::integral_constant<int, C>) for C = `chunks`, a window's chunks a row
 /// (row_flat_chunks(in, rows, cols, ld): 1, 2, 4 or 8).
-template <class T, class F>
-void with_row_flat_chunks(const T* in, Index rows, Index cols, Index ld, F&& f) {
-  switch (row_flat_chunks(in, rows, cols, ld)) {
+template <class F>
+void with_row_flat_chunks(Index chunks, F&& f) {
+  switch (chunks) {
     case 1: return f(std::integral_constant<int, 1>{});
     case 2: return f(std::integral_constant<int, 2>{});
     case 4: return f(std::integral_constant<int, 4>{});
@@ -367,14 +367,14 @@ void with_row_flat_chunks(const T* in, Index rows, Index cols, Index ld, F&& f) 
 /// launch_row_sums_flat_c for the window's chunks a row (row_flat_chunks(in, rows, cols, ld) > 0).
 template <class T, int U>
 void launch_row_sums_flat(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  with_row_flat_chunks(in, rows, cols, ld,
+  with_row_flat_chunks(row_flat_chunks(in, rows, cols, ld),
                        [&](auto c) { launch_row_sums_flat_c<T, decltype(c)::value, U>(s, in, rows, out); });
 }
 
 /// launch_row_sums_lines_c for the window's chunks a row (row_flat_chunks(in, rows, cols, ld) > 0).
 template <class T, int UT>
 void launch_row_sums_lines(cudaStream_t s, const T* in, Index rows, Index cols, Index ld, sum_t<T>* out) {
-  with_row_flat_chunks(in, rows, cols, ld,
+  with_row_flat_chunks(row_flat_chunks(in, rows, cols, ld),
                        [&](auto c) { launch_row_sums_lines_c<T, decltype(c)::value, UT>(s, in, rows, out); });
 }
 
@@ -441,8 +441,8 @@ void launch_row_sums(const Stream& stream, const T* in, Index rows, Index cols, 
   // Dense rows of 1, 2, 4 or 8 whole chunks (kRowFlatDefault): one flat stream, a row's chunks in
   // adjacent lanes; from kRowLinesMinChunks chunks by warp tiles, a warp's sums stored as one run.
   // The choice is made per chunk count at compile time, so the library holds one kernel a count.
-  if (kRowFlatDefault && row_flat_chunks(in, rows, cols, ld) > 0)
-    return with_row_flat_chunks(in, rows, cols, ld, [&](auto c) {
+  if (const Index flat = kRowFlatDefault ? row_flat_chunks(in, rows, cols, ld) : 0; flat > 0)
+    return with_row_flat_chunks(flat, [&](auto c) {
       constexpr int C = decltype(c)::value;
       if constexpr (C >= kRowLinesMinChunks) launch_row_sums_lines_c<T, C, 1>(s, in, rows, out);
       else launch_row_sums_flat_c<T, C, kRowFlatU>(s, in, rows, out);
