@@ -363,13 +363,10 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     return launch_transpose_few_cols_span(in, ld, out, rows, cols, stream);
   };
   if constexpr (sizeof(T) == 1) {
-    const auto bytes = [&] {
-      return launch_transpose_few_bytes(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                        reinterpret_cast<std::uint8_t*>(out), rows, cols, stream);
-    };
-    if (rows <= kTransposeFewRowsHalfMax &&
-        launch_transpose_few_rows_half<true>(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                             reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+    const auto* in_b = reinterpret_cast<const std::uint8_t*>(in);
+    auto* out_b = reinterpret_cast<std::uint8_t*>(out);
+    const auto bytes = [&] { return launch_transpose_few_bytes(in_b, ld, out_b, rows, cols, stream); };
+    if (rows <= kTransposeFewRowsHalfMax && launch_transpose_few_rows_half<true>(in_b, ld, out_b, rows, cols, stream))
       return true;
     // Few rows (the half kernel did not take them: out off 16 bytes, where the byte vectors' rows
     // kernel does not run either): the byte vectors' dense-columns kernel first, for shapes
@@ -378,8 +375,7 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     // Fast memory (kTransposeFastMemoryGBps): dense columns past 8 by the byte kernels at 4 blocks
     // an SM before the register kernels (measured at 16 columns).
     if (rows > kTransposeFewMax && cols > 8 && transpose_fast_memory() &&
-        launch_transpose_few_bytes<4>(reinterpret_cast<const std::uint8_t*>(in), ld,
-                                      reinterpret_cast<std::uint8_t*>(out), rows, cols, stream))
+        launch_transpose_few_bytes<4>(in_b, ld, out_b, rows, cols, stream))
       return true;
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
     // Few dense columns the register kernels do not fit (with few rows the call above already
