@@ -117,6 +117,8 @@ inline constexpr Index kTransposeFewMax = 16;
 inline constexpr double kTransposeFastMemoryGBps = 4000;
 
 /// Whether the current device's memory takes the fast-memory choices (kTransposeFastMemoryGBps).
+/// launch_transpose reads it once and hands it to launch_transpose_few and
+/// launch_transpose_short_side, the two other places that choose by it.
 inline bool transpose_fast_memory() { return current_device_props().dram_gbps >= kTransposeFastMemoryGBps; }
 
 /// Rows (or columns) of a few-columns (few-rows) chunk of `few` elements a row: as many as fill
@@ -350,16 +352,18 @@ void launch_transpose_cols_run(const T* in, Index ld, T* out, Index rows, Index 
 ///   ratios as above): f32 2 x 2^25 0.968 -> 0.994, 3 x 2^24 0.951 -> 0.980, 8 x 2^24 0.977 ->
 ///   0.992, 16 x 2^22 0.946 -> 0.987; f64 3 x 2^23 0.958 -> 0.992. Rows off 16 bytes (7 x
 ///   9999991) keep the kernels above.
+/// `fast_memory`: transpose_fast_memory() of the device (launch_transpose reads it once).
 /// Returns whether one of them launched (else the shape is not a few-rows / few-columns one).
 template <class T>
-bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                          bool fast_memory = transpose_fast_memory()) {
   using Small = TransposeChunk<8192, 128>;
   using Large = TransposeChunk<32768, 256>;
   using Wide = TransposeChunk<32768, 512>;
   const auto span = [&] {
     if (rows <= kTransposeFewMax) return false;
     if constexpr (sizeof(T) == 4)  // 4 blocks an SM on fast memory (kTransposeFastMemoryGBps)
-      if (transpose_fast_memory()) return launch_transpose_few_cols_span<T, 4>(in, ld, out, rows, cols, stream);
+      if (fast_memory) return launch_transpose_few_cols_span<T, 4>(in, ld, out, rows, cols, stream);
     return launch_transpose_few_cols_span(in, ld, out, rows, cols, stream);
   };
   if constexpr (sizeof(T) == 1) {
@@ -374,7 +378,7 @@ bool launch_transpose_few(const T* in, Index ld, T* out, Index rows, Index cols,
     if (rows <= kTransposeFewMax && bytes()) return true;
     // Fast memory (kTransposeFastMemoryGBps): dense columns past 8 by the byte kernels at 4 blocks
     // an SM before the register kernels (measured at 16 columns).
-    if (rows > kTransposeFewMax && cols > 8 && transpose_fast_memory() &&
+    if (rows > kTransposeFewMax && cols > 8 && fast_memory &&
         launch_transpose_few_bytes<4>(in_b, ld, out_b, rows, cols, stream))
       return true;
     if (launch_transpose_few_vec<T>(in, ld, out, rows, cols, stream, 8, 16)) return true;
@@ -632,9 +636,10 @@ inline int transpose_rows_run_bytes(Index rows) { return rows <= 48 ? 16384 : 32
 ///   -> 0.792, 63 x 1065221 0.904 -> 0.900: the run kernel to kTransposeRunRowsMax4 rows.
 /// - f32 few dense columns up to 24, 32 KiB (17: 0.61 -> 0.82-0.86, 24: 0.80-0.84 ->
 ///   0.83-0.88); from 31 the tiles. 8-byte elements: the tiles (not measured on the
-///   run kernels). Returns whether one launched.
+///   run kernels). `fast_memory` as for launch_transpose_few. Returns whether one launched.
 template <class T>
-bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                                 bool fast_memory) {
   using D = DefaultTranspose<T>;
   if (transpose_run_side(rows) && rows <= cols) {
     if constexpr (sizeof(T) == 1) {
@@ -649,7 +654,7 @@ bool launch_transpose_short_side(const T* in, Index ld, T* out, Index rows, Inde
   } else if (transpose_run_side(cols) && cols < rows && ld == cols) {
     if constexpr (sizeof(T) == 1) {
       // From 31 columns the vector tiles (32 on fast memory: kTransposeFastMemoryGBps).
-      if (cols >= (transpose_fast_memory() ? 32 : 31) && transpose_vec_runs<T>(in, ld, out, rows, cols)) return false;
+      if (cols >= (fast_memory ? 32 : 31) && transpose_vec_runs<T>(in, ld, out, rows, cols)) return false;
       if (cols >= 96 && transpose_words_fit<T, typename D::Mid>(in, ld, out, rows, cols)) return false;
       launch_transpose_cols_run(in, ld, out, rows, cols, stream, 32768);
       return true;
@@ -691,8 +696,9 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
                                     cudaMemcpyDeviceToDevice, stream));
     return;
   }
-  if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  if (few && launch_transpose_short_side<T>(in, ld, out, rows, cols, stream)) return;
+  const bool fast_memory = transpose_fast_memory();
+  if (few && launch_transpose_few<T>(in, ld, out, rows, cols, stream, fast_memory)) return;
+  if (few && launch_transpose_short_side<T>(in, ld, out, rows, cols, stream, fast_memory)) return;
   using D = DefaultTranspose<T>;
   if constexpr (D::kVec) {
     if constexpr (sizeof(T) == 1)
@@ -702,7 +708,7 @@ void launch_transpose(const T* in, Index ld, T* out, Index rows, Index cols, cud
       if (cols <= D::kVecNarrowCols)
         return launch_transpose_vec<T, typename D::VecNarrow>(in, ld, out, rows, cols, stream);
       if constexpr (sizeof(T) == 1)
-        if (rows % 4 != 0 && transpose_fast_memory())
+        if (rows % 4 != 0 && fast_memory)
           return launch_transpose_vec<T, typename D::VecFast>(in, ld, out, rows, cols, stream);
       using Tall = typename D::VecTall;
       if (transpose_vec_tall<Tall>(rows, cols, out))
