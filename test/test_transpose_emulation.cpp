@@ -136,23 +136,33 @@ TEST_CASE("emulated transpose_shift_kernel on bytes, 4-byte words, equals the tr
 namespace {
 template <class T, int kNV, int kColBytes, int kThreads = 256>
 void check_vec(Index rows, Index cols, Index ld, Index c0, Index at, d::TransposeVecLanes lanes = {0, 0},
-               unsigned band = 0) {
+               unsigned band = 0, unsigned pipe_blocks = 0) {
   using Tile = d::VecTile<T, kNV, kColBytes, kThreads>;
   // The launcher's lanes (transpose_vec_lanes) unless the caller names others.
   if (lanes.d == 0)
     lanes = d::transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)), ld * static_cast<Index>(sizeof(T)));
-  CAPTURE(sizeof(T), kNV, kColBytes, kThreads, rows, cols, ld, c0, at, lanes.d, lanes.rot, band);
+  CAPTURE(sizeof(T), kNV, kColBytes, kThreads, rows, cols, ld, c0, at, lanes.d, lanes.rot, band, pipe_blocks);
   const GuardedTranspose<T> g(rows, cols, ld, c0, at, 40);
   const T* in = g.in();
   T* out = g.out();
 
   const Index tiles_r = d::transpose_vec_tile_rows<Tile>(rows, out);
   const d::TransposeVecGrid grid = d::transpose_vec_grid<Tile>(tiles_r, cols, band);  // the launcher's, or bands of `band`
-  emu::launch(dim3(grid.band, grid.tiles_c, grid.bands()), dim3(Tile::kThreads),
-              [&] {
-                if (lanes.rot != 0) d::transpose_vec_kernel<T, Tile, true>(in, ld, out, rows, cols, tiles_r, lanes);
-                else d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, lanes);
-              });
+  constexpr bool kPipeFits = d::kTransposeVecPipeStages * d::transpose_vec_pipe_stage_bytes<Tile>() <= 227 * 1024;
+  if (pipe_blocks > 0) {  // transpose_vec_pipe_kernel on that many persistent blocks
+    REQUIRE(kPipeFits);
+    if constexpr (kPipeFits)
+      emu::launch(dim3(pipe_blocks), dim3(Tile::kThreads), [&] {
+        if (lanes.rot != 0)
+          d::transpose_vec_pipe_kernel<T, Tile, true>(in, ld, out, rows, cols, tiles_r, grid.tiles_c, grid.band, lanes);
+        else d::transpose_vec_pipe_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, grid.tiles_c, grid.band, lanes);
+      });
+  } else {
+    emu::launch(dim3(grid.band, grid.tiles_c, grid.bands()), dim3(Tile::kThreads), [&] {
+      if (lanes.rot != 0) d::transpose_vec_kernel<T, Tile, true>(in, ld, out, rows, cols, tiles_r, lanes);
+      else d::transpose_vec_kernel<T, Tile>(in, ld, out, rows, cols, tiles_r, lanes);
+    });
+  }
   g.check();
 }
 
@@ -263,6 +273,39 @@ TEST_CASE("emulated transpose_vec_kernel on many tiles equals the transpose", "[
     check_vec<std::uint8_t, 32, 80, 512>(2 * 512 * band + 37, 171, 173, 1, 3, {0, 0}, band);
     check_vec<float, 32, 144, 512>(2 * 128 * band + 5, 79, 81, 2, 1, {0, 0}, band);
   }
+}
+
+TEST_CASE("emulated transpose_vec_pipe_kernel equals the transpose", "[transpose][emulation][vecp]") {
+  // The persistent, two-stage kernel on the tiles of its trials ("ours-vecp-*") and on the 8-byte
+  // skew (u8 16 vectors) and 16-byte (u8 8 vectors, f32) row groups: grids of 1 block (every
+  // tile in turn, both stages reused), 2, 3 and 7 (tiles shared unevenly, some blocks with one
+  // tile or none), and as many blocks as tiles; bands of 1 to 3 tile rows with a short last band
+  // (empty blocks skipped); windows off their vectors, every output offset, lane plans turned.
+  for (unsigned blocks : {1u, 2u, 3u, 7u, 64u}) {
+    check_vec<std::uint8_t, 16, 128>(601, 259, 263, 3, 5, {0, 0}, 0, blocks);
+    check_vec<std::uint8_t, 8, 128>(601, 300, 300, 0, blocks % 16, {0, 0}, 0, blocks);
+    check_vec<float, 16, 256>(200, 131, 133, 1, 1, {0, 0}, 0, blocks);
+  }
+  for (unsigned band : {1u, 2u, 3u})
+    for (unsigned blocks : {1u, 3u, 5u}) {
+      check_vec<std::uint8_t, 16, 128>(1201, 259, 263, 3, 5, {0, 0}, band, blocks);
+      check_vec<float, 32, 256, 512>(2 * 128 * band + 5, 79, 81, 2, 1, {0, 0}, band, blocks);
+    }
+  // The trials' tiles on tile edges (dense and odd-stride windows), each on 2 blocks.
+  for (Index r : {1, 255, 256, 257, 273, 529})
+    for (Index c : {1, 127, 128, 129, 257}) {
+      check_vec<std::uint8_t, 16, 128>(r, c, c, 0, (r + c) % 16, {0, 0}, 0, 2);
+      check_vec<std::uint8_t, 16, 128>(r, c, c + 7, 2, (r + c + 1) % 16, {0, 0}, 0, 2);
+    }
+  for (Index r : {1, 17, 255, 256, 257, 600})
+    for (Index c : {1, 31, 255, 256, 257, 300}) check_vec<std::uint8_t, 16, 256, 512>(r, c, c + r % 3, r % 3, c % 16, {0, 0}, 0, 2);
+  for (Index r : {1, 5, 127, 128, 129, 133, 300})
+    for (Index c : {1, 7, 63, 64, 65, 131}) {
+      check_vec<float, 32, 256, 512>(r, c, c, 0, (r + c) % 4, {0, 0}, 0, 2);
+      check_vec<float, 16, 256>(r, c, c + 3, 1, (r + c + 1) % 4, {0, 0}, 0, 2);
+    }
+  for (int rot : {0, 4, 8, 12}) check_vec<std::uint8_t, 16, 128>(273, 131, 133, 1, 0, {2, rot}, 0, 3);
+  for (Index at = 0; at < 16; ++at) check_vec<std::uint8_t, 8, 128>(259, 35, 259 + (at % 3), at % 7, at, {0, 0}, 0, 2);
 }
 
 TEST_CASE("transpose_vec_grid's order takes every tile once", "[transpose][emulation]") {

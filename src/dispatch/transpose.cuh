@@ -100,6 +100,35 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
   }
 }
 
+/// transpose_vec_pipe_kernel on Tile: transpose_vec_kernel's tiles in its block order (bands as
+/// launch_transpose_vec's, or of `band_rows` tile rows), on as many persistent blocks as the
+/// device holds at once (at most one a tile), each loading its next tile while it stores one.
+/// A grid of 2^31 blocks or more (never on today's memory sizes; the kernel steps through them in
+/// 32 bits) takes launch_transpose_vec.
+template <class T, class Tile>
+void launch_transpose_vec_pipe(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream,
+                               Index band_rows = 0) {
+  if (rows == 0 || cols == 0) return;
+  constexpr int kSmemBytes = kTransposeVecPipeStages * transpose_vec_pipe_stage_bytes<Tile>();
+  static_assert(kSmemBytes <= 227 * 1024, "launch_transpose_vec_pipe: stages exceed shared memory");
+  const TransposeVecLanes lanes = transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)),
+                                                            ld * static_cast<Index>(sizeof(T)));
+  auto kernel = &transpose_vec_pipe_kernel<T, Tile>;
+  if constexpr (sizeof(T) == 1)  // turned loads: bytes only (transpose_vec_lanes)
+    if (lanes.rot != 0) kernel = &transpose_vec_pipe_kernel<T, Tile, true>;
+  const Index tiles_r = transpose_vec_tile_rows<Tile>(rows, out);
+  const TransposeVecGrid grid = transpose_vec_grid<Tile>(tiles_r, cols, band_rows);
+  const Index blocks = static_cast<Index>(grid.band) * grid.tiles_c * grid.bands();
+  if (blocks >= (Index(1) << 31))
+    return launch_transpose_vec<T, Tile>(in, ld, out, rows, cols, stream, kTransposeVecMaxTileCols, band_rows);
+  // Opts in to the stages' shared memory and the largest carveout (once per device and kernel),
+  // and sizes the grid.
+  const long long resident = static_cast<long long>(current_device_props().sm_count) *
+                             blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes, true);
+  launch(kernel, dim3(static_cast<unsigned>(std::min<long long>(blocks, resident))), dim3(Tile::kThreads), kSmemBytes,
+         stream, in, ld, out, rows, cols, tiles_r, grid.tiles_c, grid.band, lanes);
+}
+
 /// Sides of at most this many elements take the few-rows / few-columns kernels.
 inline constexpr Index kTransposeFewMax = 16;
 
@@ -760,6 +789,20 @@ constexpr TransposeTrial<T> vec_trial(const char* name) {
   return {name, &launch_transpose_vec_in<T, kNV, kColBytes, kMaxTileCols, kBand, kThreads>};
 }
 
+/// launch_transpose_vec_in with transpose_vec_pipe_kernel (launch_transpose_vec_pipe) on
+/// VecTile<T, kNV, kColBytes, kThreads>, in transpose_vec_grid's bands.
+template <class T, int kNV, int kColBytes, int kThreads = 256>
+void launch_transpose_vec_pipe_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
+  if (rows == 0 || cols == 0) return;
+  if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
+  launch_transpose_vec_pipe<T, VecTile<T, kNV, kColBytes, kThreads>>(in, ld, out, rows, cols, stream);
+}
+
+template <class T, int kNV, int kColBytes, int kThreads = 256>
+constexpr TransposeTrial<T> vec_pipe_trial(const char* name) {
+  return {name, &launch_transpose_vec_pipe_in<T, kNV, kColBytes, kThreads>};
+}
+
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
 /// launch_transpose).
 template <class T, class Chunk>
@@ -867,8 +910,9 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
 /// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
 /// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
 /// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes;
-/// "-t512": blocks of 512 threads) and
-/// for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
+/// "-t512": blocks of 512 threads), transpose_vec_pipe_kernel ("ours-vecp-n<kNV>c<column
+/// bytes>": the same tiles on persistent blocks that load the next tile while they store one;
+/// unmeasured when written, session 45) and for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
 /// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
 /// transpose_sector_kernel (0.33-0.78), the shift tile's 8-byte words and its trials for 4-byte
 /// elements, the tiles walked across, the vector tile on few rows / columns (0.21-0.74) and
@@ -885,7 +929,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 32;
+  static constexpr int kCount = 35;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -916,11 +960,14 @@ struct TransposeTrials<T, 1> {
       vec_trial<T, 32, 80, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c80-t512"),
       vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n16c256-t512"),
       vec_trial<T, 32, 256, kTransposeVecMaxTileCols, 0, 1024>("ours-vec-n32c256-t1024"),
+      vec_pipe_trial<T, 16, 128>("ours-vecp-n16c128"),
+      vec_pipe_trial<T, 8, 128>("ours-vecp-n8c128"),
+      vec_pipe_trial<T, 16, 256, 512>("ours-vecp-n16c256-t512"),
       TransposeTrial<T>{"ours-run-a1", &launch_transpose_run_in<T, false>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 22;
+  static constexpr int kCount = 24;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -939,6 +986,8 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 16, 256, kTransposeVecMaxTileCols, 64>("ours-vec-n16c256-b64"),
       vec_trial<T, 16, 144, kTransposeVecMaxTileCols, 16>("ours-vec-n16c144-b16"),
       vec_trial<T, 32, 256, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c256-t512"),
+      vec_pipe_trial<T, 32, 256, 512>("ours-vecp-n32c256-t512"),
+      vec_pipe_trial<T, 16, 256>("ours-vecp-n16c256"),
       vec_trial<T, 32, 144, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c144-t512"),
       vec_trial<T, 16, 512, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n16c512-t512"),
       vec_trial<T, 32, 512, kTransposeVecMaxTileCols, 0, 1024>("ours-vec-n32c512-t1024")};

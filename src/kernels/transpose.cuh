@@ -772,118 +772,34 @@ TransposeVecGrid transpose_vec_grid(Index tiles_r, Index cols, Index band_rows =
   return {static_cast<unsigned>(tiles_r), static_cast<unsigned>(tiles_c), static_cast<unsigned>(band)};
 }
 
-/// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
-/// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
-/// a thread on both sides and every misalignment handled in shared memory:
-/// - load: input rows [r_load, r_load + kLoadRows) (r_load = tile_r kRows - kHalo) x columns
-///   [c0, c0 + kCols): each row as the kLV aligned vectors that cover its run from its first
-///   byte rounded down (those that start before the run's end), stored as loaded; the row's
-///   offset m into its first vector depends only on the row modulo kHalo (kHalo ld sizeof(T) is
-///   16 ld), so a table of 2 kHalo entries gives a shared row's start: entry f (shared rows
-///   kHalo k + f) = f kPitch + 16 (f / kHalo) + m_f.
-/// - store: lane k of a group of kNV writes aligned vector tile_r kNV + k of an output row
-///   (counted from the vector that holds the row's first byte, n bytes into it): its kHalo
-///   elements are input rows tile_r kRows + kHalo k - n / sizeof(T) + e, shared rows kHalo k +
-///   f0 + e (f0 = kHalo - n / sizeof(T), 1 .. kHalo), gathered from shared memory and stored
-///   as one vector, byte-exact (store_vec_bytes) only where the vector holds bytes of the
-///   neighbouring output rows (the first and last of a row). So tiles own whole vectors of out
-///   and no two blocks write one. Which lanes take which output rows, and the order of their
-///   element loads, is `lanes` (transpose_vec_lanes: free of bank conflicts); kRotate compiles
-///   the turned loads.
-/// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
-/// that hold its elements, never past its last byte (load_vec_before). Block (x, y, z) is tile
-/// TransposeVecGrid{tiles_r, tiles_c, gridDim.x}.tile(x, y, z) (transpose_vec_grid: bands on
-/// tall matrices only). The grid comes as plain arguments: taken as one struct, ptxas spilled 24
-/// bytes of the float tile's 40 registers where it spills 8 (and f32 16383x16385 ran at 0.80 of
-/// a copy against 0.87, session 21).
-template <class T, class Tile, bool kRotate = false>
-__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
-transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
-                     Index tiles_r, TransposeVecLanes lanes) {
-  constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kLV = Tile::kLV, kP = Tile::kPitch;
-  constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
+/// The start of shared row f (kHalo k + f for every k: the rows' offsets into their vectors
+/// repeat every kHalo rows) of a transpose_vec tile whose shared row 0 is input row r_load,
+/// (r_load, c0) at an address whose low 32 bits are a0_lo: row_at[f], written by threads 0 ..
+/// 2 kHalo - 1 of the block (transpose_vec_kernel's table).
+template <class Tile>
+__device__ __forceinline__ void vec_tile_row_at(int* row_at, int tid, unsigned a0_lo, Index ld_b) {
+  constexpr int kH = Tile::kHalo;
+  if (tid < 2 * kH)
+    row_at[tid] = tid * Tile::kPitch + Tile::kSkew * (tid / kH) +
+                  static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
+}
+
+/// Where loaded vector v of shared row rl lies in a transpose_vec tile at `tile` (rows kPitch
+/// bytes apart, each group of kHalo rows kSkew bytes further).
+template <class Tile>
+__device__ __forceinline__ unsigned char* vec_tile_slot(unsigned char* tile, int rl, int v) {
+  return tile + rl * Tile::kPitch + Tile::kSkew * (rl / Tile::kHalo) + 16 * v;
+}
+
+/// The store phase of a transpose_vec tile (tile row tile_r, its output rows from c0) whose
+/// shared rows and table (vec_tile_row_at) are in place: see transpose_vec_kernel.
+template <class T, class Tile, bool kRotate>
+__device__ __forceinline__ void vec_tile_store(const unsigned char* smem_b, const int* row_at, Index tile_r,
+                                               Index c0, T* __restrict__ out, Index rows, Index cols,
+                                               TransposeVecLanes lanes) {
+  constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kNV = Tile::kNV, kP = Tile::kPitch;
   using Word = typename RawWord<kSize>::type;
-  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
-  auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
-  int* row_at = reinterpret_cast<int*>(smem_b + Tile::kTableOff);   // (2 kH)
-
-  // Block (x, y, z)'s tile: TransposeVecGrid::tile with band = gridDim.x (here in 64-bit
-  // arithmetic, as the one-band kernel before it: ptxas spilled more of the float tile's 40
-  // registers in 32 bits).
-  const Index tile_r = static_cast<Index>(blockIdx.z) * gridDim.x + blockIdx.x, tile_c = blockIdx.y;
-  if (tile_r >= tiles_r) return;  // an empty block of a short last band (before any barrier)
-  const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
-  const Index c0 = tile_c * Tile::kCols;
   const int tid = static_cast<int>(threadIdx.x);
-  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
-  const Index ld_b = ld * kSize;
-  const unsigned char* in_end = in_b + ((rows - 1) * ld + cols) * kSize;  // past the last element
-  const int run_b = static_cast<int>((cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols) * kSize);  // of a row
-  // (r_load, c0)'s address, low 32 bits (r_load may be negative: arithmetic modulo 2^32).
-  const unsigned a0_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b)) +
-                         static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
-
-  // Load: vector v of shared row rl, (rl, v) = divmod(tid + kThreads i, kLV); all loads issued
-  // before the first store to shared memory. Where the block's rows all lie inside the matrix
-  // and before its last row (every tile row but the first and the last two or so) no row needs
-  // a bound, and no vector can reach past the matrix's end (one reaches at most 15 bytes past
-  // its row's last element, still before the next row's with ld >= 16 bytes; only the last
-  // row's could pass the end): one LDG.128 each. The general loop (bounds and load_vec_before)
-  // took about 40 instructions a vector (ptxas, sm_90, u8 VecTile<16, 128>: 10 of them a
-  // thread, more than its stores).
-  // The loads (one of the two loops below) then the stores to shared memory, in each branch:
-  // with the stores after the branches, ptxas (64 registers) spilled 112 bytes of addresses.
-  const auto to_shared = [&](const uint4 (&buf)[Tile::kLoads]) {
-    if (tid < 2 * kH)
-      row_at[tid] = tid * kP + Tile::kSkew * (tid / kH) +
-                    static_cast<int>((a0_lo + static_cast<unsigned>(tid) * static_cast<unsigned>(ld_b)) & 15u);
-#pragma unroll
-    for (int i = 0; i < Tile::kLoads; ++i) {
-      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      if (idx < kLoadRows * kLV) {
-        unsigned char* const at = smem_b + rl * kP + Tile::kSkew * (rl / kH) + 16 * v;
-        if constexpr (Tile::kSkew % 16 == 0) {
-          *reinterpret_cast<uint4*>(at) = buf[i];
-        } else {  // on 8 bytes
-          reinterpret_cast<uint2*>(at)[0] = make_uint2(buf[i].x, buf[i].y);
-          reinterpret_cast<uint2*>(at)[1] = make_uint2(buf[i].z, buf[i].w);
-        }
-      }
-    }
-  };
-  // Bytes only: the float tile (40 registers) spilled 20 bytes with it where it spills 8 without.
-  const bool inside = kSize == 1 && r_load >= 0 && r_load + kLoadRows < rows && ld_b >= 16 &&
-                      ld_b < (Index(1) << 31) / kLoadRows;
-  if (inside) {
-    // Offsets from the tile's corner in 32 bits (a tile's rows span under 2^31 bytes here).
-    const unsigned char* const first = in_b + r_load * ld_b + c0 * kSize;  // (r_load, c0)
-    const int ld32 = static_cast<int>(ld_b);
-    uint4 buf[Tile::kLoads];
-#pragma unroll
-    for (int i = 0; i < Tile::kLoads; ++i) {
-      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld32)) & 15u);
-      buf[i] = make_uint4(0u, 0u, 0u, 0u);
-      if ((kLoadRows * kLV % kThreads == 0 || idx < kLoadRows * kLV) && 16 * v < m + run_b)
-        buf[i] = __ldg(reinterpret_cast<const uint4*>(first + (rl * ld32 - m + 16 * v)));
-    }
-    to_shared(buf);
-  } else {
-    uint4 buf[Tile::kLoads];
-#pragma unroll
-    for (int i = 0; i < Tile::kLoads; ++i) {
-      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      const Index r = r_load + rl;
-      buf[i] = make_uint4(0u, 0u, 0u, 0u);
-      if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
-        const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
-        if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
-      }
-    }
-    to_shared(buf);
-  }
-  __syncthreads();
-
   // Store: thread tid writes vector k of output rows c0 + o, o = o_first + kStep it. Output
   // rows kStep apart start at the same offset n into their vectors (kStep rows sizeof(T) is a
   // multiple of 16), so a thread's kH shared-row starts are computed once, and its loads from
@@ -954,6 +870,236 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
       store_vec_bytes(dst, gather(it), lo, hi);
       dst += dst_step;
     }
+  }
+}
+
+/// Transposes the rows x cols row-major `in` (ld elements between row starts) into the dense
+/// cols x rows `out` at any shape, stride and alignment (of T), with one aligned 16-byte access
+/// a thread on both sides and every misalignment handled in shared memory:
+/// - load: input rows [r_load, r_load + kLoadRows) (r_load = tile_r kRows - kHalo) x columns
+///   [c0, c0 + kCols): each row as the kLV aligned vectors that cover its run from its first
+///   byte rounded down (those that start before the run's end), stored as loaded; the row's
+///   offset m into its first vector depends only on the row modulo kHalo (kHalo ld sizeof(T) is
+///   16 ld), so a table of 2 kHalo entries gives a shared row's start: entry f (shared rows
+///   kHalo k + f) = f kPitch + 16 (f / kHalo) + m_f.
+/// - store: lane k of a group of kNV writes aligned vector tile_r kNV + k of an output row
+///   (counted from the vector that holds the row's first byte, n bytes into it): its kHalo
+///   elements are input rows tile_r kRows + kHalo k - n / sizeof(T) + e, shared rows kHalo k +
+///   f0 + e (f0 = kHalo - n / sizeof(T), 1 .. kHalo), gathered from shared memory and stored
+///   as one vector, byte-exact (store_vec_bytes) only where the vector holds bytes of the
+///   neighbouring output rows (the first and last of a row). So tiles own whole vectors of out
+///   and no two blocks write one. Which lanes take which output rows, and the order of their
+///   element loads, is `lanes` (transpose_vec_lanes: free of bank conflicts); kRotate compiles
+///   the turned loads.
+/// Elements outside the matrix are not written; bytes read outside it lie in the aligned vectors
+/// that hold its elements, never past its last byte (load_vec_before). Block (x, y, z) is tile
+/// TransposeVecGrid{tiles_r, tiles_c, gridDim.x}.tile(x, y, z) (transpose_vec_grid: bands on
+/// tall matrices only). The grid comes as plain arguments: taken as one struct, ptxas spilled 24
+/// bytes of the float tile's 40 registers where it spills 8 (and f32 16383x16385 ran at 0.80 of
+/// a copy against 0.87, session 21).
+template <class T, class Tile, bool kRotate = false>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
+transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
+                     Index tiles_r, TransposeVecLanes lanes) {
+  constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kLV = Tile::kLV;
+  constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
+  int* row_at = reinterpret_cast<int*>(smem_b + Tile::kTableOff);   // (2 kH)
+
+  // Block (x, y, z)'s tile: TransposeVecGrid::tile with band = gridDim.x (here in 64-bit
+  // arithmetic, as the one-band kernel before it: ptxas spilled more of the float tile's 40
+  // registers in 32 bits).
+  const Index tile_r = static_cast<Index>(blockIdx.z) * gridDim.x + blockIdx.x, tile_c = blockIdx.y;
+  if (tile_r >= tiles_r) return;  // an empty block of a short last band (before any barrier)
+  const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
+  const Index c0 = tile_c * Tile::kCols;
+  const int tid = static_cast<int>(threadIdx.x);
+  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
+  const Index ld_b = ld * kSize;
+  const unsigned char* in_end = in_b + ((rows - 1) * ld + cols) * kSize;  // past the last element
+  const int run_b = static_cast<int>((cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols) * kSize);  // of a row
+  // (r_load, c0)'s address, low 32 bits (r_load may be negative: arithmetic modulo 2^32).
+  const unsigned a0_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b)) +
+                         static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
+
+  // Load: vector v of shared row rl, (rl, v) = divmod(tid + kThreads i, kLV); all loads issued
+  // before the first store to shared memory. Where the block's rows all lie inside the matrix
+  // and before its last row (every tile row but the first and the last two or so) no row needs
+  // a bound, and no vector can reach past the matrix's end (one reaches at most 15 bytes past
+  // its row's last element, still before the next row's with ld >= 16 bytes; only the last
+  // row's could pass the end): one LDG.128 each. The general loop (bounds and load_vec_before)
+  // took about 40 instructions a vector (ptxas, sm_90, u8 VecTile<16, 128>: 10 of them a
+  // thread, more than its stores).
+  // The loads (one of the two loops below) then the stores to shared memory, in each branch:
+  // with the stores after the branches, ptxas (64 registers) spilled 112 bytes of addresses.
+  const auto to_shared = [&](const uint4 (&buf)[Tile::kLoads]) {
+    vec_tile_row_at<Tile>(row_at, tid, a0_lo, ld_b);
+#pragma unroll
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      if (idx < kLoadRows * kLV) {
+        unsigned char* const at = vec_tile_slot<Tile>(smem_b, rl, v);
+        if constexpr (Tile::kSkew % 16 == 0) {
+          *reinterpret_cast<uint4*>(at) = buf[i];
+        } else {  // on 8 bytes
+          reinterpret_cast<uint2*>(at)[0] = make_uint2(buf[i].x, buf[i].y);
+          reinterpret_cast<uint2*>(at)[1] = make_uint2(buf[i].z, buf[i].w);
+        }
+      }
+    }
+  };
+  // Bytes only: the float tile (40 registers) spilled 20 bytes with it where it spills 8 without.
+  const bool inside = kSize == 1 && r_load >= 0 && r_load + kLoadRows < rows && ld_b >= 16 &&
+                      ld_b < (Index(1) << 31) / kLoadRows;
+  if (inside) {
+    // Offsets from the tile's corner in 32 bits (a tile's rows span under 2^31 bytes here).
+    const unsigned char* const first = in_b + r_load * ld_b + c0 * kSize;  // (r_load, c0)
+    const int ld32 = static_cast<int>(ld_b);
+    uint4 buf[Tile::kLoads];
+#pragma unroll
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld32)) & 15u);
+      buf[i] = make_uint4(0u, 0u, 0u, 0u);
+      if ((kLoadRows * kLV % kThreads == 0 || idx < kLoadRows * kLV) && 16 * v < m + run_b)
+        buf[i] = __ldg(reinterpret_cast<const uint4*>(first + (rl * ld32 - m + 16 * v)));
+    }
+    to_shared(buf);
+  } else {
+    uint4 buf[Tile::kLoads];
+#pragma unroll
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      const Index r = r_load + rl;
+      buf[i] = make_uint4(0u, 0u, 0u, 0u);
+      if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
+        const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
+        if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
+      }
+    }
+    to_shared(buf);
+  }
+  __syncthreads();
+
+  vec_tile_store<T, Tile, kRotate>(smem_b, row_at, tile_r, c0, out, rows, cols, lanes);
+}
+
+/// Shared bytes of one stage of Tile in transpose_vec_pipe_kernel: its tile and table (Tile::
+/// kSmemBytes), rounded up to 16.
+template <class Tile>
+constexpr int transpose_vec_pipe_stage_bytes() {
+  return (Tile::kSmemBytes + 15) / 16 * 16;
+}
+
+/// transpose_vec_pipe_kernel's stages: the tile a block gathers and stores, and the next one,
+/// whose loads are in flight meanwhile.
+inline constexpr int kTransposeVecPipeStages = 2;
+
+/// Blocks an SM that transpose_vec_pipe_kernel on Tile asks registers for: two where two blocks'
+/// stages fit the H100's and H200's 227 KiB a block may opt in to, else one.
+template <class Tile>
+constexpr int transpose_vec_pipe_min_blocks() {
+  return 2 * kTransposeVecPipeStages * transpose_vec_pipe_stage_bytes<Tile>() <= 227 * 1024 ? 2 : 1;
+}
+
+/// transpose_vec_kernel's tiles (the same loads, shared layout and stores) on a persistent grid
+/// whose blocks keep loads in flight while they store: block b takes tiles b, b + gridDim.x, ...
+/// in transpose_vec_kernel's block order (TransposeVecGrid{tiles_r, tiles_c, band}: blocks (x,
+/// y, z) numbered x + band (y + tiles_c z), the empty ones of a short last band skipped), and
+/// copies the next tile's vectors into the other of two shared stages with cp.async (16 bytes,
+/// or 8 twice where Tile's row groups lie on 8 bytes: VecTile::kSkew) before it gathers and
+/// stores the one before. transpose_vec_kernel's blocks load, wait, then store; on the H200
+/// (4.8 TB/s) its smaller tiles won against its larger ones where the H100 measured the
+/// opposite (run S31), a sign that its memory wants more bytes in flight an SM. The vector that
+/// reaches past the matrix's last byte is read as load_vec_before reads it, synchronously, and
+/// vectors outside the matrix are stored as zeros, as transpose_vec_kernel stores them. Forced
+/// only ("ours-vecp-*") until a device measures it.
+template <class T, class Tile, bool kRotate = false>
+__global__ void __launch_bounds__(Tile::kThreads, transpose_vec_pipe_min_blocks<Tile>())
+transpose_vec_pipe_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
+                          Index tiles_r, unsigned tiles_c, unsigned band, TransposeVecLanes lanes) {
+  constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kLV = Tile::kLV;
+  constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
+  constexpr int kStageBytes = transpose_vec_pipe_stage_bytes<Tile>();
+  DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
+  auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // kTransposeVecPipeStages stages
+  const int tid = static_cast<int>(threadIdx.x);
+  const auto* in_b = reinterpret_cast<const unsigned char*>(in);
+  const Index ld_b = ld * kSize;
+  const unsigned char* in_end = in_b + ((rows - 1) * ld + cols) * kSize;  // past the last element
+  // Blocks of transpose_vec_kernel's grid (the launcher keeps them under 2^31, so that
+  // t + gridDim.x stays in 32 bits).
+  const unsigned per_band = band * tiles_c;
+  const unsigned n_blocks = per_band * static_cast<unsigned>((tiles_r + band - 1) / band);
+  // The first block from t (in steps of gridDim.x) whose tile is not empty: its tile, or false.
+  const auto next_tile = [&](unsigned& t, Index& tile_r, Index& tile_c) {
+    for (; t < n_blocks; t += gridDim.x) {
+      const unsigned z = t / per_band, rem = t - z * per_band, y = rem / band;
+      tile_r = static_cast<Index>(z) * band + (rem - y * band);
+      tile_c = y;
+      if (tile_r < tiles_r) return true;
+    }
+    return false;
+  };
+  // Issues the loads of tile (tile_r, tile_c) into stage `stage` and writes its table.
+  const auto load = [&](int stage, Index tile_r, Index tile_c) {
+    unsigned char* const st = smem_b + stage * kStageBytes;
+    const Index r_load = tile_r * Tile::kRows - kH, c0 = tile_c * Tile::kCols;
+    const int run_b = static_cast<int>((cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols) * kSize);
+    const unsigned a0_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b)) +
+                           static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
+    vec_tile_row_at<Tile>(reinterpret_cast<int*>(st + Tile::kTableOff), tid, a0_lo, ld_b);
+#pragma unroll
+    for (int i = 0; i < Tile::kLoads; ++i) {
+      const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
+      if (kLoadRows * kLV % kThreads != 0 && idx >= kLoadRows * kLV) break;
+      unsigned char* const at = vec_tile_slot<Tile>(st, rl, v);
+      const Index r = r_load + rl;
+      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
+      uint4 zero_or_tail = make_uint4(0u, 0u, 0u, 0u);
+      if (r >= 0 && r < rows && 16 * v < m + run_b) {
+        const unsigned char* const p = in_b + r * ld_b + c0 * kSize - m + 16 * v;
+        if (in_end - p >= 16) {
+          if constexpr (Tile::kSkew % 16 == 0) {
+            cp_async<16>(reinterpret_cast<uint4*>(at), reinterpret_cast<const uint4*>(p), 16);
+          } else {  // on 8 bytes
+            cp_async<8>(reinterpret_cast<uint2*>(at), reinterpret_cast<const uint2*>(p), 8);
+            cp_async<8>(reinterpret_cast<uint2*>(at) + 1, reinterpret_cast<const uint2*>(p) + 1, 8);
+          }
+          continue;
+        }
+        zero_or_tail = load_vec_before(p, in_end);
+      }
+      reinterpret_cast<uint2*>(at)[0] = make_uint2(zero_or_tail.x, zero_or_tail.y);
+      reinterpret_cast<uint2*>(at)[1] = make_uint2(zero_or_tail.z, zero_or_tail.w);
+    }
+  };
+
+  unsigned t = blockIdx.x;
+  Index tile_r = 0, tile_c = 0;
+  if (!next_tile(t, tile_r, tile_c)) return;  // before any barrier: every thread alike
+  load(0, tile_r, tile_c);
+  cp_async_commit();
+  for (int stage = 0;; stage ^= 1) {
+    // The next tile's loads into the other stage (its last reader, the tile before, passed the
+    // barrier at the end of the last iteration), then this one's wait (a group a thread each
+    // iteration, empty past the last tile, so that one group may stay in flight).
+    unsigned t_next = t + gridDim.x;
+    Index next_r = 0, next_c = 0;
+    const bool more = next_tile(t_next, next_r, next_c);
+    if (more) load(stage ^ 1, next_r, next_c);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
+    const unsigned char* const st = smem_b + stage * kStageBytes;
+    vec_tile_store<T, Tile, kRotate>(st, reinterpret_cast<const int*>(st + Tile::kTableOff), tile_r,
+                                     tile_c * Tile::kCols, out, rows, cols, lanes);
+    if (!more) break;
+    __syncthreads();  // this stage is read: the next iteration's loads may refill it
+    t = t_next;
+    tile_r = next_r;
+    tile_c = next_c;
   }
 }
 
