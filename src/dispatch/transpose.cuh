@@ -908,20 +908,20 @@ void launch_transpose_run_in(const T* in, Index ld, T* out, Index rows, Index co
 /// "ours-rows16s": 4- and 8-byte elements of 2 to 16 rows in registers, the stores staged
 /// through shared memory, transpose_few_rows_stage_kernel),
 /// the run kernels on every short side of 17 to 127 elements ("ours-run"), and past those shapes
-/// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>;
-/// "-w2": in column windows of 2 tile columns, as a matrix past 65535 tile columns goes;
-/// "-t512": blocks of 512 threads), transpose_vec_pipe_kernel ("ours-vecp-n<kNV>c<column
-/// bytes>": the same tiles on persistent blocks that load the next tile while they store one;
-/// unmeasured when written, session 45) and for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1, below the
-/// defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
+/// transpose_vec_kernel ("ours-vec-n<kNV>c<column bytes>" on VecTile<T, kNV, column bytes>; "-w2":
+/// in column windows of 2 tile columns, as a matrix past 65535 tile columns goes; "-t512": blocks
+/// of 512 threads), transpose_vec_pipe_kernel ("ours-vecp-n<kNV>c<column bytes>": the same tiles on
+/// persistent blocks that load the next tile while they store one; unmeasured when written, session
+/// 45) and for bytes transpose_shift_kernel ("ours-shift-w4b8"). Dropped after runs U2a and V1,
+/// below the defaults on every shape measured: transpose_any_kernel (0.13-0.65 of a copy),
 /// transpose_sector_kernel (0.33-0.78), the shift tile's 8-byte words and its trials for 4-byte
-/// elements, the tiles walked across, the vector tile on few rows / columns (0.21-0.74) and
-/// walked in bands everywhere (0.54-0.87; since session 21 on tall matrices only,
-/// transpose_vec_grid), the chunks reading strided byte columns as spans. Dropped in session 40:
-/// a TMA kernel (128-byte swizzled boxes in and out, branch tma-transpose) whose phase maps gave
-/// odd shapes a tensor map each, but at box coordinates whose innermost offset is not a multiple
-/// of 16 bytes, which the TMA refuses (an illegal instruction); on an aligned f32 16384^2 (H100)
-/// it ran 0.81 of a copy against this dispatch's 0.97.
+/// elements, the tiles walked across, the vector tile on few rows / columns (0.21-0.74) and walked
+/// in bands everywhere (0.54-0.87; since session 21 on tall matrices only, transpose_vec_grid), the
+/// chunks reading strided byte columns as spans. Dropped in session 40: a TMA kernel (128-byte
+/// swizzled boxes in and out, branch tma-transpose) whose phase maps gave odd shapes a tensor map
+/// each, but at box coordinates whose innermost offset is not a multiple of 16 bytes, which the TMA
+/// refuses (an illegal instruction); on an aligned f32 16384^2 (H100) it ran 0.81 of a copy against
+/// this dispatch's 0.97.
 #define DEVMAT_TRANSPOSE_CHUNK_TRIALS                                                                  \
   chunk_trial<T, 8192, 128>("ours-chunk8k-t128"), chunk_trial<T, 32768, 256>("ours-chunk32k-t256"), \
       chunk_trial<T, 32768, 512>("ours-chunk32k-t512")
