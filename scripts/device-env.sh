@@ -14,7 +14,11 @@
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 K=$(cd "${1:?usage: . scripts/device-env.sh KIT}" && pwd)
 for p in "$K"/p_*.tar.xz; do [ -f "$p" ] && tar xJf "$p" -C "$K"; done
-export LD_LIBRARY_PATH=$K/lib:${DEVMAT_OPENCV_DIR:-$PWD/.carry/opencv}/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+# OpenCV (the image tests' oracle): the kit's (device-kit's `opencv`), else DEVMAT_OPENCV_DIR or
+# .carry/opencv as carried.
+ocv=$K/opencv
+[ -d "$ocv/lib" ] || ocv=${DEVMAT_OPENCV_DIR:-$PWD/.carry/opencv}
+export LD_LIBRARY_PATH=$K/lib:$ocv/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 SNAP=$OUT
 export OUT=/tmp/device-kit-out
 rm -rf "$OUT" && mkdir -p "$OUT"
