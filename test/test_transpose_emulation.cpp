@@ -290,6 +290,9 @@ TEST_CASE("emulated transpose_vec_pipe_kernel equals the transpose", "[transpose
     for (unsigned blocks : {1u, 3u, 5u}) {
       check_vec<std::uint8_t, 16, 128>(1201, 259, 263, 3, 5, {0, 0}, band, blocks);
       check_vec<float, 32, 256, 512>(2 * 128 * band + 5, 79, 81, 2, 1, {0, 0}, band, blocks);
+      // VecTall's tiles, as the "-b16" trials run them (bands of N tile rows).
+      check_vec<std::uint8_t, 32, 80, 512>(2 * 512 * band + 37, 171, 173, 1, 3, {0, 0}, band, blocks);
+      check_vec<float, 32, 144, 512>(2 * 128 * band + 5, 79, 81, 2, 1, {0, 0}, band, blocks);
     }
   // The trials' tiles on tile edges (dense and odd-stride windows), each on 2 blocks.
   for (Index r : {1, 255, 256, 257, 273, 529})

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 namespace devmat::detail {
 
@@ -67,6 +68,20 @@ void launch_transpose_shift(const T* in, Index ld, T* out, Index rows, Index col
          transpose_walks_down<T>(rows));
 }
 
+/// The lanes of a vector-tile kernel on Tile for rows x ld of T (transpose_vec_lanes) and the
+/// kernel `pick` gives for them: pick(std::true_type) the one compiled with turned loads
+/// (kRotate) where the lanes turn them, bytes only (wider elements never turn, and their turned
+/// kernels are not compiled), else pick(std::false_type).
+template <class T, class Tile, class Pick>
+auto transpose_vec_plan(Index rows, Index ld, Pick pick) {
+  const TransposeVecLanes lanes = transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)),
+                                                            ld * static_cast<Index>(sizeof(T)));
+  auto kernel = pick(std::false_type{});
+  if constexpr (sizeof(T) == 1)
+    if (lanes.rot != 0) kernel = pick(std::true_type{});
+  return std::pair{lanes, kernel};
+}
+
 /// Tile columns of one transpose_vec_kernel launch: CUDA's limit on grid y.
 inline constexpr Index kTransposeVecMaxTileCols = 65535;
 
@@ -82,11 +97,8 @@ void launch_transpose_vec(const T* in, Index ld, T* out, Index rows, Index cols,
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = Tile::kSmemBytes;
   static_assert(kSmemBytes <= 200 * 1024, "launch_transpose_vec: tile exceeds shared memory");
-  const TransposeVecLanes lanes = transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)),
-                                                            ld * static_cast<Index>(sizeof(T)));
-  auto kernel = &transpose_vec_kernel<T, Tile>;
-  if constexpr (sizeof(T) == 1)  // turned loads: bytes only (transpose_vec_lanes)
-    if (lanes.rot != 0) kernel = &transpose_vec_kernel<T, Tile, true>;
+  const auto [lanes, kernel] = transpose_vec_plan<T, Tile>(
+      rows, ld, [](auto turned) { return &transpose_vec_kernel<T, Tile, decltype(turned)::value>; });
   if constexpr (kSmemBytes > 48 * 1024)  // opts in to more than 48 KiB (once per device and kernel)
     blocks_per_sm(reinterpret_cast<const void*>(kernel), Tile::kThreads, kSmemBytes);
   const Index window = max_tile_cols * Tile::kCols;
@@ -111,11 +123,8 @@ void launch_transpose_vec_pipe(const T* in, Index ld, T* out, Index rows, Index 
   if (rows == 0 || cols == 0) return;
   constexpr int kSmemBytes = kTransposeVecPipeStages * transpose_vec_pipe_stage_bytes<Tile>();
   static_assert(kSmemBytes <= 227 * 1024, "launch_transpose_vec_pipe: stages exceed shared memory");
-  const TransposeVecLanes lanes = transpose_vec_lanes<Tile>(rows * static_cast<Index>(sizeof(T)),
-                                                            ld * static_cast<Index>(sizeof(T)));
-  auto kernel = &transpose_vec_pipe_kernel<T, Tile>;
-  if constexpr (sizeof(T) == 1)  // turned loads: bytes only (transpose_vec_lanes)
-    if (lanes.rot != 0) kernel = &transpose_vec_pipe_kernel<T, Tile, true>;
+  const auto [lanes, kernel] = transpose_vec_plan<T, Tile>(
+      rows, ld, [](auto turned) { return &transpose_vec_pipe_kernel<T, Tile, decltype(turned)::value>; });
   const Index tiles_r = transpose_vec_tile_rows<Tile>(rows, out);
   const TransposeVecGrid grid = transpose_vec_grid<Tile>(tiles_r, cols, band_rows);
   const Index blocks = static_cast<Index>(grid.band) * grid.tiles_c * grid.bands();
@@ -790,17 +799,17 @@ constexpr TransposeTrial<T> vec_trial(const char* name) {
 }
 
 /// launch_transpose_vec_in with transpose_vec_pipe_kernel (launch_transpose_vec_pipe) on
-/// VecTile<T, kNV, kColBytes, kThreads>, in transpose_vec_grid's bands.
-template <class T, int kNV, int kColBytes, int kThreads = 256>
+/// VecTile<T, kNV, kColBytes, kThreads>, in bands of kBand tile rows (0: transpose_vec_grid's).
+template <class T, int kNV, int kColBytes, int kThreads = 256, Index kBand = 0>
 void launch_transpose_vec_pipe_in(const T* in, Index ld, T* out, Index rows, Index cols, cudaStream_t stream) {
   if (rows == 0 || cols == 0) return;
   if (launch_transpose_few<T>(in, ld, out, rows, cols, stream)) return;
-  launch_transpose_vec_pipe<T, VecTile<T, kNV, kColBytes, kThreads>>(in, ld, out, rows, cols, stream);
+  launch_transpose_vec_pipe<T, VecTile<T, kNV, kColBytes, kThreads>>(in, ld, out, rows, cols, stream, kBand);
 }
 
-template <class T, int kNV, int kColBytes, int kThreads = 256>
+template <class T, int kNV, int kColBytes, int kThreads = 256, Index kBand = 0>
 constexpr TransposeTrial<T> vec_pipe_trial(const char* name) {
-  return {name, &launch_transpose_vec_pipe_in<T, kNV, kColBytes, kThreads>};
+  return {name, &launch_transpose_vec_pipe_in<T, kNV, kColBytes, kThreads, kBand>};
 }
 
 /// Every shape with the given few-rows / few-columns chunk kernel where it applies (the rest as
@@ -929,7 +938,7 @@ template <class T, std::size_t kBytes = sizeof(T)>
 struct TransposeTrials;
 template <class T>
 struct TransposeTrials<T, 1> {
-  static constexpr int kCount = 35;
+  static constexpr int kCount = 36;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       shift_trial<T, 4, 8>("ours-shift-w4b8"),
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -963,11 +972,12 @@ struct TransposeTrials<T, 1> {
       vec_pipe_trial<T, 16, 128>("ours-vecp-n16c128"),
       vec_pipe_trial<T, 8, 128>("ours-vecp-n8c128"),
       vec_pipe_trial<T, 16, 256, 512>("ours-vecp-n16c256-t512"),
+      vec_pipe_trial<T, 32, 80, 512, kTransposeVecTallBand>("ours-vecp-n32c80-t512-b16"),
       TransposeTrial<T>{"ours-run-a1", &launch_transpose_run_in<T, false>}};
 };
 template <class T>
 struct TransposeTrials<T, 4> {
-  static constexpr int kCount = 24;
+  static constexpr int kCount = 25;
   static constexpr TransposeTrial<T> kAll[kCount] = {
       DEVMAT_TRANSPOSE_CHUNK_TRIALS,
       TransposeTrial<T>{"ours-run", &launch_transpose_run_in<T>},
@@ -988,6 +998,7 @@ struct TransposeTrials<T, 4> {
       vec_trial<T, 32, 256, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c256-t512"),
       vec_pipe_trial<T, 32, 256, 512>("ours-vecp-n32c256-t512"),
       vec_pipe_trial<T, 16, 256>("ours-vecp-n16c256"),
+      vec_pipe_trial<T, 32, 144, 512, kTransposeVecTallBand>("ours-vecp-n32c144-t512-b16"),
       vec_trial<T, 32, 144, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n32c144-t512"),
       vec_trial<T, 16, 512, kTransposeVecMaxTileCols, 0, 512>("ours-vec-n16c512-t512"),
       vec_trial<T, 32, 512, kTransposeVecMaxTileCols, 0, 1024>("ours-vec-n32c512-t1024")};
