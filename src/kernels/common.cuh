@@ -65,9 +65,12 @@ __device__ __forceinline__ void cp_async(T* dst, const T* src, int src_bytes) {
   }
   // Where a test names the operands' readable rows (emu::g_readable), a copy's source bytes
   // must lie in one of them, and all Bytes it names inside their storage (emu::g_storage).
+  // Under emu::ExactReads, the bytes it reads must lie inside the matrix's (a read past them
+  // aborts even where the allocation goes on).
   if (src_bytes > 0) {
     emu::check_read(src, static_cast<std::size_t>(src_bytes));
     emu::check_named(src, static_cast<std::size_t>(Bytes));
+    emu::check_exact(src, static_cast<std::size_t>(src_bytes));
   }
 #endif
   constexpr int kN = Bytes / static_cast<int>(sizeof(T));

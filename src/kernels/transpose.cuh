@@ -815,7 +815,7 @@ __device__ __forceinline__ void vec_tile_store(const unsigned char* smem_b, cons
   auto* out_b = reinterpret_cast<unsigned char*>(out);
   const int n = static_cast<int>(reinterpret_cast<std::uintptr_t>(out_b + (c0 + o_first) * row_b) & 15u);
   const Index q0 = q_tile - n;  // each of the thread's output rows' byte at its vector's byte 0
-  if (q0 >= row_b) return;      // past the rows' end (q0 >= -15 always); no barrier follows
+  if (q0 >= row_b) return;      // past the rows' end (q0 >= -15 always); leaves this helper only
   const int f0 = kH - n / kSize;
   // Element (kH k + f0 + e, o_first) of the shared tile: shared row kH k + f at row_at[f] + k (kH kP + kSkew).
   int at[kH];
@@ -997,10 +997,11 @@ constexpr int transpose_vec_pipe_stage_bytes() {
 inline constexpr int kTransposeVecPipeStages = 2;
 
 /// Blocks an SM that transpose_vec_pipe_kernel on Tile asks registers for: two where two blocks'
-/// stages fit the H100's and H200's 227 KiB a block may opt in to, else one.
+/// stages and the 1 KiB each block reserves fit the H100's and H200's 228 KiB of shared memory
+/// an SM, else one.
 template <class Tile>
 constexpr int transpose_vec_pipe_min_blocks() {
-  return 2 * kTransposeVecPipeStages * transpose_vec_pipe_stage_bytes<Tile>() <= 227 * 1024 ? 2 : 1;
+  return 2 * (kTransposeVecPipeStages * transpose_vec_pipe_stage_bytes<Tile>() + 1024) <= 228 * 1024 ? 2 : 1;
 }
 
 /// transpose_vec_kernel's tiles (the same loads, shared layout and stores) on a persistent grid
