@@ -37,6 +37,9 @@ GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1) |
   >"$OUT/machine.txt" 2>&1
 echo "GPU: $GPU ($(date -u))"
 
+# compute-sanitizer's flags, shared with scripts/gpu-check
+. "$(dirname "${BASH_SOURCE[0]}")/sanitizer.sh"
+
 left() { echo $((${END:-560} - (SECONDS - T0))); }
 is_h200() { [[ $GPU == *H200* ]]; }
 # limited SECONDS COMMAND...: COMMAND under timeout (SIGKILL 10 s after SIGTERM); prints nothing,
@@ -78,13 +81,12 @@ suite() {
 }
 
 san() {
-  local tool=$1 t=$2 spec=${3:-} ex=() l s rc=0
+  local tool=$1 t=$2 spec=${3:-} l s rc=0 SANITIZER_CMD
   l=$(left)
   [ "$l" -lt 50 ] && { echo "skip $tool $t: $l s left" | tee -a "$OUT/steps.txt"; return 0; }
-  [ "$tool" = memcheck ] && ex=(--leak-check full)
+  sanitizer_cmd "$tool" "$t"
   s=$SECONDS
-  DEVMAT_TEST_SANITIZER=1 limited $((l - 30)) compute-sanitizer --tool "$tool" "${ex[@]}" --error-exitcode 99 \
-    "$K/bin/$t" ${spec:+"$spec"} >"$OUT/san-$tool-$t.log" 2>&1 || rc=$?
+  limited $((l - 30)) "${SANITIZER_CMD[@]}" "$K/bin/$t" ${spec:+"$spec"} >"$OUT/san-$tool-$t.log" 2>&1 || rc=$?
   echo "$tool $t [$spec] rc=$rc $((SECONDS - s)) s: $(grep -hE 'ERROR SUMMARY|RACECHECK SUMMARY|test cases|All tests passed' \
     "$OUT/san-$tool-$t.log" | tr '\n' ' ')" | tee -a "$OUT/steps.txt"
 }
