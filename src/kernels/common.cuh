@@ -43,8 +43,9 @@ __device__ __forceinline__ unsigned shared_u32(const void* p) {
 
 /// Copies `src_bytes` (0..Bytes) from global `src` to shared `dst` and zero-fills the rest of
 /// the Bytes, asynchronously (cp.async; 16 bytes bypass L1). `src` must be a valid address even
-/// when src_bytes == 0, aligned to Bytes, as `dst`. Before sm_80, and in the CPU emulation, a
-/// synchronous copy with the same zero fill.
+/// when src_bytes == 0, aligned to Bytes, as `dst`. Before sm_80 a synchronous copy with the
+/// same zero fill; in the CPU emulation a copy that lands at once or at the wait that covers it
+/// (emu::async_copy_issue).
 template <int Bytes, class T>
 __device__ __forceinline__ void cp_async(T* dst, const T* src, int src_bytes) {
   static_assert(Bytes == 4 || Bytes == 8 || Bytes == 16, "cp.async copies 4, 8 or 16 bytes");
@@ -72,11 +73,13 @@ __device__ __forceinline__ void cp_async(T* dst, const T* src, int src_bytes) {
     emu::check_named(src, static_cast<std::size_t>(Bytes));
     emu::check_exact(src, static_cast<std::size_t>(src_bytes));
   }
-#endif
+  emu::async_copy_issue(dst, src, Bytes, src_bytes / static_cast<int>(sizeof(T)) * static_cast<int>(sizeof(T)));
+#else
   constexpr int kN = Bytes / static_cast<int>(sizeof(T));
   const int n = src_bytes / static_cast<int>(sizeof(T));
 #pragma unroll
   for (int i = 0; i < kN; ++i) dst[i] = i < n ? src[i] : T{};
+#endif
 #endif
 }
 
@@ -84,6 +87,8 @@ __device__ __forceinline__ void cp_async(T* dst, const T* src, int src_bytes) {
 __device__ __forceinline__ void cp_async_commit() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::: "memory");
+#elif defined(DEVMAT_EMULATION)
+  emu::async_copy_commit();
 #endif
 }
 
@@ -92,6 +97,8 @@ template <int N>
 __device__ __forceinline__ void cp_async_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+#elif defined(DEVMAT_EMULATION)
+  emu::async_copy_wait(N);
 #endif
 }
 

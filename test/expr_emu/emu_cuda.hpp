@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
@@ -235,6 +236,59 @@ inline thread_local unsigned t_shuffles = 0;  // this thread's shuffles so far (
 inline thread_local unsigned t_sync_ors = 0;  // this thread's __syncthreads_or calls so far
 inline BlockState g_block;
 
+// cp.async as the GPU may run it (kernels/common.cuh's cp_async, cp_async_commit and
+// cp_async_wait call these in the emulation). A thread's copies are grouped by its commits; a
+// copy lands in shared memory at the latest when a wait lets no more than N of the thread's
+// committed groups stay in flight, and copies not yet committed stay in flight through any wait,
+// as cp.async.wait_group has it. Each copy either lands at once or is held until that wait,
+// chosen at random, so that a kernel that reads a stage before the wait that covers it (a held
+// copy: stale bytes) or refills a stage that a thread may still read (a copy landed at once:
+// the reader sees the next tile's bytes) fails its results, where landing every copy at once
+// passed any count of commits and waits. The copies a block leaves in flight at its end are
+// dropped with its shared memory.
+struct AsyncCopy {
+  void* dst;
+  const void* src;
+  int bytes, src_bytes;  // the copy's size, and the bytes read from src (the rest zeros)
+  void land() const {
+    std::memcpy(dst, src, static_cast<std::size_t>(src_bytes));
+    std::memset(static_cast<unsigned char*>(dst) + src_bytes, 0, static_cast<std::size_t>(bytes - src_bytes));
+  }
+};
+inline thread_local std::vector<AsyncCopy> t_async_open;                 // issued since the last commit
+inline thread_local std::vector<std::vector<AsyncCopy>> t_async_groups;  // committed, oldest first
+inline thread_local unsigned t_async_rng = 0;
+
+inline void async_copy_reset() {
+  t_async_open.clear();
+  t_async_groups.clear();
+  if (t_async_rng == 0)  // a fresh sequence a run and a thread (never 0: xorshift's fixed point)
+    t_async_rng = static_cast<unsigned>(std::hash<std::thread::id>{}(std::this_thread::get_id()) ^
+                                        static_cast<std::size_t>(std::chrono::steady_clock::now().time_since_epoch().count())) | 1u;
+}
+inline void async_copy_issue(void* dst, const void* src, int bytes, int src_bytes) {
+  t_async_rng ^= t_async_rng << 13;
+  t_async_rng ^= t_async_rng >> 17;
+  t_async_rng ^= t_async_rng << 5;
+  const AsyncCopy c{dst, src, bytes, src_bytes};
+  if (t_async_rng & 1u)
+    c.land();
+  else
+    t_async_open.push_back(c);
+}
+inline void async_copy_commit() {
+  t_async_groups.push_back(std::move(t_async_open));
+  t_async_open.clear();
+}
+inline void async_copy_wait(int n) {
+  const std::size_t keep = static_cast<std::size_t>(n);
+  if (t_async_groups.size() <= keep) return;
+  const std::size_t done = t_async_groups.size() - keep;
+  for (std::size_t g = 0; g < done; ++g)
+    for (const AsyncCopy& c : t_async_groups[g]) c.land();
+  t_async_groups.erase(t_async_groups.begin(), t_async_groups.begin() + static_cast<long>(done));
+}
+
 inline int linear_thread() { return static_cast<int>(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)); }
 
 /// A pool of kMaxThreads host threads; run() makes the first n of them run `body` as threads
@@ -295,6 +349,7 @@ class Pool {
       blockIdx = block_;
       t_shuffles = 0;
       t_sync_ors = 0;
+      async_copy_reset();
       (*body_)();
       std::lock_guard<std::mutex> lock(done_m_);
       if (--remaining_ == 0) done_.notify_all();
