@@ -791,6 +791,44 @@ __device__ __forceinline__ unsigned char* vec_tile_slot(unsigned char* tile, int
   return tile + rl * Tile::kPitch + Tile::kSkew * (rl / Tile::kHalo) + 16 * v;
 }
 
+/// Writes a loaded vector to its slot (vec_tile_slot): one 16-byte store where Tile's row groups
+/// lie on 16 bytes, else two of 8 (VecTile::kSkew).
+template <class Tile>
+__device__ __forceinline__ void vec_tile_put(unsigned char* slot, const uint4& vec) {
+  if constexpr (Tile::kSkew % 16 == 0) {
+    *reinterpret_cast<uint4*>(slot) = vec;
+  } else {  // on 8 bytes
+    reinterpret_cast<uint2*>(slot)[0] = make_uint2(vec.x, vec.y);
+    reinterpret_cast<uint2*>(slot)[1] = make_uint2(vec.z, vec.w);
+  }
+}
+
+/// Where a transpose_vec tile reads: input row r_load of its shared row 0 (tile_r kRows - kHalo,
+/// below 0 in tile row 0), its first column c0, the bytes run_b of a row it holds, and the low 32
+/// bits a0_lo of (r_load, c0)'s address (r_load may be negative: arithmetic modulo 2^32).
+struct VecTilePlace {
+  Index r_load, c0;
+  int run_b;
+  unsigned a0_lo;
+  /// Shared row rl's offset into its first vector (its first byte's address modulo 16).
+  __device__ __forceinline__ int lead(int rl, Index ld_b) const {
+    return static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
+  }
+};
+
+/// The place of tile (tile_r, tile_c) of Tile in the rows x cols matrix at in_b (ld_b bytes
+/// between row starts).
+template <class Tile>
+__device__ __forceinline__ VecTilePlace vec_tile_place(const unsigned char* in_b, Index ld_b, Index cols, Index tile_r,
+                                                       Index tile_c) {
+  constexpr int kSize = Tile::kSize;
+  const Index r_load = tile_r * Tile::kRows - Tile::kHalo, c0 = tile_c * Tile::kCols;
+  const int run_b = static_cast<int>((cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols) * kSize);
+  const unsigned a0_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b)) +
+                         static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
+  return {r_load, c0, run_b, a0_lo};
+}
+
 /// The store phase of a transpose_vec tile (tile row tile_r, its output rows from c0) whose
 /// shared rows and table (vec_tile_row_at) are in place: see transpose_vec_kernel.
 template <class T, class Tile, bool kRotate>
@@ -901,7 +939,7 @@ template <class T, class Tile, bool kRotate = false>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocks)
 transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
                      Index tiles_r, TransposeVecLanes lanes) {
-  constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kLV = Tile::kLV;
+  constexpr int kSize = Tile::kSize, kLV = Tile::kLV;
   constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
   DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
   auto* smem_b = reinterpret_cast<unsigned char*>(transpose_smem);  // (kLoadRows, kPitch) bytes, skewed
@@ -912,16 +950,11 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   // registers in 32 bits).
   const Index tile_r = static_cast<Index>(blockIdx.z) * gridDim.x + blockIdx.x, tile_c = blockIdx.y;
   if (tile_r >= tiles_r) return;  // an empty block of a short last band (before any barrier)
-  const Index r_load = tile_r * Tile::kRows - kH;  // input row of shared row 0 (below 0 in tile row 0)
-  const Index c0 = tile_c * Tile::kCols;
   const int tid = static_cast<int>(threadIdx.x);
   const auto* in_b = reinterpret_cast<const unsigned char*>(in);
   const Index ld_b = ld * kSize;
   const unsigned char* in_end = in_b + ((rows - 1) * ld + cols) * kSize;  // past the last element
-  const int run_b = static_cast<int>((cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols) * kSize);  // of a row
-  // (r_load, c0)'s address, low 32 bits (r_load may be negative: arithmetic modulo 2^32).
-  const unsigned a0_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b)) +
-                         static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
+  const VecTilePlace pl = vec_tile_place<Tile>(in_b, ld_b, cols, tile_r, tile_c);
 
   // Load: vector v of shared row rl, (rl, v) = divmod(tid + kThreads i, kLV); all loads issued
   // before the first store to shared memory. Where the block's rows all lie inside the matrix
@@ -934,35 +967,27 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
   // The loads (one of the two loops below) then the stores to shared memory, in each branch:
   // with the stores after the branches, ptxas (64 registers) spilled 112 bytes of addresses.
   const auto to_shared = [&](const uint4 (&buf)[Tile::kLoads]) {
-    vec_tile_row_at<Tile>(row_at, tid, a0_lo, ld_b);
+    vec_tile_row_at<Tile>(row_at, tid, pl.a0_lo, ld_b);
 #pragma unroll
     for (int i = 0; i < Tile::kLoads; ++i) {
       const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      if (idx < kLoadRows * kLV) {
-        unsigned char* const at = vec_tile_slot<Tile>(smem_b, rl, v);
-        if constexpr (Tile::kSkew % 16 == 0) {
-          *reinterpret_cast<uint4*>(at) = buf[i];
-        } else {  // on 8 bytes
-          reinterpret_cast<uint2*>(at)[0] = make_uint2(buf[i].x, buf[i].y);
-          reinterpret_cast<uint2*>(at)[1] = make_uint2(buf[i].z, buf[i].w);
-        }
-      }
+      if (idx < kLoadRows * kLV) vec_tile_put<Tile>(vec_tile_slot<Tile>(smem_b, rl, v), buf[i]);
     }
   };
   // Bytes only: the float tile (40 registers) spilled 20 bytes with it where it spills 8 without.
-  const bool inside = kSize == 1 && r_load >= 0 && r_load + kLoadRows < rows && ld_b >= 16 &&
+  const bool inside = kSize == 1 && pl.r_load >= 0 && pl.r_load + kLoadRows < rows && ld_b >= 16 &&
                       ld_b < (Index(1) << 31) / kLoadRows;
   if (inside) {
     // Offsets from the tile's corner in 32 bits (a tile's rows span under 2^31 bytes here).
-    const unsigned char* const first = in_b + r_load * ld_b + c0 * kSize;  // (r_load, c0)
+    const unsigned char* const first = in_b + pl.r_load * ld_b + pl.c0 * kSize;  // (r_load, c0)
     const int ld32 = static_cast<int>(ld_b);
     uint4 buf[Tile::kLoads];
 #pragma unroll
     for (int i = 0; i < Tile::kLoads; ++i) {
       const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld32)) & 15u);
+      const int m = pl.lead(rl, ld_b);
       buf[i] = make_uint4(0u, 0u, 0u, 0u);
-      if ((kLoadRows * kLV % kThreads == 0 || idx < kLoadRows * kLV) && 16 * v < m + run_b)
+      if ((kLoadRows * kLV % kThreads == 0 || idx < kLoadRows * kLV) && 16 * v < m + pl.run_b)
         buf[i] = __ldg(reinterpret_cast<const uint4*>(first + (rl * ld32 - m + 16 * v)));
     }
     to_shared(buf);
@@ -971,18 +996,18 @@ transpose_vec_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, In
 #pragma unroll
     for (int i = 0; i < Tile::kLoads; ++i) {
       const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
-      const Index r = r_load + rl;
+      const Index r = pl.r_load + rl;
       buf[i] = make_uint4(0u, 0u, 0u, 0u);
       if (idx < kLoadRows * kLV && r >= 0 && r < rows) {
-        const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
-        if (16 * v < m + run_b) buf[i] = load_vec_before(in_b + r * ld_b + c0 * kSize - m + 16 * v, in_end);
+        const int m = pl.lead(rl, ld_b);
+        if (16 * v < m + pl.run_b) buf[i] = load_vec_before(in_b + r * ld_b + pl.c0 * kSize - m + 16 * v, in_end);
       }
     }
     to_shared(buf);
   }
   __syncthreads();
 
-  vec_tile_store<T, Tile, kRotate>(smem_b, row_at, tile_r, c0, out, rows, cols, lanes);
+  vec_tile_store<T, Tile, kRotate>(smem_b, row_at, tile_r, pl.c0, out, rows, cols, lanes);
 }
 
 /// Shared bytes of one stage of Tile in transpose_vec_pipe_kernel: its tile and table (Tile::
@@ -1020,7 +1045,7 @@ template <class T, class Tile, bool kRotate = false>
 __global__ void __launch_bounds__(Tile::kThreads, transpose_vec_pipe_min_blocks<Tile>())
 transpose_vec_pipe_kernel(const T* __restrict__ in, Index ld, T* __restrict__ out, Index rows, Index cols,
                           Index tiles_r, unsigned tiles_c, unsigned band, TransposeVecLanes lanes) {
-  constexpr int kSize = Tile::kSize, kH = Tile::kHalo, kLV = Tile::kLV;
+  constexpr int kSize = Tile::kSize, kLV = Tile::kLV;
   constexpr int kLoadRows = Tile::kLoadRows, kThreads = Tile::kThreads;
   constexpr int kStageBytes = transpose_vec_pipe_stage_bytes<Tile>();
   DEVMAT_DYNAMIC_SHARED(uint4, transpose_smem);
@@ -1046,21 +1071,18 @@ transpose_vec_pipe_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
   // Issues the loads of tile (tile_r, tile_c) into stage `stage` and writes its table.
   const auto load = [&](int stage, Index tile_r, Index tile_c) {
     unsigned char* const st = smem_b + stage * kStageBytes;
-    const Index r_load = tile_r * Tile::kRows - kH, c0 = tile_c * Tile::kCols;
-    const int run_b = static_cast<int>((cols - c0 < Tile::kCols ? cols - c0 : Tile::kCols) * kSize);
-    const unsigned a0_lo = static_cast<unsigned>(reinterpret_cast<std::uintptr_t>(in_b)) +
-                           static_cast<unsigned>(c0 * kSize) + static_cast<unsigned>(r_load) * static_cast<unsigned>(ld_b);
-    vec_tile_row_at<Tile>(reinterpret_cast<int*>(st + Tile::kTableOff), tid, a0_lo, ld_b);
+    const VecTilePlace pl = vec_tile_place<Tile>(in_b, ld_b, cols, tile_r, tile_c);
+    vec_tile_row_at<Tile>(reinterpret_cast<int*>(st + Tile::kTableOff), tid, pl.a0_lo, ld_b);
 #pragma unroll
     for (int i = 0; i < Tile::kLoads; ++i) {
       const int idx = tid + kThreads * i, rl = idx / kLV, v = idx % kLV;
       if (kLoadRows * kLV % kThreads != 0 && idx >= kLoadRows * kLV) break;
       unsigned char* const at = vec_tile_slot<Tile>(st, rl, v);
-      const Index r = r_load + rl;
-      const int m = static_cast<int>((a0_lo + static_cast<unsigned>(rl) * static_cast<unsigned>(ld_b)) & 15u);
       uint4 zero_or_tail = make_uint4(0u, 0u, 0u, 0u);
-      if (r >= 0 && r < rows && 16 * v < m + run_b) {
-        const unsigned char* const p = in_b + r * ld_b + c0 * kSize - m + 16 * v;
+      const Index r = pl.r_load + rl;
+      const int m = pl.lead(rl, ld_b);
+      if (r >= 0 && r < rows && 16 * v < m + pl.run_b) {
+        const unsigned char* const p = in_b + r * ld_b + pl.c0 * kSize - m + 16 * v;
         if (in_end - p >= 16) {
           if constexpr (Tile::kSkew % 16 == 0) {
             cp_async<16>(reinterpret_cast<uint4*>(at), reinterpret_cast<const uint4*>(p), 16);
@@ -1072,8 +1094,7 @@ transpose_vec_pipe_kernel(const T* __restrict__ in, Index ld, T* __restrict__ ou
         }
         zero_or_tail = load_vec_before(p, in_end);
       }
-      reinterpret_cast<uint2*>(at)[0] = make_uint2(zero_or_tail.x, zero_or_tail.y);
-      reinterpret_cast<uint2*>(at)[1] = make_uint2(zero_or_tail.z, zero_or_tail.w);
+      vec_tile_put<Tile>(at, zero_or_tail);
     }
   };
 
