@@ -240,12 +240,12 @@ inline BlockState g_block;
 // cp_async_wait call these in the emulation). A thread's copies are grouped by its commits; a
 // copy lands in shared memory at the latest when a wait lets no more than N of the thread's
 // committed groups stay in flight, and copies not yet committed stay in flight through any wait,
-// as cp.async.wait_group has it. Each copy either lands at once or is held until that wait,
-// chosen at random, so that a kernel that reads a stage before the wait that covers it (a held
-// copy: stale bytes) or refills a stage that a thread may still read (a copy landed at once:
-// the reader sees the next tile's bytes) fails its results, where landing every copy at once
-// passed any count of commits and waits. The copies a block leaves in flight at its end are
-// dropped with its shared memory.
+// as cp.async.wait_group has it. On every other launch each copy is held until that wait, so a
+// kernel that reads a stage before the wait that covers it reads stale bytes and fails its
+// results every time; on the others each copy lands at once or is held, at random, so that one
+// that refills a stage a thread may still read (a copy landed at once: the reader sees the next
+// tile's bytes) fails too, where landing every copy at once passed any count of commits and
+// waits. The copies a block leaves in flight at its end are dropped with its shared memory.
 struct AsyncCopy {
   void* dst;
   const void* src;
@@ -258,6 +258,7 @@ struct AsyncCopy {
 inline thread_local std::vector<AsyncCopy> t_async_open;                 // issued since the last commit
 inline thread_local std::vector<std::vector<AsyncCopy>> t_async_groups;  // committed, oldest first
 inline thread_local unsigned t_async_rng = 0;
+inline bool g_async_hold_all = false;  // this launch holds every copy until its wait (set by launch)
 
 inline void async_copy_reset() {
   t_async_open.clear();
@@ -271,7 +272,7 @@ inline void async_copy_issue(void* dst, const void* src, int bytes, int src_byte
   t_async_rng ^= t_async_rng >> 17;
   t_async_rng ^= t_async_rng << 5;
   const AsyncCopy c{dst, src, bytes, src_bytes};
-  if (t_async_rng & 1u)
+  if (!g_async_hold_all && (t_async_rng & 1u))
     c.land();
   else
     t_async_open.push_back(c);
@@ -373,6 +374,8 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
   }
   gridDim = grid;
   blockDim = block;
+  static unsigned launches = 0;
+  g_async_hold_all = launches++ % 2 == 0;
   for (unsigned bz = 0; bz < grid.z; ++bz)
     for (unsigned by = 0; by < grid.y; ++by)
       for (unsigned bx = 0; bx < grid.x; ++bx) {
